@@ -1,0 +1,137 @@
+/**
+ * ACL evaluation with Vault's rules: rules for the same path pattern merge across policies; of the
+ * patterns that match a request path the most specific one decides; `deny` in it wins; default deny.
+ * Globs: a trailing `*` is a prefix match, `+` matches exactly one path segment.
+ */
+
+/** Capabilities a policy can grant. */
+export const CAPABILITIES = ['create', 'read', 'update', 'delete', 'list', 'sudo', 'deny', 'patch'] as const;
+/** A capability name. */
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** One `path "..." { capabilities = [...] }` rule. */
+export interface PathRule {
+  path: string;
+  capabilities: string[];
+}
+
+/** A parsed policy. */
+export interface Policy {
+  name: string;
+  rules: PathRule[];
+  /** Source text as written (HCL or JSON). */
+  raw: string;
+}
+
+interface CompiledRule {
+  pattern: string;
+  caps: Set<string>;
+  glob: boolean;
+  segments: string[] | null;
+  plusCount: number;
+  firstWildcard: number;
+}
+
+function compileRule(pattern: string, caps: Set<string>): CompiledRule {
+  const glob = pattern.endsWith('*');
+  const base = glob ? pattern.slice(0, -1) : pattern;
+  const hasPlus = base.split('/').includes('+');
+  const plusIdx = hasPlus ? base.split('/').slice(0, base.split('/').indexOf('+')).join('/').length : -1;
+  const firstWildcard = Math.min(plusIdx === -1 ? Infinity : plusIdx, glob ? base.length : Infinity);
+  return {
+    pattern,
+    caps,
+    glob,
+    segments: hasPlus ? base.split('/') : null,
+    plusCount: hasPlus ? base.split('/').filter((s) => s === '+').length : 0,
+    firstWildcard,
+  };
+}
+
+function ruleMatches(r: CompiledRule, path: string): boolean {
+  if (!r.segments) {
+    const base = r.glob ? r.pattern.slice(0, -1) : r.pattern;
+    return r.glob ? path.startsWith(base) : path === base;
+  }
+  // With `+` segments: compare segment by segment; a trailing glob applies to the last segment.
+  const ps = path.split('/');
+  const rs = r.segments;
+  if (!r.glob && ps.length !== rs.length) return false;
+  if (r.glob && ps.length < rs.length) return false;
+  for (let i = 0; i < rs.length; i++) {
+    const seg = rs[i]!;
+    const isLast = i === rs.length - 1;
+    if (seg === '+') {
+      if (ps[i] === undefined) return false;
+      continue;
+    }
+    if (isLast && r.glob) {
+      const rest = ps.slice(i).join('/');
+      if (!rest.startsWith(seg)) return false;
+      return true;
+    }
+    if (ps[i] !== seg) return false;
+  }
+  return true;
+}
+
+/** Higher wins: Vault's priority order for competing patterns. */
+function morePrecise(a: CompiledRule, b: CompiledRule): boolean {
+  if (a.firstWildcard !== b.firstWildcard) return a.firstWildcard > b.firstWildcard;
+  if (a.glob !== b.glob) return !a.glob;
+  if (a.plusCount !== b.plusCount) return a.plusCount < b.plusCount;
+  if (a.pattern.length !== b.pattern.length) return a.pattern.length > b.pattern.length;
+  return a.pattern > b.pattern;
+}
+
+/** A compiled ACL for one token's policies. */
+export class ACL {
+  private readonly exact = new Map<string, CompiledRule>();
+  private readonly wild: CompiledRule[] = [];
+  readonly root: boolean;
+
+  constructor(policies: Policy[]) {
+    this.root = policies.some((p) => p.name === 'root');
+    const merged = new Map<string, Set<string>>();
+    for (const p of policies) {
+      for (const r of p.rules) {
+        const set = merged.get(r.path) ?? new Set<string>();
+        for (const c of r.capabilities) set.add(c);
+        merged.set(r.path, set);
+      }
+    }
+    for (const [pattern, caps] of merged) {
+      const c = compileRule(pattern, caps);
+      if (!c.glob && !c.segments) this.exact.set(pattern, c);
+      else this.wild.push(c);
+    }
+  }
+
+  /** The rule that decides for `path`, or undefined (default deny). */
+  decidingRule(path: string): CompiledRule | undefined {
+    const ex = this.exact.get(path);
+    if (ex) return ex;
+    let best: CompiledRule | undefined;
+    for (const r of this.wild) if (ruleMatches(r, path) && (!best || morePrecise(r, best))) best = r;
+    return best;
+  }
+
+  /** Whether `capability` is granted on `path`. */
+  allowed(capability: string, path: string): boolean {
+    if (this.root) return true;
+    const r = this.decidingRule(path);
+    if (!r || r.caps.has('deny')) return false;
+    if (r.caps.has(capability)) return true;
+    // Vault: patch is granted by update only when listed explicitly; create/update are distinct.
+    return false;
+  }
+
+  /** Capabilities on a path (sys/capabilities-self). */
+  capabilities(path: string): string[] {
+    if (this.root) return ['root'];
+    const r = this.decidingRule(path);
+    if (!r) return ['deny'];
+    if (r.caps.has('deny')) return ['deny'];
+    return [...r.caps].sort();
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Token store. Tokens are `hvs.` + 24 base62 characters; only an HMAC-SHA256 of the token (under a
+ * per-install salt) is stored, so storage never holds a usable token. Lookups compare hashes in
+ * constant time and are cached in memory for the hot path.
+ */
+import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import type { Clock, TokenInfo } from '../framework/context.js';
+import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+
+/** A stored token entry (never holds the token itself). */
+export interface TokenEntry {
+  hash: string;
+  accessor: string;
+  policies: string[];
+  display_name: string;
+  meta: Record<string, string>;
+  creation_time: number;
+  /** Seconds; 0 = no expiry. */
+  ttl: number;
+  explicit_max_ttl: number;
+  /** Unix seconds; 0 = never. */
+  expire_time: number;
+  renewable: boolean;
+  /** 0 = unlimited; otherwise uses left. */
+  num_uses: number;
+  orphan: boolean;
+  parent_accessor: string;
+  type: 'service';
+}
+
+const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function base62(n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += B62[randomInt(62)];
+  return s;
+}
+
+/** Options of token creation. */
+export interface CreateTokenOptions {
+  policies: string[];
+  ttl?: number;
+  explicit_max_ttl?: number;
+  renewable?: boolean;
+  num_uses?: number;
+  display_name?: string;
+  meta?: Record<string, string>;
+  orphan?: boolean;
+  parent_accessor?: string;
+  /** Use this exact token id (dev root token). */
+  id?: string;
+}
+
+/** Hash-at-rest token store with an in-memory lookup cache. */
+export class TokenStore {
+  private salt: Buffer | null = null;
+  private readonly cache = new Map<string, TokenEntry>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Load (or create) the per-install salt. Call after unseal. */
+  async init(): Promise<void> {
+    let salt = await this.storage.get('salt');
+    if (!salt) {
+      salt = randomBytes(32);
+      await this.storage.put('salt', salt);
+    }
+    this.salt = salt;
+    this.cache.clear();
+  }
+
+  /** HMAC of a token id under the install salt (hex). */
+  hash(id: string): string {
+    if (!this.salt) throw new Error('token store not initialised');
+    return createHmac('sha256', this.salt).update(id).digest('hex');
+  }
+
+  /** Create a token; returns the token id (shown once) and its entry. */
+  async create(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
+    const id = opts.id ?? `hvs.${base62(24)}`;
+    const now = Math.floor(this.clock.now() / 1000);
+    const ttl = opts.ttl ?? 0;
+    const maxTtl = opts.explicit_max_ttl ?? 0;
+    const effective = ttl && maxTtl ? Math.min(ttl, maxTtl) : ttl || maxTtl;
+    const entry: TokenEntry = {
+      hash: this.hash(id),
+      accessor: base62(24),
+      policies: [...new Set(opts.policies)].sort(),
+      display_name: opts.display_name ?? 'token',
+      meta: opts.meta ?? {},
+      creation_time: now,
+      ttl: effective,
+      explicit_max_ttl: maxTtl,
+      expire_time: effective ? now + effective : 0,
+      renewable: opts.renewable ?? effective > 0,
+      num_uses: opts.num_uses ?? 0,
+      orphan: opts.orphan ?? false,
+      parent_accessor: opts.parent_accessor ?? '',
+      type: 'service',
+    };
+    await putJSON(this.storage, `id/${entry.hash}`, entry);
+    await putJSON(this.storage, `accessor/${entry.accessor}`, { hash: entry.hash });
+    this.cache.set(entry.hash, entry);
+    return { id, entry };
+  }
+
+  /** Look up a token entry by id; null when unknown or expired (expired entries are removed). */
+  async lookup(id: string): Promise<TokenEntry | null> {
+    if (!this.salt || id.length > 256) return null;
+    const h = this.hash(id);
+    let entry: TokenEntry | null | undefined = this.cache.get(h);
+    if (!entry) {
+      entry = await getJSON<TokenEntry>(this.storage, `id/${h}`);
+      if (!entry) return null;
+      this.cache.set(h, entry);
+    }
+    // Constant-time confirmation of the stored hash (defence in depth against map-lookup timing).
+    if (!timingSafeEqual(Buffer.from(entry.hash, 'hex'), Buffer.from(h, 'hex'))) return null;
+    if (entry.expire_time && entry.expire_time * 1000 <= this.clock.now()) {
+      await this.revokeEntry(entry);
+      return null;
+    }
+    return entry;
+  }
+
+  /** Look up by accessor. */
+  async lookupAccessor(accessor: string): Promise<TokenEntry | null> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(accessor)) return null;
+    const ref = await getJSON<{ hash: string }>(this.storage, `accessor/${accessor}`);
+    if (!ref) return null;
+    return this.cache.get(ref.hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${ref.hash}`));
+  }
+
+  /** Count one use of a limited-use token; revokes it when the last use is spent. */
+  async use(entry: TokenEntry): Promise<void> {
+    if (entry.num_uses <= 0) return;
+    entry.num_uses -= 1;
+    if (entry.num_uses === 0) await this.revokeEntry(entry);
+    else await putJSON(this.storage, `id/${entry.hash}`, entry);
+  }
+
+  /** Extend a renewable token's lease by `increment` seconds (bounded by explicit_max_ttl). */
+  async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
+    const now = Math.floor(this.clock.now() / 1000);
+    let ttl = increment ?? entry.ttl;
+    if (entry.explicit_max_ttl) ttl = Math.min(ttl, entry.creation_time + entry.explicit_max_ttl - now);
+    entry.expire_time = ttl > 0 ? now + ttl : entry.expire_time;
+    await putJSON(this.storage, `id/${entry.hash}`, entry);
+    this.cache.set(entry.hash, entry);
+    return entry;
+  }
+
+  /** Revoke a token (and its children created through it). */
+  async revokeEntry(entry: TokenEntry): Promise<void> {
+    this.cache.delete(entry.hash);
+    await this.storage.delete(`id/${entry.hash}`);
+    await this.storage.delete(`accessor/${entry.accessor}`);
+    if (!entry.orphan) {
+      for (const acc of await this.storage.list('accessor/')) {
+        const child = await this.lookupAccessor(acc);
+        if (child && child.parent_accessor === entry.accessor) await this.revokeEntry(child);
+      }
+    }
+  }
+
+  /** All token accessors. */
+  async listAccessors(): Promise<string[]> {
+    return (await this.storage.list('accessor/')).filter((n) => !n.endsWith('/'));
+  }
+
+  /** Drop cached entries (after seal). */
+  clear(): void {
+    this.cache.clear();
+    this.salt = null;
+  }
+}
+
+/** The request-facing view of a token entry. */
+export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
+  return { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
+}

@@ -1,0 +1,6 @@
+/** `keyhold kv ...` commands. */
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+
+/** Register the kv commands. */
+export function register(_program: Command, _ctx: CliContext): void {}

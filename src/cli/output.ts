@@ -1,0 +1,65 @@
+/** CLI output: --format table|json|yaml|raw and --field NAME (raw value, no newline). Data to stdout only. */
+import { LocalError } from './client.js';
+
+/** Output formats. */
+export type Format = 'table' | 'json' | 'yaml' | 'raw';
+
+/** Whether colour may be used on this stream (TTY and no NO_COLOR). */
+export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
+  return Boolean(stream.isTTY) && process.env.NO_COLOR === undefined && process.env.TERM !== 'dumb';
+}
+
+function scalar(v: unknown): string {
+  if (v === null || v === undefined) return 'n/a';
+  if (typeof v === 'string') return v;
+  if (Buffer.isBuffer(v)) return v.toString('base64');
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** Render a key/value table ("Key  Value" with a rule line, like the vault CLI). */
+export function table(data: Record<string, unknown>): string {
+  const keys = Object.keys(data);
+  if (keys.length === 0) return '';
+  const w = Math.max(3, ...keys.map((k) => k.length));
+  const lines = [`${'Key'.padEnd(w)}    Value`, `${'---'.padEnd(w)}    -----`];
+  for (const k of keys.sort()) lines.push(`${k.padEnd(w)}    ${scalar(data[k])}`);
+  return lines.join('\n') + '\n';
+}
+
+/** Render rows as an aligned table with headers. */
+export function grid(headers: string[], rows: string[][]): string {
+  const w = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').replace(/\x1b\[[0-9;]*m/g, '').length)));
+  const pad = (s: string, i: number) => s + ' '.repeat(Math.max(0, w[i]! - s.replace(/\x1b\[[0-9;]*m/g, '').length));
+  const out = [headers.map(pad).join('    '), headers.map((h, i) => '-'.repeat(w[i]!)).map(pad).join('    ')];
+  for (const r of rows) out.push(r.map(pad).join('    ').trimEnd());
+  return out.join('\n') + '\n';
+}
+
+/** Print `data` per format; `--field` prints one raw value without newline. */
+export async function printData(data: unknown, opts: { format?: Format; field?: string }, write: (s: string | Buffer) => void = (s) => process.stdout.write(s)): Promise<void> {
+  if (opts.field) {
+    const obj = (data ?? {}) as Record<string, unknown>;
+    const v = opts.field.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+    if (v === undefined) throw new LocalError(`field "${opts.field}" not present in the response`);
+    write(typeof v === 'string' ? v : JSON.stringify(v));
+    return;
+  }
+  switch (opts.format ?? 'table') {
+    case 'json':
+      write(JSON.stringify(data, null, 2) + '\n');
+      return;
+    case 'yaml': {
+      const { stringify } = await import('yaml');
+      write(stringify(data));
+      return;
+    }
+    case 'raw':
+      write(typeof data === 'string' ? data : JSON.stringify(data));
+      return;
+    case 'table':
+      if (Array.isArray(data)) write(data.map(scalar).join('\n') + (data.length ? '\n' : ''));
+      else if (data && typeof data === 'object') write(table(data as Record<string, unknown>));
+      else write(scalar(data) + '\n');
+      return;
+  }
+}

@@ -1,0 +1,26 @@
+/** The CLI program: global options, then each command module registers its commands. */
+import { Command, Option } from 'commander';
+import { createContext } from './context.js';
+import * as core from './commands/core.js';
+import * as transit from './commands/transit.js';
+import * as kv from './commands/kv.js';
+import * as sync from './commands/sync.js';
+import * as audit from './commands/audit.js';
+import * as docs from './commands/docs.js';
+import { VERSION } from '../version.js';
+
+/** Build the commander program. */
+export function buildProgram(): Command {
+  const program = new Command('keyhold')
+    .description('keyhold: a local key-management service (Vault-compatible transit, KV v2, secret sync)')
+    .version(VERSION, '-v, --version')
+    .option('--address <addr>', 'daemon address: unix:///path or http(s)://host:port (env KEYHOLD_ADDR, VAULT_ADDR)')
+    .option('--token <token>', 'token (env KEYHOLD_TOKEN, VAULT_TOKEN, or saved by `keyhold login`)')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'yaml', 'raw']))
+    .option('--field <name>', 'print only this field of the response, raw, without newline')
+    .enablePositionalOptions(false)
+    .showHelpAfterError();
+  const ctx = createContext();
+  for (const m of [core, transit, kv, sync, audit, docs]) m.register(program, ctx);
+  return program;
+}

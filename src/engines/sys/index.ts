@@ -1,0 +1,305 @@
+/** The `sys/` routes: seal and init, health, mounts, ACL policies, plugin reload, capabilities. */
+import type { EngineModule } from '../../framework/engine.js';
+import { invalid, notFound } from '../../framework/errors.js';
+import { f } from '../../framework/fields.js';
+import { routesFor, type AnyRoute } from '../../framework/route.js';
+import type { MountInfo } from '../../framework/context.js';
+import type { SysCore } from './sys-core.js';
+
+const route = routesFor<SysCore>();
+
+function sealStatus(core: SysCore): Record<string, unknown> {
+  return {
+    type: 'shamir',
+    initialized: core.isInitialized(),
+    sealed: core.isSealed(),
+    t: 1,
+    n: 1,
+    progress: 0,
+    nonce: '',
+    version: core.version,
+    build_date: '',
+    migration: false,
+    recovery_seal: false,
+    storage_type: core.backend.describe().split(':')[0],
+    cluster_name: 'keyhold',
+    cluster_id: core.sealConfig?.storage_id ?? '',
+    keychain: core.keychain.describe(),
+    keychain_unseal: Boolean(core.sealConfig?.keychain_account),
+  };
+}
+
+function mountView(m: MountInfo): Record<string, unknown> {
+  return {
+    accessor: m.accessor,
+    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, ...m.config },
+    description: m.description,
+    external_entropy_access: false,
+    local: false,
+    options: m.options,
+    plugin_version: '',
+    running_plugin_version: '',
+    running_sha256: '',
+    seal_wrap: false,
+    type: m.type,
+    uuid: m.uuid,
+  };
+}
+
+const policyName = f.name('Policy name');
+
+/** Routes of the sys mount. */
+export const sysRoutes: AnyRoute[] = [
+  route({
+    path: 'seal-status',
+    summary: 'Seal status, version and storage',
+    fields: {},
+    unauthenticated: true,
+    allowSealed: true,
+    operations: { read: ({ engine }) => ({ data: sealStatus(engine) }) },
+    cli: { command: 'operator seal-status' },
+  }),
+  route({
+    path: 'leader',
+    summary: 'High-availability status (keyhold runs single-node)',
+    fields: {},
+    unauthenticated: true,
+    allowSealed: true,
+    operations: { read: () => ({ data: { ha_enabled: false, is_self: false, active_time: '0001-01-01T00:00:00Z', leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0 } }) },
+  }),
+  route({
+    path: 'health',
+    summary: 'Health check: 200 unsealed, 503 sealed, 501 not initialised',
+    fields: {
+      sealedcode: f.int('Status when sealed').default(503),
+      uninitcode: f.int('Status when not initialised').default(501),
+      activecode: f.int('Status when active').default(200),
+      standbyok: f.bool('Accepted for compatibility'),
+    },
+    unauthenticated: true,
+    allowSealed: true,
+    operations: {
+      read: ({ engine, data }) => {
+        const body = {
+          initialized: engine.isInitialized(),
+          sealed: engine.isSealed(),
+          standby: false,
+          performance_standby: false,
+          replication_performance_mode: 'disabled',
+          replication_dr_mode: 'disabled',
+          server_time_utc: Math.floor(engine.clock.now() / 1000),
+          version: engine.version,
+          cluster_name: 'keyhold',
+          cluster_id: engine.sealConfig?.storage_id ?? '',
+        };
+        const status = !body.initialized ? data.uninitcode : body.sealed ? data.sealedcode : data.activecode;
+        return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
+      },
+    },
+  }),
+  route({
+    path: 'init',
+    summary: 'Initialise storage: master key to the OS keychain, recovery key and root token returned once',
+    fields: {
+      secret_shares: f.int('Accepted for Vault compatibility; keyhold issues one recovery key').default(1),
+      secret_threshold: f.int('Accepted for Vault compatibility').default(1),
+      keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start').default(true),
+    },
+    unauthenticated: true,
+    allowSealed: true,
+    operations: {
+      read: ({ engine }) => ({ data: { initialized: engine.isInitialized() }, raw: { contentType: 'application/json', body: JSON.stringify({ initialized: engine.isInitialized() }) + '\n' } }),
+      update: async ({ engine, data }) => {
+        if (engine.isInitialized()) throw invalid('Vault is already initialized');
+        const r = await engine.init({ useKeychain: data.keychain });
+        const body = { keys: [r.recoveryKey], keys_base64: [r.recoveryKey], recovery_keys: [], root_token: r.rootToken, keychain: r.keychain };
+        return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n' } };
+      },
+    },
+    cli: { command: 'operator init' },
+  }),
+  route({
+    path: 'unseal',
+    summary: 'Unseal with the recovery key',
+    fields: { key: f.string('Recovery key (base64)').sensitive(), reset: f.bool('Accepted for compatibility') },
+    unauthenticated: true,
+    allowSealed: true,
+    operations: {
+      update: async ({ engine, data }) => {
+        if (!engine.isInitialized()) throw invalid('Vault is not initialized');
+        if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
+        return { raw: { contentType: 'application/json', body: JSON.stringify(sealStatus(engine)) + '\n' } };
+      },
+    },
+  }),
+  route({
+    path: 'seal',
+    summary: 'Seal: forget the keys until the next unseal',
+    fields: {},
+    sudo: true,
+    operations: {
+      update: async ({ engine }) => {
+        await engine.seal();
+      },
+    },
+    cli: { command: 'operator seal', confirm: true },
+  }),
+  route({
+    path: 'mounts/*path/tune',
+    summary: 'Read or tune a mount',
+    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored') },
+    operations: {
+      read: ({ engine, data }) => {
+        const m = engine.findMount(data.path);
+        if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
+        return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
+      },
+      update: async ({ engine, data }) => {
+        await engine.tune(data.path, { description: data.description, options: data.options });
+      },
+    },
+  }),
+  route({
+    path: 'mounts/*path',
+    summary: 'Mount, read or unmount a secrets engine',
+    fields: {
+      path: f.name('Mount path'),
+      type: f.string('Engine type: transit, kv (with options.version=2) or kv-v2'),
+      description: f.string('Human description').default(''),
+      options: f.stringMap('Engine options, e.g. version=2 for kv'),
+      config: f.map('Mount configuration'),
+      local: f.bool('Accepted for compatibility'),
+      seal_wrap: f.bool('Accepted for compatibility'),
+      plugin_name: f.string('Alias of type'),
+    },
+    operations: {
+      read: ({ engine, data }) => {
+        const m = engine.findMount(data.path);
+        if (!m) throw notFound();
+        return { data: mountView(m) };
+      },
+      update: async ({ engine, data }) => {
+        const type = data.type ?? data.plugin_name;
+        if (!type) throw invalid('type', 'is required');
+        await engine.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config });
+      },
+      delete: async ({ engine, data }) => {
+        await engine.unmount(data.path);
+      },
+    },
+  }),
+  route({
+    path: 'mounts',
+    summary: 'List mounted secrets engines',
+    fields: {},
+    operations: {
+      read: ({ engine }) => {
+        const out: Record<string, unknown> = {};
+        for (const m of engine.mounts()) out[m.path] = mountView(m);
+        out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        return { data: out };
+      },
+    },
+    cli: { command: 'secrets list' },
+  }),
+  route({
+    path: 'policies/acl',
+    summary: 'List ACL policies',
+    fields: {},
+    operations: { list: async ({ engine }) => ({ data: { keys: await engine.policies.list(), policies: await engine.policies.list() } }) },
+  }),
+  route({
+    path: 'policies/acl/:name',
+    summary: 'Read, write or delete an ACL policy (HCL or JSON)',
+    fields: { name: policyName, policy: f.string('Policy document in HCL or JSON') },
+    operations: {
+      read: async ({ engine, data }) => {
+        const p = await engine.policies.get(data.name);
+        if (!p) throw notFound();
+        return { data: { name: p.name, policy: p.raw } };
+      },
+      update: async ({ engine, data }) => {
+        if (!data.policy) throw invalid('policy', 'is required');
+        await engine.policies.put(data.name, data.policy);
+        engine.invalidateAcls();
+      },
+      delete: async ({ engine, data }) => {
+        await engine.policies.delete(data.name);
+        engine.invalidateAcls();
+      },
+    },
+  }),
+  route({
+    path: 'policy',
+    summary: 'List policies (legacy endpoint)',
+    fields: {},
+    operations: { read: async ({ engine }) => ({ data: { keys: await engine.policies.list(), policies: await engine.policies.list() } }) },
+  }),
+  route({
+    path: 'policy/:name',
+    summary: 'Read, write or delete a policy (legacy endpoint)',
+    fields: { name: policyName, policy: f.string('Policy document'), rules: f.string('Policy document (legacy name)') },
+    operations: {
+      read: async ({ engine, data }) => {
+        const p = await engine.policies.get(data.name);
+        if (!p) throw notFound();
+        return { data: { name: p.name, rules: p.raw } };
+      },
+      update: async ({ engine, data }) => {
+        const text = data.policy ?? data.rules;
+        if (!text) throw invalid('policy', 'is required');
+        await engine.policies.put(data.name, text);
+        engine.invalidateAcls();
+      },
+      delete: async ({ engine, data }) => {
+        await engine.policies.delete(data.name);
+        engine.invalidateAcls();
+      },
+    },
+  }),
+  route({
+    path: 'plugins/reload/backend',
+    summary: 'Reload engines by mount path or plugin (type) name; applies transit cache-config',
+    fields: { plugin: f.string('Engine type to reload, e.g. transit'), mounts: f.strings('Mount paths to reload'), scope: f.string('Accepted for compatibility') },
+    rules: [{ kind: 'oneOf', fields: ['plugin', 'mounts'] }],
+    operations: {
+      update: async ({ engine, data }) => {
+        if (data.plugin && data.mounts?.length) throw invalid('plugin', 'give either plugin or mounts, not both');
+        const reloaded = await engine.reload({ plugin: data.plugin, mounts: data.mounts });
+        return { data: { reload_id: '', reloaded } };
+      },
+    },
+  }),
+  route({
+    path: 'capabilities-self',
+    summary: "The calling token's capabilities on paths",
+    fields: { path: f.string('Path'), paths: f.strings('Paths') },
+    operations: {
+      update: async ({ engine, data, token }) => {
+        const paths = data.paths ?? (data.path ? [data.path] : []);
+        if (!paths.length) throw invalid('paths', 'is required');
+        const out: Record<string, unknown> = {};
+        for (const p of paths) out[p] = await engine.capabilities(token!, p);
+        if (paths.length === 1) out.capabilities = out[paths[0]!];
+        return { data: out };
+      },
+    },
+  }),
+];
+
+/** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
+export const extraSysRoutes: AnyRoute[] = [];
+
+/** The system module; its instance is the core itself. */
+export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
+  type: 'system',
+  accessorPrefix: 'system',
+  description: 'system endpoints used for control, policy and debugging',
+  get routes() {
+    return [...extraSysRoutes, ...sysRoutes];
+  },
+  async create(env) {
+    return env.core as unknown as SysCore;
+  },
+};
+

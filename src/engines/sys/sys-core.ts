@@ -1,0 +1,28 @@
+/** What the sys and token routes need from the core (implemented by server/core.ts). */
+import type { PolicyStore } from '../../auth/policies.js';
+import type { TokenStore } from '../../auth/tokens.js';
+import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+
+/** The core as seen by system routes. */
+export interface SysCore {
+  readonly version: string;
+  readonly clock: Clock;
+  readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  readonly backend: { describe(): string };
+  readonly keychain: { describe(): string };
+  readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
+  isInitialized(): boolean;
+  isSealed(): boolean;
+  init(opts: { useKeychain: boolean }): Promise<{ recoveryKey: string; rootToken: string; keychain: boolean }>;
+  unsealWithRecoveryKey(key: string): Promise<void>;
+  seal(): Promise<void>;
+  mounts(): MountInfo[];
+  mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> }): Promise<MountInfo>;
+  unmount(path: string): Promise<void>;
+  tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
+  reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]>;
+  findMount(pathOrAccessor: string): MountInfo | undefined;
+  invalidateAcls(): void;
+  capabilities(token: TokenInfo, path: string): Promise<string[]>;
+}

@@ -1,0 +1,70 @@
+/**
+ * The in-memory model of a transit key (a "policy" in Vault's words). Shared contract between the
+ * key-management code (issue 3) and the data operations (issue 4). Storage serialisation lives in
+ * the store; backup/export formats follow reference transit-wire.md section 5.
+ */
+import type { KeyObject } from 'node:crypto';
+
+/** Key type names as on the wire. */
+export type KeyTypeName =
+  | 'aes128-gcm96'
+  | 'aes256-gcm96'
+  | 'chacha20-poly1305'
+  | 'xchacha20-poly1305'
+  | 'ed25519'
+  | 'ecdsa-p256'
+  | 'ecdsa-p384'
+  | 'ecdsa-p521'
+  | 'rsa-2048'
+  | 'rsa-3072'
+  | 'rsa-4096'
+  | 'hmac'
+  | 'managed_key';
+
+/** One version of a key. */
+export interface KeyVersion {
+  version: number;
+  /** Symmetric key (AES, ChaCha, XChaCha, hmac type) or, for ed25519, the 64-byte Go private key (seed || public). */
+  key?: Buffer;
+  /** This version's independent HMAC key (32 random bytes; equals `key` for the hmac type). */
+  hmacKey: Buffer;
+  /** Asymmetric private key; absent for public-key-only imports and symmetric keys. */
+  privateKey?: KeyObject;
+  /** Asymmetric public key. */
+  publicKey?: KeyObject;
+  /** Creation time, Unix seconds (fractional allowed). */
+  creationTime: number;
+  /** Convergent-encryption version this version was created with (Vault's per-entry convergent_version). */
+  convergentVersion?: number;
+  /** PEM certificate chain set with set-certificate (leaf first). */
+  certificateChain?: string[];
+}
+
+/** A named key with its configuration and versions. */
+export interface TransitKey {
+  name: string;
+  type: KeyTypeName;
+  derived: boolean;
+  /** 0 = HKDF-SHA256 ("hkdf_sha256"), 1 = legacy counter KDF ("hmac-sha256-counter"); see reference 4.3. */
+  kdf: 0 | 1;
+  convergentEncryption: boolean;
+  /** Policy-level convergent version (1, 2 or 3); 0 when not convergent. */
+  convergentVersion: number;
+  exportable: boolean;
+  allowPlaintextBackup: boolean;
+  deletionAllowed: boolean;
+  minDecryptionVersion: number;
+  minEncryptionVersion: number;
+  minAvailableVersion: number;
+  latestVersion: number;
+  /** Seconds; 0 = off. */
+  autoRotatePeriod: number;
+  importedKey: boolean;
+  allowImportedKeyRotation: boolean;
+  /** Refuse sha1 for sign/verify (keyhold extension; documented in README). */
+  disallowSha1?: boolean;
+  /** Size in bytes for hmac keys. */
+  keySize?: number;
+  /** Versions currently loaded (minAvailableVersion..latestVersion). */
+  versions: Map<number, KeyVersion>;
+}

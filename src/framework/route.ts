@@ -1,0 +1,117 @@
+/**
+ * Routes are data (design note section 1): one value per endpoint, read by the router, the ACL,
+ * the CLI and the doc generators.
+ */
+import type { Fields, Infer } from './fields.js';
+import type { RequestContext } from './context.js';
+
+/** Vault logical operations (method -> operation: GET read, LIST list, POST/PUT update, DELETE delete). */
+export type Operation = 'create' | 'read' | 'update' | 'delete' | 'list' | 'patch';
+
+/** What a handler returns; `undefined` renders 204 (writes) or 404 (reads/lists), as Vault does. */
+export interface Reply {
+  data?: Record<string, unknown> | null;
+  warnings?: string[];
+  /** Override the HTTP status (batch partial failures). */
+  status?: number;
+  auth?: Record<string, unknown> | null;
+  /** Non-envelope body (e.g. raw metrics); rarely used. */
+  raw?: { contentType: string; body: string | Buffer; status?: number };
+}
+
+/** A handler: typed input -> domain call -> reply. */
+export type Handler<E, D> = (req: RequestContext<E, D>) => Promise<Reply | void> | Reply | void;
+
+/** Cross-field rules checked by the router after coercion (declared rules are enforced rules). */
+export type Rule = { kind: 'oneOf'; fields: string[] } | { kind: 'requires'; field: string; needs: string };
+
+/** `oneOf('plaintext', 'batch_input')`: at least one of the fields must be present. */
+export function oneOf(...fields: string[]): Rule {
+  return { kind: 'oneOf', fields };
+}
+
+/** CLI hint: routes with one become commander subcommands. */
+export interface CliHint {
+  /** Command words, e.g. `transit keys create`. */
+  command: string;
+  /** Path parameters taken as positional arguments, in order. */
+  args?: string[];
+  /** Which operation the command performs (defaults to the only/first operation). */
+  operation?: Operation;
+  /** Field read from stdin when not given (raw bytes, base64-encoded by the CLI when the field is base64). */
+  stdin?: string;
+  /** Default field printed for `--field`-less raw output. */
+  output?: string;
+  /** Ask for confirmation on a TTY (destructive). */
+  confirm?: boolean;
+  /** Example invocations for --help and man pages. */
+  examples?: string[];
+}
+
+/** The declaration of one endpoint, relative to its mount. */
+export interface RouteDef<E, F extends Fields> {
+  /** Template: `keys/:name`, `random(/:source)(/:bytes)`, `data/*path`. */
+  path: string;
+  summary: string;
+  description?: string;
+  fields: F;
+  operations: Partial<Record<Operation, Handler<E, Infer<F>>>>;
+  /** Existence check: when false an update becomes a create for the ACL (Vault's upsert rule). */
+  exists?: (req: RequestContext<E, Infer<F>>) => Promise<boolean> | boolean;
+  rules?: Rule[];
+  /** No token needed (sys/health, sys/seal-status, sys/init, sys/unseal). */
+  unauthenticated?: boolean;
+  /** Answers while sealed (otherwise 503). */
+  allowSealed?: boolean;
+  /** Needs a root token or `sudo` capability. */
+  sudo?: boolean;
+  /** Fields carried in the URL query only (documentation). */
+  cli?: CliHint;
+  /** Accept a raw body instead of JSON (not used by Vault routes). */
+  rawBody?: boolean;
+}
+
+/** A route with its compiled matcher. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDef<any, Fields> & { readonly matcher: RegExp; readonly params: string[] };
+
+/** Returns a `defineRoute` bound to the engine type `E` (TypeScript cannot partially infer generics). */
+export function routesFor<E>() {
+  return function defineRoute<F extends Fields>(def: RouteDef<E, F>): AnyRoute {
+    const { matcher, params } = compilePath(def.path);
+    return Object.assign(def, { matcher, params }) as unknown as AnyRoute;
+  };
+}
+
+/** Compile a path template to an anchored regex; `:x` is one segment, `*x` the rest, `( )` optional. */
+export function compilePath(template: string): { matcher: RegExp; params: string[] } {
+  const params: string[] = [];
+  let re = '';
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i]!;
+    if (c === '(') re += '(?:';
+    else if (c === ')') re += ')?';
+    else if (c === ':' || c === '*') {
+      let j = i + 1;
+      while (j < template.length && /\w/.test(template[j]!)) j++;
+      const name = template.slice(i + 1, j);
+      params.push(name);
+      re += c === ':' ? `(?<${name}>[^/]+)` : `(?<${name}>.+)`;
+      i = j - 1;
+    } else re += c.replace(/[.+?^${}|[\]\\]/g, '\\$&');
+  }
+  return { matcher: new RegExp(`^${re}$`), params };
+}
+
+/** Find the first route matching `path`; returns it with its path parameters. */
+export function matchRoute(routes: readonly AnyRoute[], path: string): { route: AnyRoute; params: Record<string, string> } | null {
+  for (const route of routes) {
+    const m = route.matcher.exec(path);
+    if (m) {
+      const params: Record<string, string> = {};
+      if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) params[k] = decodeURIComponent(v);
+      return { route, params };
+    }
+  }
+  return null;
+}

@@ -1,0 +1,400 @@
+/**
+ * The core: seal state, barrier, mount table, tokens and policies, engine instances.
+ * It implements what the router needs (RouterCore) and what engines may ask (CoreServices).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ACL } from '../auth/acl.js';
+import { PolicyStore } from '../auth/policies.js';
+import { TokenStore, tokenInfo } from '../auth/tokens.js';
+import type { Clock, CoreServices, EngineEnv, EventBus, Logger, MountInfo, TokenInfo } from '../framework/context.js';
+import type { EngineModule } from '../framework/engine.js';
+import { invalid } from '../framework/errors.js';
+import { LocalEventBus } from '../framework/events.js';
+import { ENGINES } from '../engines/registry.js';
+import { sysEngine } from '../engines/sys/index.js';
+import { tokenEngine } from '../engines/sys/token-routes.js';
+import { syncEngine } from '../sync/index.js';
+import { Barrier } from '../storage/barrier.js';
+import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
+import type { Keychain } from '../seal/keychain.js';
+import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
+import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
+
+/** Options the daemon passes in. */
+export interface CoreOptions {
+  backend: Backend;
+  keychain: Keychain;
+  logger: Logger;
+  clock?: Clock;
+  maxRequestSize: number;
+  version: string;
+}
+
+interface Mounted extends MountedEngine {
+  module: EngineModule;
+  instance: { close?(): Promise<void> };
+  /** Internal mounts (sys, auth/token, sys/sync) are not listed or unmountable. */
+  internal: boolean;
+}
+
+const MOUNTS_KEY = 'core/mounts';
+
+function accessorFor(prefix: string): string {
+  return `${prefix}_${randomBytes(4).toString('hex')}`;
+}
+
+/** Result of `sys/init`. */
+export interface InitResult {
+  recoveryKey: string;
+  rootToken: string;
+  keychain: boolean;
+}
+
+/** The keyhold core. */
+export class Core implements RouterCore, CoreServices {
+  readonly backend: Backend;
+  readonly barrier: Barrier;
+  readonly keychain: Keychain;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly events: EventBus;
+  readonly maxRequestSize: number;
+  readonly version: string;
+  readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  audit?: AuditHook;
+  sealConfig: SealConfig | null = null;
+  private unsealed = false;
+  private mounted: Mounted[] = [];
+  private aclCache = new Map<string, ACL>();
+  readonly authorizer: Authorizer;
+  /** Hooks run after unseal and before seal (audit devices, schedulers). */
+  readonly afterUnseal: Array<() => Promise<void>> = [];
+  readonly beforeSeal: Array<() => Promise<void>> = [];
+
+  constructor(opts: CoreOptions) {
+    this.backend = opts.backend;
+    this.barrier = new Barrier(opts.backend);
+    this.keychain = opts.keychain;
+    this.logger = opts.logger;
+    this.clock = opts.clock ?? { now: () => Date.now() };
+    this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
+    this.maxRequestSize = opts.maxRequestSize;
+    this.version = opts.version;
+    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
+    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.authorizer = {
+      allowed: (token, cap, path) => {
+        if (token.root) return true;
+        const acl = this.aclCache.get(token.policies.join(','));
+        return acl ? acl.allowed(cap, path) : false;
+      },
+    };
+  }
+
+  /** Read seal config; unseal from the keychain when it holds our master key. */
+  async start(): Promise<void> {
+    this.sealConfig = await readSealConfig(this.backend);
+    if (!this.sealConfig?.keychain_account) return;
+    try {
+      const master = await this.keychain.get(this.sealConfig.keychain_account);
+      if (master) await this.unseal(master);
+      else this.logger.warn('keychain has no master key for this storage; waiting for operator unseal');
+    } catch (e) {
+      this.logger.warn('keychain unavailable; waiting for operator unseal', { reason: (e as Error).message });
+    }
+  }
+
+  isInitialized(): boolean {
+    return this.sealConfig !== null;
+  }
+  isSealed(): boolean {
+    return !this.unsealed;
+  }
+
+  /** Initialise storage: master key (to keychain when possible), root token, recovery key. */
+  async init(opts: { useKeychain: boolean; rootTokenId?: string }): Promise<InitResult> {
+    if (await readSealConfig(this.backend)) throw invalid('Vault is already initialized');
+    let account: string | null = null;
+    if (opts.useKeychain) account = `storage-${randomUUID()}`;
+    const { master, config } = await initializeStorage(this.backend, account);
+    let keychain = false;
+    if (account) {
+      try {
+        await this.keychain.set(account, master);
+        keychain = true;
+      } catch (e) {
+        this.logger.warn('could not store master key in keychain; use the recovery key to unseal', { reason: (e as Error).message });
+        config.keychain_account = null;
+        await this.backend.put('core/seal-config', Buffer.from(JSON.stringify(config)));
+      }
+    }
+    this.sealConfig = config;
+    await this.unseal(master);
+    const root = await this.tokens.create({ policies: ['root'], display_name: 'root', id: opts.rootTokenId, orphan: true });
+    return { recoveryKey: recoveryKeyOf(master), rootToken: root.id, keychain };
+  }
+
+  /** Unseal with a master key (from keychain or recovery key). */
+  async unseal(master: Buffer): Promise<void> {
+    if (this.unsealed) return;
+    const barrierKey = await openKeyring(this.backend, master);
+    this.barrier.unseal(barrierKey);
+    barrierKey.fill(0);
+    await this.tokens.init();
+    await this.loadMounts();
+    this.unsealed = true;
+    for (const h of this.afterUnseal) await h();
+    this.logger.info('unsealed');
+  }
+
+  /** Unseal from recovery-key text. */
+  async unsealWithRecoveryKey(text: string): Promise<void> {
+    let master: Buffer;
+    try {
+      master = masterFromRecoveryKey(text);
+    } catch (e) {
+      throw invalid('key', (e as Error).message);
+    }
+    try {
+      await this.unseal(master);
+    } catch (e) {
+      throw invalid('key', (e as Error).message);
+    }
+  }
+
+  /** Seal: stop engines, forget keys. */
+  async seal(): Promise<void> {
+    if (!this.unsealed) return;
+    for (const h of this.beforeSeal) await h();
+    for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.();
+    this.mounted = [];
+    this.unsealed = false;
+    this.tokens.clear();
+    this.policies.clear();
+    this.aclCache.clear();
+    this.barrier.seal();
+    this.logger.info('sealed');
+  }
+
+  /** Stop everything and close storage. */
+  async close(): Promise<void> {
+    await this.seal();
+    await this.backend.close();
+  }
+
+  // ---- mounts ----
+
+  private env(mount: MountInfo, storage: Storage): EngineEnv {
+    return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this };
+  }
+
+  private async loadMounts(): Promise<void> {
+    const table = (await getJSON<MountInfo[]>(this.barrier, MOUNTS_KEY)) ?? [];
+    const mounted: Mounted[] = [];
+    const internal = async (module: EngineModule, path: string, storagePrefix: string) => {
+      const mount: MountInfo = {
+        path,
+        type: module.type,
+        accessor: `${module.accessorPrefix}_internal`,
+        uuid: path,
+        description: module.description,
+        options: null,
+        config: {},
+        local: false,
+        seal_wrap: false,
+        external_entropy_access: false,
+      };
+      const instance = await module.create(this.env(mount, prefixed(this.barrier, storagePrefix)));
+      mounted.push({ mount, routes: module.routes, module, instance, internal: true });
+    };
+    await internal(sysEngine, 'sys/', 'sys/');
+    await internal(tokenEngine, 'auth/token/', 'sys/token-engine/');
+    await internal(syncEngine, 'sys/sync/', 'sys/sync/');
+    for (const m of table) {
+      const module = ENGINES[m.type];
+      if (!module) {
+        this.logger.error('unknown engine type in mount table', { path: m.path, type: m.type });
+        continue;
+      }
+      const instance = await module.create(this.env(m, prefixed(this.barrier, `logical/${m.uuid}/`)));
+      mounted.push({ mount: m, routes: module.routes, module, instance, internal: false });
+    }
+    this.setMounted(mounted);
+  }
+
+  private setMounted(list: Mounted[]): void {
+    // Longest path first so `sys/sync/` wins over `sys/`.
+    this.mounted = list.sort((a, b) => b.mount.path.length - a.mount.path.length);
+  }
+
+  private async saveTable(): Promise<void> {
+    await putJSON(
+      this.barrier,
+      MOUNTS_KEY,
+      this.mounted.filter((m) => !m.internal).map((m) => m.mount),
+    );
+  }
+
+  /** Mount an engine at `path`. */
+  async mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {}): Promise<MountInfo> {
+    const p = normalizeMountPath(path);
+    const t = type === 'kv-v2' ? 'kv' : type;
+    const module = ENGINES[t];
+    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${Object.keys(ENGINES).join(', ')}`);
+    let options = opts.options ?? null;
+    if (t === 'kv') {
+      const version = String(options?.version ?? (type === 'kv-v2' ? '2' : '1'));
+      if (version !== '2') throw invalid('options.version', 'only KV version 2 is supported; set options.version to "2"');
+      options = { ...(options ?? {}), version: '2' };
+    }
+    for (const m of this.mounted) {
+      if (m.mount.path === p) throw invalid('path', `path is already in use at ${p}`);
+      if (p.startsWith(m.mount.path) && !m.internal) throw invalid('path', `path is already in use at ${m.mount.path}`);
+      if (m.mount.path.startsWith(p)) throw invalid('path', `path is already in use at ${m.mount.path}`);
+    }
+    if (p.startsWith('sys/') || p === 'sys/' || p.startsWith('auth/') || p.startsWith('cubbyhole/')) throw invalid('path', `cannot mount at reserved path ${p}`);
+    const used = new Set(this.mounted.map((m) => m.mount.accessor));
+    let accessor = accessorFor(module.accessorPrefix);
+    while (used.has(accessor)) accessor = accessorFor(module.accessorPrefix);
+    const mount: MountInfo = {
+      path: p,
+      type: t,
+      accessor,
+      uuid: randomUUID(),
+      description: opts.description ?? '',
+      options,
+      config: opts.config ?? {},
+      local: false,
+      seal_wrap: false,
+      external_entropy_access: false,
+      created_at: new Date(this.clock.now()).toISOString(),
+    };
+    const instance = await module.create(this.env(mount, prefixed(this.barrier, `logical/${mount.uuid}/`)));
+    this.setMounted([...this.mounted, { mount, routes: module.routes, module, instance, internal: false }]);
+    await this.saveTable();
+    return mount;
+  }
+
+  /** Unmount and delete all of a mount's data. */
+  async unmount(path: string): Promise<void> {
+    const p = normalizeMountPath(path);
+    const m = this.mounted.find((x) => x.mount.path === p && !x.internal);
+    if (!m) return;
+    await m.instance.close?.();
+    this.setMounted(this.mounted.filter((x) => x !== m));
+    await this.saveTable();
+    await deleteTree(this.barrier, `logical/${m.mount.uuid}/`);
+  }
+
+  /** Update a mount's description/config (sys/mounts/:path/tune). */
+  async tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void> {
+    const m = this.mounted.find((x) => x.mount.path === normalizeMountPath(path) && !x.internal);
+    if (!m) throw invalid('path', `no mount at ${path}`);
+    if (changes.description !== undefined) m.mount.description = changes.description;
+    if (changes.config) m.mount.config = { ...m.mount.config, ...changes.config };
+    if (changes.options) m.mount.options = { ...(m.mount.options ?? {}), ...changes.options, ...(m.mount.type === 'kv' ? { version: '2' } : {}) };
+    await this.saveTable();
+  }
+
+  /** Recreate engine instances (sys/plugins/reload/backend) for mounts matching a path or type. */
+  async reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]> {
+    const out: string[] = [];
+    const next: Mounted[] = [];
+    for (const m of this.mounted) {
+      const hit =
+        !m.internal &&
+        ((opts.plugin && (m.mount.type === opts.plugin || (opts.plugin === 'kv-v2' && m.mount.type === 'kv'))) ||
+          opts.mounts?.some((x) => normalizeMountPath(x) === m.mount.path));
+      if (!hit) {
+        next.push(m);
+        continue;
+      }
+      await m.instance.close?.();
+      const instance = await m.module.create(this.env(m.mount, prefixed(this.barrier, `logical/${m.mount.uuid}/`)));
+      next.push({ ...m, instance });
+      out.push(m.mount.path);
+    }
+    this.setMounted(next);
+    return out;
+  }
+
+  // ---- CoreServices / RouterCore ----
+
+  resolve(path: string): MountedEngine | null {
+    const withSlash = path.endsWith('/') ? path : path + '/';
+    for (const m of this.mounted) if (withSlash.startsWith(m.mount.path)) return m;
+    // Sealed: only sys answers (seal-status, unseal, init, health).
+    if (!this.unsealed && (path.startsWith('sys/') || path === 'sys')) return this.sealedSys;
+    return null;
+  }
+
+  private readonly sealedSys: MountedEngine = {
+    mount: { path: 'sys/', type: 'system', accessor: 'system_internal', uuid: 'sys/', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false },
+    routes: sysEngine.routes,
+    instance: this,
+  };
+
+  findMount(pathOrAccessor: string): MountInfo | undefined {
+    const p = pathOrAccessor.endsWith('/') ? pathOrAccessor : pathOrAccessor + '/';
+    return this.mounted.find((m) => !m.internal && (m.mount.path === p || m.mount.accessor === pathOrAccessor))?.mount;
+  }
+  engineOf<T>(mountPath: string): T | undefined {
+    const p = normalizeMountPath(mountPath);
+    return this.mounted.find((m) => m.mount.path === p)?.instance as T | undefined;
+  }
+  mounts(): MountInfo[] {
+    return this.mounted.filter((m) => !m.internal).map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** Token lookup for the router; compiles and caches the ACL of its policy set. */
+  async lookupToken(id: string): Promise<TokenInfo | null> {
+    if (!this.unsealed) return null;
+    const entry = await this.tokens.lookup(id);
+    if (!entry) return null;
+    const info = tokenInfo(id, entry);
+    if (!info.root) {
+      const key = info.policies.join(',');
+      if (!this.aclCache.has(key)) {
+        const ps = [];
+        for (const n of info.policies) {
+          const p = await this.policies.get(n);
+          if (p) ps.push(p);
+        }
+        this.aclCache.set(key, new ACL(ps));
+      }
+    }
+    if (entry.num_uses > 0) await this.tokens.use(entry);
+    return info;
+  }
+
+  /** Drop compiled ACLs (after a policy change). */
+  invalidateAcls(): void {
+    this.aclCache.clear();
+  }
+
+  /** Capabilities of a token on a path (sys/capabilities-self). */
+  async capabilities(token: TokenInfo, path: string): Promise<string[]> {
+    if (token.root) return ['root'];
+    const ps = [];
+    for (const n of token.policies) {
+      const p = await this.policies.get(n);
+      if (p) ps.push(p);
+    }
+    return new ACL(ps).capabilities(path);
+  }
+}
+
+/** "transit" / "/transit/" -> "transit/". */
+export function normalizeMountPath(p: string): string {
+  const s = p.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (s === '' || s.includes('..') || !/^[\w.\-/]+$/.test(s)) throw invalid('path', `invalid mount path "${p}"`);
+  return s + '/';
+}
+
+async function deleteTree(s: Storage, prefix: string): Promise<void> {
+  for (const name of await s.list(prefix)) {
+    if (name.endsWith('/')) await deleteTree(s, prefix + name);
+    else await s.delete(prefix + name);
+  }
+}

@@ -1,0 +1,51 @@
+/** Vault's response envelope and error bodies (reference transit-wire.md section 1.2, 1.3). */
+import type { ServerResponse } from 'node:http';
+import type { Reply } from '../framework/route.js';
+
+/** Escape like Go's encoding/json (`<`, `>`, `&`), which Vault clients see. */
+function goJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
+
+/** Send a success envelope (or 204 when the reply is empty on a write). */
+export function sendReply(res: ServerResponse, requestId: string, reply: Reply, mountType: string | undefined, status = 200): void {
+  if (reply.raw) {
+    res.writeHead(reply.raw.status ?? 200, { 'Content-Type': reply.raw.contentType, 'Cache-Control': 'no-store' });
+    res.end(reply.raw.body);
+    return;
+  }
+  const body = {
+    request_id: requestId,
+    lease_id: '',
+    renewable: false,
+    lease_duration: 0,
+    data: reply.data ?? null,
+    wrap_info: null,
+    warnings: reply.warnings && reply.warnings.length ? reply.warnings : null,
+    auth: reply.auth ?? null,
+    mount_type: mountType ?? '',
+  };
+  const text = goJson(body) + '\n';
+  res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Send `{"errors": [...]}`; `data` (when given) rides along, as Vault's KV 404 does. */
+export function sendError(res: ServerResponse, status: number, errors: string[], data?: unknown): void {
+  const body: Record<string, unknown> = data === undefined ? { errors } : { request_id: '', data, errors };
+  const text = goJson(body) + '\n';
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { ...HEADERS, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** 204 No Content. */
+export function sendEmpty(res: ServerResponse): void {
+  res.writeHead(204, { 'Cache-Control': 'no-store' });
+  res.end();
+}

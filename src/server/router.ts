@@ -1,0 +1,291 @@
+/**
+ * The router: match mount and route, authenticate, apply the ACL from the route's operation and
+ * existence check, coerce and validate declared fields, call the handler, shape the response.
+ * Handlers never look at policies.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
+import { coerceFields, parseBool } from '../framework/fields.js';
+import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
+import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
+import { sendEmpty, sendError, sendReply } from './respond.js';
+
+/** One resolved mount: its table entry, static routes and live engine instance. */
+export interface MountedEngine {
+  mount: MountInfo;
+  routes: readonly AnyRoute[];
+  instance: unknown;
+}
+
+/** Capability check for a token (ACL). */
+export interface Authorizer {
+  allowed(token: TokenInfo, capability: string, path: string): boolean;
+}
+
+/** An audit sink the router calls around every request (issue 8 adds file devices). */
+export interface AuditHook {
+  /** Called before the handler; throwing fails the request closed. */
+  request(entry: AuditEntry): Promise<void>;
+  response(entry: AuditEntry, status: number, body: unknown): Promise<void>;
+  enabled(): boolean;
+}
+
+/** What is known about a request for audit. */
+export interface AuditEntry {
+  requestId: string;
+  operation: Operation;
+  path: string;
+  remoteAddress: string;
+  token: TokenInfo | null;
+  data: Record<string, unknown>;
+  /** Names of sensitive fields per the route declaration. */
+  sensitive: Set<string>;
+}
+
+/** What the router needs from the core. */
+export interface RouterCore {
+  isSealed(): boolean;
+  resolve(path: string): MountedEngine | null;
+  lookupToken(id: string): Promise<TokenInfo | null>;
+  authorizer: Authorizer;
+  audit?: AuditHook;
+  logger: Logger;
+  maxRequestSize: number;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+function methodToOp(method: string, list: boolean): Operation | null {
+  switch (method) {
+    case 'GET':
+      return list ? 'list' : 'read';
+    case 'LOCK': // LIST, rewritten on the wire (list-verb.ts)
+      return 'list';
+    case 'POST':
+    case 'PUT':
+      return 'update';
+    case 'DELETE':
+      return 'delete';
+    case 'PATCH':
+      return 'patch';
+    default:
+      return null;
+  }
+}
+
+/** Read the body with the size limit; resolves to a Buffer, rejects with 413. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) {
+      reject(new KeyholdError('tooLarge', 'http: request body too large'));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(new KeyholdError('tooLarge', 'http: request body too large'));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (!failed) reject(e);
+    });
+  });
+}
+
+/** Parse a JSON or form body into an object; 400 on malformed JSON. */
+export function parseBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
+  if (body.length === 0) return {};
+  const text = body.toString('utf8');
+  const ct = (contentType ?? '').toLowerCase();
+  const trimmed = text.trimStart();
+  // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
+  const looksJson = trimmed.startsWith('{') || trimmed.startsWith('[');
+  if (!looksJson && (ct.startsWith(FORM) || (!ct.includes('json') && /^[\w.%+-]+=/.test(trimmed)))) {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+  if (trimmed === '') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw invalid(`error parsing JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('error parsing JSON: body must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** Token from `X-Vault-Token`, else `Authorization: Bearer`. */
+export function tokenFrom(req: IncomingMessage): string | undefined {
+  const x = req.headers['x-vault-token'];
+  if (typeof x === 'string' && x !== '') return x;
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim();
+  return undefined;
+}
+
+/** The request pipeline. */
+export class Router {
+  constructor(private readonly core: RouterCore) {}
+
+  /** Handle one HTTP request end to end. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    let mountType: string | undefined;
+    try {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const rawPath = q === -1 ? url : url.slice(0, q);
+      const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
+      if (!rawPath.startsWith('/v1/')) throw notFound();
+      let listFlag = false;
+      if (query?.has('list')) {
+        listFlag = parseBool('list', query.get('list'));
+        query.delete('list');
+      }
+      const op0 = methodToOp(req.method ?? '', listFlag);
+      if (!op0) throw unsupported();
+      let path = rawPath.slice(4);
+      try {
+        path = decodeURIComponent(path);
+      } catch {
+        throw invalid('path: invalid percent-encoding');
+      }
+      if (path.includes('\0')) throw invalid('path: must not contain NUL');
+      const body = op0 === 'read' || op0 === 'list' ? await drain(req, this.core.maxRequestSize) : await readBody(req, this.core.maxRequestSize);
+      const bodyData = parseBody(body, req.headers['content-type']);
+      if (op0 === 'patch' && !String(req.headers['content-type'] ?? '').includes('merge-patch+json')) {
+        throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
+      }
+      const mounted = this.core.resolve(path);
+      if (!mounted) throw notFound(`no handler for route "${path}". route entry not found.`);
+      mountType = mounted.mount.type;
+      const sub = path.slice(mounted.mount.path.length).replace(/\/+$/, '');
+      const match = matchRoute(mounted.routes, sub);
+      if (!match) throw notFound('unsupported path');
+      const { route, params } = match;
+      if (this.core.isSealed() && !route.allowSealed) throw sealed();
+      let handlerOp: Operation = op0;
+      if (!route.operations[op0] && !(op0 === 'update' && route.operations.create)) throw unsupported();
+
+      // Request data: query (GET/DELETE/LIST) and body, path parameters win.
+      const raw: Record<string, unknown> = {};
+      if (query) for (const [k, v] of query) raw[k] = v;
+      Object.assign(raw, bodyData, params);
+
+      let token: TokenInfo | null = null;
+      if (!route.unauthenticated) {
+        const id = tokenFrom(req);
+        if (!id) throw denied();
+        token = await this.core.lookupToken(id);
+        if (!token) throw denied();
+      } else {
+        const id = tokenFrom(req);
+        if (id) token = await this.core.lookupToken(id);
+      }
+
+      const { data, unknown } = coerceFields(route.fields, raw);
+      for (const rule of route.rules ?? []) {
+        if (rule.kind === 'oneOf' && !rule.fields.some((n) => data[n] !== undefined && data[n] !== '')) {
+          throw invalid(rule.fields.join(' or '), 'one of these fields is required');
+        }
+        if (rule.kind === 'requires' && data[rule.field] !== undefined && data[rule.needs] === undefined) {
+          throw invalid(rule.field, `requires ${rule.needs}`);
+        }
+      }
+      const authorizer = this.core.authorizer;
+      const ctx: RequestContext<unknown, Record<string, unknown>> = {
+        engine: mounted.instance,
+        data: data as Record<string, unknown>,
+        raw,
+        operation: op0,
+        path: sub,
+        fullPath: path.replace(/\/+$/, ''),
+        params,
+        mount: mounted.mount,
+        token,
+        requestId,
+        remoteAddress: req.socket.remoteAddress ?? 'unix',
+        headers: req.headers,
+        allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
+      };
+      if (op0 === 'update' && route.exists) {
+        const exists = await route.exists(ctx);
+        if (!exists) handlerOp = 'create';
+      }
+      ctx.operation = handlerOp;
+      if (!route.unauthenticated && token) {
+        const aclPath = handlerOp === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
+        if (!authorizer.allowed(token, handlerOp, aclPath)) throw denied();
+        if (route.sudo && !authorizer.allowed(token, 'sudo', aclPath)) throw denied();
+      }
+      const audit = this.core.audit?.enabled() ? this.core.audit : undefined;
+      const entry: AuditEntry | undefined = audit
+        ? { requestId, operation: handlerOp, path: ctx.fullPath, remoteAddress: ctx.remoteAddress, token, data: raw, sensitive: sensitiveOf(route) }
+        : undefined;
+      if (audit && entry) await audit.request(entry);
+      const handler = route.operations[handlerOp] ?? (handlerOp === 'create' ? route.operations.update : undefined);
+      if (!handler) throw unsupported();
+      let reply: Reply | void;
+      try {
+        reply = await handler(ctx);
+      } catch (e) {
+        if (audit && entry) await audit.response(entry, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
+        throw e;
+      }
+      if (unknown.length && reply) {
+        reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.sort().join(' ')}]`];
+      }
+      if (!reply) {
+        if (audit && entry) await audit.response(entry, handlerOp === 'read' || handlerOp === 'list' ? 404 : 204, null);
+        if (handlerOp === 'read' || handlerOp === 'list') throw notFound();
+        sendEmpty(res);
+        return;
+      }
+      if (audit && entry) await audit.response(entry, reply.status ?? 200, reply.data);
+      sendReply(res, requestId, reply, mountType);
+    } catch (e) {
+      this.fail(res, e);
+    }
+  }
+
+  private fail(res: ServerResponse, e: unknown): void {
+    if (isKeyholdError(e)) {
+      const msgs = e.errors ?? (e.message === '' ? [] : [e.message]);
+      if (e.status === 413) res.setHeader('Connection', 'close');
+      sendError(res, e.status, msgs, e.data);
+      return;
+    }
+    // Unexpected: log the kind only; messages from libraries may hold data, so say little.
+    this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
+    sendError(res, 500, ['internal error']);
+  }
+}
+
+function sensitiveOf(route: AnyRoute): Set<string> {
+  const s = new Set<string>();
+  for (const [name, field] of Object.entries(route.fields)) if (field.spec.sensitive) s.add(name);
+  return s;
+}
+
+/** GET/LIST: the body is ignored, but must be consumed (bounded). */
+async function drain(req: IncomingMessage, limit: number): Promise<Buffer> {
+  if (!req.headers['content-length'] && !req.headers['transfer-encoding']) {
+    req.resume();
+    return Buffer.alloc(0);
+  }
+  return readBody(req, limit);
+}

@@ -1,0 +1,62 @@
+/**
+ * The storage backend contract. Backends see only ciphertext (the barrier sits above them).
+ * Shaped for a later shared backend (PostgreSQL, several daemons): `lock` gives an HA lock and
+ * `watch` delivers invalidations of keys changed by another process, so engines never change.
+ */
+export interface Backend {
+  /** Value at `key`, or null when absent. */
+  get(key: string): Promise<Buffer | null>;
+  /** Durably store `value` at `key` (durable when the promise resolves). */
+  put(key: string, value: Buffer): Promise<void>;
+  /** Remove `key`; absent keys are not an error. */
+  delete(key: string): Promise<void>;
+  /** Immediate children of `prefix` (which ends in "/" or is ""): leaf names, and folder names with a trailing "/". Sorted. */
+  list(prefix: string): Promise<string[]>;
+  /** Flush and release resources (locks, handles). */
+  close(): Promise<void>;
+  /** Optional: exclusive lock for active/standby (HA backends). Resolves when held. */
+  lock?(name: string): Promise<{ release(): Promise<void> }>;
+  /** Optional: notify when keys change from elsewhere (cache invalidation). */
+  watch?(onChange: (key: string) => void): () => void;
+  /** Human description for `status` ("file:/path", "inmem"). */
+  describe(): string;
+}
+
+/** Plaintext storage as engines see it (after the barrier, scoped to a prefix). Same shape as Backend. */
+export interface Storage {
+  get(key: string): Promise<Buffer | null>;
+  put(key: string, value: Buffer): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+}
+
+/** Read a JSON record, or null. */
+export async function getJSON<T>(s: Storage, key: string): Promise<T | null> {
+  const b = await s.get(key);
+  return b ? (JSON.parse(b.toString('utf8')) as T) : null;
+}
+
+/** Write a JSON record. */
+export async function putJSON(s: Storage, key: string, value: unknown): Promise<void> {
+  await s.put(key, Buffer.from(JSON.stringify(value), 'utf8'));
+}
+
+/** A view of `inner` under `prefix` (e.g. "logical/<mount uuid>/"). */
+export function prefixed(inner: Storage, prefix: string): Storage {
+  return {
+    get: (k) => inner.get(prefix + k),
+    put: (k, v) => inner.put(prefix + k, v),
+    delete: (k) => inner.delete(prefix + k),
+    list: (p) => inner.list(prefix + p),
+  };
+}
+
+/** Every key under `prefix`, recursively (walks folders). */
+export async function listAll(s: Storage, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of await s.list(prefix)) {
+    if (name.endsWith('/')) out.push(...(await listAll(s, prefix + name)));
+    else out.push(prefix + name);
+  }
+  return out;
+}
