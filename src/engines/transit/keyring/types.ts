@@ -68,3 +68,34 @@ export interface TransitKey {
   /** Versions currently loaded (minAvailableVersion..latestVersion). */
   versions: Map<number, KeyVersion>;
 }
+
+/** Options for creating a key (keys/:name create and encrypt upsert). */
+export interface CreateKeyOptions {
+  type: KeyTypeName;
+  derived?: boolean;
+  convergentEncryption?: boolean;
+  exportable?: boolean;
+  allowPlaintextBackup?: boolean;
+  keySize?: number;
+  autoRotatePeriod?: number;
+}
+
+/**
+ * The key store a transit mount offers its routes (implemented in issue 3's store; used by the data
+ * operations of issue 4). Keys are cached (LRU when configured) and guarded by per-key locks.
+ */
+export interface KeyStore {
+  /** The key, or null when absent. */
+  get(name: string): Promise<TransitKey | null>;
+  /** Create the key if absent; `created` tells whether this call created it. */
+  create(name: string, opts: CreateKeyOptions): Promise<{ key: TransitKey; created: boolean }>;
+  /** Run `fn` holding the key's lock (shared: concurrent readers; exclusive: rotate/config/trim). */
+  withLock<T>(name: string, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T>;
+}
+
+/** What data-operation routes need from a transit mount's live state. */
+export interface TransitState {
+  keys: KeyStore;
+  /** `config/keys` disable_upsert. */
+  upsertDisabled(): Promise<boolean>;
+}
