@@ -26,6 +26,8 @@ export interface ListenerLimits {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** How often node:http sweeps connections for the two timeouts above (default 1000 ms). */
+  checkIntervalMs?: number;
 }
 
 export const DEFAULT_LIMITS: ListenerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 };
@@ -53,7 +55,13 @@ export async function startListeners(
     res.once('close', () => inflight--);
     handler(req, res);
   };
-  const http: HttpServer = createHttp({ keepAliveTimeout: limits.keepAliveTimeoutMs, headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs }, counted);
+  const http: HttpServer = createHttp(
+    { keepAliveTimeout: limits.keepAliveTimeoutMs, headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs ?? 1000 },
+    counted,
+  );
+  // node:http only tracks connections (and so enforces headersTimeout/requestTimeout) once the server
+  // emits 'listening'; this server is fed sockets by the net listeners below and never listens itself.
+  http.emit('listening');
   http.maxHeadersCount = 200;
   const feed = (sock: Socket) => {
     installListVerb(sock);

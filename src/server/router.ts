@@ -10,6 +10,7 @@ import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { sendEmpty, sendError, sendReply } from './respond.js';
+import { jsonLimitViolation } from './json-limits.js';
 
 /** One resolved mount: its table entry, static routes and live engine instance. */
 export interface MountedEngine {
@@ -27,6 +28,7 @@ export interface Authorizer {
 export interface AuditHook {
   /** Called before the handler; throwing fails the request closed. */
   request(entry: AuditEntry): Promise<void>;
+  /** `body` is `{ errors }` for a failure, else `{ data, auth }` of the reply (null for an empty reply). */
   response(entry: AuditEntry, status: number, body: unknown): Promise<void>;
   enabled(): boolean;
 }
@@ -117,6 +119,8 @@ export function parseBody(body: Buffer, contentType: string | undefined): Record
     return Object.fromEntries(new URLSearchParams(text));
   }
   if (trimmed === '') return {};
+  const over = jsonLimitViolation(text);
+  if (over) throw invalid(over);
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -255,7 +259,7 @@ export class Router {
         sendEmpty(res);
         return;
       }
-      if (audit && entry) await audit.response(entry, reply.status ?? 200, reply.data);
+      if (audit && entry) await audit.response(entry, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
       sendReply(res, requestId, reply, mountType);
     } catch (e) {
       this.fail(res, e);
