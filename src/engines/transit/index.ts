@@ -1,13 +1,38 @@
-/** Transit secrets engine module (issue 3 and 4 fill in routes and state). */
+/** Transit secrets engine module: the live state of a mount (key store, scheduler) and its routes. */
 import type { EngineModule } from '../../framework/engine.js';
 import type { EngineEnv } from '../../framework/context.js';
 import { keyRoutes } from './routes/key-routes.js';
 import { dataRoutes } from './routes/data-routes.js';
+import { TransitKeyStore } from './keyring/key-store.js';
+import { AutoRotator } from './keyring/auto-rotate.js';
+import type { TransitState } from './keyring/types.js';
+
+/** Stored `config/keys` record. */
+export interface KeysConfig {
+  disable_upsert: boolean;
+}
 
 /** Live state of one transit mount. */
-export class TransitBackend {
-  constructor(readonly env: EngineEnv) {}
-  async close(): Promise<void> {}
+export class TransitBackend implements TransitState {
+  /** The mount's keys (per-key locks, cache sized by `config/cache` at start-up/reload). */
+  readonly keys: TransitKeyStore;
+  /** The auto-rotation scheduler. */
+  readonly rotator: AutoRotator;
+
+  constructor(readonly env: EngineEnv, cacheSize = 0) {
+    this.keys = new TransitKeyStore(env.storage, env.clock, env.logger, cacheSize);
+    this.rotator = new AutoRotator(this.keys, env.clock, env.logger);
+  }
+
+  /** `config/keys` disable_upsert. */
+  async upsertDisabled(): Promise<boolean> {
+    return (await this.keys.readConfig<KeysConfig>('keys'))?.disable_upsert ?? false;
+  }
+
+  /** Stop the scheduler. */
+  async close(): Promise<void> {
+    await this.rotator.stop();
+  }
 }
 
 /** The transit engine module. */
@@ -17,6 +42,11 @@ export const transitEngine: EngineModule<TransitBackend> = {
   description: 'Encryption as a service: named keys, encrypt/decrypt, sign/verify, HMAC',
   routes: [...keyRoutes, ...dataRoutes],
   async create(env) {
-    return new TransitBackend(env);
+    // cache-config takes effect here: at start-up and on sys/plugins/reload/backend (spec 2.4).
+    const probe = new TransitKeyStore(env.storage, env.clock, env.logger);
+    const size = (await probe.readConfig<{ size: number }>('cache'))?.size ?? 0;
+    const backend = new TransitBackend(env, size);
+    backend.rotator.start();
+    return backend;
   },
 };

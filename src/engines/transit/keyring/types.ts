@@ -65,6 +65,10 @@ export interface TransitKey {
   disallowSha1?: boolean;
   /** Size in bytes for hmac keys. */
   keySize?: number;
+  /** Set when a backup was taken (Vault `backup_info`; time as RFC 3339). */
+  backupInfo?: { time: string; version: number };
+  /** Set on restored keys (Vault `restore_info`). */
+  restoreInfo?: { time: string; version: number };
   /** Versions currently loaded (minAvailableVersion..latestVersion). */
   versions: Map<number, KeyVersion>;
 }
