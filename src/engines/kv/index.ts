@@ -1,19 +1,17 @@
-/** KV version 2 secrets engine module (issue 5 fills in routes and state). */
+/** KV version 2 secrets engine module: routes in routes.ts, domain in kv-backend.ts. */
 import type { EngineModule } from '../../framework/engine.js';
-import type { EngineEnv } from '../../framework/context.js';
+import { KvBackend } from './kv-backend.js';
+import { kvRoutes } from './routes.js';
 
-/** Live state of one KV v2 mount. */
-export class KvBackend {
-  constructor(readonly env: EngineEnv) {}
-  async close(): Promise<void> {}
-}
+export { KvBackend } from './kv-backend.js';
+export type { KvConfig, VersionMetadata, VersionState, DataRead, PatchResult, MetadataChanges, WriteOptions } from './kv-backend.js';
 
 /** The KV v2 engine module. */
 export const kvEngine: EngineModule<KvBackend> = {
   type: 'kv',
   accessorPrefix: 'kv',
   description: 'Versioned key/value secrets (KV version 2)',
-  routes: [],
+  routes: kvRoutes,
   async create(env) {
     return new KvBackend(env);
   },
