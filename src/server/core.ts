@@ -17,6 +17,7 @@ import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import type { Keychain } from '../seal/keychain.js';
+import { attachAudit } from '../audit/audit-broker.js';
 import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
 
@@ -83,6 +84,7 @@ export class Core implements RouterCore, CoreServices {
     this.version = opts.version;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.audit = attachAudit(this);
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;

@@ -5,6 +5,8 @@ import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
 import type { SysCore } from './sys-core.js';
+import { auditRoutes } from './audit-routes.js';
+import { openapiRoute } from './openapi-route.js';
 
 const route = routesFor<SysCore>();
 
@@ -48,16 +50,22 @@ function mountView(m: MountInfo): Record<string, unknown> {
 
 const policyName = f.name('Policy name');
 
+/** A bare JSON answer without the envelope (Vault's seal-status, health, init, unseal, leader). */
+function rawJson(body: unknown, status = 200) {
+  return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
+}
+
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
+  openapiRoute,
   route({
     path: 'seal-status',
     summary: 'Seal status, version and storage',
     fields: {},
     unauthenticated: true,
     allowSealed: true,
-    operations: { read: ({ engine }) => ({ data: sealStatus(engine) }) },
-    cli: { command: 'operator seal-status' },
+    // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
+    operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
   }),
   route({
     path: 'leader',
@@ -65,7 +73,7 @@ export const sysRoutes: AnyRoute[] = [
     fields: {},
     unauthenticated: true,
     allowSealed: true,
-    operations: { read: () => ({ data: { ha_enabled: false, is_self: false, active_time: '0001-01-01T00:00:00Z', leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0 } }) },
+    operations: { read: () => rawJson({ ha_enabled: false, is_self: false, active_time: '0001-01-01T00:00:00Z', leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0 }) },
   }),
   route({
     path: 'health',
@@ -93,7 +101,7 @@ export const sysRoutes: AnyRoute[] = [
           cluster_id: engine.sealConfig?.storage_id ?? '',
         };
         const status = !body.initialized ? data.uninitcode : body.sealed ? data.sealedcode : data.activecode;
-        return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
+        return rawJson(body, status);
       },
     },
   }),
@@ -108,15 +116,14 @@ export const sysRoutes: AnyRoute[] = [
     unauthenticated: true,
     allowSealed: true,
     operations: {
-      read: ({ engine }) => ({ data: { initialized: engine.isInitialized() }, raw: { contentType: 'application/json', body: JSON.stringify({ initialized: engine.isInitialized() }) + '\n' } }),
+      read: ({ engine }) => rawJson({ initialized: engine.isInitialized() }),
       update: async ({ engine, data }) => {
         if (engine.isInitialized()) throw invalid('Vault is already initialized');
         const r = await engine.init({ useKeychain: data.keychain });
         const body = { keys: [r.recoveryKey], keys_base64: [r.recoveryKey], recovery_keys: [], root_token: r.rootToken, keychain: r.keychain };
-        return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n' } };
+        return rawJson(body);
       },
     },
-    cli: { command: 'operator init' },
   }),
   route({
     path: 'unseal',
@@ -128,7 +135,7 @@ export const sysRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         if (!engine.isInitialized()) throw invalid('Vault is not initialized');
         if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
-        return { raw: { contentType: 'application/json', body: JSON.stringify(sealStatus(engine)) + '\n' } };
+        return rawJson(sealStatus(engine));
       },
     },
   }),
@@ -296,7 +303,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;
