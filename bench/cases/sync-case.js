@@ -1,0 +1,110 @@
+/**
+ * sync-1000: 1,000 KV v2 secrets associated with a provider-a-sm destination pointing at the moto
+ * server (AWS Secrets Manager), timed from the first `associations/set` until every association
+ * reads SYNCED; baseline: the same secrets created in moto directly with the AWS SDK.
+ */
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { api, apiOk, pool } from '../lib/http.js';
+import { freePort } from '../lib/procs.js';
+import { median } from '../lib/stats.js';
+import { isMissing, requireFeature } from '../lib/setup.js';
+
+/** In-flight requests on each side: associations/set calls for keyhold, CreateSecret for the SDK. */
+export const SYNC_CONCURRENCY = 16;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function motoAnswers(port) {
+  return new Promise((res) => {
+    const r = request({ host: '127.0.0.1', port, path: '/moto-api/', method: 'GET' }, (resp) => {
+      resp.resume();
+      res(true);
+    });
+    r.on('error', () => res(false));
+    r.end();
+  });
+}
+
+async function startMoto() {
+  const port = await freePort();
+  const proc = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (c) => (out += c));
+  proc.stderr.on('data', (c) => (out += c));
+  for (let i = 0; i < 600; i++) {
+    if (proc.exitCode !== null) throw new Error(`moto server exited: ${out.slice(-300)}`);
+    if (await motoAnswers(port)) {
+      return {
+        port,
+        stop: () =>
+          new Promise((r) => {
+            if (proc.exitCode !== null) return r();
+            proc.once('exit', () => r());
+            proc.kill('SIGTERM');
+          }),
+      };
+    }
+    await sleep(50);
+  }
+  proc.kill('SIGKILL');
+  throw new Error('moto server did not start');
+}
+
+/** The sync case. */
+export const syncCase = {
+  id: 'sync-1000',
+  unit: 's',
+  checks: [{ on: 'ratio', op: '<=', limit: 2 }],
+  describe: `1,000 KV v2 secrets (quick: 100) associated with a provider-a-sm destination on the moto server, ${SYNC_CONCURRENCY} set calls in flight, time until all read SYNCED; baseline: direct SDK CreateSecret of the same secrets, ${SYNC_CONCURRENCY} in flight`,
+  async run(ctx) {
+    const n = ctx.cfg.syncCount;
+    const { kh, token, rootToken } = ctx;
+    const probe = await api(kh.unix, 'GET', 'sys/sync/destinations?list=true', undefined, token);
+    if (isMissing(probe)) requireFeature(probe, 'secret sync');
+    const mounts = await apiOk(kh.unix, 'GET', 'sys/mounts', undefined, rootToken);
+    const have = mounts.data ?? mounts;
+    if (!have['secret/']) await apiOk(kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, rootToken);
+    const moto = await startMoto();
+    const endpoint = `http://127.0.0.1:${moto.port}`;
+    const sdk = new SecretsManagerClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+    const ours = [];
+    const theirs = [];
+    try {
+      for (let rep = 0; rep < ctx.cfg.reps; rep++) {
+        const secrets = Array.from({ length: n }, (_, i) => ({ path: `r${rep}/s-${i}`, data: { user: `u${i}`, password: `p-${rep}-${i}-${Math.random().toString(36).slice(2)}` } }));
+        // Baseline: the same secrets straight into Secrets Manager.
+        let t0 = performance.now();
+        await pool(n, SYNC_CONCURRENCY, (i) => sdk.send(new CreateSecretCommand({ Name: `direct/${secrets[i].path}`, SecretString: JSON.stringify(secrets[i].data) })));
+        theirs.push((performance.now() - t0) / 1000);
+        // keyhold: KV writes (not timed), then associations until all SYNCED.
+        await pool(n, SYNC_CONCURRENCY, async (i) => requireFeature(await api(kh.unix, 'POST', `secret/data/${secrets[i].path}`, { data: secrets[i].data }, token), 'kv v2 write'));
+        const dest = `sys/sync/destinations/provider-a-sm/bench-r${rep}`;
+        requireFeature(
+          await api(kh.unix, 'POST', dest, { access_key_id: 'bench', secret_access_key: 'bench', region: 'us-east-1', endpoint_url: endpoint, disable_strict_networking: true, allowed_ipv4_addresses: ['127.0.0.0/8'], allowed_ports: [moto.port] }, token),
+          'sync destination provider-a-sm',
+        );
+        t0 = performance.now();
+        await pool(n, SYNC_CONCURRENCY, (i) => apiOk(kh.unix, 'POST', `${dest}/associations/set`, { mount: 'secret', secret_name: secrets[i].path }, token));
+        const deadline = t0 + ctx.cfg.syncTimeoutMs;
+        let synced = 0;
+        for (;;) {
+          const r = await apiOk(kh.unix, 'GET', `${dest}/associations`, undefined, token);
+          const recs = Object.values(r.data?.associated_secrets ?? {});
+          synced = recs.filter((a) => a.sync_status === 'SYNCED').length;
+          const failed = recs.filter((a) => /ERROR/.test(a.sync_status ?? ''));
+          if (failed.length) throw new Error(`${failed.length} associations failed, e.g. ${JSON.stringify(failed[0]).slice(0, 300)}`);
+          if (synced >= n) break;
+          if (performance.now() > deadline) throw new Error(`only ${synced}/${n} associations SYNCED after ${ctx.cfg.syncTimeoutMs / 1000} s`);
+          await sleep(50);
+        }
+        ours.push((performance.now() - t0) / 1000);
+      }
+    } finally {
+      sdk.destroy();
+      await moto.stop();
+    }
+    const note = ctx.cfg.quick ? `${n} associations (quick)` : undefined;
+    return { value: median(ours), baseline: median(theirs), detail: { associations: n, reps: ours, baseline_reps: theirs }, note };
+  },
+};
