@@ -1,11 +1,51 @@
 #!/usr/bin/env bash
-# Runs a command with an unlocked gnome-keyring Secret Service on the current (private) D-Bus session.
-set -euo pipefail
-export KEYHOLD_TEST_KEYRING_HOME="$(mktemp -d)"
+# Runs a command with an unlocked gnome-keyring Secret Service on the current (private) D-Bus session,
+# as `dbus-run-session -- bash scripts/with-keyring.sh <command...>` (scripts/test.sh does this).
+#
+# gnome-keyring creates the "login" collection on `--unlock` only when it is given a NON-EMPTY
+# password on stdin: with an empty one it asks a system prompter (absent on a headless machine) and
+# the collection never appears ("Object does not exist at path .../collection/login"). The keyring
+# lives in a throwaway XDG_DATA_HOME, so the password only has to be unguessable for this run.
+#
+# Exports KEYHOLD_SECRET_SERVICE=1 when a probe secret could be stored, read and cleared (the keychain
+# tests then must pass), otherwise KEYHOLD_SECRET_SERVICE_UNAVAILABLE=<reason> (they skip and say why).
+set -uo pipefail
+KEYHOLD_TEST_KEYRING_HOME="$(mktemp -d)"
+export KEYHOLD_TEST_KEYRING_HOME
 export XDG_DATA_HOME="$KEYHOLD_TEST_KEYRING_HOME/data"
 mkdir -p "$XDG_DATA_HOME"
-# An empty password unlocks (and creates) the login keyring non-interactively.
-eval "$(printf '' | gnome-keyring-daemon --unlock --components=secrets 2>/dev/null)" || true
-eval "$(gnome-keyring-daemon --start --components=secrets 2>/dev/null)" || true
-export KEYHOLD_SECRET_SERVICE=1
-exec "$@"
+chmod 700 "$KEYHOLD_TEST_KEYRING_HOME"
+trap 'rm -rf "$KEYHOLD_TEST_KEYRING_HOME"' EXIT
+
+reason=""
+if [ -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]; then
+  reason="no D-Bus session (run under dbus-run-session)"
+elif ! command -v gnome-keyring-daemon >/dev/null 2>&1; then
+  reason="gnome-keyring-daemon is not installed"
+else
+  pw="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  out="$(printf '%s' "$pw" | gnome-keyring-daemon --replace --unlock --components=secrets 2>/dev/null)" || true
+  # Exports GNOME_KEYRING_CONTROL (when printed); harmless when empty.
+  eval "$out"
+  if command -v secret-tool >/dev/null 2>&1; then
+    probe=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      if printf 'probe' | secret-tool store --label='keyhold test probe' keyhold-probe "$$" >/dev/null 2>&1; then
+        probe="$(secret-tool lookup keyhold-probe "$$" 2>/dev/null)"
+        secret-tool clear keyhold-probe "$$" >/dev/null 2>&1 || true
+        break
+      fi
+      sleep 0.3
+    done
+    [ "$probe" = probe ] || reason="gnome-keyring started but a probe secret could not be stored and read back"
+  fi
+fi
+
+if [ -z "$reason" ]; then
+  export KEYHOLD_SECRET_SERVICE=1
+  echo "with-keyring: Secret Service (gnome-keyring) is up and unlocked for the tests" >&2
+else
+  export KEYHOLD_SECRET_SERVICE_UNAVAILABLE="$reason"
+  echo "with-keyring: no usable Secret Service: $reason; keychain tests will be skipped" >&2
+fi
+"$@"

@@ -35,15 +35,24 @@ interface CompiledRule {
 function compileRule(pattern: string, caps: Set<string>): CompiledRule {
   const glob = pattern.endsWith('*');
   const base = glob ? pattern.slice(0, -1) : pattern;
-  const hasPlus = base.split('/').includes('+');
-  const plusIdx = hasPlus ? base.split('/').slice(0, base.split('/').indexOf('+')).join('/').length : -1;
-  const firstWildcard = Math.min(plusIdx === -1 ? Infinity : plusIdx, glob ? base.length : Infinity);
+  const segs = base.split('/');
+  const hasPlus = segs.includes('+');
+  // Character position of the first wildcard (a `+` segment or the trailing `*`), Vault's rule 1.
+  let firstWildcard = glob ? base.length : Infinity;
+  let pos = 0;
+  for (const seg of segs) {
+    if (seg === '+') {
+      firstWildcard = Math.min(firstWildcard, pos);
+      break;
+    }
+    pos += seg.length + 1;
+  }
   return {
     pattern,
     caps,
     glob,
-    segments: hasPlus ? base.split('/') : null,
-    plusCount: hasPlus ? base.split('/').filter((s) => s === '+').length : 0,
+    segments: hasPlus ? segs : null,
+    plusCount: segs.filter((x) => x === '+').length,
     firstWildcard,
   };
 }
@@ -75,7 +84,10 @@ function ruleMatches(r: CompiledRule, path: string): boolean {
   return true;
 }
 
-/** Higher wins: Vault's priority order for competing patterns. */
+/**
+ * Whether `a` beats `b` when both match (Vault's documented priority, in order): the first wildcard
+ * comes later; it does not end in `*`; it has fewer `+` segments; it is longer; it sorts later.
+ */
 function morePrecise(a: CompiledRule, b: CompiledRule): boolean {
   if (a.firstWildcard !== b.firstWildcard) return a.firstWildcard > b.firstWildcard;
   if (a.glob !== b.glob) return !a.glob;

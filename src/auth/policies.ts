@@ -137,8 +137,10 @@ function rulesFromPathMap(pathMap: unknown): PathRule[] {
     const policyVal = (body as { policy?: unknown })?.policy; // legacy `policy = "read"` form
     let list: string[];
     if (Array.isArray(caps)) list = caps.map(String);
-    else if (typeof policyVal === 'string') list = legacyPolicy(policyVal);
-    else throw invalid('policy', `path "${path}": capabilities must be a list`);
+    else if (caps !== undefined) throw invalid('policy', `path "${path}": capabilities must be a list`);
+    else list = [];
+    // Legacy `policy = "read"` adds to the capabilities (Vault merges both forms).
+    if (typeof policyVal === 'string') list = [...list, ...legacyPolicy(policyVal)];
     for (const c of list) {
       if (!(CAPABILITIES as readonly string[]).includes(c)) throw invalid('policy', `path "${path}": invalid capability "${c}"`);
     }
@@ -195,13 +197,21 @@ path "sys/capabilities-self" { capabilities = ["update"] }
 path "sys/internal/ui/resultant-acl" { capabilities = ["read"] }
 `;
 
+/** Vault treats policy names case-insensitively and stores them lowercased. */
+function policyKey(name: string): string {
+  const n = name.trim().toLowerCase();
+  if (n === '' || n.length > 256 || n.includes('/')) throw invalid('name', 'must be 1 to 256 characters without "/"');
+  return n;
+}
+
 /** Named policies stored behind the barrier (`sys/policy/<name>`), cached in memory. */
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
   constructor(private readonly storage: Storage) {}
 
   /** Policy by name (`root` and `default` are built in; default may be overwritten). */
-  async get(name: string): Promise<Policy | null> {
+  async get(nameIn: string): Promise<Policy | null> {
+    const name = policyKey(nameIn);
     if (name === 'root') return { name: 'root', rules: [], raw: '' };
     const cached = this.cache.get(name);
     if (cached) return cached;
@@ -213,7 +223,8 @@ export class PolicyStore {
     return p;
   }
   /** Create or replace a policy from HCL or JSON text. */
-  async put(name: string, text: string): Promise<Policy> {
+  async put(nameIn: string, text: string): Promise<Policy> {
+    const name = policyKey(nameIn);
     if (name === 'root') throw invalid('name', 'cannot update the root policy');
     const p = parsePolicy(name, text);
     await putJSON(this.storage, `policy/${name}`, { raw: text });
@@ -221,7 +232,8 @@ export class PolicyStore {
     return p;
   }
   /** Delete a policy (root and default cannot be deleted). */
-  async delete(name: string): Promise<void> {
+  async delete(nameIn: string): Promise<void> {
+    const name = policyKey(nameIn);
     if (name === 'root' || name === 'default') throw invalid('name', `cannot delete the ${name} policy`);
     await this.storage.delete(`policy/${name}`);
     this.cache.delete(name);

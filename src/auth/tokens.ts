@@ -103,6 +103,8 @@ export class TokenStore {
     };
     await putJSON(this.storage, `id/${entry.hash}`, entry);
     await putJSON(this.storage, `accessor/${entry.accessor}`, { hash: entry.hash });
+    // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
+    if (entry.parent_accessor && !entry.orphan) await this.storage.put(`parent/${entry.parent_accessor}/${entry.accessor}`, Buffer.alloc(0));
     this.cache.set(entry.hash, entry);
     return { id, entry };
   }
@@ -153,16 +155,25 @@ export class TokenStore {
     return entry;
   }
 
-  /** Revoke a token (and its children created through it). */
-  async revokeEntry(entry: TokenEntry): Promise<void> {
+  /**
+   * Revoke a token and, recursively, the tokens created through it. With `orphanChildren`
+   * (revoke-orphan) the children stay valid and become orphans instead.
+   */
+  async revokeEntry(entry: TokenEntry, opts: { orphanChildren?: boolean } = {}): Promise<void> {
     this.cache.delete(entry.hash);
     await this.storage.delete(`id/${entry.hash}`);
     await this.storage.delete(`accessor/${entry.accessor}`);
-    if (!entry.orphan) {
-      for (const acc of await this.storage.list('accessor/')) {
-        const child = await this.lookupAccessor(acc);
-        if (child && child.parent_accessor === entry.accessor) await this.revokeEntry(child);
-      }
+    if (entry.parent_accessor) await this.storage.delete(`parent/${entry.parent_accessor}/${entry.accessor}`);
+    for (const acc of await this.storage.list(`parent/${entry.accessor}/`)) {
+      await this.storage.delete(`parent/${entry.accessor}/${acc}`);
+      const child = await this.lookupAccessor(acc);
+      if (!child) continue;
+      if (opts.orphanChildren) {
+        child.orphan = true;
+        child.parent_accessor = '';
+        await putJSON(this.storage, `id/${child.hash}`, child);
+        this.cache.set(child.hash, child);
+      } else await this.revokeEntry({ ...child, parent_accessor: '' });
     }
   }
 

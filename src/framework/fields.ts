@@ -264,9 +264,9 @@ export type Infer<F extends Fields> = {
 export function coerceFields<F extends Fields>(fields: F, raw: Record<string, unknown>): { data: Infer<F>; unknown: string[] } {
   const data: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(fields)) {
-    data[name] = field.coerce(name, raw[name]);
+    data[name] = field.coerce(name, Object.hasOwn(raw, name) ? raw[name] : undefined);
   }
   const unknown: string[] = [];
-  for (const k of Object.keys(raw)) if (!(k in fields)) unknown.push(k);
+  for (const k of Object.keys(raw)) if (!Object.hasOwn(fields, k)) unknown.push(k);
   return { data: data as Infer<F>, unknown };
 }

@@ -109,7 +109,9 @@ export function matchRoute(routes: readonly AnyRoute[], path: string): { route: 
     const m = route.matcher.exec(path);
     if (m) {
       const params: Record<string, string> = {};
-      if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) params[k] = decodeURIComponent(v);
+      // The router decoded the URL path once (as Go's net/http does); decoding again would turn a
+      // literal "%" in a name into an error or a different name.
+      if (m.groups) for (const [k, v] of Object.entries(m.groups)) if (v !== undefined) params[k] = v;
       return { route, params };
     }
   }

@@ -9,14 +9,14 @@ function goJson(value: unknown): string {
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
-/** Send a success envelope (or 204 when the reply is empty on a write). */
-export function sendReply(res: ServerResponse, requestId: string, reply: Reply, mountType: string | undefined, status = 200): void {
+/** Send a success envelope; `injectTopLevel` also copies `data`'s keys to the top level (Vault's sys/ answers). */
+export function sendReply(res: ServerResponse, requestId: string, reply: Reply, mountType: string | undefined, status = 200, injectTopLevel = false): void {
   if (reply.raw) {
     res.writeHead(reply.raw.status ?? 200, { 'Content-Type': reply.raw.contentType, 'Cache-Control': 'no-store' });
     res.end(reply.raw.body);
     return;
   }
-  const body = {
+  const envelope = {
     request_id: requestId,
     lease_id: '',
     renewable: false,
@@ -27,6 +27,8 @@ export function sendReply(res: ServerResponse, requestId: string, reply: Reply, 
     auth: reply.auth ?? null,
     mount_type: mountType ?? '',
   };
+  const data = reply.data;
+  const body = injectTopLevel && data && typeof data === 'object' ? { ...data, ...envelope } : envelope;
   const text = goJson(body) + '\n';
   res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(text) });
   res.end(text);

@@ -160,43 +160,50 @@ export class Router {
         listFlag = parseBool('list', query.get('list'));
         query.delete('list');
       }
-      const op0 = methodToOp(req.method ?? '', listFlag);
-      if (!op0) throw unsupported();
       let path = rawPath.slice(4);
       try {
         path = decodeURIComponent(path);
       } catch {
-        throw invalid('path: invalid percent-encoding');
+        throw invalid('path', 'invalid percent-encoding');
       }
-      if (path.includes('\0')) throw invalid('path: must not contain NUL');
+      if (path.includes('\0')) throw invalid('path', 'must not contain NUL');
+      // HEAD is only meaningful for load-balancer health checks (Vault answers it on sys/health).
+      const method = req.method === 'HEAD' && path.replace(/\/+$/, '') === 'sys/health' ? 'GET' : (req.method ?? '');
+      const op0 = methodToOp(method, listFlag);
+      if (!op0) throw unsupported();
       const body = op0 === 'read' || op0 === 'list' ? await drain(req, this.core.maxRequestSize) : await readBody(req, this.core.maxRequestSize);
       const bodyData = parseBody(body, req.headers['content-type']);
       if (op0 === 'patch' && !String(req.headers['content-type'] ?? '').includes('merge-patch+json')) {
         throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
       }
       const mounted = this.core.resolve(path);
-      if (!mounted) throw notFound(`no handler for route "${path}". route entry not found.`);
+      if (!mounted) {
+        // Sealed: everything but the unauthenticated sys routes answers 503. Unsealed: an unknown
+        // path is 404 for a valid token and 403 without one (Vault checks the token first).
+        if (this.core.isSealed()) throw sealed();
+        await this.requireToken(req);
+        throw notFound(`no handler for route "${path}". route entry not found.`);
+      }
       mountType = mounted.mount.type;
       const sub = path.slice(mounted.mount.path.length).replace(/\/+$/, '');
       const match = matchRoute(mounted.routes, sub);
-      if (!match) throw notFound('unsupported path');
+      if (!match) {
+        if (this.core.isSealed()) throw sealed();
+        await this.requireToken(req);
+        throw notFound('unsupported path');
+      }
       const { route, params } = match;
       if (this.core.isSealed() && !route.allowSealed) throw sealed();
       let handlerOp: Operation = op0;
       if (!route.operations[op0] && !(op0 === 'update' && route.operations.create)) throw unsupported();
 
-      // Request data: query (GET/DELETE/LIST) and body, path parameters win.
-      const raw: Record<string, unknown> = {};
-      if (query) for (const [k, v] of query) raw[k] = v;
-      Object.assign(raw, bodyData, params);
+      // Request data: query (GET/DELETE/LIST) and body, path parameters win. Object.fromEntries
+      // defines own properties, so a "__proto__" key in a body stays data (no prototype change).
+      const raw: Record<string, unknown> = Object.fromEntries([...(query ? [...query] : []), ...Object.entries(bodyData), ...Object.entries(params)]);
 
       let token: TokenInfo | null = null;
-      if (!route.unauthenticated) {
-        const id = tokenFrom(req);
-        if (!id) throw denied();
-        token = await this.core.lookupToken(id);
-        if (!token) throw denied();
-      } else {
+      if (!route.unauthenticated) token = await this.requireToken(req);
+      else {
         const id = tokenFrom(req);
         if (id) token = await this.core.lookupToken(id);
       }
@@ -250,6 +257,11 @@ export class Router {
         if (audit && entry) await audit.response(entry, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
         throw e;
       }
+      // Vault: a list whose answer has no keys is a 404 (unless it carries warnings).
+      if (reply && handlerOp === 'list' && !reply.raw && !reply.warnings?.length) {
+        const keys = (reply.data as { keys?: unknown } | null | undefined)?.keys;
+        if (!Array.isArray(keys) || keys.length === 0) reply = undefined;
+      }
       if (unknown.length && reply) {
         reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.sort().join(' ')}]`];
       }
@@ -259,17 +271,28 @@ export class Router {
         sendEmpty(res);
         return;
       }
-      if (audit && entry) await audit.response(entry, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
-      sendReply(res, requestId, reply, mountType);
+      if (audit && entry) await audit.response(entry, reply.status ?? 200, reply.data);
+      // Vault copies `data` to the top level of sys/ answers (http/handler.go, handleLogicalWithInjector).
+      sendReply(res, requestId, reply, mountType, 200, path.startsWith('sys/'));
     } catch (e) {
       this.fail(res, e);
     }
   }
 
+  /** The request's token, or 403 when it carries none or an unknown/expired one. */
+  private async requireToken(req: IncomingMessage): Promise<TokenInfo> {
+    const id = tokenFrom(req);
+    if (!id) throw denied();
+    const token = await this.core.lookupToken(id);
+    if (!token) throw denied();
+    return token;
+  }
+
   private fail(res: ServerResponse, e: unknown): void {
     if (isKeyholdError(e)) {
       const msgs = e.errors ?? (e.message === '' ? [] : [e.message]);
-      if (e.status === 413) res.setHeader('Connection', 'close');
+      // 413: the connection stays open and Node discards the rest of the body, so the client reads
+      // the answer instead of a reset (closing while it still sends would make the kernel send RST).
       sendError(res, e.status, msgs, e.data);
       return;
     }

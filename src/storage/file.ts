@@ -1,17 +1,19 @@
 /**
  * File backend (the embedded default). One file per record; a record "a/b/c" lives at
- * <root>/a/b/_c (segments percent-encoded, so no name can escape the root or collide with "." or "..").
+ * <root>/data/a/b/_c. Segments are percent-encoded, "." and "_" included, so no name can escape the
+ * root, be "." or "..", clash with a temp file (".tmp-*"), or make a folder start with "_" (leaf
+ * files always do, folders never: the key "x" and the folder "x/" live side by side).
  * Writes are crash-safe: temp file in the same directory, fsync, rename over the target, fsync the
  * directory. A lock file (O_EXCL, holding our pid) stops a second daemon from opening the same storage.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { open, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open, mkdir, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Backend } from './backend.js';
 
 function encodeSegment(s: string): string {
-  return encodeURIComponent(s).replace(/\./g, '%2E').replace(/\*/g, '%2A');
+  return encodeURIComponent(s).replace(/[._*!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
 }
 
 /** Thrown when another process holds the storage lock. */
@@ -70,35 +72,66 @@ export class FileBackend implements Backend {
 
   async put(key: string, value: Buffer): Promise<void> {
     const target = this.file(key);
-    const dir = target.slice(0, target.lastIndexOf('/'));
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const dir = dirname(target);
+    // A concurrent delete may remove a folder it just emptied between our mkdir and open: retry.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.ensureDir(dir);
+        await this.writeAtomic(dir, target, value);
+        return;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  /** Create `dir` (0700) and make its new entries durable by fsyncing each parent that gained one. */
+  private async ensureDir(dir: string): Promise<void> {
+    const first = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (first === undefined) return;
+    // Folders first..dir are new: each one's parent gained an entry.
+    const chain: string[] = [];
+    for (let d = dir; ; d = dirname(d)) {
+      chain.push(d);
+      if (d === first || d.length <= first.length) break;
+    }
+    for (const d of chain) await fsyncDir(dirname(d));
+  }
+
+  /** temp file in the same folder, fsync, rename over the target, fsync the folder. */
+  private async writeAtomic(dir: string, target: string, value: Buffer): Promise<void> {
     const tmp = join(dir, `.tmp-${randomBytes(6).toString('hex')}`);
-    const fh = await open(tmp, 'w', 0o600);
+    const fh = await open(tmp, 'wx', 0o600);
     try {
       await fh.writeFile(value);
       await fh.sync();
-    } finally {
+    } catch (e) {
       await fh.close();
+      await rm(tmp, { force: true });
+      throw e;
     }
+    await fh.close();
     try {
       await rename(tmp, target);
     } catch (e) {
       await rm(tmp, { force: true });
       throw e;
     }
-    const dh = await open(dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await fsyncDir(dir);
   }
 
   async delete(key: string): Promise<void> {
     const target = this.file(key);
-    await rm(target, { force: true });
+    try {
+      await unlink(target);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      throw e;
+    }
+    let dir = dirname(target);
+    await fsyncDir(dir);
     // Remove now-empty parent folders so lists stay clean (best effort).
-    let dir = target.slice(0, target.lastIndexOf('/'));
     const base = join(this.root, 'data');
     while (dir.length > base.length) {
       try {
@@ -106,7 +139,7 @@ export class FileBackend implements Backend {
       } catch {
         break;
       }
-      dir = dir.slice(0, dir.lastIndexOf('/'));
+      dir = dirname(dir);
     }
   }
 
@@ -139,6 +172,15 @@ export class FileBackend implements Backend {
 
   describe(): string {
     return `file:${this.root}`;
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
   }
 }
 

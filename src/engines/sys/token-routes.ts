@@ -52,12 +52,16 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
   };
 }
 
+/** The entry of `token`: 400 when missing, 403 "bad token" when unknown or expired (as Vault answers). */
 async function entryOf(core: SysCore, token: string | undefined): Promise<TokenEntry> {
-  if (!token) throw invalid('token', 'is required');
+  if (!token) throw invalid('missing token ID');
   const e = await core.tokens.lookup(token);
-  if (!e) throw invalid('token', 'bad token');
+  if (!e) throw denied('bad token');
   return e;
 }
+
+/** Vault's default token TTL (768h) for tokens without an explicit ttl, except root tokens. */
+const DEFAULT_TTL = 768 * 3600;
 
 const createFields = {
   policies: f.strings('Policies of the new token (subset of the caller\'s unless root)'),
@@ -83,7 +87,8 @@ export const tokenRoutes: AnyRoute[] = [
       update: async ({ engine, data, token, path }) => {
         const caller = token!;
         if (data.type !== 'service') throw invalid('type', 'only "service" tokens are supported');
-        let policies = data.policies ?? caller.policies;
+        // Policy names are case-insensitive in Vault and stored lowercased.
+        let policies = [...new Set((data.policies ?? caller.policies).map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))];
         if (!data.no_default_policy && !policies.includes('root') && !policies.includes('default')) policies = [...policies, 'default'];
         if (!caller.root) {
           const mine = new Set(caller.policies);
@@ -92,7 +97,7 @@ export const tokenRoutes: AnyRoute[] = [
         }
         const orphan = data.no_parent || path === 'create-orphan';
         if (orphan && !caller.root && path !== 'create-orphan') throw denied('root or sudo privileges required to create orphan token');
-        const ttl = data.ttl ?? data.period ?? (caller.root ? 0 : 32 * 24 * 3600);
+        const ttl = data.ttl ?? data.period ?? (policies.includes('root') ? 0 : DEFAULT_TTL);
         const { id, entry } = await engine.tokens.create({
           policies,
           ttl,
@@ -182,9 +187,11 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { token: f.string('Token to revoke').sensitive() },
     operations: {
       update: async ({ engine, data, path }) => {
-        const e = await entryOf(engine, data.token);
-        if (path === 'revoke-orphan') e.orphan = true;
-        await engine.tokens.revokeEntry(e);
+        if (!data.token) throw invalid('missing token ID');
+        // Revoking an unknown or expired token succeeds (204): the outcome the caller wanted holds.
+        const e = await engine.tokens.lookup(data.token);
+        if (!e) return;
+        await engine.tokens.revokeEntry(e, { orphanChildren: path === 'revoke-orphan' });
       },
     },
     cli: { command: 'token revoke', confirm: true },

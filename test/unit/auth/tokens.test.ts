@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { TokenStore } from '../../../src/auth/tokens.js';
+import { InmemBackend } from '../../../src/storage/inmem.js';
+import { Barrier } from '../../../src/storage/barrier.js';
+import { listAll, prefixed } from '../../../src/storage/backend.js';
+
+async function setup() {
+  const backend = new InmemBackend();
+  const barrier = new Barrier(backend);
+  barrier.unseal(Buffer.alloc(32, 7));
+  let now = 1_700_000_000_000;
+  const clock = { now: () => now };
+  const storage = prefixed(barrier, 'sys/token/');
+  const store = new TokenStore(storage, clock);
+  await store.init();
+  return { store, storage, backend, advance: (ms: number) => (now += ms) };
+}
+
+describe('token store', () => {
+  it('issues hvs. tokens and stores only an HMAC of them', async () => {
+    const { store, storage } = await setup();
+    const { id, entry } = await store.create({ policies: ['b', 'a', 'a'] });
+    expect(id).toMatch(/^hvs\.[A-Za-z0-9]{24}$/);
+    expect(entry.policies).toEqual(['a', 'b']);
+    const keys = await listAll(storage, '');
+    for (const k of keys) {
+      expect(k).not.toContain(id);
+      expect((await storage.get(k))!.toString('latin1')).not.toContain(id.slice(4));
+    }
+    expect(keys).toContain(`id/${store.hash(id)}`);
+  });
+
+  it('refuses a token once its ttl has passed, and removes it', async () => {
+    const { store, advance } = await setup();
+    const { id } = await store.create({ policies: ['p'], ttl: 60 });
+    expect(await store.lookup(id)).not.toBeNull();
+    advance(59_000);
+    expect(await store.lookup(id)).not.toBeNull();
+    advance(1_000);
+    expect(await store.lookup(id)).toBeNull();
+    expect(await store.listAccessors()).toEqual([]);
+  });
+
+  it('revokes a limited-use token when its last use is spent', async () => {
+    const { store } = await setup();
+    const { id } = await store.create({ policies: ['p'], num_uses: 2 });
+    await store.use((await store.lookup(id))!);
+    expect((await store.lookup(id))!.num_uses).toBe(1);
+    await store.use((await store.lookup(id))!);
+    expect(await store.lookup(id)).toBeNull();
+  });
+
+  it('renews up to explicit_max_ttl and no further', async () => {
+    const { store, advance } = await setup();
+    const { id } = await store.create({ policies: ['p'], ttl: 10, explicit_max_ttl: 30 });
+    advance(8_000);
+    let e = await store.renew((await store.lookup(id))!, 10);
+    expect(e.expire_time - e.creation_time).toBe(18);
+    advance(8_000);
+    e = await store.renew((await store.lookup(id))!, 100);
+    expect(e.expire_time - e.creation_time).toBe(30);
+    advance(14_500);
+    expect(await store.lookup(id)).toBeNull();
+  });
+
+  it('revokes children with their parent, but not orphans', async () => {
+    const { store } = await setup();
+    const parent = await store.create({ policies: ['p'] });
+    const child = await store.create({ policies: ['p'], parent_accessor: parent.entry.accessor });
+    const grandchild = await store.create({ policies: ['p'], parent_accessor: child.entry.accessor });
+    const orphan = await store.create({ policies: ["p"], orphan: true });
+    await store.revokeEntry(parent.entry);
+    expect(await store.lookup(parent.id)).toBeNull();
+    expect(await store.lookup(child.id)).toBeNull();
+    expect(await store.lookup(grandchild.id)).toBeNull();
+    expect(await store.lookup(orphan.id)).not.toBeNull();
+  });
+
+  it('finds tokens by accessor and rejects malformed accessors', async () => {
+    const { store } = await setup();
+    const { entry } = await store.create({ policies: ['p'] });
+    expect((await store.lookupAccessor(entry.accessor))?.hash).toBe(entry.hash);
+    expect(await store.lookupAccessor('../id/x')).toBeNull();
+  });
+
+  it('keeps tokens valid across a restart (new store on the same storage)', async () => {
+    const { store, storage } = await setup();
+    const { id } = await store.create({ policies: ['p'] });
+    const again = new TokenStore(storage, { now: () => Date.now() });
+    await again.init();
+    expect((await again.lookup(id))?.policies).toEqual(['p']);
+    expect(await again.lookup(id + 'x')).toBeNull();
+  });
+});
+
+describe('token store: revoke-orphan', () => {
+  it('keeps children valid as orphans when the parent is revoked with orphanChildren', async () => {
+    const { store } = await setup();
+    const parent = await store.create({ policies: ['p'] });
+    const child = await store.create({ policies: ['p'], parent_accessor: parent.entry.accessor });
+    await store.revokeEntry(parent.entry, { orphanChildren: true });
+    const c = await store.lookup(child.id);
+    expect(c?.orphan).toBe(true);
+    expect(c?.parent_accessor).toBe('');
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { compilePath, matchRoute, routesFor } from '../../../src/framework/route.js';
+import { f } from '../../../src/framework/fields.js';
+import { KeyholdError, conflict, denied, invalid, notFound } from '../../../src/framework/errors.js';
+
+const route = routesFor<unknown>();
+
+describe('path templates', () => {
+  it('matches one segment for :name and rejects a slash in it', () => {
+    const { matcher } = compilePath('keys/:name');
+    expect(matcher.exec('keys/my-key')?.groups?.name).toBe('my-key');
+    expect(matcher.test('keys/a/b')).toBe(false);
+    expect(matcher.test('keys/')).toBe(false);
+  });
+
+  it('supports optional groups and rest parameters', () => {
+    const r = compilePath('random(/:source)(/:bytes)');
+    expect(r.params).toEqual(['source', 'bytes']);
+    expect(r.matcher.exec('random')?.groups).toEqual({ source: undefined, bytes: undefined });
+    expect(r.matcher.exec('random/all/64')?.groups).toEqual({ source: 'all', bytes: '64' });
+    expect(compilePath('data/*path').matcher.exec('data/a/b/c')?.groups?.path).toBe('a/b/c');
+  });
+
+  it('escapes regex metacharacters in literal parts', () => {
+    const { matcher } = compilePath('a.b+c');
+    expect(matcher.test('a.b+c')).toBe(true);
+    expect(matcher.test('aXbbc')).toBe(false);
+  });
+
+  it('returns the first matching route and does not decode parameters a second time', () => {
+    const routes = [
+      route({ path: 'keys/:name/rotate', summary: '', fields: { name: f.name('n') }, operations: {} }),
+      route({ path: 'keys/:name', summary: '', fields: { name: f.name('n') }, operations: {} }),
+    ];
+    expect(matchRoute(routes, 'keys/k/rotate')?.route).toBe(routes[0]);
+    expect(matchRoute(routes, 'keys/k')?.route).toBe(routes[1]);
+    // The router decodes the URL once; a literal "%" must survive (and must not throw URIError).
+    expect(matchRoute(routes, 'keys/50%off')?.params).toEqual({ name: '50%off' });
+    expect(matchRoute(routes, 'nope')).toBeNull();
+  });
+});
+
+describe('error kinds', () => {
+  it('maps kinds to statuses and formats "field: rule"', () => {
+    expect(invalid('nonce', 'must be exactly 12 bytes, got 8').message).toBe('nonce: must be exactly 12 bytes, got 8');
+    expect(invalid('nonce', 'x').status).toBe(400);
+    expect(denied().status).toBe(403);
+    expect(notFound().status).toBe(404);
+    expect(notFound().message).toBe('');
+    expect(conflict('in use').status).toBe(409);
+    expect(conflict('in use', 400).status).toBe(400);
+    expect(new KeyholdError('tooLarge', 'x').status).toBe(413);
+    expect(new KeyholdError('sealed', 'x').status).toBe(503);
+  });
+});
