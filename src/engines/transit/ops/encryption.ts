@@ -1,0 +1,155 @@
+/**
+ * Encrypt and decrypt with a transit key version, byte-compatible with Vault (reference
+ * transit-wire.md sections 4.2-4.4): AEAD payload `nonce || ct || tag` (convergent v1: no nonce),
+ * derived keys via the key's KDF, convergent nonces v1/v2/v3, RSA-OAEP (SHA-256, empty label) or
+ * PKCS#1 v1.5 for RSA keys. No HTTP here: errors are thrown by kind with Vault's messages.
+ */
+import { constants, createHmac, publicEncrypt, privateDecrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { invalid } from '../../../framework/errors.js';
+import { KEY_TYPES } from '../keyring/key-types.js';
+import { MISSING_CONTEXT, deriveBytes } from '../keyring/derive.js';
+import type { KeyVersion, TransitKey } from '../keyring/types.js';
+import { AEAD_SUITES, aeadOpen, aeadSeal, isAeadSuite, type AeadSuite } from './aead.js';
+import { encryptionVersion, liveVersion } from './key-versions.js';
+import { decodeStdBase64, parseVersioned, versionPrefix } from './version-prefix.js';
+import { modulusBits, rsaPkcs1Decrypt } from './rsa-padding.js';
+
+/** RSA encryption paddings (`padding_scheme`). */
+export const RSA_PADDINGS = ['oaep', 'pkcs1v15'] as const;
+/** One of RSA_PADDINGS. */
+export type RsaPadding = (typeof RSA_PADDINGS)[number];
+
+/** Options of one encryption. */
+export interface EncryptOptions {
+  /** 0 = latest. */
+  keyVersion?: number;
+  context?: Buffer;
+  nonce?: Buffer;
+  associatedData?: Buffer;
+  padding?: string;
+}
+
+/** Options of one decryption. */
+export interface DecryptOptions {
+  context?: Buffer;
+  nonce?: Buffer;
+  associatedData?: Buffer;
+  padding?: string;
+}
+
+/** The convergent scheme version that applies to key version `v` (0 when not convergent). */
+export function convergentVersionOf(key: TransitKey, v: number): number {
+  if (!key.convergentEncryption) return 0;
+  const perVersion = key.versions.get(v)?.convergentVersion ?? 0;
+  if (perVersion) return perVersion;
+  return key.convergentVersion > 0 ? key.convergentVersion : 1;
+}
+
+/** Refuse `padding_scheme` values other than oaep/pkcs1v15, and any on non-RSA keys. */
+export function checkPadding(key: TransitKey, padding: string | undefined): RsaPadding {
+  if (padding === undefined || padding === '') return 'oaep';
+  if (!KEY_TYPES[key.type].rsaBits) throw invalid(`padding_scheme argument invalid: padding schemes apply to RSA keys only, not ${key.type}`);
+  if (!(RSA_PADDINGS as readonly string[]).includes(padding)) throw invalid(`padding_scheme argument invalid: unsupported padding scheme "${padding}"; use oaep or pkcs1v15`);
+  return padding as RsaPadding;
+}
+
+function symmetricKey(key: TransitKey, v: KeyVersion, context: Buffer | undefined, length: number): Buffer {
+  if (!v.key) throw invalid('no such key version');
+  if (!key.derived) return v.key;
+  if (!context || context.length === 0) throw invalid(MISSING_CONTEXT);
+  return deriveBytes(key.kdf, v.key, context, length);
+}
+
+function rsaPublic(v: KeyVersion): KeyObject {
+  const k = v.publicKey ?? v.privateKey;
+  if (!k) throw invalid('no such key version');
+  return k;
+}
+
+/** Check nonce rules for encryption with version `ver`: only convergent v1 takes a caller nonce, of exactly the suite's size. */
+export function checkNonce(key: TransitKey, ver: number, nonce: Buffer | undefined): void {
+  const cv = convergentVersionOf(key, ver);
+  if (cv === 1) {
+    const size = isAeadSuite(key.type) ? AEAD_SUITES[key.type].nonceBytes : 12;
+    if (!nonce || nonce.length !== size) throw invalid(`base64-decoded nonce must be ${size} bytes long when using convergent encryption with this key`);
+    return;
+  }
+  if (nonce && nonce.length) throw invalid('provided nonce not allowed for this key');
+}
+
+/** Encrypt `plaintext`; returns the `vault:vN:` ciphertext and the version used. */
+export function encryptWithKey(key: TransitKey, plaintext: Buffer, opts: EncryptOptions = {}): { ciphertext: string; version: number } {
+  const info = KEY_TYPES[key.type];
+  if (!info.encrypt || info.kind === 'managed') throw invalid(`message encryption not supported for key type ${key.type}`);
+  const ver = encryptionVersion(key, opts.keyVersion ?? 0);
+  const v = liveVersion(key, ver);
+  checkNonce(key, ver, opts.nonce);
+  let payload: Buffer;
+  if (isAeadSuite(key.type)) {
+    if (opts.padding) checkPadding(key, opts.padding);
+    payload = aeadEncrypt(key, key.type, ver, v, plaintext, opts);
+  } else {
+    if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
+    const padding = checkPadding(key, opts.padding);
+    payload = rsaEncrypt(rsaPublic(v), padding, plaintext);
+  }
+  return { ciphertext: versionPrefix(ver) + payload.toString('base64'), version: ver };
+}
+
+function aeadEncrypt(key: TransitKey, suite: AeadSuite, ver: number, v: KeyVersion, plaintext: Buffer, opts: EncryptOptions): Buffer {
+  const s = AEAD_SUITES[suite];
+  const cv = convergentVersionOf(key, ver);
+  const derived = symmetricKey(key, v, opts.context, s.keyBytes + (cv >= 3 ? 32 : 0));
+  const encKey = derived.subarray(0, s.keyBytes);
+  let nonce: Buffer;
+  if (cv === 1) nonce = opts.nonce!;
+  else if (cv === 2) nonce = createHmac('sha256', opts.context ?? Buffer.alloc(0)).update(plaintext).digest().subarray(0, s.nonceBytes);
+  else if (cv >= 3) nonce = createHmac('sha256', derived.subarray(s.keyBytes, s.keyBytes + 32)).update(plaintext).digest().subarray(0, s.nonceBytes);
+  else nonce = randomBytes(s.nonceBytes);
+  const sealed = aeadSeal(suite, encKey, nonce, plaintext, opts.associatedData);
+  return cv === 1 ? sealed : Buffer.concat([nonce, sealed]);
+}
+
+function rsaEncrypt(pub: KeyObject, padding: RsaPadding, plaintext: Buffer): Buffer {
+  const k = Math.ceil(modulusBits(pub) / 8);
+  const max = padding === 'oaep' ? k - 2 * 32 - 2 : k - 11;
+  if (plaintext.length > max) throw invalid(`failed to RSA encrypt the plaintext: message too long for RSA key size (at most ${max} bytes with ${padding})`);
+  return padding === 'oaep'
+    ? publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, plaintext)
+    : publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_PADDING }, plaintext);
+}
+
+/** Decrypt a `vault:vN:` ciphertext; returns the plaintext bytes and the version it was made with. */
+export function decryptWithKey(key: TransitKey, ciphertext: string, opts: DecryptOptions = {}): { plaintext: Buffer; version: number } {
+  const info = KEY_TYPES[key.type];
+  if (!info.decrypt || info.kind === 'managed') throw invalid(`message decryption not supported for key type ${key.type}`);
+  const { version, payload } = parseVersioned(ciphertext, 'ciphertext', key);
+  const cv = convergentVersionOf(key, version);
+  if (cv === 1 && (!opts.nonce || opts.nonce.length === 0)) throw invalid('invalid convergent nonce supplied');
+  if (cv !== 1 && opts.nonce && opts.nonce.length) throw invalid('provided nonce not allowed for this key');
+  const raw = decodeStdBase64(payload);
+  if (!raw) throw invalid('invalid ciphertext: could not decode base64');
+  const v = liveVersion(key, version);
+  if (isAeadSuite(key.type)) {
+    if (opts.padding) checkPadding(key, opts.padding);
+    const s = AEAD_SUITES[key.type];
+    const encKey = symmetricKey(key, v, opts.context, s.keyBytes).subarray(0, s.keyBytes);
+    if (cv === 1) return { plaintext: aeadOpen(key.type, encKey, opts.nonce!, raw, opts.associatedData), version };
+    if (raw.length < s.nonceBytes) throw invalid('invalid ciphertext length');
+    const pt = aeadOpen(key.type, encKey, raw.subarray(0, s.nonceBytes), raw.subarray(s.nonceBytes), opts.associatedData);
+    return { plaintext: pt, version };
+  }
+  if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
+  const padding = checkPadding(key, opts.padding);
+  if (!v.privateKey) throw invalid(`failed to RSA decrypt the ciphertext: key version ${version} holds only a public key`);
+  let pt: Buffer | null;
+  if (padding === 'oaep') {
+    try {
+      pt = privateDecrypt({ key: v.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, raw);
+    } catch {
+      pt = null;
+    }
+  } else pt = rsaPkcs1Decrypt(v.privateKey, raw);
+  if (!pt) throw invalid('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
+  return { plaintext: pt, version };
+}

@@ -1,0 +1,301 @@
+/**
+ * The data operations over a mount's key store, one function per endpoint family: lock the key
+ * (shared), process every item in order with per-item errors, and return wire-shaped results
+ * (reference transit-wire.md section 3.2). Upsert on encrypt creates the key here. No HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import { invalid } from '../../../framework/errors.js';
+import { KEY_TYPES, keyTypeInfo } from '../keyring/key-types.js';
+import { checkKeyName } from '../keyring/key-rules.js';
+import type { TransitKey, TransitState } from '../keyring/types.js';
+import { Yielder, itemError, type ItemError } from './batch.js';
+import { itemBase64, type BatchItem } from './batch-items.js';
+import { convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
+import { encryptionVersion, signingVersion } from './key-versions.js';
+import { hmacWithKey, verifyHmacWithKey } from './hmac.js';
+import type { HashAlgorithm } from './hash-algorithms.js';
+import { checkSignatureRequest, signWithKey, verifyWithKey, type SignatureOptions } from './signing.js';
+
+/** Results of a batch: wire-shaped items plus the per-item errors for status rules. */
+export interface BatchOutcome {
+  results: Record<string, unknown>[];
+  errors: (ItemError | undefined)[];
+  warnings: string[];
+}
+
+/** Item fields of encrypt (reference 3.2.1). */
+export const ENCRYPT_ITEM = { plaintext: 'string', context: 'string', nonce: 'string', key_version: 'int', associated_data: 'string', padding_scheme: 'string', reference: 'string', type: 'string', convergent_encryption: 'bool' } as const;
+/** Item fields of decrypt. */
+export const DECRYPT_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', associated_data: 'string', padding_scheme: 'string', reference: 'string' } as const;
+/** Item fields of rewrap. */
+export const REWRAP_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', key_version: 'int', decrypt_padding_scheme: 'string', encrypt_padding_scheme: 'string', reference: 'string' } as const;
+/** Item fields of hmac. */
+export const HMAC_ITEM = { input: 'string', reference: 'string' } as const;
+/** Item fields of sign. */
+export const SIGN_ITEM = { input: 'string', context: 'string', reference: 'string', signature_context: 'string' } as const;
+/** Item fields of verify. */
+export const VERIFY_ITEM = { input: 'string', context: 'string', signature: 'string', hmac: 'string', cmac: 'string', reference: 'string', signature_context: 'string' } as const;
+
+const NOT_FOUND = 'encryption key not found';
+
+async function withKey<T>(state: TransitState, name: string, missing: string, fn: (key: TransitKey) => Promise<T>): Promise<T> {
+  return state.keys.withLock(name, 'shared', async () => {
+    const key = await state.keys.get(name);
+    if (!key) throw invalid(missing);
+    return fn(key);
+  });
+}
+
+async function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+  const y = new Yielder();
+  const results: Record<string, unknown>[] = new Array(items.length);
+  const errors: (ItemError | undefined)[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    try {
+      results[i] = run(item);
+    } catch (e) {
+      const err = itemError(e);
+      errors[i] = err;
+      results[i] = failed(item, err);
+    }
+    await y.tick();
+  }
+  return { results, errors, warnings: [] };
+}
+
+const ref = (item: BatchItem): string => item.strings.reference ?? '';
+
+/** What encrypt's upsert creates when the key is missing. */
+export interface UpsertOptions {
+  /** The router's operation: `create` when the key was absent and the ACL granted create. */
+  operation: string;
+  type?: string;
+  convergent?: boolean;
+}
+
+async function upsertKey(state: TransitState, name: string, items: BatchItem[], up: UpsertOptions, warnings: string[]): Promise<void> {
+  if (up.operation !== 'create') {
+    if (!(await state.keys.get(name))) throw invalid(NOT_FOUND);
+    return;
+  }
+  if (await state.keys.get(name)) {
+    warnings.push('Attempted creation of the key during the encrypt operation, but it was created beforehand');
+    return;
+  }
+  if (await state.upsertDisabled()) throw invalid(NOT_FOUND);
+  const first = items[0]!;
+  const contextSet = (first.strings.context ?? '') !== '';
+  const typeName = (up.type ?? first.strings.type ?? 'aes256-gcm96').toLowerCase();
+  const convergent = up.convergent ?? first.bools.convergent_encryption ?? false;
+  if (convergent && !contextSet) throw invalid('convergent encryption requires derivation to be enabled, so context is required');
+  const info = keyTypeInfo(typeName);
+  if (!info) throw invalid(`unknown key type ${typeName}`);
+  if (!info.encrypt || info.kind === 'managed') throw invalid(`key type ${typeName} not supported for this operation`);
+  checkKeyName(name);
+  const { created } = await state.keys.create(name, { type: info.name, derived: contextSet, convergentEncryption: convergent });
+  if (!created) warnings.push('Attempted creation of the key during the encrypt operation, but it was created beforehand');
+}
+
+/** encrypt/:name for one or many items (upsert per `up`). */
+export async function runEncrypt(state: TransitState, name: string, items: BatchItem[], up: UpsertOptions): Promise<BatchOutcome> {
+  const contextSet = (items[0]!.strings.context ?? '') !== '';
+  for (const it of items) {
+    if (((it.strings.context ?? '') !== '') !== contextSet) throw invalid('context should be set either in all the request blocks or in none');
+  }
+  const warnings: string[] = [];
+  await upsertKey(state, name, items, up, warnings);
+  const out = await withKey(state, name, NOT_FOUND, (key) =>
+    eachItem(
+      items,
+      (item) => {
+        const plaintext = itemBase64(item, 'plaintext') ?? Buffer.alloc(0);
+        const r = encryptWithKey(key, plaintext, {
+          keyVersion: item.ints.key_version ?? 0,
+          context: itemBase64(item, 'context'),
+          nonce: itemBase64(item, 'nonce'),
+          associatedData: itemBase64(item, 'associated_data'),
+          padding: item.strings.padding_scheme,
+        });
+        return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+      },
+      (item, e) => ({ error: e.message, reference: ref(item) }),
+    ),
+  );
+  out.warnings.push(...warnings);
+  return out;
+}
+
+/** decrypt/:name. */
+export async function runDecrypt(state: TransitState, name: string, items: BatchItem[]): Promise<BatchOutcome> {
+  return withKey(state, name, NOT_FOUND, (key) =>
+    eachItem(
+      items,
+      (item) => {
+        const r = decryptWithKey(key, item.strings.ciphertext ?? '', {
+          context: itemBase64(item, 'context'),
+          nonce: itemBase64(item, 'nonce'),
+          associatedData: itemBase64(item, 'associated_data'),
+          padding: item.strings.padding_scheme,
+        });
+        return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
+      },
+      (item, e) => ({ plaintext: '', error: e.message, reference: ref(item) }),
+    ),
+  );
+}
+
+/** rewrap/:name: decrypt and encrypt again with `key_version` (default latest); plaintext never leaves. */
+export async function runRewrap(state: TransitState, name: string, items: BatchItem[]): Promise<BatchOutcome> {
+  return withKey(state, name, NOT_FOUND, (key) =>
+    eachItem(
+      items,
+      (item) => {
+        const context = itemBase64(item, 'context');
+        const nonce = itemBase64(item, 'nonce');
+        const { plaintext } = decryptWithKey(key, item.strings.ciphertext ?? '', { context, nonce, padding: item.strings.decrypt_padding_scheme });
+        const target = encryptionVersion(key, item.ints.key_version ?? 0);
+        const r = encryptWithKey(key, plaintext, {
+          keyVersion: target,
+          context,
+          nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
+          padding: item.strings.encrypt_padding_scheme,
+        });
+        plaintext.fill(0);
+        return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+      },
+      (item, e) => ({ error: e.message, reference: ref(item) }),
+    ),
+  );
+}
+
+/** Options of datakey/:type/:name. */
+export interface DatakeyOptions {
+  bits: number;
+  context?: Buffer;
+  nonce?: Buffer;
+  keyVersion: number;
+  padding?: string;
+  includePlaintext: boolean;
+}
+
+/** datakey: fresh random bits, returned wrapped (and in plaintext on the plaintext path). */
+export async function runDatakey(state: TransitState, name: string, o: DatakeyOptions): Promise<Record<string, unknown>> {
+  if (o.bits !== 128 && o.bits !== 256 && o.bits !== 512) throw invalid('invalid bit length');
+  return withKey(state, name, NOT_FOUND, async (key) => {
+    const dk = randomBytes(o.bits / 8);
+    const r = encryptWithKey(key, dk, { keyVersion: o.keyVersion, context: o.context, nonce: o.nonce, padding: o.padding });
+    const data: Record<string, unknown> = { ciphertext: r.ciphertext, key_version: r.version };
+    if (o.includePlaintext) data.plaintext = dk.toString('base64');
+    dk.fill(0);
+    return data;
+  });
+}
+
+/** hmac/:name for one or many items. */
+export async function runHmac(state: TransitState, name: string, items: BatchItem[], alg: HashAlgorithm, keyVersion: number, batch: boolean): Promise<BatchOutcome> {
+  return withKey(state, name, NOT_FOUND, async (key) => {
+    if (!batch && !items[0]!.present.has('input')) throw invalid('missing input for HMAC');
+    return eachItem(
+      items,
+      (item) => {
+        if (!item.present.has('input')) throw invalid('missing input for HMAC');
+        const input = decodeInput(item);
+        return { hmac: hmacWithKey(key, alg, input, keyVersion), reference: ref(item) };
+      },
+      (item, e) => ({ error: e.message, reference: ref(item) }),
+    );
+  });
+}
+
+function decodeInput(item: BatchItem): Buffer {
+  try {
+    return itemBase64(item, 'input') ?? Buffer.alloc(0);
+  } catch {
+    throw invalid('unable to decode input as base64: illegal base64 data');
+  }
+}
+
+function decodeContext(item: BatchItem): Buffer | undefined {
+  try {
+    return itemBase64(item, 'context');
+  } catch {
+    throw invalid('failed to base64-decode context');
+  }
+}
+
+/** sign/:name for one or many items. */
+export async function runSign(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean, keyVersion: number): Promise<BatchOutcome> {
+  return withKey(state, name, 'signing key not found', async (key) => {
+    checkSignatureRequest(key, opts, explicitHash);
+    const ver = signingVersion(key, keyVersion);
+    return eachItem(
+      items,
+      (item) => {
+        if (!item.present.has('input')) throw invalid('missing input');
+        if (item.strings.signature_context) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        const r = signWithKey(key, ver, decodeInput(item), decodeContext(item), opts);
+        const out: Record<string, unknown> = { signature: r.signature, key_version: ver };
+        if (r.publicKey) out.publickey = r.publicKey.toString('base64');
+        out.reference = ref(item);
+        return out;
+      },
+      (item, e) => ({ key_version: 0, error: e.message, reference: ref(item) }),
+    );
+  });
+}
+
+/** Which verify branch a request takes (reference 3.2.9 dispatch rules). */
+export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 'hmac' {
+  if (items.some((i) => i.present.has('cmac'))) throw invalid('CMAC operations are only available in enterprise versions of Vault');
+  let sig = false;
+  let mac = false;
+  let missing = false;
+  for (const it of items) {
+    if (it.present.has('signature')) sig = true;
+    else if (it.present.has('hmac')) mac = true;
+    else missing = true;
+  }
+  if (!batch && items[0]!.present.has('signature') && items[0]!.present.has('hmac')) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
+  if (!batch && !sig && !mac) throw invalid("missing one of 'signature', 'hmac' or 'cmac' arguments to verify");
+  if (sig && mac) throw invalid("elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'");
+  if (missing && sig) throw invalid("some elements of batch_input are missing 'signature'");
+  if (missing && mac) throw invalid("some elements of batch_input are missing 'hmac'");
+  if (missing) throw invalid("no batch_input elements have 'signature', 'hmac' or 'cmac'");
+  return mac ? 'hmac' : 'signature';
+}
+
+/** verify/:name, signature branch. */
+export async function runVerifySignature(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean): Promise<BatchOutcome> {
+  return withKey(state, name, 'signature verification key not found', async (key) => {
+    if (!KEY_TYPES[key.type].sign || key.type === 'managed_key') throw invalid(`key type ${key.type} does not support verification`);
+    checkSignatureRequest(key, opts, explicitHash);
+    return eachItem(
+      items,
+      (item) => {
+        if (!item.present.has('input')) throw invalid('missing input');
+        if (!item.present.has('signature')) throw invalid('missing signature');
+        if (item.strings.signature_context) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        const valid = verifyWithKey(key, decodeInput(item), decodeContext(item), item.strings.signature ?? '', opts);
+        return { valid, reference: ref(item) };
+      },
+      (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),
+    );
+  });
+}
+
+/** verify/:name, HMAC branch (`valid` omitted when false in batch items, as Vault does). */
+export async function runVerifyHmac(state: TransitState, name: string, items: BatchItem[], alg: HashAlgorithm): Promise<BatchOutcome> {
+  return withKey(state, name, NOT_FOUND, async (key) =>
+    eachItem(
+      items,
+      (item) => {
+        if (!item.present.has('input')) throw invalid('missing input');
+        if (!item.present.has('hmac')) throw invalid('missing hmac');
+        const valid = verifyHmacWithKey(key, alg, decodeInput(item), item.strings.hmac ?? '');
+        return valid ? { valid, reference: ref(item) } : { reference: ref(item) };
+      },
+      (item, e) => ({ error: e.message, reference: ref(item) }),
+    ),
+  );
+}
