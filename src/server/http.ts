@@ -61,7 +61,7 @@ export async function startListeners(
   );
   // node:http only tracks connections (and so enforces headersTimeout/requestTimeout) once the server
   // emits 'listening'; this server is fed sockets by the net listeners below and never listens itself.
-  // http.emit('listening');
+  http.emit('listening');
   http.maxHeadersCount = 200;
   const feed = (sock: Socket) => {
     installListVerb(sock);
