@@ -271,7 +271,7 @@ export class Router {
         sendEmpty(res);
         return;
       }
-      if (audit && entry) await audit.response(entry, reply.status ?? 200, reply.data);
+      if (audit && entry) await audit.response(entry, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
       // Vault copies `data` to the top level of sys/ answers (http/handler.go, handleLogicalWithInjector).
       sendReply(res, requestId, reply, mountType, 200, path.startsWith('sys/'));
     } catch (e) {
