@@ -5,6 +5,7 @@ import { keyRoutes } from './routes/key-routes.js';
 import { dataRoutes } from './routes/data-routes.js';
 import { TransitKeyStore } from './keyring/key-store.js';
 import { AutoRotator } from './keyring/auto-rotate.js';
+import { WrappingKey } from './keyring/byok.js';
 import type { TransitState } from './keyring/types.js';
 
 /** Stored `config/keys` record. */
@@ -18,10 +19,13 @@ export class TransitBackend implements TransitState {
   readonly keys: TransitKeyStore;
   /** The auto-rotation scheduler. */
   readonly rotator: AutoRotator;
+  /** The mount's BYOK wrapping key (RSA-4096, created on first use). */
+  readonly wrapping: WrappingKey;
 
   constructor(readonly env: EngineEnv, cacheSize = 0) {
     this.keys = new TransitKeyStore(env.storage, env.clock, env.logger, cacheSize);
     this.rotator = new AutoRotator(this.keys, env.clock, env.logger);
+    this.wrapping = new WrappingKey(env.storage);
   }
 
   /** `config/keys` disable_upsert. */

@@ -240,6 +240,23 @@ export class TransitKeyStore implements KeyStore {
     this.listener?.(key.name, key);
   }
 
+  /**
+   * Add or replace one version of a key whose exclusive lock the caller holds (import_version,
+   * set-certificate). A version above the latest becomes the new latest.
+   */
+  async putVersionLocked(key: TransitKey, v: KeyVersion): Promise<void> {
+    await this.writeVersion(key, v);
+    if (v.version > key.latestVersion) {
+      const draft = cloneConfig(key);
+      draft.latestVersion = v.version;
+      await this.writePolicy(draft);
+      Object.assign(key, draft);
+    }
+    key.versions.set(v.version, v);
+    this.cache.set(key.name, key);
+    this.listener?.(key.name, key);
+  }
+
   /** Persist one version record (a new one, or one changed by set-certificate / import_version). */
   async writeVersion(key: TransitKey, v: KeyVersion): Promise<void> {
     await this.storage.put(`${VERSIONS}${key.name}/${v.version}`, Buffer.from(JSON.stringify(toRecord(v, key.type)), 'utf8'));
