@@ -411,7 +411,8 @@ export class KvBackend {
 
   private isGone(vm: VersionState): boolean {
     if (vm.destroyed) return true;
-    return vm.deletion_time !== '' && parseRfc3339(vm.deletion_time) < this.env.clock.now();
+    // `<=`: a soft delete takes effect in the same millisecond (the stored time has sub-ms digits we drop).
+    return vm.deletion_time !== '' && parseRfc3339(vm.deletion_time) <= this.env.clock.now();
   }
 
   private nowString(): string {
