@@ -1,0 +1,80 @@
+/**
+ * Which arguments and option values complete dynamically, and from where. The shell scripts call the
+ * hidden `keyhold __complete SOURCE -- WORDS...`, which asks the daemon with LIST (src/docs/complete.ts).
+ */
+
+/** Where completion candidates come from. */
+export type Source =
+  | 'transit-keys'
+  | 'kv-paths'
+  | 'mounts'
+  | 'transit-mounts'
+  | 'kv-mounts'
+  | 'sync-destinations'
+  | 'sync-types'
+  | 'policies'
+  | 'audit-devices'
+  | 'help-topics'
+  | 'files';
+
+/** A rule: commands starting with `command` (words), for argument `arg` or option `option` (long flag). */
+export interface DynamicRule {
+  command: string;
+  arg?: string;
+  option?: string;
+  source: Source;
+}
+
+/** Sources that ask the daemon (the rest are answered locally). */
+export const DAEMON_SOURCES: ReadonlySet<Source> = new Set(['transit-keys', 'kv-paths', 'mounts', 'transit-mounts', 'kv-mounts', 'sync-destinations', 'policies', 'audit-devices']);
+
+/** Destination types of secret sync (interface spec section 2.5), used when the daemon is not asked. */
+export const SYNC_TYPES: readonly string[] = ['provider-a-sm', 'provider-b-kv', 'provider-c-sm', 'repohost', 'hosting-project'];
+
+/** First matching rule wins; `command: ''` matches every command. */
+export const DYNAMIC_RULES: readonly DynamicRule[] = [
+  { command: 'transit', option: '--mount', source: 'transit-mounts' },
+  { command: 'transit', arg: 'name', source: 'transit-keys' },
+  { command: 'transit', arg: 'key', source: 'transit-keys' },
+  { command: 'kv', option: '--mount', source: 'kv-mounts' },
+  { command: 'kv', arg: 'path', source: 'kv-paths' },
+  { command: 'sync', option: '--mount', source: 'kv-mounts' },
+  { command: 'sync', option: '--secret-name', source: 'kv-paths' },
+  { command: 'sync', arg: 'type', source: 'sync-types' },
+  { command: 'sync', arg: 'name', source: 'sync-destinations' },
+  { command: 'sync', arg: 'destination', source: 'sync-destinations' },
+  { command: 'policy', arg: 'name', source: 'policies' },
+  { command: 'token create', option: '--policy', source: 'policies' },
+  { command: 'secrets disable', arg: 'path', source: 'mounts' },
+  { command: 'audit disable', arg: 'path', source: 'audit-devices' },
+  { command: 'path-help', arg: 'path', source: 'mounts' },
+  { command: 'read', arg: 'path', source: 'mounts' },
+  { command: 'write', arg: 'path', source: 'mounts' },
+  { command: 'list', arg: 'path', source: 'mounts' },
+  { command: 'delete', arg: 'path', source: 'mounts' },
+  { command: 'help', arg: 'topic', source: 'help-topics' },
+  { command: 'policy write', arg: 'file', source: 'files' },
+  { command: '', option: '--file', source: 'files' },
+  { command: '', option: '--output', source: 'files' },
+  { command: '', option: '--config', source: 'files' },
+  { command: '', option: '--tls-cert', source: 'files' },
+  { command: '', option: '--tls-key', source: 'files' },
+  { command: '', option: '--storage-path', source: 'files' },
+  { command: '', option: '--socket', source: 'files' },
+];
+
+function under(path: string[], command: string): boolean {
+  if (!command) return true;
+  const words = command.split(' ');
+  return words.every((w, i) => path[i] === w);
+}
+
+/** The source completing argument `arg` of the command at `path`, if any. */
+export function argSource(path: string[], arg: string): Source | undefined {
+  return DYNAMIC_RULES.find((r) => r.arg === arg && under(path, r.command))?.source;
+}
+
+/** The source completing the value of option `long` of the command at `path`, if any. */
+export function optionSource(path: string[], long: string): Source | undefined {
+  return DYNAMIC_RULES.find((r) => r.option === long && under(path, r.command))?.source;
+}
