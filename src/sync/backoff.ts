@@ -1,0 +1,20 @@
+/** Retry timing: exponential backoff with jitter, honouring a provider's Retry-After. */
+
+/** Backoff settings. */
+export interface BackoffPolicy {
+  baseMs: number;
+  maxMs: number;
+  maxAttempts: number;
+}
+
+/**
+ * Delay before attempt `attempt + 1` (attempt counts from 1): "equal jitter", i.e. half the
+ * exponential step plus a random half, so retries of many links spread out; a Retry-After wins when
+ * it asks for longer (capped at maxMs).
+ */
+export function backoffDelay(policy: BackoffPolicy, attempt: number, random: () => number, retryAfterMs?: number): number {
+  const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
+  const jittered = exp / 2 + random() * (exp / 2);
+  if (retryAfterMs !== undefined) return Math.min(policy.maxMs, Math.max(retryAfterMs, jittered / 4));
+  return Math.round(jittered);
+}

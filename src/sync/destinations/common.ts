@@ -1,0 +1,78 @@
+/** The contract every destination type implements: its fields table and its connector. */
+import { f, type Fields } from '../../framework/fields.js';
+import { invalid } from '../../framework/errors.js';
+import type { Logger } from '../../framework/context.js';
+import type { DestinationRecord, DestinationType, Granularity } from '../types.js';
+import type { HttpClient } from '../http-client.js';
+import type { NetworkGuard } from '../network-guard.js';
+
+/** Talks to one external secret store. Names arrive normalized and checked; values are UTF-8 text. */
+export interface Connector {
+  /** Create or overwrite the external secret `name`. */
+  put(name: string, value: string, signal: AbortSignal): Promise<void>;
+  /** Delete the external secret `name`; an absent secret is success (spec 7.12). */
+  remove(name: string, signal: AbortSignal): Promise<void>;
+  /** Release sockets and cached tokens. */
+  close(): void;
+}
+
+/** What a connector is built with. */
+export interface ConnectorDeps {
+  http: HttpClient;
+  guard: NetworkGuard;
+  timeoutMs: number;
+  now(): number;
+  logger: Logger;
+}
+
+/** A destination type: fields, rules and connector (design note: facts in tables). */
+export interface DestinationTypeDef {
+  type: DestinationType;
+  /** The real service behind the neutral id. */
+  provider: string;
+  /** Connection fields (no defaults here: omitted fields keep stored values on update). */
+  fields: Fields;
+  /** Fields a create must carry. */
+  required: string[];
+  /** Fields fixed at creation (reference 1.5 `readonlyParams`). */
+  immutable: string[];
+  /** Values used when a create omits a field. */
+  defaults: Record<string, unknown>;
+  defaultGranularity: Granularity;
+  /** Default `secret_name_template` per granularity (reference 1.6). */
+  defaultTemplates: Record<Granularity, string>;
+  /** Whether `custom_tags` applies (not for repohost, hosting-project). */
+  customTags: boolean;
+  /** Check and normalize connection values after a create/update merge (400 naming the field). */
+  check?(conn: Record<string, unknown>): void;
+  /** Build the connector of a destination. */
+  connect(dest: DestinationRecord, deps: ConnectorDeps): Connector;
+}
+
+/** `endpoint_url`: every type may point at another API base (compatible endpoints, enterprise servers, tests). */
+export const endpointField = f.string('Replaces the provider API base URL (AWS-compatible endpoints, GitHub Enterprise Server, tests); subject to the networking options');
+
+/** Require an absolute http(s) URL in `field` when set. */
+export function checkUrlField(conn: Record<string, unknown>, field: string): void {
+  const v = conn[field];
+  if (v === undefined || v === '') return;
+  let u: URL;
+  try {
+    u = new URL(String(v));
+  } catch {
+    throw invalid(field, 'must be an absolute http(s) URL');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw invalid(field, 'must be an absolute http(s) URL');
+  if (u.username || u.password) throw invalid(field, 'must not carry credentials');
+}
+
+/** Base URL without trailing slash. */
+export function baseUrl(value: unknown, fallback: string): string {
+  const s = typeof value === 'string' && value !== '' ? value : fallback;
+  return s.replace(/\/+$/, '');
+}
+
+/** Built-in tag on every synced secret (Vault's IAM examples condition on it), merged with custom tags. */
+export function tagsOf(dest: DestinationRecord): Record<string, string> {
+  return { 'hashicorp:vault': '', ...dest.options.custom_tags };
+}

@@ -1,0 +1,153 @@
+/**
+ * provider-a-sm: AWS Secrets Manager (reference sync-wire.md 1.5.2 and 3.1), through the official
+ * SDK (JSON 1.1 protocol, SigV4), imported lazily so CLI start-up stays fast. The SDK's HTTP handler
+ * uses the destination's guarded agents.
+ */
+import { f } from '../../framework/fields.js';
+import { invalid } from '../../framework/errors.js';
+import { SyncFailure, failureFromError } from '../failure.js';
+import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef } from './common.js';
+import type { DestinationRecord } from '../types.js';
+
+type Sdk = typeof import('@aws-sdk/client-secrets-manager');
+
+/** AWS error codes that a retry may cure. */
+const RETRYABLE = new Set(['ThrottlingException', 'TooManyRequestsException', 'InternalServiceError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'RequestTimeout', 'RequestTimeoutException']);
+
+function errorCode(e: unknown): string {
+  const err = e as { name?: string; Code?: string; __type?: string };
+  return (err?.name ?? err?.Code ?? '').replace(/^.*#/, '');
+}
+
+function classify(e: unknown, what: string): SyncFailure {
+  const err = e as { $metadata?: { httpStatusCode?: number }; $fault?: string; message?: string };
+  const status = err?.$metadata?.httpStatusCode;
+  if (status === undefined) return failureFromError(e, what);
+  const code = errorCode(e);
+  const msg = `${what}: HTTP ${status} ${code}`;
+  if (RETRYABLE.has(code) || status === 429 || status >= 500) return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, httpStatus: status });
+  // A name scheduled for deletion right after a force delete frees up shortly (deletion is asynchronous).
+  if (code === 'InvalidRequestException' && /scheduled for deletion|marked for deletion/i.test(err.message ?? '')) {
+    return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${msg} (name still scheduled for deletion)`, { retryable: true, httpStatus: status });
+  }
+  return new SyncFailure('CLIENT_SIDE_ERROR', msg, { httpStatus: status });
+}
+
+class AwsConnector implements Connector {
+  private client: Promise<{ sdk: Sdk; client: InstanceType<Sdk['SecretsManagerClient']> }> | null = null;
+  constructor(
+    private readonly dest: DestinationRecord,
+    private readonly deps: ConnectorDeps,
+  ) {}
+
+  private sdk() {
+    this.client ??= (async () => {
+      const sdk = await import('@aws-sdk/client-secrets-manager');
+      const c = this.dest.connection;
+      const region = String(c.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1');
+      const agents = this.deps.guard.agents();
+      const client = new sdk.SecretsManagerClient({
+        region,
+        endpoint: c.endpoint_url ? baseUrl(c.endpoint_url, '') : undefined,
+        credentials: c.access_key_id ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') } : undefined,
+        maxAttempts: 1, // the sync worker owns retries and backoff
+        requestHandler: { httpAgent: agents.http, httpsAgent: agents.https, requestTimeout: this.deps.timeoutMs, connectionTimeout: this.deps.timeoutMs },
+      });
+      return { sdk, client };
+    })();
+    return this.client;
+  }
+
+  private checkEndpoint(): void {
+    const e = this.dest.connection.endpoint_url;
+    if (e) {
+      try {
+        this.deps.guard.checkUrl(new URL(String(e)));
+      } catch (err) {
+        throw failureFromError(err, 'connect');
+      }
+    }
+  }
+
+  async put(name: string, value: string, signal: AbortSignal): Promise<void> {
+    this.checkEndpoint();
+    const { sdk, client } = await this.sdk();
+    try {
+      await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
+      return;
+    } catch (e) {
+      const code = errorCode(e);
+      if (code === 'InvalidRequestException' && /marked for deletion|scheduled for deletion/i.test((e as Error).message ?? '')) {
+        // A secret in its recovery window (deleted outside keyhold): restore it, then write.
+        try {
+          await client.send(new sdk.RestoreSecretCommand({ SecretId: name }), { abortSignal: signal });
+          await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
+          return;
+        } catch (e2) {
+          throw classify(e2, 'RestoreSecret');
+        }
+      }
+      if (code !== 'ResourceNotFoundException') throw classify(e, 'PutSecretValue');
+    }
+    const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
+    try {
+      await client.send(new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync' }), { abortSignal: signal });
+    } catch (e) {
+      if (errorCode(e) === 'ResourceExistsException') {
+        // Created concurrently: write the value.
+        try {
+          await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
+          return;
+        } catch (e2) {
+          throw classify(e2, 'PutSecretValue');
+        }
+      }
+      throw classify(e, 'CreateSecret');
+    }
+  }
+
+  async remove(name: string, signal: AbortSignal): Promise<void> {
+    this.checkEndpoint();
+    const { sdk, client } = await this.sdk();
+    try {
+      // Force delete: a re-created association must be able to reuse the name at once (reference 3.1).
+      await client.send(new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }), { abortSignal: signal });
+    } catch (e) {
+      if (errorCode(e) === 'ResourceNotFoundException') return;
+      throw classify(e, 'DeleteSecret');
+    }
+  }
+
+  close(): void {
+    void this.client?.then(({ client }) => client.destroy()).catch(() => {});
+  }
+}
+
+/** The provider-a-sm destination type. */
+export const providerASm: DestinationTypeDef = {
+  type: 'provider-a-sm',
+  provider: 'AWS Secrets Manager',
+  fields: {
+    access_key_id: f.string('Access key id; empty uses the default credential chain').sensitive(),
+    secret_access_key: f.string('Secret access key; empty uses the default credential chain').sensitive(),
+    region: f.string('Region; empty uses AWS_REGION / AWS_DEFAULT_REGION (then us-east-1)'),
+    endpoint_url: endpointField,
+  },
+  required: [],
+  immutable: ['region'],
+  defaults: { access_key_id: '', secret_access_key: '', region: '', endpoint_url: '' },
+  defaultGranularity: 'secret-path',
+  defaultTemplates: {
+    'secret-path': 'vault/{{ .MountAccessor }}/{{ .SecretPath }}',
+    'secret-key': 'vault/{{ .MountAccessor }}/{{ .SecretPath }}/{{ .SecretKey }}',
+  },
+  customTags: true,
+  check(conn) {
+    checkUrlField(conn, 'endpoint_url');
+    if (Boolean(conn.access_key_id) !== Boolean(conn.secret_access_key)) {
+      throw invalid('secret_access_key', 'access_key_id and secret_access_key must be given together');
+    }
+  },
+  connect: (dest, deps) => new AwsConnector(dest, deps),
+};
+

@@ -1,0 +1,199 @@
+/**
+ * The sys/sync routes (paths relative to sys/sync/; spec 4.4, reference sync-wire.md 1.2).
+ * Handlers are thin: coerced input -> SyncService -> reply.
+ */
+import { f, type Fields } from '../framework/fields.js';
+import { invalid } from '../framework/errors.js';
+import { routesFor, type AnyRoute } from '../framework/route.js';
+import { DESTINATION_TYPES } from './destinations/index.js';
+import type { SyncBackend } from './index.js';
+import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from './types.js';
+
+const route = routesFor<SyncBackend>();
+
+/** Options every destination type takes (reference 1.5.1). */
+export const OPTION_FIELDS = {
+  secret_name_template: f.string('Template of external secret names (Go template subset; "" restores the default)'),
+  granularity: f.string('secret-path: the whole secret as one JSON value; secret-key: one external secret per key').oneOf('secret-path', 'secret-key'),
+  custom_tags: f.stringMap('Tags/labels added to each external secret (provider-a-sm, provider-b-kv, provider-c-sm)'),
+  allowed_ipv4_addresses: f.strings('Extra IPv4 CIDRs the connector may reach (e.g. 127.0.0.1/32)'),
+  allowed_ipv6_addresses: f.strings('Extra IPv6 CIDRs the connector may reach'),
+  allowed_ports: f.ints('Extra ports besides 80 and 443'),
+  disable_strict_networking: f.bool('Turn the network guard off entirely'),
+} satisfies Fields;
+
+const DELETE_FIELDS = {
+  purge: f.bool('DELETE: unsync every associated secret, remove the associations, then delete'),
+  force_delete: f.bool('DELETE: delete at once even with associations; external secrets are left behind'),
+} satisfies Fields;
+
+function checkType(type: string): DestinationType {
+  if (!isDestinationType(type)) throw invalid('type', `unknown destination type "${type.slice(0, 40)}"; supported: ${DESTINATION_TYPE_IDS.join(', ')}`);
+  return type;
+}
+
+function inputOf(data: Record<string, unknown>, fields: Fields): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(fields)) if (data[k] !== undefined) out[k] = data[k];
+  return out;
+}
+
+/** One create/read/update/patch/delete route per destination type, with that type's fields. */
+function destinationRoute(type: DestinationType): AnyRoute {
+  const def = DESTINATION_TYPES[type];
+  const fields = { name: f.name('Destination name'), ...def.fields, ...OPTION_FIELDS, ...DELETE_FIELDS };
+  return route({
+    path: `destinations/${type}/:name`,
+    summary: `Create, read, update or delete a ${def.provider} destination`,
+    fields,
+    exists: ({ engine, params }) => engine.service.destinationExists(type, params.name!),
+    operations: {
+      read: async ({ engine, data }) => {
+        const v = await engine.service.readDestination(type, data.name);
+        return v ? { data: v } : undefined;
+      },
+      create: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post') }),
+      update: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post') }),
+      patch: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'patch') }),
+      delete: async ({ engine, data }) => {
+        const v = await engine.service.deleteDestination(type, data.name, { purge: data.purge ?? false, force: data.force_delete ?? false });
+        return v ? { data: v } : undefined;
+      },
+    },
+  });
+}
+
+const assocFields = {
+  type: f.name('Destination type'),
+  name: f.name('Destination name'),
+};
+
+/** Routes of the sync module. */
+export const syncRoutes: AnyRoute[] = [
+  route({
+    path: 'config',
+    summary: 'Global secret-sync configuration: disabled (emergency brake), queue_capacity',
+    fields: {
+      disabled: f.bool('While true nothing is sent; operations wait in the queue as PENDING'),
+      queue_capacity: f.int('Upper bound on queued sync operations').min(1),
+    },
+    operations: {
+      read: async ({ engine }) => ({ data: { ...(await engine.service.config()) } }),
+      update: async ({ engine, data }) => ({ data: { ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })) } }),
+      patch: async ({ engine, data }) => ({ data: { ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })) } }),
+      delete: async ({ engine }) => {
+        await engine.service.resetConfig();
+      },
+    },
+  }),
+  route({
+    path: 'destinations',
+    summary: 'List destination names grouped by type',
+    fields: {},
+    operations: {
+      list: async ({ engine }) => {
+        const v = await engine.service.listDestinations();
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  ...DESTINATION_TYPE_IDS.map(destinationRoute),
+  route({
+    path: 'destinations/:type',
+    summary: 'List destination names of one type',
+    fields: { type: f.name('Destination type') },
+    operations: {
+      list: async ({ engine, data }) => {
+        const v = await engine.service.listDestinationsOfType(checkType(data.type));
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  route({
+    path: 'destinations/:type/:name',
+    summary: 'Destinations of unknown types (answers 400 naming the supported types)',
+    fields: assocFields,
+    operations: {
+      read: ({ data }) => void checkType(data.type),
+      update: ({ data }) => void checkType(data.type),
+      patch: ({ data }) => void checkType(data.type),
+      delete: ({ data }) => void checkType(data.type),
+    },
+  }),
+  route({
+    path: 'destinations/:type/:name/associations',
+    summary: 'Associations of a destination with the latest sync status of each',
+    fields: assocFields,
+    operations: {
+      read: async ({ engine, data }) => ({ data: await engine.service.associations(checkType(data.type), data.name) }),
+    },
+  }),
+  route({
+    path: 'destinations/:type/:name/associations/set',
+    summary: 'Associate a KV v2 secret with the destination (or refresh the association); triggers a sync',
+    fields: {
+      ...assocFields,
+      mount: f.string('Mount path of the KV v2 engine holding the secret').required(),
+      secret_name: f.string('Path of the secret within the mount').required(),
+    },
+    operations: {
+      update: async ({ engine, data, allowed }) => ({
+        data: await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p)),
+      }),
+    },
+  }),
+  route({
+    // The path parameter is not called `name` here: the body's `name` is the secret (spec 4.4).
+    path: 'destinations/:type/:destination/associations/remove',
+    summary: 'Remove an association; unsyncs (deletes the external secret); succeeds when already absent',
+    fields: {
+      type: f.name('Destination type'),
+      destination: f.name('Destination name'),
+      mount: f.string('Mount path of the KV v2 engine holding the secret').required(),
+      secret_name: f.string('Path of the secret within the mount'),
+      name: f.string('Path of the secret within the mount (the interface document names the field so)'),
+    },
+    rules: [{ kind: 'oneOf', fields: ['secret_name', 'name'] }],
+    operations: {
+      update: async ({ engine, data }) => ({
+        data: await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!),
+      }),
+    },
+  }),
+  route({
+    path: 'associations',
+    summary: 'List every secret that has at least one association',
+    fields: {},
+    operations: {
+      list: async ({ engine }) => {
+        const v = await engine.service.listAssociations();
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  route({
+    path: 'associations/destinations',
+    summary: 'Destinations of one secret (query form; works when mount or secret contain "/")',
+    fields: {
+      mount: f.string('Mount path').required(),
+      secret_name: f.string('Secret path').required(),
+    },
+    operations: {
+      read: async ({ engine, data }) => {
+        const v = await engine.service.destinationsOf(data.mount, data.secret_name);
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  route({
+    path: 'associations/:mount/*secret_name',
+    summary: 'Destinations of one secret (path form)',
+    fields: { mount: f.name('Mount path'), secret_name: f.name('Secret path') },
+    operations: {
+      read: async ({ engine, data }) => {
+        const v = await engine.service.destinationsOf(data.mount, data.secret_name);
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+];

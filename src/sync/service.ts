@@ -1,0 +1,462 @@
+/**
+ * Secret sync domain operations (no HTTP here): destinations, associations, config, KV events.
+ * Rules of spec section 3 and reference sync-wire.md 1.3-1.8.
+ */
+import type { Clock, KvEvent, Logger, MountInfo } from '../framework/context.js';
+import { denied, invalid, notFound } from '../framework/errors.js';
+import { DESTINATION_TYPES } from './destinations/index.js';
+import { nameProblem, normalizeName } from './name-rules.js';
+import { NetworkGuard } from './network-guard.js';
+import type { SyncStore } from './store.js';
+import { NameTemplate, TemplateError } from './templates.js';
+import {
+  DEFAULT_SYNC_CONFIG,
+  DESTINATION_TYPE_IDS,
+  ERROR_STATUSES,
+  linkId,
+  linkKey,
+  type DestinationOptions,
+  type DestinationRecord,
+  type DestinationType,
+  type Granularity,
+  type LinkRecord,
+  type SyncConfig,
+} from './types.js';
+import { QueueFullError, worstStatus, type KvSource, type Syncer } from './worker.js';
+
+/** The literal Vault shows for a stored sensitive value. */
+export const MASK = '*****';
+
+const DEST_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Vault's refusal text for deleting a destination that still has associations (reference 1.4). */
+export const STILL_MANAGING = 'store cannot be deleted because it is still managing secrets';
+
+/** What a create/update request supplied (undefined = omitted). */
+export type DestinationInput = Record<string, unknown>;
+
+/** Domain operations behind the sys/sync routes. */
+export class SyncService {
+  constructor(
+    readonly store: SyncStore,
+    readonly syncer: Syncer,
+    private readonly kv: KvSource,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  // ---- destinations ----
+
+  /** Names grouped by type (LIST sys/sync/destinations). */
+  async listDestinations(): Promise<Record<string, unknown> | null> {
+    const keyInfo: Record<string, string[]> = {};
+    let total = 0;
+    for (const type of DESTINATION_TYPE_IDS) {
+      const names = await this.store.destNames(type);
+      if (names.length === 0) continue;
+      keyInfo[`${type}/`] = names;
+      total += names.length;
+    }
+    if (total === 0) return null;
+    return { keys: Object.keys(keyInfo), key_info: keyInfo, total_destinations: total };
+  }
+
+  /** Names of one type (LIST sys/sync/destinations/:type). */
+  async listDestinationsOfType(type: DestinationType): Promise<Record<string, unknown> | null> {
+    const names = await this.store.destNames(type);
+    return names.length ? { keys: names, total_destinations: names.length } : null;
+  }
+
+  /** A destination as read (sensitive values masked), or null. */
+  async readDestination(type: DestinationType, name: string): Promise<Record<string, unknown> | null> {
+    const d = await this.store.getDest(type, name);
+    return d ? destinationView(d) : null;
+  }
+
+  /** Whether a destination exists (ACL existence check). */
+  async destinationExists(type: DestinationType, name: string): Promise<boolean> {
+    return (await this.store.getDest(type, name)) !== null;
+  }
+
+  /** Create or update (merge) a destination; PATCH refuses a missing one. */
+  async writeDestination(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch'): Promise<Record<string, unknown>> {
+    if (!DEST_NAME.test(name) || name === '.' || name === '..') throw invalid('name', 'must be 1-128 characters of letters, digits, "_", "." and "-"');
+    const def = DESTINATION_TYPES[type];
+    const existing = await this.store.getDest(type, name);
+    if (!existing && mode === 'patch') throw notFound(`destination ${type}/${name} does not exist`);
+    if (existing?.purge_initiated_at) throw invalid('name', 'destination is being deleted (purge in progress)');
+
+    const conn: Record<string, unknown> = existing ? { ...existing.connection } : { ...def.defaults };
+    for (const field of Object.keys(def.fields)) {
+      const v = input[field];
+      if (v === undefined) continue;
+      if (existing && def.immutable.includes(field) && !sameValue(v, existing.connection[field])) {
+        throw invalid(field, 'cannot be changed after the destination is created; create a new destination instead');
+      }
+      conn[field] = v;
+    }
+    if (!existing) {
+      for (const r of def.required) {
+        const v = conn[r];
+        if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) throw invalid(r, 'is required');
+      }
+    }
+    def.check?.(conn);
+
+    const opts: DestinationOptions = existing
+      ? { ...existing.options }
+      : { granularity: def.defaultGranularity, custom_tags: {}, allowed_ipv4_addresses: [], allowed_ipv6_addresses: [], allowed_ports: [], disable_strict_networking: false };
+    if (input.granularity !== undefined) opts.granularity = input.granularity as Granularity;
+    if (input.secret_name_template !== undefined) {
+      if (input.secret_name_template === '') delete opts.secret_name_template;
+      else opts.secret_name_template = String(input.secret_name_template);
+    }
+    if (input.custom_tags !== undefined) {
+      const tags = input.custom_tags as Record<string, string>;
+      if (!def.customTags && Object.keys(tags).length > 0) throw invalid('custom_tags', `is not supported by ${type}`);
+      for (const k of Object.keys(tags)) if (k === '' || k.length > 128) throw invalid('custom_tags', 'keys must be 1-128 characters');
+      opts.custom_tags = tags;
+    }
+    if (input.allowed_ipv4_addresses !== undefined) opts.allowed_ipv4_addresses = input.allowed_ipv4_addresses as string[];
+    if (input.allowed_ipv6_addresses !== undefined) opts.allowed_ipv6_addresses = input.allowed_ipv6_addresses as string[];
+    if (input.allowed_ports !== undefined) opts.allowed_ports = input.allowed_ports as number[];
+    if (input.disable_strict_networking !== undefined) opts.disable_strict_networking = Boolean(input.disable_strict_networking);
+    new NetworkGuard(opts); // validates CIDRs and ports (400 naming the field)
+    checkTemplate(type, opts.secret_name_template ?? def.defaultTemplates[opts.granularity], opts.granularity);
+
+    const now = this.now();
+    const record: DestinationRecord = {
+      type,
+      name,
+      connection: conn,
+      options: opts,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+      revision: (existing?.revision ?? 0) + 1,
+    };
+    await this.store.putDest(record);
+    if (existing) await this.retryFailedLinks(type, name);
+    return destinationView(record);
+  }
+
+  /** After a destination change (e.g. fixed credentials), retry its failed links at once. */
+  private async retryFailedLinks(type: DestinationType, name: string): Promise<void> {
+    for (const id of await this.store.linkIds(type, name)) {
+      const key = linkKey(type, name, id);
+      if (this.syncer.busy(key) || !this.syncer.hasRoom(key)) continue;
+      const l = await this.store.getLink(type, name, id);
+      if (l && [l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
+    }
+  }
+
+  /** Delete a destination: refused while it has associations unless purge (unsync all, then delete) or force. */
+  async deleteDestination(type: DestinationType, name: string, opts: { purge: boolean; force: boolean }): Promise<Record<string, unknown> | null> {
+    const d = await this.store.getDest(type, name);
+    if (!d) return null;
+    const ids = await this.store.linkIds(type, name);
+    if (ids.length === 0 || opts.force) {
+      // force_delete: external secrets are left behind for manual clean-up (reference 1.4).
+      for (const id of ids) {
+        const key = linkKey(type, name, id);
+        await this.syncer.locks.run(key, async () => {
+          await this.store.deleteLink(type, name, id);
+          this.syncer.indexRemove(key);
+        });
+      }
+      await this.store.deleteDest(type, name);
+      this.syncer.dropConnector(type, name);
+      return null;
+    }
+    if (!opts.purge) throw invalid(STILL_MANAGING);
+    const marked: DestinationRecord = { ...d, purge_initiated_at: d.purge_initiated_at ?? this.now() };
+    delete marked.purge_error;
+    await this.store.putDest(marked);
+    for (const id of ids) {
+      const key = linkKey(type, name, id);
+      if (!this.syncer.hasRoom(key)) break; // the reconciliation scan queues the rest
+      await this.syncer.enqueue(key, { now: true });
+    }
+    return destinationView(marked);
+  }
+
+  // ---- associations ----
+
+  /** All associations of a destination, with their latest status. */
+  async associations(type: DestinationType, name: string, overlay?: LinkRecord | null): Promise<Record<string, unknown>> {
+    const d = await this.store.getDest(type, name);
+    if (!d) throw notFound(`destination ${type}/${name} does not exist`);
+    const secrets: Record<string, unknown> = {};
+    for (const id of await this.store.linkIds(type, name)) {
+      const l = await this.store.getLink(type, name, id);
+      if (l) Object.assign(secrets, this.linkRecords(l));
+    }
+    if (overlay) Object.assign(secrets, this.linkRecords(overlay));
+    return { associated_secrets: secrets, store_name: name, store_type: type };
+  }
+
+  /** The association records of one link (one per sub-key with secret-key granularity). */
+  private linkRecords(l: LinkRecord): Record<string, Record<string, unknown>> {
+    const mount = (this.kv.mount(l.accessor)?.path ?? l.mount).replace(/\/$/, '');
+    const base = { accessor: l.accessor, mount, secret_name: l.secret_name };
+    const out: Record<string, Record<string, unknown>> = {};
+    const subs = Object.keys(l.entries).filter((k) => k !== '');
+    if (subs.length === 0) {
+      const e = l.entries[''];
+      const status = e?.sync_status ?? l.sync_status;
+      const rec: Record<string, unknown> = { ...base, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
+      const err = e?.error ?? l.error;
+      if (err && ERROR_STATUSES.has(status)) rec.error = err;
+      out[`${l.accessor}/${l.secret_name}`] = rec;
+      return out;
+    }
+    for (const sub of subs.sort()) {
+      const e = l.entries[sub]!;
+      const rec: Record<string, unknown> = { ...base, sub_key: sub, sync_status: e.sync_status, updated_at: e.updated_at };
+      if (e.error && ERROR_STATUSES.has(e.sync_status)) rec.error = e.error;
+      out[`${l.accessor}/${l.secret_name}/${sub}`] = rec;
+    }
+    return out;
+  }
+
+  private kvMount(field: string, mountIn: string): MountInfo {
+    const m = mountIn.trim() === '' ? undefined : this.kv.mount(mountIn.replace(/^\/+/, ''));
+    if (!m) throw invalid(field, `no secrets engine is mounted at "${mountIn.slice(0, 128)}"`);
+    if (m.type !== 'kv' || (m.options?.version ?? '2') !== '2') throw invalid(field, `"${m.path}" is a ${m.type} mount; only KV version 2 secrets can be synced`);
+    return m;
+  }
+
+  /** Link a secret (or refresh an existing link, retrying a failed sync); answers with the destination's associations. */
+  async setAssociation(type: DestinationType, name: string, mountIn: string, secretIn: string, canRead: (path: string) => boolean): Promise<Record<string, unknown>> {
+    const dest = await this.store.getDest(type, name);
+    if (!dest) throw notFound(`destination ${type}/${name} does not exist`);
+    if (dest.purge_initiated_at) throw invalid('name', 'destination is being deleted (purge in progress)');
+    const secret = secretIn.replace(/^\/+/, '');
+    if (secret === '' || secret.endsWith('/')) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
+    const mount = this.kvMount('mount', mountIn);
+    if (!canRead(`${mount.path}data/${secret}`)) throw denied(`permission denied to read the content of the secret ${secret} in mount ${mount.path.replace(/\/$/, '')}`);
+    if (!(await this.kv.exists(mount, secret))) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
+    const key = linkKey(type, name, linkId(mount.accessor, secret));
+    if (!this.syncer.hasRoom(key)) throw new QueueFullError((await this.store.config()).queue_capacity);
+    const def = DESTINATION_TYPES[type];
+    const granularity = dest.options.granularity;
+    const template = dest.options.secret_name_template ?? def.defaultTemplates[granularity];
+    await this.syncer.locks.run(key, async () => {
+      const cur = await this.store.getLink(type, name, linkId(mount.accessor, secret));
+      const now = this.now();
+      const next: LinkRecord = cur
+        ? {
+            ...cur,
+            removing: false,
+            generation: cur.generation + 1,
+            granularity,
+            template,
+            mount: mount.path,
+            sync_status: 'PENDING',
+            updated_at: now,
+            entries: Object.fromEntries(Object.entries(cur.entries).map(([k, e]) => [k, { ...e, sync_status: 'PENDING' as const, error: undefined, updated_at: now }])),
+          }
+        : {
+            id: linkId(mount.accessor, secret),
+            dest_type: type,
+            dest_name: name,
+            accessor: mount.accessor,
+            mount: mount.path,
+            secret_name: secret,
+            granularity,
+            template,
+            generation: 1,
+            created_at: now,
+            sync_status: 'PENDING',
+            updated_at: now,
+            entries: granularity === 'secret-path' ? { '': { sync_status: 'PENDING', updated_at: now, present: false } } : {},
+          };
+      delete next.error;
+      await this.store.putLink(next);
+      this.syncer.indexAdd(key);
+    });
+    await this.syncer.enqueue(key, { now: true });
+    await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+    return this.associations(type, name);
+  }
+
+  /** Unlink a secret: unsync (delete externally), then drop the link; succeeds when already absent (spec 7.12). */
+  async removeAssociation(type: DestinationType, name: string, mountIn: string, secretIn: string): Promise<Record<string, unknown>> {
+    const dest = await this.store.getDest(type, name);
+    if (!dest) throw notFound(`destination ${type}/${name} does not exist`);
+    const secret = secretIn.replace(/^\/+/, '');
+    if (secret === '') throw invalid('secret_name', 'is required');
+    // The mount may be gone (unmounted): fall back to the links' recorded mount path or an accessor.
+    let accessor = this.kv.mount(mountIn.replace(/^\/+/, ''))?.accessor;
+    if (!accessor) {
+      const want = mountIn.replace(/^\/+/, '').replace(/\/?$/, '/');
+      for (const id of await this.store.linkIds(type, name)) {
+        const l = await this.store.getLink(type, name, id);
+        if (l && l.secret_name === secret && (l.mount === want || l.accessor === mountIn)) accessor = l.accessor;
+      }
+    }
+    if (!accessor) return this.associations(type, name);
+    const id = linkId(accessor, secret);
+    const key = linkKey(type, name, id);
+    if (!this.syncer.hasRoom(key)) throw new QueueFullError((await this.store.config()).queue_capacity);
+    let found = false;
+    await this.syncer.locks.run(key, async () => {
+      const cur = await this.store.getLink(type, name, id);
+      if (!cur) return;
+      found = true;
+      const now = this.now();
+      await this.store.putLink({
+        ...cur,
+        removing: true,
+        generation: cur.generation + 1,
+        sync_status: 'PENDING',
+        updated_at: now,
+        entries: Object.fromEntries(Object.entries(cur.entries).map(([k, e]) => [k, { ...e, sync_status: 'PENDING' as const, error: undefined, updated_at: now }])),
+      });
+    });
+    if (!found) return this.associations(type, name);
+    await this.syncer.enqueue(key, { now: true });
+    const final = await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+    return this.associations(type, name, final && (await this.store.getLink(type, name, id)) === null ? final : undefined);
+  }
+
+  /** Every secret with at least one association (LIST sys/sync/associations). */
+  async listAssociations(): Promise<Record<string, unknown> | null> {
+    const keyInfo: Record<string, Array<Record<string, string>>> = {};
+    let links = 0;
+    for (const [accessor, secret, keys] of this.syncer.secrets()) {
+      let mountPath = this.kv.mount(accessor)?.path;
+      if (!mountPath) {
+        const [t, n, id] = keys[0]!.split('/') as [string, string, string];
+        mountPath = (await this.store.getLink(t, n, id))?.mount ?? `${accessor}/`;
+      }
+      const k = `${mountPath}${secret}`;
+      keyInfo[k] = keys.map((lk) => {
+        const [t, n] = lk.split('/') as [string, string];
+        return { mount: mountPath!, secret_path: secret, type: t, name: n };
+      });
+      links += keys.length;
+    }
+    const keys = Object.keys(keyInfo).sort();
+    if (keys.length === 0) return null;
+    return { keys, key_info: keyInfo, total_associations: links, total_secrets: keys.length };
+  }
+
+  /** Destinations one secret is linked to, with the status of each. */
+  async destinationsOf(mountIn: string, secretIn: string): Promise<Record<string, unknown> | null> {
+    const m = this.kv.mount(mountIn.replace(/^\/+/, ''));
+    if (!m) return null;
+    const secret = secretIn.replace(/^\/+/, '');
+    const out: Record<string, unknown> = {};
+    for (const key of this.syncer.linksOf(m.accessor, secret)) {
+      const [t, n, id] = key.split('/') as [string, string, string];
+      const l = await this.store.getLink(t, n, id);
+      if (!l) continue;
+      const statuses = Object.values(l.entries).map((e) => e.sync_status);
+      out[`${t}/${n}`] = { type: t, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
+    }
+    return Object.keys(out).length ? { associated_destinations: out } : null;
+  }
+
+  // ---- config ----
+
+  /** sys/sync/config. */
+  config(): Promise<SyncConfig> {
+    return this.store.config();
+  }
+
+  /** Merge changes into sys/sync/config and apply them. */
+  async updateConfig(changes: Partial<SyncConfig>): Promise<SyncConfig> {
+    const cur = await this.store.config();
+    const next: SyncConfig = { ...cur };
+    if (changes.disabled !== undefined) next.disabled = changes.disabled;
+    if (changes.queue_capacity !== undefined) next.queue_capacity = changes.queue_capacity;
+    await this.store.putConfig(next);
+    this.syncer.configure(next);
+    return next;
+  }
+
+  /** Reset sys/sync/config to defaults. */
+  async resetConfig(): Promise<void> {
+    await this.store.deleteConfig();
+    this.syncer.configure(DEFAULT_SYNC_CONFIG);
+  }
+
+  // ---- KV events ----
+
+  /** React to a KV change: re-sync (write, patch, undelete) or unsync (delete, destroy of the latest, metadata delete). */
+  async onKvEvent(e: KvEvent): Promise<void> {
+    if (e.kind === 'metadata-write' || e.kind === 'metadata-patch') return;
+    if ((e.kind === 'delete' || e.kind === 'destroy') && e.currentVersion !== 0 && e.versions && !e.versions.includes(e.currentVersion)) return;
+    for (const key of this.syncer.linksOf(e.mountAccessor, e.path)) {
+      const [t, n, id] = key.split('/') as [string, string, string];
+      await this.syncer.locks.run(key, async () => {
+        const l = await this.store.getLink(t, n, id);
+        if (!l || l.removing) return;
+        const now = this.now();
+        await this.store.putLink({
+          ...l,
+          sync_status: 'PENDING',
+          updated_at: now,
+          entries: Object.fromEntries(Object.entries(l.entries).map(([k, st]) => [k, { ...st, sync_status: 'PENDING' as const, updated_at: now }])),
+        });
+      });
+      try {
+        await this.syncer.enqueue(key, { now: true });
+      } catch (err) {
+        // Queue full: the link stays PENDING and the reconciliation scan queues it later.
+        this.logger.warn('sync queue full; change will be picked up by reconciliation', { destination: `${t}/${n}`, error: (err as Error).name });
+      }
+    }
+  }
+}
+
+/** Check a template for a type and granularity; throws 400 with Vault's wording. */
+export function checkTemplate(type: DestinationType, source: string, granularity: Granularity): void {
+  let t: NameTemplate;
+  try {
+    t = NameTemplate.parse(source);
+  } catch (e) {
+    if (e instanceof TemplateError) throw invalid(`secret name template is invalid: ${e.message}`);
+    throw e;
+  }
+  if (granularity === 'secret-key' && !t.fields.has('SecretKey')) {
+    throw invalid('secret name template is invalid: external name template should contain reference to the secret key');
+  }
+  // A sample rendering catches names that can never be valid (reserved prefix, leading digit).
+  const sample = normalizeName(type, t.render({ DestinationType: type, DestinationName: 'dest', NamespacePath: '', NamespaceBaseName: '', NamespaceID: 'root', MountPath: 'kv', MountBaseName: 'kv', MountAccessor: 'kv_1234abcd', SecretPath: 'app/config', SecretBaseName: 'config', SecretKey: 'password' }));
+  const problem = nameProblem(type, sample);
+  if (problem) throw invalid(`secret name template is invalid: ${problem}`);
+}
+
+/** The read view of a destination: sensitive values masked, options as Vault reads them back. */
+export function destinationView(d: DestinationRecord): Record<string, unknown> {
+  const def = DESTINATION_TYPES[d.type];
+  const conn: Record<string, unknown> = {};
+  for (const [k, field] of Object.entries(def.fields)) {
+    const v = d.connection[k];
+    if (field.spec.sensitive) conn[k] = v === undefined || v === '' ? '' : MASK;
+    else conn[k] = v ?? '';
+  }
+  const o = d.options;
+  const options: Record<string, unknown> = {
+    granularity_level: o.granularity,
+    secret_name_template: o.secret_name_template ?? def.defaultTemplates[o.granularity],
+    custom_tags: o.custom_tags,
+    allowed_ipv4_addresses: o.allowed_ipv4_addresses,
+    allowed_ipv6_addresses: o.allowed_ipv6_addresses,
+    allowed_ports: o.allowed_ports,
+    disable_strict_networking: o.disable_strict_networking,
+  };
+  const out: Record<string, unknown> = { name: d.name, type: d.type, connection_details: conn, options };
+  if (d.purge_initiated_at) out.purge_initiated_at = d.purge_initiated_at;
+  if (d.purge_error) out.purge_error = d.purge_error;
+  return out;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? '') === JSON.stringify(b ?? '');
+}

@@ -1,0 +1,722 @@
+/**
+ * The sync worker: a durable queue of "bring this link to its desired state" operations, a pool
+ * with a global and a per-destination concurrency limit, per-operation timeouts, exponential backoff
+ * with jitter on retryable failures, and periodic reconciliation. Operations are idempotent (put the
+ * current value / delete the name), so one interrupted by a crash simply runs again after restart.
+ */
+import type { Clock, Logger, MountInfo } from '../framework/context.js';
+import { isKeyholdError, KeyholdError } from '../framework/errors.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import type { Connector, ConnectorDeps } from './destinations/common.js';
+import { DESTINATION_TYPES } from './destinations/index.js';
+import { SyncFailure, failureFromError } from './failure.js';
+import { HttpClient } from './http-client.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { nameProblem, normalizeName, valueProblem } from './name-rules.js';
+import { NetworkGuard } from './network-guard.js';
+import type { SyncStore, QueueEntry } from './store.js';
+import { NameTemplate, type TemplateVars } from './templates.js';
+import { ERROR_STATUSES, linkKey, parseLinkKey, type DestinationRecord, type EntryState, type LinkRecord, type SyncStatus } from './types.js';
+import { entriesOf } from './values.js';
+
+/** What sync needs from KV v2 (resolved lazily: user mounts load after the sync module). */
+export interface KvSource {
+  /** A KV v2 mount by path or accessor. */
+  mount(pathOrAccessor: string): MountInfo | undefined;
+  /** Latest live version, or null when missing, deleted or destroyed. */
+  readLatest(mount: MountInfo, path: string): Promise<{ data: Record<string, unknown>; version: number } | null>;
+  /** Whether the secret has metadata (any version, even deleted). */
+  exists(mount: MountInfo, path: string): Promise<boolean>;
+}
+
+/** Tuning of the worker (daemon environment variables; see docs/readme/sync.md). */
+export interface SyncTuning {
+  concurrency: number;
+  perDestination: number;
+  /** Per HTTP request. */
+  timeoutMs: number;
+  /** Whole operation on one link. */
+  opTimeoutMs: number;
+  backoff: BackoffPolicy;
+  reconcileMs: number;
+  /** How long set/remove wait for the first attempt before answering. */
+  setWaitMs: number;
+}
+
+/** Defaults of the tuning. */
+export const DEFAULT_TUNING: SyncTuning = {
+  concurrency: 8,
+  perDestination: 4,
+  timeoutMs: 30_000,
+  opTimeoutMs: 120_000,
+  backoff: { baseMs: 1_000, maxMs: 300_000, maxAttempts: 10 },
+  reconcileMs: 300_000,
+  setWaitMs: 5_000,
+};
+
+/** Read tuning from KEYHOLD_SYNC_* environment variables (bad values fall back to defaults). */
+export function tuningFromEnv(env: NodeJS.ProcessEnv): SyncTuning {
+  const num = (name: string, dflt: number, min: number) => {
+    const v = Number(env[name]);
+    return env[name] !== undefined && Number.isFinite(v) && v >= min ? v : dflt;
+  };
+  const d = DEFAULT_TUNING;
+  return {
+    concurrency: num('KEYHOLD_SYNC_CONCURRENCY', d.concurrency, 1),
+    perDestination: num('KEYHOLD_SYNC_DEST_CONCURRENCY', d.perDestination, 1),
+    timeoutMs: num('KEYHOLD_SYNC_TIMEOUT_MS', d.timeoutMs, 50),
+    opTimeoutMs: num('KEYHOLD_SYNC_OP_TIMEOUT_MS', d.opTimeoutMs, 100),
+    backoff: {
+      baseMs: num('KEYHOLD_SYNC_RETRY_BASE_MS', d.backoff.baseMs, 1),
+      maxMs: num('KEYHOLD_SYNC_RETRY_MAX_MS', d.backoff.maxMs, 1),
+      maxAttempts: num('KEYHOLD_SYNC_MAX_ATTEMPTS', d.backoff.maxAttempts, 1),
+    },
+    reconcileMs: num('KEYHOLD_SYNC_RECONCILE_MS', d.reconcileMs, 100),
+    setWaitMs: num('KEYHOLD_SYNC_SET_WAIT_MS', d.setWaitMs, 0),
+  };
+}
+
+/** Thrown when the queue holds `queue_capacity` operations. */
+export class QueueFullError extends KeyholdError {
+  constructor(capacity: number) {
+    super('unavailable', `sync queue is full (queue_capacity ${capacity}); retry later or raise queue_capacity in sys/sync/config`);
+  }
+}
+
+interface Op {
+  seq: string;
+  link: string;
+  dest: string;
+  attempts: number;
+  notBefore: number;
+}
+
+type ConnectFn = (dest: DestinationRecord, deps: ConnectorDeps) => Connector;
+
+/** Failures worth a look at without waiting for a new trigger. */
+const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set(['PENDING', 'UNKNOWN', 'INTERNAL_VAULT_ERROR', 'EXTERNAL_SERVICE_ERROR']);
+
+/** Severity order for summarizing several entries into one status. */
+const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
+
+/** The worst of several statuses (errors first, then PENDING). */
+export function worstStatus(list: SyncStatus[], fallback: SyncStatus): SyncStatus {
+  let best = -1;
+  for (const s of list) best = Math.max(best, SEVERITY.indexOf(s));
+  return best === -1 ? fallback : SEVERITY[best]!;
+}
+
+/** The queue, the pool and the per-link processing. */
+export class Syncer {
+  private readonly ops = new Map<string, Op>();
+  private readonly pendingByLink = new Map<string, Op>();
+  private readonly readyByDest = new Map<string, Set<Op>>();
+  private readonly delayed = new Set<Op>();
+  private readonly running = new Map<string, AbortController>();
+  private readonly runningPerDest = new Map<string, number>();
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly waiters = new Map<string, Array<(l: LinkRecord | null) => void>>();
+  private readonly connectors = new Map<string, { revision: number; connector: Connector }>();
+  /** accessor + "\0" + secret name -> link keys. */
+  private readonly bySecret = new Map<string, Set<string>>();
+  readonly locks = new KeyedMutex();
+  private delayTimer: NodeJS.Timeout | null = null;
+  private delayAt = Infinity;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private seqCounter = 0;
+  private rr = 0;
+  private paused = false;
+  private started = false;
+  private closed = false;
+  private capacity = 1_000_000;
+  private readonly connect: ConnectFn;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly deps: {
+      store: SyncStore;
+      kv: KvSource;
+      clock: Clock;
+      logger: Logger;
+      tuning: SyncTuning;
+      connect?: ConnectFn;
+      random?: () => number;
+    },
+  ) {
+    this.connect = deps.connect ?? ((dest, d) => DESTINATION_TYPES[dest.type].connect(dest, d));
+    this.random = deps.random ?? Math.random;
+  }
+
+  get tuning(): SyncTuning {
+    return this.deps.tuning;
+  }
+
+  /** Load the index and the durable queue; start dispatching and reconciling. */
+  async start(): Promise<void> {
+    const { store } = this.deps;
+    const cfg = await store.config();
+    this.paused = cfg.disabled;
+    this.capacity = cfg.queue_capacity;
+    await this.loadIndex();
+    for (const seq of await store.opSeqs()) {
+      const e = await store.getOp(seq);
+      if (!e || this.ops.has(seq)) continue;
+      if (this.pendingByLink.has(e.link)) {
+        await store.deleteOp(seq); // a duplicate left by a crash between writes
+        continue;
+      }
+      this.addOp({ seq, link: e.link, dest: destOf(e.link), attempts: e.attempts, notBefore: e.not_before });
+    }
+    this.started = true;
+    this.scheduleReconcile(0);
+    this.pump();
+  }
+
+  private async loadIndex(): Promise<void> {
+    const { store } = this.deps;
+    for (const type of Object.keys(DESTINATION_TYPES)) {
+      for (const name of await store.destNames(type as never)) {
+        for (const id of await store.linkIds(type, name)) this.indexAdd(linkKey(type, name, id));
+      }
+    }
+  }
+
+  /** Register a link in the secret index. */
+  indexAdd(key: string): void {
+    const s = secretOfId(parseLinkKey(key).id);
+    const k = `${s.accessor}\0${s.secret}`;
+    let set = this.bySecret.get(k);
+    if (!set) this.bySecret.set(k, (set = new Set()));
+    set.add(key);
+  }
+
+  /** Drop a link from the secret index. */
+  indexRemove(key: string): void {
+    const s = secretOfId(parseLinkKey(key).id);
+    const k = `${s.accessor}\0${s.secret}`;
+    const set = this.bySecret.get(k);
+    set?.delete(key);
+    if (set && set.size === 0) this.bySecret.delete(k);
+  }
+
+  /** Link keys of a secret. */
+  linksOf(accessor: string, secret: string): string[] {
+    return [...(this.bySecret.get(`${accessor}\0${secret}`) ?? [])];
+  }
+
+  /** Every secret with at least one link: [accessor, secret, link keys]. */
+  *secrets(): Iterable<[string, string, string[]]> {
+    for (const [k, set] of this.bySecret) {
+      const i = k.indexOf('\0');
+      yield [k.slice(0, i), k.slice(i + 1), [...set]];
+    }
+  }
+
+  /** Apply sys/sync/config. */
+  configure(cfg: { disabled: boolean; queue_capacity: number }): void {
+    this.paused = cfg.disabled;
+    this.capacity = cfg.queue_capacity;
+    this.pump();
+  }
+
+  get disabled(): boolean {
+    return this.paused;
+  }
+
+  /** Queued operations (including delayed retries). */
+  get queued(): number {
+    return this.ops.size;
+  }
+
+  /** Whether `link` can be queued without exceeding the capacity. */
+  hasRoom(link: string): boolean {
+    return this.pendingByLink.has(link) || this.ops.size < this.capacity;
+  }
+
+  /** Whether an operation on `link` is queued or running. */
+  busy(link: string): boolean {
+    return this.pendingByLink.has(link) || this.running.has(link);
+  }
+
+  /** Queue an operation on `link` (coalesced with a queued one; `now` cancels a backoff wait). */
+  async enqueue(link: string, opts: { now?: boolean } = {}): Promise<void> {
+    const existing = this.pendingByLink.get(link);
+    if (existing) {
+      if (opts.now && existing.notBefore > this.deps.clock.now()) {
+        existing.notBefore = 0;
+        existing.attempts = 0;
+        this.delayed.delete(existing);
+        this.readySet(existing.dest).add(existing);
+        await this.persist(existing);
+        this.pump();
+      }
+      return;
+    }
+    if (this.ops.size >= this.capacity) throw new QueueFullError(this.capacity);
+    const now = this.deps.clock.now();
+    const seq = `${String(now).padStart(15, '0')}-${String(this.seqCounter++).padStart(9, '0')}`;
+    const op: Op = { seq, link, dest: destOf(link), attempts: 0, notBefore: 0 };
+    await this.deps.store.putOp(seq, { link, attempts: 0, not_before: 0, enqueued_at: now });
+    if (this.pendingByLink.has(link)) {
+      // Another enqueue won while we were writing: keep theirs.
+      await this.deps.store.deleteOp(seq);
+      return;
+    }
+    this.addOp(op);
+    this.pump();
+  }
+
+  /** Resolve with the link after its next attempt completes (null when dropped), or undefined after `ms`. */
+  waitForAttempt(link: string, ms: number): Promise<LinkRecord | null | undefined> {
+    if (ms <= 0 || this.paused) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const list = this.waiters.get(link) ?? [];
+      let done = false;
+      const fire = (l: LinkRecord | null | undefined) => {
+        if (done) return;
+        done = true;
+        clearTimeout(t);
+        resolve(l);
+      };
+      const t = setTimeout(() => fire(undefined), ms);
+      t.unref?.();
+      list.push(fire);
+      this.waiters.set(link, list);
+    });
+  }
+
+  private persist(op: Op): Promise<void> {
+    const e: QueueEntry = { link: op.link, attempts: op.attempts, not_before: op.notBefore, enqueued_at: this.deps.clock.now() };
+    return this.deps.store.putOp(op.seq, e);
+  }
+
+  private readySet(dest: string): Set<Op> {
+    let s = this.readyByDest.get(dest);
+    if (!s) this.readyByDest.set(dest, (s = new Set()));
+    return s;
+  }
+
+  private addOp(op: Op): void {
+    this.ops.set(op.seq, op);
+    this.pendingByLink.set(op.link, op);
+    if (op.notBefore > this.deps.clock.now()) {
+      this.delayed.add(op);
+      this.armDelay(op.notBefore);
+    } else this.readySet(op.dest).add(op);
+  }
+
+  private armDelay(at: number): void {
+    if (this.closed || at >= this.delayAt) return;
+    if (this.delayTimer) clearTimeout(this.delayTimer);
+    this.delayAt = at;
+    this.delayTimer = setTimeout(() => this.wakeDelayed(), Math.max(0, at - this.deps.clock.now()));
+    this.delayTimer.unref?.();
+  }
+
+  private wakeDelayed(): void {
+    this.delayTimer = null;
+    this.delayAt = Infinity;
+    const now = this.deps.clock.now();
+    let next = Infinity;
+    for (const op of this.delayed) {
+      if (op.notBefore <= now) {
+        this.delayed.delete(op);
+        this.readySet(op.dest).add(op);
+      } else next = Math.min(next, op.notBefore);
+    }
+    if (next !== Infinity) this.armDelay(next);
+    this.pump();
+  }
+
+  /** Start as many ready operations as the limits allow. */
+  private pump(): void {
+    if (!this.started || this.closed || this.paused) return;
+    const { concurrency, perDestination } = this.deps.tuning;
+    const dests = [...this.readyByDest.keys()];
+    if (dests.length === 0) return;
+    let progressed = true;
+    while (this.running.size < concurrency && progressed) {
+      progressed = false;
+      for (let i = 0; i < dests.length && this.running.size < concurrency; i++) {
+        const dest = dests[(this.rr + i) % dests.length]!;
+        const set = this.readyByDest.get(dest);
+        if (!set || set.size === 0) {
+          this.readyByDest.delete(dest);
+          continue;
+        }
+        if ((this.runningPerDest.get(dest) ?? 0) >= perDestination) continue;
+        let pick: Op | undefined;
+        for (const op of set) {
+          if (!this.running.has(op.link)) {
+            pick = op;
+            break;
+          }
+        }
+        if (!pick) continue;
+        set.delete(pick);
+        if (set.size === 0) this.readyByDest.delete(dest);
+        this.startOp(pick);
+        progressed = true;
+      }
+      this.rr++;
+    }
+  }
+
+  private startOp(op: Op): void {
+    this.pendingByLink.delete(op.link);
+    const ctrl = new AbortController();
+    this.running.set(op.link, ctrl);
+    this.runningPerDest.set(op.dest, (this.runningPerDest.get(op.dest) ?? 0) + 1);
+    const timer = setTimeout(() => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })), this.deps.tuning.opTimeoutMs);
+    timer.unref?.();
+    const p = this.runOp(op, ctrl.signal)
+      .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
+      .finally(() => {
+        clearTimeout(timer);
+        this.running.delete(op.link);
+        const n = (this.runningPerDest.get(op.dest) ?? 1) - 1;
+        if (n <= 0) this.runningPerDest.delete(op.dest);
+        else this.runningPerDest.set(op.dest, n);
+        this.inflight.delete(p);
+        this.pump();
+      });
+    this.inflight.add(p);
+  }
+
+  private async runOp(op: Op, signal: AbortSignal): Promise<void> {
+    let result: { failure?: SyncFailure; link: LinkRecord | null };
+    try {
+      result = await this.process(op.link, signal);
+    } catch (e) {
+      result = { failure: failureFromError(e, 'sync'), link: null };
+    }
+    if (this.closed && signal.aborted) return; // shutting down: the durable entry runs again after restart
+    const f = result.failure;
+    const superseded = this.pendingByLink.has(op.link);
+    if (f?.retryable && !superseded && op.attempts + 1 < this.deps.tuning.backoff.maxAttempts) {
+      op.attempts++;
+      op.notBefore = this.deps.clock.now() + backoffDelay(this.deps.tuning.backoff, op.attempts, this.random, f.opts.retryAfterMs);
+      this.ops.set(op.seq, op);
+      this.pendingByLink.set(op.link, op);
+      this.delayed.add(op);
+      await this.persist(op);
+      this.armDelay(op.notBefore);
+    } else {
+      this.ops.delete(op.seq);
+      await this.deps.store.deleteOp(op.seq);
+    }
+    const ws = this.waiters.get(op.link);
+    if (ws) {
+      this.waiters.delete(op.link);
+      for (const w of ws) w(result.link);
+    }
+  }
+
+  /** The connector of a destination (rebuilt when the destination changes). */
+  private connectorOf(dest: DestinationRecord): Connector {
+    const key = `${dest.type}/${dest.name}`;
+    const cached = this.connectors.get(key);
+    if (cached && cached.revision === dest.revision) return cached.connector;
+    cached?.connector.close();
+    const guard = new NetworkGuard(dest.options);
+    const connector = this.connect(dest, { guard, http: new HttpClient(guard, this.deps.tuning.timeoutMs), timeoutMs: this.deps.tuning.timeoutMs, now: () => this.deps.clock.now(), logger: this.deps.logger });
+    this.connectors.set(key, { revision: dest.revision, connector });
+    return connector;
+  }
+
+  /** Forget a destination's connector (after delete). */
+  dropConnector(type: string, name: string): void {
+    const key = `${type}/${name}`;
+    this.connectors.get(key)?.connector.close();
+    this.connectors.delete(key);
+  }
+
+  /** Bring one link to its desired state; returns the failure that should be retried, if any. */
+  private async process(key: string, signal: AbortSignal): Promise<{ failure?: SyncFailure; link: LinkRecord | null }> {
+    const { store, kv, clock } = this.deps;
+    const { type, name, id } = parseLinkKey(key);
+    const link = await store.getLink(type, name, id);
+    if (!link) return { link: null };
+    const dest = await store.getDest(type, name);
+    if (!dest) {
+      // The destination was force-deleted: the link goes with it.
+      await this.locks.run(key, async () => {
+        await store.deleteLink(type, name, id);
+        this.indexRemove(key);
+      });
+      return { link: null };
+    }
+    const generation = link.generation;
+    const now = () => new Date(clock.now()).toISOString();
+    const results = new Map<string, EntryState | null>();
+    let linkStatus: { status: SyncStatus; error?: string } | null = null;
+    let retry: SyncFailure | undefined;
+    let syncedVersion: number | undefined;
+    let removeLink = false;
+
+    const fail = (f: SyncFailure) => {
+      if (f.retryable && !retry) retry = f;
+    };
+    let connector: Connector | null = null;
+    try {
+      connector = this.connectorOf(dest);
+    } catch (e) {
+      const f = isKeyholdError(e) && e.kind === 'invalid' ? new SyncFailure('CLIENT_SIDE_ERROR', `destination configuration: ${e.message}`) : failureFromError(e, 'connector');
+      linkStatus = { status: f.status, error: f.message };
+    }
+
+    const unsyncAll = async (c: Connector) => {
+      for (const [sub, st] of Object.entries(link.entries)) {
+        if (retry) break;
+        if (!st.present || !st.external_name) {
+          results.set(sub, { ...st, sync_status: 'UNSYNCED', error: undefined, updated_at: now(), present: false });
+          continue;
+        }
+        try {
+          await c.remove(st.external_name, signal);
+          results.set(sub, { sync_status: 'UNSYNCED', updated_at: now(), external_name: st.external_name, present: false });
+        } catch (e) {
+          const f = failureFromError(e, 'unsync');
+          fail(f);
+          results.set(sub, { ...st, sync_status: f.status, error: f.message, updated_at: now() });
+        }
+      }
+    };
+
+    if (connector && (link.removing || dest.purge_initiated_at)) {
+      await unsyncAll(connector);
+      const allGone = Object.keys(link.entries).every((sub) => results.get(sub)?.present === false);
+      if (allGone) removeLink = true;
+      else if (!retry) linkStatus = { status: worstStatus([...results.values()].map((r) => r!.sync_status), 'UNKNOWN'), error: [...results.values()].find((r) => r?.error)?.error };
+    } else if (connector) {
+      const mount = kv.mount(link.accessor);
+      let secret: { data: Record<string, unknown>; version: number } | null = null;
+      let readFailed = false;
+      if (!mount) {
+        linkStatus = { status: 'INTERNAL_VAULT_ERROR', error: `mount with accessor ${link.accessor} no longer exists` };
+        readFailed = true;
+      } else {
+        try {
+          secret = await kv.readLatest(mount, link.secret_name);
+        } catch (e) {
+          const f = new SyncFailure('INTERNAL_VAULT_ERROR', `reading the secret failed: ${isKeyholdError(e) ? e.message : ((e as Error)?.name ?? 'error')}`, { retryable: true });
+          fail(f);
+          linkStatus = { status: f.status, error: f.message };
+          readFailed = true;
+        }
+      }
+      if (!readFailed && secret === null) {
+        await unsyncAll(connector);
+        if (!retry) {
+          linkStatus = { status: 'UNSYNCED' };
+          syncedVersion = 0;
+        }
+      } else if (secret) {
+        const desired = entriesOf(secret.data, link.granularity);
+        const template = NameTemplate.parse(link.template);
+        const vars: TemplateVars = {
+          DestinationType: dest.type,
+          DestinationName: dest.name,
+          NamespacePath: '',
+          NamespaceBaseName: '',
+          NamespaceID: 'root',
+          MountPath: mount!.path.replace(/\/$/, ''),
+          MountBaseName: mount!.path.replace(/\/$/, '').split('/').pop() ?? '',
+          MountAccessor: mount!.accessor,
+          SecretPath: link.secret_name,
+          SecretBaseName: link.secret_name.split('/').pop() ?? '',
+        };
+        for (const [sub, value] of desired) {
+          const old = link.entries[sub];
+          if (retry) {
+            results.set(sub, old ?? { sync_status: 'PENDING', updated_at: now(), present: false });
+            continue;
+          }
+          const extName = normalizeName(dest.type, template.render({ ...vars, SecretKey: sub }));
+          const problem = nameProblem(dest.type, extName) ?? valueProblem(dest.type, value);
+          if (problem) {
+            results.set(sub, { ...(old ?? { present: false }), sync_status: 'CLIENT_SIDE_ERROR', error: problem, updated_at: now() });
+            continue;
+          }
+          try {
+            await connector.put(extName, value, signal);
+            let state: EntryState = { sync_status: 'SYNCED', updated_at: now(), external_name: extName, present: true };
+            if (old?.present && old.external_name && old.external_name !== extName) {
+              // Template or granularity changed on refresh: the old name goes (reference 1.5.1).
+              try {
+                await connector.remove(old.external_name, signal);
+              } catch (e) {
+                const f = failureFromError(e, 'removing the previous name');
+                state = { ...state, sync_status: f.status, error: f.message };
+                fail(f);
+              }
+            }
+            results.set(sub, state);
+          } catch (e) {
+            const f = failureFromError(e, 'sync');
+            fail(f);
+            results.set(sub, { ...(old ?? { present: false }), sync_status: f.status, error: f.message, updated_at: now() });
+          }
+        }
+        // Keys removed from the secret (secret-key granularity), or the other granularity's entries.
+        for (const [sub, st] of Object.entries(link.entries)) {
+          if (desired.has(sub)) continue;
+          if (retry || !st.present || !st.external_name) {
+            results.set(sub, retry && st.present ? st : null);
+            continue;
+          }
+          try {
+            await connector.remove(st.external_name, signal);
+            results.set(sub, null);
+          } catch (e) {
+            const f = failureFromError(e, 'unsync of a removed key');
+            fail(f);
+            results.set(sub, { ...st, sync_status: f.status, error: f.message, updated_at: now() });
+          }
+        }
+        if (!retry) syncedVersion = secret.version;
+        linkStatus = null;
+        if (desired.size === 0 && !retry) linkStatus = { status: 'SYNCED' };
+      }
+    }
+
+    // Write back under the link lock (set/remove may have changed the record meanwhile).
+    let final: LinkRecord | null = null;
+    await this.locks.run(key, async () => {
+      const cur = await store.getLink(type, name, id);
+      if (!cur) return;
+      if (removeLink && cur.generation === generation) {
+        final = { ...cur, entries: Object.fromEntries([...results].filter(([, v]) => v !== null)) as Record<string, EntryState>, sync_status: 'UNSYNCED', updated_at: now() };
+        delete final.error;
+        await store.deleteLink(type, name, id);
+        this.indexRemove(key);
+        return;
+      }
+      const entries: Record<string, EntryState> = { ...cur.entries };
+      for (const [sub, st] of results) {
+        if (st === null) delete entries[sub];
+        else entries[sub] = st;
+      }
+      // A link-wide failure (mount gone, bad configuration, KV read error) applies to every entry.
+      if (linkStatus && ERROR_STATUSES.has(linkStatus.status)) {
+        for (const [sub, st] of Object.entries(entries)) {
+          if (!results.has(sub)) entries[sub] = { ...st, sync_status: linkStatus.status, error: linkStatus.error, updated_at: now() };
+        }
+      }
+      // A newer trigger is queued behind this run: what we wrote is already stale.
+      const queuedAgain = this.pendingByLink.has(key) && !cur.removing;
+      if (queuedAgain) for (const [sub, st] of Object.entries(entries)) if (st.sync_status === 'SYNCED') entries[sub] = { ...st, sync_status: 'PENDING' };
+      const statuses = Object.values(entries).map((e) => e.sync_status);
+      let status = linkStatus?.status ?? (statuses.length ? worstStatus(statuses, 'PENDING') : cur.sync_status);
+      if (queuedAgain && status === 'SYNCED') status = 'PENDING';
+      const next: LinkRecord = { ...cur, entries, sync_status: status, updated_at: now(), dest_revision: dest.revision };
+      const err = linkStatus?.error ?? Object.values(entries).find((e) => ERROR_STATUSES.has(e.sync_status))?.error;
+      if (err && ERROR_STATUSES.has(next.sync_status)) next.error = err;
+      else delete next.error;
+      if (syncedVersion !== undefined) next.synced_version = syncedVersion;
+      await store.putLink(next);
+      final = next;
+    });
+    if (removeLink) await this.afterLinkRemoved(type, name);
+    else if (dest.purge_initiated_at && !retry && final) await this.notePurgeError(type, name, (final as LinkRecord).error ?? 'unsync failed');
+    return { failure: retry, link: final };
+  }
+
+  /** After a link was dropped: finish a purge when it was the last one. */
+  private async afterLinkRemoved(type: string, name: string): Promise<void> {
+    const { store } = this.deps;
+    const dest = await store.getDest(type, name);
+    if (!dest?.purge_initiated_at) return;
+    if ((await store.linkIds(type, name)).length > 0) return;
+    await store.deleteDest(type, name);
+    this.dropConnector(type, name);
+  }
+
+  private async notePurgeError(type: string, name: string, error: string): Promise<void> {
+    const dest = await this.deps.store.getDest(type, name);
+    if (!dest?.purge_initiated_at) return;
+    await this.deps.store.putDest({ ...dest, purge_error: error });
+  }
+
+  /** Periodic scan: re-queue links whose secret changed, failed retryably, or were left PENDING. */
+  async reconcile(): Promise<number> {
+    const { store, kv } = this.deps;
+    let queued = 0;
+    for (const type of Object.keys(DESTINATION_TYPES)) {
+      for (const name of await store.destNames(type as never)) {
+        const dest = await store.getDest(type, name);
+        if (!dest) continue;
+        for (const id of await store.linkIds(type, name)) {
+          if (this.closed) return queued;
+          const key = linkKey(type, name, id);
+          if (this.busy(key)) continue;
+          const link = await store.getLink(type, name, id);
+          if (!link) continue;
+          let due = Boolean(link.removing || dest.purge_initiated_at);
+          const statuses = [link.sync_status, ...Object.values(link.entries).map((e) => e.sync_status)];
+          if (!due && statuses.some((s) => RECONCILE_RETRY.has(s))) due = true;
+          if (!due && statuses.includes('CLIENT_SIDE_ERROR') && link.dest_revision !== dest.revision) due = true;
+          if (!due) {
+            const mount = kv.mount(link.accessor);
+            if (mount) {
+              try {
+                const cur = await kv.readLatest(mount, link.secret_name);
+                const version = cur?.version ?? 0;
+                if (version !== (link.synced_version ?? -1)) due = true;
+              } catch {
+                due = true;
+              }
+            }
+          }
+          if (!due) continue;
+          if (!this.hasRoom(key)) return queued;
+          await this.enqueue(key);
+          queued++;
+        }
+      }
+    }
+    return queued;
+  }
+
+  private scheduleReconcile(delay: number): void {
+    if (this.closed) return;
+    this.reconcileTimer = setTimeout(() => {
+      this.reconcile()
+        .catch((e) => this.deps.logger.warn('sync reconciliation failed', { error: (e as Error)?.message }))
+        .finally(() => this.scheduleReconcile(this.deps.tuning.reconcileMs));
+    }, delay);
+    this.reconcileTimer.unref?.();
+  }
+
+  /** Stop timers, abort running operations and wait for them (their durable entries stay queued). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.delayTimer) clearTimeout(this.delayTimer);
+    if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
+    for (const c of this.running.values()) c.abort(Object.assign(new Error('shutting down'), { name: 'AbortError' }));
+    await Promise.allSettled([...this.inflight]);
+    for (const { connector } of this.connectors.values()) connector.close();
+    this.connectors.clear();
+    for (const ws of this.waiters.values()) for (const w of ws) w(null);
+    this.waiters.clear();
+  }
+}
+
+/** `type/name` of a link key. */
+function destOf(link: string): string {
+  const p = parseLinkKey(link);
+  return `${p.type}/${p.name}`;
+}
+
+/** Accessor and secret name encoded in a link id. */
+export function secretOfId(id: string): { accessor: string; secret: string } {
+  const s = decodeURIComponent(id);
+  const i = s.indexOf('/');
+  return { accessor: s.slice(0, i), secret: s.slice(i + 1) };
+}
+
+/** A log-safe label of a link (destination and accessor; secret names are not secret but stay out of logs anyway). */
+function safeLinkLabel(link: string): string {
+  const p = parseLinkKey(link);
+  return `${p.type}/${p.name}/${secretOfId(p.id).accessor}`;
+}
