@@ -50,10 +50,23 @@ export async function startListeners(
   limits: ListenerLimits = DEFAULT_LIMITS,
 ): Promise<Listeners> {
   let inflight = 0;
+  // Pipelined requests on one connection run one after another (RFC 9112 section 9.3.2: only safe
+  // methods may be processed in parallel); node:http would otherwise start them all at once.
+  const queue = new WeakMap<Socket, Promise<void>>();
   const counted = (req: IncomingMessage, res: ServerResponse) => {
     inflight++;
-    res.once('close', () => inflight--);
-    handler(req, res);
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    res.once('close', () => {
+      inflight--;
+      done();
+    });
+    res.once('finish', () => done());
+    const sock = req.socket;
+    const prev = queue.get(sock);
+    queue.set(sock, finished);
+    if (prev) void prev.then(() => handler(req, res));
+    else handler(req, res);
   };
   const http: HttpServer = createHttp(
     { keepAliveTimeout: limits.keepAliveTimeoutMs, headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs ?? 1000 },
@@ -63,7 +76,10 @@ export async function startListeners(
   // emits 'listening'; this server is fed sockets by the net listeners below and never listens itself.
   http.emit('listening');
   http.maxHeadersCount = 200;
+  const sockets = new Set<Socket>();
   const feed = (sock: Socket) => {
+    sockets.add(sock);
+    sock.once('close', () => sockets.delete(sock));
     installListVerb(sock);
     http.emit('connection', sock);
   };
@@ -120,7 +136,9 @@ export async function startListeners(
   return {
     addresses,
     async close(graceMs = 10_000) {
-      await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      // Stop accepting first; net.Server's close callback only fires once every connection has
+      // ended, so it is awaited after the connections are closed below, not before.
+      const stopped = servers.map((s) => new Promise<void>((r) => s.close(() => r())));
       http.closeIdleConnections();
       const deadline = Date.now() + graceMs;
       while (inflight > 0 && Date.now() < deadline) {
@@ -128,6 +146,8 @@ export async function startListeners(
         await new Promise((r) => setTimeout(r, 20));
       }
       http.closeAllConnections();
+      for (const sock of sockets) sock.destroy();
+      await Promise.race([Promise.all(stopped), new Promise((r) => setTimeout(r, 2000).unref())]);
       for (const p of unixPaths) {
         try {
           unlinkSync(p);

@@ -27,6 +27,7 @@ export class ListVerbRewriter {
   private header = '';
   private remaining = 0;
   private line = '';
+  private lineLen = 0;
 
   push(chunk: Buffer): Buffer {
     if (this.state === State.Passthrough) return chunk;
@@ -58,24 +59,29 @@ export class ListVerbRewriter {
           }
           this.state = State.Headers;
           this.header = '';
+          this.lineLen = 0;
           break;
         }
         case State.Headers: {
-          const end = buf.indexOf('\r\n\r\n', i, 'latin1');
-          // Look back over a boundary split of the terminator.
-          const take = end === -1 ? buf.length : end + 4;
-          this.header += buf.toString('latin1', i, take);
-          if (end === -1) {
-            const j = this.header.indexOf('\r\n\r\n');
-            if (j === -1) {
-              if (this.header.length > MAX_HEADER_TRACK) this.state = State.Passthrough;
-              i = buf.length;
-              break;
-            }
-            // Terminator straddled chunks: rewind i to just after it.
-            i = buf.length - (this.header.length - (j + 4));
-            this.header = this.header.slice(0, j + 4);
-          } else i = take;
+          // Scan byte by byte for the empty line ending the headers (CRLF or bare LF), so a
+          // terminator split across packets is found and never one belonging to a later request.
+          const from = i;
+          let done = false;
+          while (i < buf.length) {
+            const b = buf[i++];
+            if (b === 10) {
+              if (this.lineLen === 0) {
+                done = true;
+                break;
+              }
+              this.lineLen = 0;
+            } else if (b !== 13) this.lineLen++;
+          }
+          this.header += buf.toString('latin1', from, i);
+          if (!done) {
+            if (this.header.length > MAX_HEADER_TRACK) this.state = State.Passthrough;
+            break;
+          }
           this.beginBody();
           break;
         }
@@ -141,17 +147,17 @@ export class ListVerbRewriter {
 
   private beginBody(): void {
     const h = this.header.toLowerCase();
-    const upgrade = /\r\nupgrade:/.test(h) || h.startsWith('connect ');
+    const upgrade = /\nupgrade:/.test(h) || h.startsWith('connect ');
     if (upgrade) {
       this.state = State.Passthrough;
       return;
     }
-    if (/\r\ntransfer-encoding:[^\r]*chunked/.test(h)) {
+    if (/\ntransfer-encoding:[^\r\n]*chunked/.test(h)) {
       this.state = State.ChunkSize;
       this.line = '';
       return;
     }
-    const m = /\r\ncontent-length:\s*(\d+)/.exec(h);
+    const m = /\ncontent-length:[ \t]*(\d+)/.exec(h);
     const len = m ? Number(m[1]) : 0;
     if (len > 0) {
       this.remaining = len;

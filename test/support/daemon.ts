@@ -122,11 +122,8 @@ export async function startDaemon(opts: StartOptions = {}): Promise<Daemon> {
   if (dev) args.push('--dev', '--dev-root-token', token);
   else args.push('--storage-path', join(dir, 'data'));
   let tcp: string | undefined;
-  if (opts.tcp) {
-    const port = freePort();
-    args.push('--listen', `127.0.0.1:${port}`);
-    tcp = `http://127.0.0.1:${port}`;
-  }
+  // Port 0: the kernel picks a free port; the daemon prints it ("Listening on: http://127.0.0.1:N").
+  if (opts.tcp) args.push('--listen', '127.0.0.1:0');
   args.push(...(opts.args ?? []));
   const env = { ...process.env, KEYHOLD_HOME: dir, ...opts.env };
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -167,7 +164,15 @@ export async function startDaemon(opts: StartOptions = {}): Promise<Daemon> {
         proc.kill('SIGKILL');
       }),
   };
-  if (opts.wait ?? true) await waitReady(socket, proc, () => out);
+  if (opts.wait ?? true) {
+    await waitReady(socket, proc, () => out);
+    if (opts.tcp) {
+      for (let i = 0; i < 100 && !/Listening on: https?:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 20));
+      tcp = /Listening on: (https?:\/\/[^\s]+)/.exec(out)?.[1];
+      if (!tcp) throw new Error(`daemon printed no TCP address: ${out}`);
+      d.tcp = tcp;
+    }
+  }
   return d;
 }
 
