@@ -1,0 +1,140 @@
+/**
+ * Azure Key Vault fake: an OAuth2 client-credentials token endpoint and the Secrets REST API, checking
+ * what the real service checks (reference sync-wire.md 3.2 and 4.2): form-encoded grant with the
+ * registered client id/secret and the vault scope; bearer tokens it issued and that have not expired;
+ * `api-version`; name pattern and length; 25 KB values; soft delete (409 ObjectIsDeletedButRecoverable),
+ * recover and purge; 404 SecretNotFound.
+ */
+import { randomBytes } from 'node:crypto';
+import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+
+/** A stored secret. */
+export interface AzureSecret {
+  name: string;
+  versions: Array<{ id: string; value: string; tags: Record<string, string>; created: number }>;
+}
+
+const err = (status: number, code: string, message: string, inner?: string): FakeReply => ({
+  status,
+  json: { error: { code, message, ...(inner ? { innererror: { code: inner } } : {}) } },
+});
+
+/** Azure Key Vault fake. */
+export class AzureFake {
+  readonly tenant = 'tenant-' + randomBytes(4).toString('hex');
+  readonly clientId = 'client-' + randomBytes(4).toString('hex');
+  readonly clientSecret = randomBytes(16).toString('hex');
+  /** Token lifetime in seconds (shorten to test renewal). */
+  tokenTtl = 3600;
+  readonly tokens = new Map<string, number>();
+  readonly secrets = new Map<string, AzureSecret>();
+  readonly deleted = new Map<string, AzureSecret>();
+  tokensIssued = 0;
+  readonly server: FakeServer;
+
+  constructor() {
+    this.server = new FakeServer((r) => this.handle(r));
+  }
+
+  async start(): Promise<this> {
+    await this.server.start();
+    return this;
+  }
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** Current value of a secret (case-insensitive name), or undefined. */
+  valueOf(name: string): string | undefined {
+    const s = this.secrets.get(name.toLowerCase());
+    return s?.versions[s.versions.length - 1]?.value;
+  }
+  tagsOf(name: string): Record<string, string> | undefined {
+    const s = this.secrets.get(name.toLowerCase());
+    return s?.versions[s.versions.length - 1]?.tags;
+  }
+
+  private handle(r: FakeRequest): FakeReply {
+    const p = r.url.pathname;
+    const tokenPath = `/${this.tenant}/oauth2/v2.0/token`;
+    if (r.method === 'POST' && p.endsWith('/oauth2/v2.0/token')) return this.token(r, p === tokenPath);
+    const token = bearerOf(r);
+    const exp = token ? this.tokens.get(token) : undefined;
+    if (!exp || exp < Date.now()) {
+      return {
+        status: 401,
+        json: { error: { code: 'Unauthorized', message: 'AKV10000: Request is missing a Bearer or PoP token.' } },
+        headers: { 'WWW-Authenticate': `Bearer authorization="https://login.microsoftonline.com/${this.tenant}", resource="https://vault.azure.net"` },
+      };
+    }
+    if (!r.url.searchParams.get('api-version')) return err(400, 'BadParameter', 'The request URI contains an invalid or missing api-version');
+    let m = /^\/secrets\/([^/]+)$/.exec(p);
+    if (m) return this.secret(r, decodeURIComponent(m[1]!));
+    m = /^\/deletedsecrets\/([^/]+)(\/recover)?$/.exec(p);
+    if (m) return this.deletedSecret(r, decodeURIComponent(m[1]!), Boolean(m[2]));
+    return err(404, 'NotFound', 'no such path');
+  }
+
+  private token(r: FakeRequest, rightTenant: boolean): FakeReply {
+    if (!rightTenant) return { status: 400, json: { error: 'invalid_request', error_description: "AADSTS90002: Tenant not found." } };
+    if (!String(r.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return { status: 400, json: { error: 'invalid_request', error_description: 'AADSTS900144: body must be form encoded' } };
+    const f = new URLSearchParams(r.text);
+    if (f.get('grant_type') !== 'client_credentials') return { status: 400, json: { error: 'unsupported_grant_type' } };
+    if (f.get('scope') !== 'https://vault.azure.net/.default') return { status: 400, json: { error: 'invalid_scope' } };
+    if (f.get('client_id') !== this.clientId || f.get('client_secret') !== this.clientSecret) {
+      return { status: 401, json: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } };
+    }
+    const access = randomBytes(24).toString('base64url');
+    this.tokens.set(access, Date.now() + this.tokenTtl * 1000);
+    this.tokensIssued++;
+    return { status: 200, json: { token_type: 'Bearer', expires_in: this.tokenTtl, ext_expires_in: this.tokenTtl, access_token: access } };
+  }
+
+  private secret(r: FakeRequest, name: string): FakeReply {
+    if (!/^[0-9a-zA-Z-]{1,127}$/.test(name)) return err(400, 'BadParameter', 'The request URI contains an invalid name');
+    const key = name.toLowerCase();
+    if (r.method === 'PUT') {
+      const b = jsonBody(r);
+      if (!b || typeof b.value !== 'string') return err(400, 'BadParameter', 'Property value is required');
+      if (Buffer.byteLength(b.value) > 25 * 1024) return err(400, 'BadParameter', 'Secret value too large');
+      if (this.deleted.has(key)) return err(409, 'Conflict', `Secret ${name} is currently in a deleted but recoverable state, and its name cannot be reused; in this state, the secret can only be recovered or purged.`, 'ObjectIsDeletedButRecoverable');
+      const s = this.secrets.get(key) ?? { name, versions: [] };
+      const id = randomBytes(16).toString('hex');
+      s.versions.push({ id, value: b.value, tags: (b.tags as Record<string, string>) ?? {}, created: Date.now() });
+      this.secrets.set(key, s);
+      return { status: 200, json: { value: b.value, id: `${this.url}/secrets/${s.name}/${id}`, attributes: { enabled: true, recoveryLevel: 'Recoverable+Purgeable' }, tags: b.tags ?? {} } };
+    }
+    const s = this.secrets.get(key);
+    if (!s) return err(404, 'SecretNotFound', `A secret with (name/id) ${name} was not found in this key vault.`);
+    if (r.method === 'GET') {
+      const v = s.versions[s.versions.length - 1]!;
+      return { status: 200, json: { value: v.value, id: `${this.url}/secrets/${s.name}/${v.id}`, attributes: { enabled: true }, tags: v.tags } };
+    }
+    if (r.method === 'DELETE') {
+      this.secrets.delete(key);
+      this.deleted.set(key, s);
+      return { status: 200, json: { recoveryId: `${this.url}/deletedsecrets/${s.name}`, deletedDate: Math.floor(Date.now() / 1000), id: `${this.url}/secrets/${s.name}` } };
+    }
+    return err(405, 'MethodNotAllowed', 'method not allowed');
+  }
+
+  private deletedSecret(r: FakeRequest, name: string, recover: boolean): FakeReply {
+    const key = name.toLowerCase();
+    const s = this.deleted.get(key);
+    if (!s) return err(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
+    if (recover && r.method === 'POST') {
+      this.deleted.delete(key);
+      this.secrets.set(key, s);
+      return { status: 200, json: { id: `${this.url}/secrets/${s.name}` } };
+    }
+    if (!recover && r.method === 'DELETE') {
+      this.deleted.delete(key);
+      return { status: 204 };
+    }
+    if (!recover && r.method === 'GET') return { status: 200, json: { recoveryId: `${this.url}/deletedsecrets/${s.name}` } };
+    return err(405, 'MethodNotAllowed', 'method not allowed');
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * GitHub Actions secrets fake (reference sync-wire.md 3.4 and 4.2): a real X25519 key pair per
+ * repository with a key id; PUT bodies are opened with libsodium's crypto_box_seal_open and the key
+ * id compared (422 otherwise); bearer token, Accept and X-GitHub-Api-Version headers required; name
+ * rules (no GITHUB_ prefix, no leading digit, stored upper-case) and 48 KB; 201 create / 204 update;
+ * DELETE 204 or 404. `rotateKey()` proves the connector fetches the key again.
+ */
+import { randomBytes } from 'node:crypto';
+import sodiumMod from 'libsodium-wrappers';
+import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+
+const sodium = sodiumMod as unknown as typeof import('libsodium-wrappers');
+
+const gh = (status: number, message: string): FakeReply => ({ status, json: { message, documentation_url: 'https://docs.github.com/rest' } });
+
+/** GitHub fake for one repository. */
+export class GithubFake {
+  readonly owner = 'acme';
+  readonly repo = 'app-' + randomBytes(3).toString('hex');
+  readonly token = 'github_pat_' + randomBytes(20).toString('hex');
+  private keyPair!: { publicKey: Uint8Array; privateKey: Uint8Array };
+  keyId = '';
+  /** Scope ("" for repository, environment name otherwise) -> secret name -> plaintext. */
+  readonly secrets = new Map<string, Map<string, string>>();
+  readonly server: FakeServer;
+
+  constructor() {
+    this.server = new FakeServer((r) => this.handle(r));
+  }
+
+  async start(): Promise<this> {
+    await sodium.ready;
+    this.rotateKey();
+    await this.server.start();
+    return this;
+  }
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** New repository key pair (old sealed values can no longer be opened). */
+  rotateKey(): void {
+    this.keyPair = sodium.crypto_box_keypair();
+    this.keyId = String(Date.now()) + randomBytes(2).toString('hex');
+  }
+
+  /** Plaintext of a repository (or environment) secret. */
+  valueOf(name: string, env = ''): string | undefined {
+    return this.secrets.get(env)?.get(name);
+  }
+  names(env = ''): string[] {
+    return [...(this.secrets.get(env)?.keys() ?? [])].sort();
+  }
+
+  private handle(r: FakeRequest): FakeReply {
+    if (bearerOf(r) !== this.token) return gh(401, 'Bad credentials');
+    if (!String(r.headers.accept ?? '').includes('application/vnd.github')) return gh(415, 'Unsupported Accept header');
+    if (r.headers['x-github-api-version'] !== '2022-11-28') return gh(400, 'Invalid API version');
+    const prefix = `/repos/${this.owner}/${this.repo}`;
+    const p = r.url.pathname;
+    if (!p.startsWith(prefix + '/')) return gh(404, 'Not Found');
+    const rest = p.slice(prefix.length);
+    const m = /^(?:\/actions|\/environments\/([^/]+))\/secrets\/([^/]+)$/.exec(rest);
+    if (!m) return gh(404, 'Not Found');
+    const env = m[1] ? decodeURIComponent(m[1]) : '';
+    const name = decodeURIComponent(m[2]!);
+    if (name === 'public-key' && r.method === 'GET') return { status: 200, json: { key_id: this.keyId, key: Buffer.from(this.keyPair.publicKey).toString('base64') } };
+    const scope = this.secrets.get(env) ?? new Map<string, string>();
+    const upper = name.toUpperCase();
+    if (r.method === 'PUT') {
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_')) return gh(422, 'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_');
+      const b = jsonBody(r);
+      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string') return gh(422, 'Invalid request: encrypted_value and key_id are required');
+      if (b.key_id !== this.keyId) return gh(422, 'Bad request - improperly encrypted secret (key_id)');
+      let plain: Uint8Array;
+      try {
+        plain = sodium.crypto_box_seal_open(Buffer.from(b.encrypted_value, 'base64'), this.keyPair.publicKey, this.keyPair.privateKey);
+      } catch {
+        return gh(422, 'Bad request - improperly encrypted secret');
+      }
+      if (plain.length > 48 * 1024) return gh(422, 'Secret value too large');
+      const existed = scope.has(upper);
+      scope.set(upper, Buffer.from(plain).toString('utf8'));
+      this.secrets.set(env, scope);
+      return existed ? { status: 204 } : { status: 201, json: {} };
+    }
+    if (r.method === 'DELETE') {
+      if (!scope.delete(upper)) return gh(404, 'Not Found');
+      return { status: 204 };
+    }
+    if (r.method === 'GET') {
+      if (!scope.has(upper)) return gh(404, 'Not Found');
+      return { status: 200, json: { name: upper, created_at: new Date().toISOString(), updated_at: new Date().toISOString() } };
+    }
+    return gh(404, 'Not Found');
+  }
+}
