@@ -5,6 +5,10 @@ function flagsOf(options: CompOption[]): string[] {
   return options.flatMap((o) => [o.short, o.long].filter((x): x is string => Boolean(x)));
 }
 
+function unique(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
 function valueCode(v: Values): string | undefined {
   switch (v.kind) {
     case 'words':
@@ -26,8 +30,8 @@ export function bashCompletion(spec: CompSpec): string {
   const valueCases: string[] = [];
   for (const n of spec.nodes) {
     const subs = n.subs.map((s) => s.name).join(' ');
-    const opts = flagsOf(n.options).join(' ');
-    const vopts = flagsOf(n.options.filter((o) => o.takesValue)).join(' ');
+    const opts = n.options.length ? unique([...flagsOf(n.options), ...gFlags]).join(' ') : '';
+    const vopts = n.options.some((o) => o.takesValue) ? unique([...flagsOf(n.options.filter((o) => o.takesValue)), ...flagsOf(gValue)]).join(' ') : '';
     const sets = [subs && `_kh_subs=${sq(subs)}`, opts && `_kh_opts=${sq(opts)}`, vopts && `_kh_vopts=${sq(vopts)}`].filter(Boolean);
     if (sets.length) nodeCases.push(`    ${sq(n.path)}) ${sets.join('; ')} ;;`);
     for (const o of n.options) {
@@ -54,12 +58,12 @@ export function bashCompletion(spec: CompSpec): string {
 
 # Sets _kh_subs, _kh_opts and _kh_vopts (flags taking a value) for the command path "$1".
 _keyhold_node() {
-  _kh_subs='' _kh_opts='' _kh_vopts=''
+  _kh_subs=''
+  _kh_opts=${sq(gFlags.join(' '))}
+  _kh_vopts=${sq(flagsOf(gValue).join(' '))}
   case "$1" in
 ${nodeCases.join('\n')}
   esac
-  _kh_opts="$_kh_opts ${gFlags.join(' ')}"
-  _kh_vopts="$_kh_vopts ${flagsOf(gValue).join(' ')}"
 }
 
 # How the value of option "$2" (or positional argument number "$2", "+" for the rest) of command

@@ -9,6 +9,17 @@ function described(options: CompOption[]): string[] {
   return options.flatMap((o) => [o.short, o.long].filter((x): x is string => Boolean(x)).map((f) => `${f}:${o.description}`));
 }
 
+/** Keep the first "flag:description" entry of each flag (a command's own option hides a global one). */
+function uniqueByFlag(entries: string[]): string[] {
+  const seen = new Set<string>();
+  return entries.filter((e) => {
+    const flag = e.slice(0, e.indexOf(':'));
+    if (seen.has(flag)) return false;
+    seen.add(flag);
+    return true;
+  });
+}
+
 function valueCode(v: Values): string | undefined {
   switch (v.kind) {
     case 'words':
@@ -34,9 +45,9 @@ export function zshCompletion(spec: CompSpec): string {
   for (const n of spec.nodes) {
     const sets: string[] = [];
     if (n.subs.length) sets.push(`kh_subs=${arr(n.subs.map((s) => `${s.name}:${s.description}`))}`);
-    if (n.options.length) sets.push(`kh_opts=${arr(described(n.options))}`);
+    if (n.options.length) sets.push(`kh_opts=${arr(uniqueByFlag([...described(n.options), ...described(spec.globals)]))}`);
     const vopts = flagsOf(n.options.filter((o) => o.takesValue));
-    if (vopts.length) sets.push(`kh_vopts=${arr(vopts)}`);
+    if (vopts.length) sets.push(`kh_vopts=${arr([...new Set([...vopts, ...flagsOf(gValue)])])}`);
     if (sets.length) nodeCases.push(`    ${sq(n.path)}) ${sets.join('; ')} ;;`);
     for (const o of n.options) {
       const code = o.takesValue ? valueCode(o.values) : undefined;
@@ -63,12 +74,12 @@ export function zshCompletion(spec: CompSpec): string {
 
 # Sets kh_subs and kh_opts ("name:description") and kh_vopts (flags taking a value) for path "$1".
 _keyhold_node() {
-  kh_subs=() kh_opts=() kh_vopts=()
+  kh_subs=()
+  kh_opts=${arr(described(spec.globals))}
+  kh_vopts=${arr(flagsOf(gValue))}
   case "$1" in
 ${nodeCases.join('\n')}
   esac
-  kh_opts+=${arr(described(spec.globals))}
-  kh_vopts+=${arr(flagsOf(gValue))}
 }
 
 # How the value of option "$2" (or positional argument number "$2", "+" for the rest) of command

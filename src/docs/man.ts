@@ -49,7 +49,7 @@ function sentence(s: string): string {
   const t = s.trim();
   if (!t) return '';
   const cap = t[0]!.toUpperCase() + t.slice(1);
-  return /[.!?)]$/.test(cap) ? cap : cap + '.';
+  return /[.!?]$/.test(cap) ? cap : cap + '.';
 }
 
 function entries(list: Entry[]): string[] {
@@ -60,6 +60,8 @@ function header(title: string, version: string): string[] {
   return [
     `.\\" Generated from the command tree by \`npm run docs\` (src/docs/man.ts); do not edit.`,
     `.TH ${roff(title.toUpperCase())} 1 "" "keyhold ${roff(version)}" "keyhold manual"`,
+    ".nh",
+    ".ad l",
   ];
 }
 

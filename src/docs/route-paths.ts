@@ -43,10 +43,12 @@ function expand(parts: Part[]): string[] {
   return acc;
 }
 
-/** Every concrete variant of a template, without duplicate shapes (`random/{source}` vs `random/{bytes}`). */
+/** Every concrete variant of a template, without duplicate shapes: of `random/{source}` and `random/{bytes}`
+ * the earlier parameter wins, as the router's regex fills optional parts left to right. */
 export function pathVariants(template: string): PathVariant[] {
-  const seen = new Set<string>();
-  const out: PathVariant[] = [];
+  const order = [...template.matchAll(/[:*](\w+)/g)].map((m) => m[1]!);
+  const rank = (params: string[]) => params.reduce((sum, p) => sum + order.indexOf(p), 0);
+  const byShape = new Map<string, PathVariant>();
   for (const raw of expand(parse(template).parts)) {
     const params: string[] = [];
     const path = raw.replace(/[:*](\w+)/g, (_m, n: string) => {
@@ -54,11 +56,10 @@ export function pathVariants(template: string): PathVariant[] {
       return `{${n}}`;
     });
     const shape = path.replace(/\{\w+\}/g, '{}');
-    if (seen.has(shape)) continue;
-    seen.add(shape);
-    out.push({ path, params });
+    const prev = byShape.get(shape);
+    if (!prev || rank(params) < rank(prev.params)) byShape.set(shape, { path, params });
   }
-  return out;
+  return [...byShape.values()];
 }
 
 /** A template for people: `keys/:name` -> `keys/NAME`, optional parts kept in brackets (`random[/SOURCE][/BYTES]`). */

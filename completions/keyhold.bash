@@ -1,0 +1,278 @@
+# bash completion for keyhold                                  -*- shell-script -*-
+# Generated from the command tree by `npm run docs` (src/docs/completion-bash.ts); do not edit.
+# Install:  keyhold completion bash > ~/.local/share/bash-completion/completions/keyhold
+#     or:   source <(keyhold completion bash)
+# Key names, KV paths, mounts and destination names come from the daemon (`keyhold __complete`).
+
+# Sets _kh_subs, _kh_opts and _kh_vopts (flags taking a value) for the command path "$1".
+_keyhold_node() {
+  _kh_subs=''
+  _kh_opts='-v --version --address --token --format --field -h --help'
+  _kh_vopts='--address --token --format --field'
+  case "$1" in
+    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv audit completion openapi path-help help' ;;
+    'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
+    'operator') _kh_subs='init unseal seal' ;;
+    'operator init') _kh_opts='--no-keychain -v --version --address --token --format --field -h --help' ;;
+    'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'write') _kh_opts='-f --force -v --version --address --token --format --field -h --help' ;;
+    'token') _kh_subs='create lookup revoke' ;;
+    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field' ;;
+    'token lookup') _kh_opts='--accessor -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
+    'token revoke') _kh_opts='--accessor --self -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
+    'policy') _kh_subs='write read list delete' ;;
+    'secrets') _kh_subs='enable disable list' ;;
+    'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
+    'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
+    'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
+    'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
+    'transit keys delete') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys export') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
+    'transit keys backup') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
+    'transit keys restore') _kh_opts='--mount --backup --force -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --backup --address --token --format --field' ;;
+    'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field' ;;
+    'transit keys list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field' ;;
+    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --address --token --format --field' ;;
+    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field' ;;
+    'transit keys trim') _kh_opts='--mount --min-available-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
+    'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field' ;;
+    'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field' ;;
+    'transit config-keys') _kh_opts='--mount --disable-upsert -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --disable-upsert --address --token --format --field' ;;
+    'transit cache-config') _kh_opts='--mount --size -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --size --address --token --format --field' ;;
+    'transit import') _kh_opts='--file --type --hash-function --base64 --mount --allow-rotation --derived --exportable --allow-plaintext-backup --auto-rotate-period -v --version --address --token --format --field -h --help'; _kh_vopts='--file --type --hash-function --mount --auto-rotate-period --address --token --format --field' ;;
+    'transit import-version') _kh_opts='--file --type --hash-function --base64 --mount --version -v --address --token --format --field -h --help'; _kh_vopts='--file --type --hash-function --mount --version --address --token --format --field' ;;
+    'transit encrypt') _kh_opts='--mount --file --base64 --context --associated-data --key-version --nonce --padding-scheme --type --envelope --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --context --associated-data --key-version --nonce --padding-scheme --type --output --address --token --format --field' ;;
+    'transit decrypt') _kh_opts='--mount --base64 --context --associated-data --nonce --padding-scheme --envelope --file --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --associated-data --nonce --padding-scheme --file --output --address --token --format --field' ;;
+    'transit rewrap') _kh_opts='--mount --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --key-version --address --token --format --field' ;;
+    'transit datakey') _kh_opts='--mount --bits --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --bits --context --key-version --address --token --format --field' ;;
+    'transit random') _kh_opts='--mount --encoding --source --binary -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --encoding --source --address --token --format --field' ;;
+    'transit hash') _kh_opts='--mount --file --base64 --encoding -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --encoding --address --token --format --field' ;;
+    'transit hmac') _kh_opts='--mount --file --base64 --algorithm --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --algorithm --key-version --address --token --format --field' ;;
+    'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field' ;;
+    'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field' ;;
+    'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
+    'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --mount --address --token --format --field' ;;
+    'kv patch') _kh_opts='--cas --remove --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --remove --mount --address --token --format --field' ;;
+    'kv get') _kh_opts='--version --mount -v --address --token --format --field -h --help'; _kh_vopts='--version --mount --address --token --format --field' ;;
+    'kv list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'kv delete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv undelete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv destroy') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv metadata') _kh_subs='get put patch delete' ;;
+    'kv metadata get') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'kv metadata put') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --address --token --format --field' ;;
+    'kv metadata patch') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata --address --token --format --field' ;;
+    'kv metadata delete') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'audit') _kh_subs='enable disable list' ;;
+    'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;
+    'audit list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
+    'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field -h --help' ;;
+  esac
+}
+
+# How the value of option "$2" (or positional argument number "$2", "+" for the rest) of command
+# path "$1" completes: "w:WORDS", "d:SOURCE" (ask the daemon), "f" (files) or "n" (nothing).
+_keyhold_values() {
+  case "$1|$2" in
+    'server|--config') echo 'f' ;;
+    'server|--socket') echo 'f' ;;
+    'server|--tls-cert') echo 'f' ;;
+    'server|--tls-key') echo 'f' ;;
+    'server|--storage-path') echo 'f' ;;
+    'server|--log-level') echo 'w:debug info warn error off' ;;
+    'server|--keychain') echo 'w:os none' ;;
+    'login|1') echo 'n' ;;
+    'read|1') echo 'd:mounts' ;;
+    'read|2') echo 'n' ;;
+    'read|+') echo 'n' ;;
+    'write|1') echo 'd:mounts' ;;
+    'write|2') echo 'n' ;;
+    'write|+') echo 'n' ;;
+    'list|1') echo 'd:mounts' ;;
+    'delete|1') echo 'd:mounts' ;;
+    'delete|2') echo 'n' ;;
+    'delete|+') echo 'n' ;;
+    'token create|--policy') echo 'd:policies' ;;
+    'token lookup|1') echo 'n' ;;
+    'token revoke|1') echo 'n' ;;
+    'policy write|1') echo 'd:policies' ;;
+    'policy write|2') echo 'f' ;;
+    'policy read|1') echo 'd:policies' ;;
+    'policy delete|1') echo 'd:policies' ;;
+    'secrets enable|1') echo 'n' ;;
+    'secrets disable|1') echo 'd:mounts' ;;
+    'transit keys read|--mount') echo 'd:transit-mounts' ;;
+    'transit keys read|1') echo 'd:transit-keys' ;;
+    'transit keys delete|--mount') echo 'd:transit-mounts' ;;
+    'transit keys delete|1') echo 'd:transit-keys' ;;
+    'transit keys export|--mount') echo 'd:transit-mounts' ;;
+    'transit keys export|--output') echo 'f' ;;
+    'transit keys export|1') echo 'n' ;;
+    'transit keys export|2') echo 'd:transit-keys' ;;
+    'transit keys export|3') echo 'n' ;;
+    'transit keys backup|--mount') echo 'd:transit-mounts' ;;
+    'transit keys backup|--output') echo 'f' ;;
+    'transit keys backup|1') echo 'd:transit-keys' ;;
+    'transit keys restore|--mount') echo 'd:transit-mounts' ;;
+    'transit keys restore|1') echo 'd:transit-keys' ;;
+    'transit keys wrapping-key|--mount') echo 'd:transit-mounts' ;;
+    'transit keys byok-export|--mount') echo 'd:transit-mounts' ;;
+    'transit keys byok-export|--output') echo 'f' ;;
+    'transit keys byok-export|1') echo 'n' ;;
+    'transit keys byok-export|2') echo 'n' ;;
+    'transit keys byok-export|3') echo 'n' ;;
+    'transit keys list|--mount') echo 'd:transit-mounts' ;;
+    'transit keys create|--mount') echo 'd:transit-mounts' ;;
+    'transit keys create|1') echo 'd:transit-keys' ;;
+    'transit keys config|--mount') echo 'd:transit-mounts' ;;
+    'transit keys config|1') echo 'd:transit-keys' ;;
+    'transit keys rotate|--mount') echo 'd:transit-mounts' ;;
+    'transit keys rotate|1') echo 'd:transit-keys' ;;
+    'transit keys trim|--mount') echo 'd:transit-mounts' ;;
+    'transit keys trim|1') echo 'd:transit-keys' ;;
+    'transit keys csr|--mount') echo 'd:transit-mounts' ;;
+    'transit keys csr|1') echo 'd:transit-keys' ;;
+    'transit keys set-certificate|--mount') echo 'd:transit-mounts' ;;
+    'transit keys set-certificate|1') echo 'd:transit-keys' ;;
+    'transit config-keys|--mount') echo 'd:transit-mounts' ;;
+    'transit cache-config|--mount') echo 'd:transit-mounts' ;;
+    'transit import|--file') echo 'f' ;;
+    'transit import|--mount') echo 'd:transit-mounts' ;;
+    'transit import|1') echo 'd:transit-keys' ;;
+    'transit import-version|--file') echo 'f' ;;
+    'transit import-version|--mount') echo 'd:transit-mounts' ;;
+    'transit import-version|1') echo 'd:transit-keys' ;;
+    'transit encrypt|--mount') echo 'd:transit-mounts' ;;
+    'transit encrypt|--file') echo 'f' ;;
+    'transit encrypt|--output') echo 'f' ;;
+    'transit encrypt|1') echo 'd:transit-keys' ;;
+    'transit decrypt|--mount') echo 'd:transit-mounts' ;;
+    'transit decrypt|--file') echo 'f' ;;
+    'transit decrypt|--output') echo 'f' ;;
+    'transit decrypt|1') echo 'd:transit-keys' ;;
+    'transit decrypt|2') echo 'n' ;;
+    'transit rewrap|--mount') echo 'd:transit-mounts' ;;
+    'transit rewrap|1') echo 'd:transit-keys' ;;
+    'transit rewrap|2') echo 'n' ;;
+    'transit datakey|--mount') echo 'd:transit-mounts' ;;
+    'transit datakey|1') echo 'n' ;;
+    'transit datakey|2') echo 'd:transit-keys' ;;
+    'transit random|--mount') echo 'd:transit-mounts' ;;
+    'transit random|1') echo 'n' ;;
+    'transit hash|--mount') echo 'd:transit-mounts' ;;
+    'transit hash|--file') echo 'f' ;;
+    'transit hash|1') echo 'n' ;;
+    'transit hmac|--mount') echo 'd:transit-mounts' ;;
+    'transit hmac|--file') echo 'f' ;;
+    'transit hmac|1') echo 'd:transit-keys' ;;
+    'transit sign|--mount') echo 'd:transit-mounts' ;;
+    'transit sign|--file') echo 'f' ;;
+    'transit sign|1') echo 'd:transit-keys' ;;
+    'transit verify|--mount') echo 'd:transit-mounts' ;;
+    'transit verify|--file') echo 'f' ;;
+    'transit verify|1') echo 'd:transit-keys' ;;
+    'kv put|--mount') echo 'd:kv-mounts' ;;
+    'kv put|1') echo 'd:kv-paths' ;;
+    'kv put|2') echo 'n' ;;
+    'kv put|+') echo 'n' ;;
+    'kv patch|--mount') echo 'd:kv-mounts' ;;
+    'kv patch|1') echo 'd:kv-paths' ;;
+    'kv patch|2') echo 'n' ;;
+    'kv patch|+') echo 'n' ;;
+    'kv get|--mount') echo 'd:kv-mounts' ;;
+    'kv get|1') echo 'd:kv-paths' ;;
+    'kv list|--mount') echo 'd:kv-mounts' ;;
+    'kv list|1') echo 'd:kv-paths' ;;
+    'kv delete|--mount') echo 'd:kv-mounts' ;;
+    'kv delete|1') echo 'd:kv-paths' ;;
+    'kv undelete|--mount') echo 'd:kv-mounts' ;;
+    'kv undelete|1') echo 'd:kv-paths' ;;
+    'kv destroy|--mount') echo 'd:kv-mounts' ;;
+    'kv destroy|1') echo 'd:kv-paths' ;;
+    'kv metadata get|--mount') echo 'd:kv-mounts' ;;
+    'kv metadata get|1') echo 'd:kv-paths' ;;
+    'kv metadata put|--mount') echo 'd:kv-mounts' ;;
+    'kv metadata put|1') echo 'd:kv-paths' ;;
+    'kv metadata patch|--mount') echo 'd:kv-mounts' ;;
+    'kv metadata patch|1') echo 'd:kv-paths' ;;
+    'kv metadata delete|--mount') echo 'd:kv-mounts' ;;
+    'kv metadata delete|1') echo 'd:kv-paths' ;;
+    'audit enable|1') echo 'n' ;;
+    'audit enable|2') echo 'n' ;;
+    'audit enable|+') echo 'n' ;;
+    'audit disable|1') echo 'd:audit-devices' ;;
+    'completion|1') echo 'w:bash zsh fish' ;;
+    'path-help|1') echo 'd:mounts' ;;
+    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv audit completion openapi path-help help' ;;
+    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv audit completion openapi path-help help' ;;
+    *'|--format') echo 'w:table json yaml raw' ;;
+  esac
+}
+
+_keyhold_complete_values() {
+  local IFS=$' \t\n'
+  case "$1" in
+    w:*) COMPREPLY=($(compgen -W "${1#w:}" -- "$cur")) ;;
+    d:*)
+      local out
+      out=$("${COMP_WORDS[0]}" __complete "${1#d:}" -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null)
+      IFS=$'\n'
+      COMPREPLY=($(compgen -W "$out" -- "$cur"))
+      if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == */ ]]; then compopt -o nospace 2>/dev/null; fi
+      ;;
+    f)
+      COMPREPLY=($(compgen -f -- "$cur"))
+      compopt -o filenames 2>/dev/null
+      ;;
+  esac
+  return 0
+}
+
+_keyhold() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" path='' w i p=0 expect=''
+  local _kh_subs _kh_opts _kh_vopts
+  COMPREPLY=()
+  _keyhold_node ''
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w="${COMP_WORDS[i]}"
+    if [[ -n $expect ]]; then
+      [[ $w == = ]] && continue
+      expect=''
+      continue
+    fi
+    case "$w" in
+      --*=*) ;;
+      -*) [[ " $_kh_vopts " == *" $w "* ]] && expect="$w" ;;
+      *)
+        if [[ $p -eq 0 && " $_kh_subs " == *" $w "* ]]; then
+          path="${path:+$path }$w"
+          _keyhold_node "$path"
+        else
+          p=$((p + 1))
+        fi
+        ;;
+    esac
+  done
+  [[ $cur == = ]] && cur=''
+  if [[ -n $expect ]]; then
+    _keyhold_complete_values "$(_keyhold_values "$path" "$expect")"
+    return 0
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$_kh_opts" -- "$cur"))
+    return 0
+  fi
+  if [[ $p -eq 0 && -n $_kh_subs ]]; then
+    COMPREPLY=($(compgen -W "$_kh_subs" -- "$cur"))
+    return 0
+  fi
+  local v
+  v=$(_keyhold_values "$path" $((p + 1)))
+  [[ -z $v ]] && v=$(_keyhold_values "$path" +)
+  _keyhold_complete_values "$v"
+}
+
+complete -F _keyhold keyhold
