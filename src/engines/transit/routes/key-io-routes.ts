@@ -154,7 +154,7 @@ export const keyIoRoutes: AnyRoute[] = [
         });
       },
     },
-    cli: { command: 'transit keys import-raw', args: ['name'], examples: ['keyhold transit keys import-raw payments --ciphertext @blob.b64 --type aes256-gcm96'] },
+    cli: { command: 'transit import', args: ['name'], examples: ['keyhold transit import payments --file aes.key --type aes256-gcm96'] },
   }),
   route({
     path: 'keys/:name/import_version',
@@ -209,7 +209,7 @@ export const keyIoRoutes: AnyRoute[] = [
         });
       },
     },
-    cli: { command: 'transit keys import-version-raw', args: ['name'] },
+    cli: { command: 'transit import-version', args: ['name'], examples: ['keyhold transit import-version payments --file aes-v2.key'] },
   }),
   route({
     path: 'byok-export/:destination/:source(/:version)',
