@@ -1,0 +1,316 @@
+/** The sync worker and service against in-memory storage, a fake KV source and a scripted fake connector. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { InmemBackend } from '../../../src/storage/inmem.js';
+import type { MountInfo } from '../../../src/framework/context.js';
+import { SyncStore } from '../../../src/sync/store.js';
+import { Syncer, QueueFullError, DEFAULT_TUNING, type KvSource, type SyncTuning } from '../../../src/sync/worker.js';
+import { SyncService } from '../../../src/sync/service.js';
+import { SyncFailure } from '../../../src/sync/failure.js';
+import type { Connector } from '../../../src/sync/destinations/common.js';
+import type { LinkRecord } from '../../../src/sync/types.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const mount: MountInfo = { path: 'secret/', type: 'kv', accessor: 'kv_0badf00d', uuid: 'u', description: '', options: { version: '2' }, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+
+class FakeKv implements KvSource {
+  readonly data = new Map<string, { data: Record<string, unknown>; version: number }>();
+  write(path: string, data: Record<string, unknown>): void {
+    this.data.set(path, { data, version: (this.data.get(path)?.version ?? 0) + 1 });
+  }
+  mount(p: string) {
+    return p === mount.accessor || p.replace(/\/?$/, '/') === mount.path ? mount : undefined;
+  }
+  async readLatest(_m: MountInfo, path: string) {
+    return this.data.get(path) ?? null;
+  }
+  async exists(_m: MountInfo, path: string) {
+    return this.data.has(path);
+  }
+}
+
+/** Records puts/deletes per destination; a script of failures; tracks concurrency. */
+const global = { active: 0, maxActive: 0 };
+class FakeProvider {
+  readonly store = new Map<string, string>();
+  readonly calls: string[] = [];
+  failures: Array<SyncFailure | null> = [];
+  failAlways: SyncFailure | null = null;
+  delayMs = 0;
+  active = 0;
+  maxActive = 0;
+  connector(): Connector {
+    const run = async (what: string, fn: () => void) => {
+      this.active++;
+      this.maxActive = Math.max(this.maxActive, this.active);
+      global.maxActive = Math.max(global.maxActive, ++global.active);
+      try {
+        if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+        this.calls.push(what);
+        const f = this.failAlways ?? this.failures.shift();
+        if (f) throw f;
+        fn();
+      } finally {
+        this.active--;
+        global.active--;
+      }
+    };
+    return {
+      put: (name, value) => run(`put ${name}`, () => this.store.set(name, value)),
+      remove: (name) => run(`remove ${name}`, () => this.store.delete(name)),
+      close() {},
+    };
+  }
+}
+
+const tuning: SyncTuning = { ...DEFAULT_TUNING, backoff: { baseMs: 5, maxMs: 20, maxAttempts: 4 }, setWaitMs: 2000, reconcileMs: 3_600_000, concurrency: 4, perDestination: 2 };
+
+const open: Syncer[] = [];
+function harness(opts: { storage?: InmemBackend; tuning?: Partial<SyncTuning>; kv?: FakeKv; providers?: Map<string, FakeProvider> } = {}) {
+  const storage = opts.storage ?? new InmemBackend();
+  const kv = opts.kv ?? new FakeKv();
+  const providers = opts.providers ?? new Map<string, FakeProvider>();
+  const provider = (name: string) => {
+    if (!providers.has(name)) providers.set(name, new FakeProvider());
+    return providers.get(name)!;
+  };
+  const store = new SyncStore(storage);
+  const syncer = new Syncer({ store, kv, clock: { now: () => Date.now() }, logger: silent, tuning: { ...tuning, ...opts.tuning }, connect: (dest) => provider(dest.name).connector(), random: () => 0.5 });
+  open.push(syncer);
+  const service = new SyncService(store, syncer, kv, { now: () => Date.now() }, silent);
+  return { storage, kv, store, syncer, service, provider };
+}
+
+async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, ms = 3000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`condition not met; last value ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const link = (store: SyncStore, dest: string, secret: string) => store.getLink('provider-a-sm', dest, encodeURIComponent(`${mount.accessor}/${secret}`));
+const allowAll = () => true;
+
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+describe('sync worker', () => {
+  it('pushes a secret-path link as one JSON value and records SYNCED with the version', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('app/db', { user: 'u', pass: 'p' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'app/db', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
+    expect(view.associated_secrets[`${mount.accessor}/app/db`]!.sync_status).toBe('SYNCED');
+    expect(h.provider('d').store.get(`vault/${mount.accessor}/app/db`)).toBe('{"pass":"p","user":"u"}');
+    expect((await link(h.store, 'd', 'app/db'))!.synced_version).toBe(1);
+  });
+
+  it('secret-key granularity pushes each key and deletes keys that disappear from the secret', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1', b: { x: 1 } });
+    await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key' }, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    const p = h.provider('d');
+    expect(Object.fromEntries(p.store)).toEqual({ [`vault/${mount.accessor}/s/a`]: '1', [`vault/${mount.accessor}/s/b`]: '{"x":1}' });
+    h.kv.write('s', { a: '2' });
+    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 2, currentVersion: 2 });
+    await until(() => Object.fromEntries(p.store), (s) => Object.keys(s).length === 1 && s[`vault/${mount.accessor}/s/a`] === '2');
+    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    expect(Object.keys(l!.entries)).toEqual(['a']);
+  });
+
+  it('unsyncs when the secret is gone and reports UNSYNCED', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    h.kv.data.delete('s');
+    await h.service.onKvEvent({ kind: 'metadata-delete', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 0, currentVersion: 0 });
+    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'UNSYNCED');
+    expect(l!.entries['']!.present).toBe(false);
+    expect(h.provider('d').store.size).toBe(0);
+  });
+
+  it('retries a retryable failure with backoff: EXTERNAL_SERVICE_ERROR, then SYNCED', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.failures = [new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 503', { retryable: true }), new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 429', { retryable: true, retryAfterMs: 30 })];
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as { associated_secrets: Record<string, { sync_status: string; error?: string }> };
+    const rec = view.associated_secrets[`${mount.accessor}/s`]!;
+    expect(rec.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
+    expect(rec.error).toMatch(/503/);
+    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    expect(l!.error).toBeUndefined();
+    expect(p.calls.filter((c) => c.startsWith('put'))).toHaveLength(3);
+    expect(h.syncer.queued).toBe(0);
+  });
+
+  it('does not retry a client error (4xx): one attempt, CLIENT_SIDE_ERROR with the cause', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.failAlways = new SyncFailure('CLIENT_SIDE_ERROR', 'put: HTTP 403 AccessDeniedException');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await new Promise((r) => setTimeout(r, 100));
+    const l = await link(h.store, 'd', 's');
+    expect(l!.sync_status).toBe('CLIENT_SIDE_ERROR');
+    expect(l!.error).toBe('put: HTTP 403 AccessDeniedException');
+    expect(p.calls).toHaveLength(1);
+    expect(h.syncer.queued).toBe(0);
+  });
+
+  it('gives up after maxAttempts and leaves the error for reconciliation, which recovers it', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.failAlways = new SyncFailure('EXTERNAL_SERVICE_ERROR', 'down', { retryable: true });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await until(() => h.syncer.queued, (n) => n === 0);
+    expect(p.calls).toHaveLength(tuning.backoff.maxAttempts);
+    expect((await link(h.store, 'd', 's'))!.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
+    p.failAlways = null;
+    expect(await h.syncer.reconcile()).toBe(1);
+    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+  });
+
+  it('keeps to the per-destination and global concurrency limits', async () => {
+    const h = harness({ tuning: { concurrency: 3, perDestination: 2, setWaitMs: 0 } });
+    global.maxActive = 0;
+    await h.syncer.start();
+    for (const d of ['d1', 'd2']) {
+      await h.service.writeDestination('provider-a-sm', d, {}, 'post');
+      h.provider(d).delayMs = 15;
+    }
+    for (let i = 0; i < 12; i++) {
+      h.kv.write(`s${i}`, { v: String(i) });
+      for (const d of ['d1', 'd2']) await h.service.setAssociation('provider-a-sm', d, 'secret', `s${i}`, allowAll);
+    }
+    await until(() => h.syncer.queued, (n) => n === 0, 5000);
+    const p1 = h.provider('d1');
+    const p2 = h.provider('d2');
+    expect(p1.store.size).toBe(12);
+    expect(p2.store.size).toBe(12);
+    expect(p1.maxActive).toBeLessThanOrEqual(2);
+    expect(p2.maxActive).toBeLessThanOrEqual(2);
+    expect(global.maxActive).toBe(3);
+  });
+
+  it('keeps queued operations in storage: a new worker on the same storage completes them', async () => {
+    const storage = new InmemBackend();
+    const kv = new FakeKv();
+    const providers = new Map<string, FakeProvider>();
+    const a = harness({ storage, kv, providers });
+    await a.syncer.start();
+    kv.write('s', { a: '1' });
+    await a.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await a.service.updateConfig({ disabled: true });
+    await a.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect((await link(a.store, 'd', 's'))!.sync_status).toBe('PENDING');
+    await a.syncer.close();
+    expect(await a.store.opSeqs()).toHaveLength(1);
+    expect(a.provider('d').store.size).toBe(0);
+
+    const b = harness({ storage, kv, providers });
+    await b.service.updateConfig({ disabled: false });
+    await b.syncer.start();
+    await until(() => link(b.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    expect(b.provider('d').store.size).toBe(1);
+    expect(await b.store.opSeqs()).toHaveLength(0);
+  });
+
+  it('bounds the queue by queue_capacity; a link already queued does not take a second slot', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.updateConfig({ disabled: true, queue_capacity: 2 });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    for (const s of ['a', 'b', 'c']) h.kv.write(s, { v: s });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'a', allowAll);
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'b', allowAll);
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'a', allowAll);
+    await expect(h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll)).rejects.toBeInstanceOf(QueueFullError);
+    expect(h.syncer.queued).toBe(2);
+    expect(await link(h.store, 'd', 'c')).toBeNull();
+  });
+
+  it('a refresh after a template change writes the new name and deletes the old one', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await h.service.writeDestination('provider-a-sm', 'd', { secret_name_template: 'team/{{ .SecretPath }}' }, 'post');
+    // A KV change keeps the template captured when the link was set (reference 1.5.1) ...
+    expect([...h.provider('d').store.keys()]).toEqual([`vault/${mount.accessor}/s`]);
+    // ... a refresh applies the new one.
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect([...h.provider('d').store.keys()]).toEqual(['team/s']);
+  });
+
+  it('remove unsyncs, then drops the link; remove of an absent association succeeds', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, { sync_status: string }> };
+    expect(view.associated_secrets[`${mount.accessor}/s`]!.sync_status).toBe('UNSYNCED');
+    expect(await link(h.store, 'd', 's')).toBeNull();
+    expect(h.provider('d').store.size).toBe(0);
+    const again = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, unknown> };
+    expect(again.associated_secrets).toEqual({});
+  });
+
+  it('reconciliation re-syncs a secret whose change event was missed', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    h.kv.write('s', { a: '2' }); // no event
+    expect(await h.syncer.reconcile()).toBe(1);
+    await until(() => h.provider('d').store.get(`vault/${mount.accessor}/s`), (v) => v === '{"a":"2"}');
+    expect(await h.syncer.reconcile()).toBe(0);
+  });
+
+  it('marks a link INTERNAL_VAULT_ERROR when its mount no longer exists', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    const orig = h.kv.mount.bind(h.kv);
+    h.kv.mount = () => undefined;
+    await h.syncer.enqueue(`provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`);
+    const l = (await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'INTERNAL_VAULT_ERROR')) as LinkRecord;
+    expect(l.error).toMatch(/no longer exists/);
+    h.kv.mount = orig;
+  });
+
+  it('purge unsyncs every association, then deletes the destination', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    for (const s of ['a', 'b']) {
+      h.kv.write(s, { v: s });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', s, allowAll);
+    }
+    await expect(h.service.deleteDestination('provider-a-sm', 'd', { purge: false, force: false })).rejects.toThrow('store cannot be deleted because it is still managing secrets');
+    const v = await h.service.deleteDestination('provider-a-sm', 'd', { purge: true, force: false });
+    expect(v?.purge_initiated_at).toBeTruthy();
+    await until(() => h.store.getDest('provider-a-sm', 'd'), (d) => d === null);
+    expect(h.provider('d').store.size).toBe(0);
+  });
+});
