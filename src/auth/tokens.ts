@@ -14,11 +14,12 @@ export interface TokenEntry {
   policies: string[];
   display_name: string;
   meta: Record<string, string>;
+  /** Unix seconds (millisecond precision). */
   creation_time: number;
   /** Seconds; 0 = no expiry. */
   ttl: number;
   explicit_max_ttl: number;
-  /** Unix seconds; 0 = never. */
+  /** Unix seconds (millisecond precision); 0 = never. */
   expire_time: number;
   renewable: boolean;
   /** 0 = unlimited; otherwise uses left. */
@@ -26,6 +27,8 @@ export interface TokenEntry {
   orphan: boolean;
   parent_accessor: string;
   type: 'service';
+  /** The last of `num_uses` is in use; revoked when that request ends. */
+  spent?: boolean;
 }
 
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -81,7 +84,8 @@ export class TokenStore {
   /** Create a token; returns the token id (shown once) and its entry. */
   async create(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
     const id = opts.id ?? `hvs.${base62(24)}`;
-    const now = Math.floor(this.clock.now() / 1000);
+    // Seconds with millisecond precision: a 1s token must live a full second, whatever the phase.
+    const now = this.clock.now() / 1000;
     const ttl = opts.ttl ?? 0;
     const maxTtl = opts.explicit_max_ttl ?? 0;
     const effective = ttl && maxTtl ? Math.min(ttl, maxTtl) : ttl || maxTtl;
@@ -109,8 +113,11 @@ export class TokenStore {
     return { id, entry };
   }
 
-  /** Look up a token entry by id; null when unknown or expired (expired entries are removed). */
-  async lookup(id: string): Promise<TokenEntry | null> {
+  /**
+   * Look up a token entry by id; null when unknown, expired (then removed) or spent. `includeSpent`
+   * still finds a token whose last use is the request now running (its own handler may need it).
+   */
+  async lookup(id: string, opts: { includeSpent?: boolean } = {}): Promise<TokenEntry | null> {
     if (!this.salt || id.length > 256) return null;
     const h = this.hash(id);
     let entry: TokenEntry | null | undefined = this.cache.get(h);
@@ -125,6 +132,7 @@ export class TokenStore {
       await this.revokeEntry(entry);
       return null;
     }
+    if (entry.spent && !opts.includeSpent) return null;
     return entry;
   }
 
@@ -136,17 +144,22 @@ export class TokenStore {
     return this.cache.get(ref.hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${ref.hash}`));
   }
 
-  /** Count one use of a limited-use token; revokes it when the last use is spent. */
-  async use(entry: TokenEntry): Promise<void> {
-    if (entry.num_uses <= 0) return;
+  /**
+   * Count one use of a limited-use token. On the last use the token is marked spent (no further
+   * request gets it) and `true` is returned: the caller revokes it once the current request is done,
+   * as Vault does.
+   */
+  async use(entry: TokenEntry): Promise<boolean> {
+    if (entry.num_uses <= 0 || entry.spent) return false;
     entry.num_uses -= 1;
-    if (entry.num_uses === 0) await this.revokeEntry(entry);
-    else await putJSON(this.storage, `id/${entry.hash}`, entry);
+    if (entry.num_uses === 0) entry.spent = true;
+    await putJSON(this.storage, `id/${entry.hash}`, entry);
+    return entry.spent === true;
   }
 
   /** Extend a renewable token's lease by `increment` seconds (bounded by explicit_max_ttl). */
   async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
-    const now = Math.floor(this.clock.now() / 1000);
+    const now = this.clock.now() / 1000;
     let ttl = increment ?? entry.ttl;
     if (entry.explicit_max_ttl) ttl = Math.min(ttl, entry.creation_time + entry.explicit_max_ttl - now);
     entry.expire_time = ttl > 0 ? now + ttl : entry.expire_time;

@@ -27,6 +27,8 @@ export interface TokenInfo {
   root: boolean;
   displayName: string;
   meta?: Record<string, string>;
+  /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
+  lastUse?: boolean;
 }
 
 /** Minimal structured logger; never pass secrets. */

@@ -366,8 +366,15 @@ export class Core implements RouterCore, CoreServices {
         this.aclCache.set(key, new ACL(ps));
       }
     }
-    if (entry.num_uses > 0) await this.tokens.use(entry);
+    if (entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
     return info;
+  }
+
+  /** After a request that spent a token's last use: revoke it (RouterCore hook). */
+  async requestDone(token: TokenInfo): Promise<void> {
+    if (!token.lastUse || !this.unsealed) return;
+    const entry = await this.tokens.lookup(token.id, { includeSpent: true });
+    if (entry) await this.tokens.revokeEntry(entry);
   }
 
   /** Drop compiled ACLs (after a policy change). */

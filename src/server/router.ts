@@ -54,6 +54,8 @@ export interface RouterCore {
   audit?: AuditHook;
   logger: Logger;
   maxRequestSize: number;
+  /** Called after a request whose token was on its last use (num_uses), to revoke it. */
+  requestDone?(token: TokenInfo): Promise<void>;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -149,6 +151,8 @@ export class Router {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     let mountType: string | undefined;
+    // Tokens looked up for this request; one on its last use is revoked when the request ends.
+    const seen: TokenInfo[] = [];
     try {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
@@ -181,7 +185,7 @@ export class Router {
         // Sealed: everything but the unauthenticated sys routes answers 503. Unsealed: an unknown
         // path is 404 for a valid token and 403 without one (Vault checks the token first).
         if (this.core.isSealed()) throw sealed();
-        await this.requireToken(req);
+        await this.requireToken(req, seen);
         throw notFound(`no handler for route "${path}". route entry not found.`);
       }
       mountType = mounted.mount.type;
@@ -189,7 +193,7 @@ export class Router {
       const match = matchRoute(mounted.routes, sub);
       if (!match) {
         if (this.core.isSealed()) throw sealed();
-        await this.requireToken(req);
+        await this.requireToken(req, seen);
         throw notFound('unsupported path');
       }
       const { route, params } = match;
@@ -202,21 +206,24 @@ export class Router {
       const raw: Record<string, unknown> = Object.fromEntries([...(query ? [...query] : []), ...Object.entries(bodyData), ...Object.entries(params)]);
 
       let token: TokenInfo | null = null;
-      if (!route.unauthenticated) token = await this.requireToken(req);
+      if (!route.unauthenticated) token = await this.requireToken(req, seen);
       else {
         const id = tokenFrom(req);
         if (id) token = await this.core.lookupToken(id);
       }
 
-      const { data, unknown } = coerceFields(route.fields, raw);
-      for (const rule of route.rules ?? []) {
-        if (rule.kind === 'oneOf' && !rule.fields.some((n) => data[n] !== undefined && data[n] !== '')) {
-          throw invalid(rule.fields.join(' or '), 'one of these fields is required');
-        }
-        if (rule.kind === 'requires' && data[rule.field] !== undefined && data[rule.needs] === undefined) {
-          throw invalid(rule.field, `requires ${rule.needs}`);
-        }
+      // Field errors wait until the ACL has spoken (Vault checks the ACL before the backend validates),
+      // so a caller without access learns nothing about the fields; the existence check then sees
+      // only the path parameters.
+      let coerced: { data: Record<string, unknown>; unknown: string[] } | null = null;
+      let fieldError: unknown = null;
+      try {
+        coerced = coerceFields(route.fields, raw);
+      } catch (e) {
+        fieldError = e;
       }
+      const data: Record<string, unknown> = coerced?.data ?? paramsOnly(route, params);
+      const unknown = coerced?.unknown ?? [];
       const authorizer = this.core.authorizer;
       const ctx: RequestContext<unknown, Record<string, unknown>> = {
         engine: mounted.instance,
@@ -242,6 +249,15 @@ export class Router {
         const aclPath = handlerOp === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
         if (!authorizer.allowed(token, handlerOp, aclPath)) throw denied();
         if (route.sudo && !authorizer.allowed(token, 'sudo', aclPath)) throw denied();
+      }
+      if (fieldError) throw fieldError;
+      for (const rule of route.rules ?? []) {
+        if (rule.kind === 'oneOf' && !rule.fields.some((n) => data[n] !== undefined && data[n] !== '')) {
+          throw invalid(rule.fields.join(' or '), 'one of these fields is required');
+        }
+        if (rule.kind === 'requires' && data[rule.field] !== undefined && data[rule.needs] === undefined) {
+          throw invalid(rule.field, `requires ${rule.needs}`);
+        }
       }
       const audit = this.core.audit?.enabled() ? this.core.audit : undefined;
       const entry: AuditEntry | undefined = audit
@@ -276,15 +292,22 @@ export class Router {
       sendReply(res, requestId, reply, mountType, 200, path.startsWith('sys/'));
     } catch (e) {
       this.fail(res, e);
+    } finally {
+      for (const t of seen) {
+        if (t.lastUse && this.core.requestDone) {
+          await this.core.requestDone(t).catch((e: unknown) => this.core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
+        }
+      }
     }
   }
 
   /** The request's token, or 403 when it carries none or an unknown/expired one. */
-  private async requireToken(req: IncomingMessage): Promise<TokenInfo> {
+  private async requireToken(req: IncomingMessage, seen: TokenInfo[]): Promise<TokenInfo> {
     const id = tokenFrom(req);
     if (!id) throw denied();
     const token = await this.core.lookupToken(id);
     if (!token) throw denied();
+    seen.push(token);
     return token;
   }
 
@@ -300,6 +323,19 @@ export class Router {
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);
   }
+}
+
+/** Path parameters coerced leniently (for an existence check when the body's fields are invalid). */
+function paramsOnly(route: AnyRoute, params: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    try {
+      out[k] = route.fields[k] ? route.fields[k]!.coerce(k, v) : v;
+    } catch {
+      out[k] = v;
+    }
+  }
+  return out;
 }
 
 function sensitiveOf(route: AnyRoute): Set<string> {

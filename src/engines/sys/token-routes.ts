@@ -9,14 +9,14 @@ import type { SysCore } from './sys-core.js';
 const route = routesFor<SysCore>();
 
 function rfc3339(sec: number): string {
-  return new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+  return new Date(Math.round(sec * 1000)).toISOString().replace('.000Z', 'Z');
 }
 
 function lookupData(core: SysCore, e: TokenEntry, id: string | undefined): Record<string, unknown> {
-  const now = Math.floor(core.clock.now() / 1000);
+  const now = core.clock.now() / 1000;
   return {
     accessor: e.accessor,
-    creation_time: e.creation_time,
+    creation_time: Math.floor(e.creation_time),
     creation_ttl: e.ttl,
     display_name: e.display_name,
     entity_id: '',
@@ -30,7 +30,7 @@ function lookupData(core: SysCore, e: TokenEntry, id: string | undefined): Recor
     path: 'auth/token/create',
     policies: e.policies,
     renewable: e.renewable,
-    ttl: e.expire_time ? Math.max(0, e.expire_time - now) : 0,
+    ttl: e.expire_time ? Math.max(0, Math.round(e.expire_time - now)) : 0,
     type: e.type,
   };
 }
@@ -53,9 +53,10 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
 }
 
 /** The entry of `token`: 400 when missing, 403 "bad token" when unknown or expired (as Vault answers). */
-async function entryOf(core: SysCore, token: string | undefined): Promise<TokenEntry> {
+async function entryOf(core: SysCore, token: string | undefined, self = false): Promise<TokenEntry> {
   if (!token) throw invalid('missing token ID');
-  const e = await core.tokens.lookup(token);
+  // The caller's own token may be on its last use (spent during this very request).
+  const e = await core.tokens.lookup(token, { includeSpent: self });
   if (!e) throw denied('bad token');
   return e;
 }
@@ -119,8 +120,8 @@ export const tokenRoutes: AnyRoute[] = [
     summary: "Look up the calling token's properties",
     fields: {},
     operations: {
-      read: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id), token!.id) }),
-      update: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id), token!.id) }),
+      read: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
+      update: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
     },
   }),
   route({
@@ -151,7 +152,7 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { increment: f.duration('Requested extension') },
     operations: {
       update: async ({ engine, data, token }) => {
-        const e = await entryOf(engine, token!.id);
+        const e = await entryOf(engine, token!.id, true);
         if (!e.renewable) throw invalid('token', 'token is not renewable');
         const r = await engine.tokens.renew(e, data.increment);
         return { auth: authBlock(token!.id, r), data: null };
@@ -177,7 +178,7 @@ export const tokenRoutes: AnyRoute[] = [
     fields: {},
     operations: {
       update: async ({ engine, token }) => {
-        await engine.tokens.revokeEntry(await entryOf(engine, token!.id));
+        await engine.tokens.revokeEntry(await entryOf(engine, token!.id, true));
       },
     },
   }),
