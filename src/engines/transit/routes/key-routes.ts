@@ -34,7 +34,7 @@ export const keyRoutes: AnyRoute[] = [
   }),
   route({
     path: 'keys/:name',
-    summary: 'Create a key (an existing key is left unchanged), read it, or delete it',
+    summary: 'Create a named key (an existing key is left unchanged); GET reads it, DELETE deletes it',
     fields: {
       name: keyName,
       type: f.string('Key type: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096, hmac').default('aes256-gcm96'),
