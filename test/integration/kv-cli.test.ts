@@ -175,6 +175,12 @@ describe('mount resolution', () => {
     expect((await d.cli(['kv', 'get', '--mount', 'team/kv', '--field', 'b', 'other/x'])).stdout).toBe('2');
   });
 
+  it('exits 1 when the path names only the mount', async () => {
+    const r = await d.cli(['kv', 'get', 'secret/']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('names the mount secret/, not a secret in it');
+  });
+
   it('exits 1 when no KV mount matches', async () => {
     const r = await d.cli(['kv', 'get', 'nomount/x']);
     expect(r.exitCode).toBe(1);

@@ -36,6 +36,13 @@ function shownPath(t: Target, word: string): string {
   return [t.mount, word, t.path].filter((s) => s !== '').join('/');
 }
 
+/** Resolve a path that must name a secret (not just a mount). */
+async function secretTarget(client: Client, arg: string, mountFlag?: string): Promise<Target> {
+  const t = await resolveTarget(client, arg, mountFlag);
+  if (t.path === '') throw new LocalError(`"${arg}" names the mount ${t.mount}/, not a secret in it: give e.g. ${t.mount}/app/db`);
+  return t;
+}
+
 /** Resolve mount and secret path from the argument (and `--mount`), asking the daemon for its mounts. */
 export async function resolveTarget(client: Client, arg: string, mountFlag?: string): Promise<Target> {
   if (mountFlag !== undefined && mountFlag !== '') return { mount: trimSlashes(mountFlag), path: trimSlashes(arg) };
@@ -168,7 +175,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExamples:\n  $ keyhold kv put secret/app/db user=admin password=@pw.txt\n  $ printf s3cr3t | keyhold kv put --cas 1 secret/app/db password=-\n  $ keyhold kv put secret/app/config - < config.json')
     .action(async (path: string, pairs: string[], opts: { cas?: string; mount?: string }, cmd: Command) => {
       const data = await secretData(pairs);
-      const t = await resolveTarget(ctx.client(cmd), path, opts.mount);
+      const t = await secretTarget(ctx.client(cmd), path, opts.mount);
       const body: Record<string, unknown> = { data };
       const cas = intFlag('--cas', opts.cas);
       if (cas !== undefined) body.options = { cas };
@@ -186,7 +193,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (path: string, pairs: string[], opts: { cas?: string; remove?: string[]; mount?: string }, cmd: Command) => {
       const data: Record<string, unknown> = pairs.length || !opts.remove?.length ? await secretData(pairs) : {};
       for (const k of opts.remove ?? []) data[k] = null;
-      const t = await resolveTarget(ctx.client(cmd), path, opts.mount);
+      const t = await secretTarget(ctx.client(cmd), path, opts.mount);
       const body: Record<string, unknown> = { data };
       const cas = intFlag('--cas', opts.cas);
       if (cas !== undefined) body.options = { cas };
@@ -202,7 +209,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExamples:\n  $ keyhold kv get secret/app/db\n  $ keyhold kv get --version=2 secret/app/db\n  $ keyhold --field password kv get secret/app/db')
     .action(async (path: string, opts: { version?: string; mount?: string }, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount);
+      const t = await secretTarget(client, path, opts.mount);
       const version = intFlag('--version', opts.version);
       const q = version ? `?version=${version}` : '';
       const res = await client.request('GET', apiPath(t, 'data') + q, undefined, { allowStatus: [404] });
@@ -238,7 +245,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(mountOpt())
     .action(async (path: string, opts: { versions?: string; mount?: string }, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount);
+      const t = await secretTarget(client, path, opts.mount);
       const versions = versionsOf(opts.versions, false);
       if (versions) await client.request('POST', apiPath(t, 'delete'), { versions });
       else await client.request('DELETE', apiPath(t, 'data'));
@@ -256,7 +263,7 @@ export function register(program: Command, ctx: CliContext): void {
       .addOption(mountOpt())
       .action(async (path: string, opts: { versions?: string; mount?: string }, cmd: Command) => {
         const client = ctx.client(cmd);
-        const t = await resolveTarget(client, path, opts.mount);
+        const t = await secretTarget(client, path, opts.mount);
         await client.request('POST', apiPath(t, word), { versions: versionsOf(opts.versions, true) });
         process.stderr.write(`Success! Data written to: ${shownPath(t, word)}\n`);
       });
@@ -271,7 +278,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(mountOpt())
     .action(async (path: string, opts: { mount?: string }, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount);
+      const t = await secretTarget(client, path, opts.mount);
       const res = await client.request('GET', apiPath(t, 'metadata'), undefined, { allowStatus: [404] });
       if (res.status === 404) throw new ServerError(404, [`No value found at ${shownPath(t, 'metadata')}`], res.body);
       const d = dataOf(res);
@@ -320,7 +327,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nExamples:\n  $ keyhold kv metadata put --max-versions 5 --custom-metadata owner=ops secret/app/db')
     .action(async (path: string, opts: Record<string, string | string[] | boolean | undefined>, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount as string | undefined);
+      const t = await secretTarget(client, path, opts.mount as string | undefined);
       const res = await client.request('POST', apiPath(t, 'metadata'), await metadataBody(opts as never));
       for (const w of (res.body?.warnings as string[] | null) ?? []) process.stderr.write(`WARNING! ${w}\n`);
       process.stderr.write(`Success! Data written to: ${shownPath(t, 'metadata')}\n`);
@@ -330,7 +337,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--remove-custom-metadata <key>', 'remove this custom metadata key (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .action(async (path: string, opts: Record<string, string | string[] | boolean | undefined>, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount as string | undefined);
+      const t = await secretTarget(client, path, opts.mount as string | undefined);
       const res = await client.request('PATCH', apiPath(t, 'metadata'), await metadataBody(opts as never), { headers: { 'Content-Type': 'application/merge-patch+json' } });
       for (const w of (res.body?.warnings as string[] | null) ?? []) process.stderr.write(`WARNING! ${w}\n`);
       process.stderr.write(`Success! Data written to: ${shownPath(t, 'metadata')}\n`);
@@ -343,7 +350,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(mountOpt())
     .action(async (path: string, opts: { mount?: string }, cmd: Command) => {
       const client = ctx.client(cmd);
-      const t = await resolveTarget(client, path, opts.mount);
+      const t = await secretTarget(client, path, opts.mount);
       await client.request('DELETE', apiPath(t, 'metadata'));
       process.stderr.write(`Success! Data deleted (if it existed) at: ${shownPath(t, 'metadata')}\n`);
     });
