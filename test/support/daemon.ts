@@ -10,7 +10,11 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
-export const BIN = join(ROOT, 'bin', 'keyhold.js');
+/**
+ * The built CLI. KEYHOLD_TEST_ROOT points at another tree holding bin/ and dist/ (a private build,
+ * so parallel work rebuilding the shared dist/ cannot break a running test).
+ */
+export const BIN = join(process.env.KEYHOLD_TEST_ROOT ?? ROOT, 'bin', 'keyhold.js');
 
 /** An HTTP answer from the daemon. */
 export interface Answer {
