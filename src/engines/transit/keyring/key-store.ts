@@ -293,4 +293,4 @@ export class TransitKeyStore implements KeyStore {
 /** A 400 "key not found"-style error factory for routes. */
 export const keyMissing = (msg: string) => () => invalid(msg);
 /** Vault's restore/import refusal for an existing name. */
-export const keyExists = (name: string) => conflict(`key "${name}" already exists`, 400);
+export const keyExists = (name: string) => conflict(`key "${name}" already exists (restore with force=true to overwrite it)`, 400);
