@@ -4,7 +4,7 @@
  * generators render this one structure.
  */
 import { flatten, type CommandDoc } from './cli-model.js';
-import { argSource, optionSource, SYNC_TYPES } from './dynamic.js';
+import { argRule, optionRule, SYNC_TYPES, type DynamicRule } from './dynamic.js';
 import { TOPICS } from './help-topics.js';
 
 /** How a value completes. */
@@ -51,9 +51,12 @@ export function shortText(s: string): string {
   return first.length > 80 ? first.slice(0, 77) + '...' : first;
 }
 
-function valuesFor(path: string[], choices: string[] | undefined, source: string | undefined, topLevel: string[]): Values {
+function valuesFor(choices: string[] | undefined, rule: DynamicRule | undefined, topLevel: string[]): Values {
   if (choices?.length) return { kind: 'words', words: choices };
+  const source = rule?.source;
   switch (source) {
+    case 'words':
+      return { kind: 'words', words: [...(rule?.words ?? [])] };
     case undefined:
       return { kind: 'none' };
     case 'files':
@@ -77,7 +80,7 @@ export function completionSpec(root: CommandDoc): CompSpec {
       short: o.short,
       description: shortText(o.description),
       takesValue: o.takesValue,
-      values: o.takesValue ? valuesFor([], o.choices, o.long ? optionSource([], o.long) : undefined, topLevel) : ({ kind: 'none' } as Values),
+      values: o.takesValue ? valuesFor(o.choices, o.long ? optionRule([], o.long) : undefined, topLevel) : ({ kind: 'none' } as Values),
     })),
     help,
   ];
@@ -91,10 +94,10 @@ export function completionSpec(root: CommandDoc): CompSpec {
           short: o.short,
           description: shortText(o.description),
           takesValue: o.takesValue,
-          values: o.takesValue ? valuesFor(doc.path, o.choices, o.long ? optionSource(doc.path, o.long) : undefined, topLevel) : { kind: 'none' },
+          values: o.takesValue ? valuesFor(o.choices, o.long ? optionRule(doc.path, o.long) : undefined, topLevel) : { kind: 'none' },
         }))
       : [],
-    args: doc.args.map((a) => ({ name: a.name, variadic: a.variadic, values: valuesFor(doc.path, a.choices, argSource(doc.path, a.name), topLevel) })),
+    args: doc.args.map((a) => ({ name: a.name, variadic: a.variadic, values: valuesFor(a.choices, argRule(doc.path, a.name), topLevel) })),
   }));
   return { nodes, globals };
 }

@@ -22,7 +22,9 @@ export interface DynamicRule {
   command: string;
   arg?: string;
   option?: string;
-  source: Source;
+  /** Where candidates come from; `words` means the fixed list in `words`. */
+  source: Source | 'words';
+  words?: readonly string[];
 }
 
 /** Sources that ask the daemon (the rest are answered locally). */
@@ -34,13 +36,27 @@ export const SYNC_TYPES: readonly string[] = ['provider-a-sm', 'provider-b-kv', 
 /** First matching rule wins; `command: ''` matches every command. */
 export const DYNAMIC_RULES: readonly DynamicRule[] = [
   { command: 'transit', option: '--mount', source: 'transit-mounts' },
+  { command: 'transit keys export', arg: 'kind', source: 'words', words: ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] },
+  { command: 'transit datakey', arg: 'type', source: 'words', words: ['plaintext', 'wrapped'] },
+  { command: 'transit hash', arg: 'algorithm', source: 'words', words: ['sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] },
+  { command: 'transit', option: '--encoding', source: 'words', words: ['base64', 'hex'] },
+  { command: 'transit', option: '--hash-algorithm', source: 'words', words: ['sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512', 'none'] },
+  { command: 'transit', option: '--signature-algorithm', source: 'words', words: ['pss', 'pkcs1v15'] },
+  { command: 'transit', option: '--marshaling-algorithm', source: 'words', words: ['asn1', 'jws'] },
+  { command: 'transit', option: '--padding-scheme', source: 'words', words: ['oaep', 'pkcs1v15'] },
+  { command: 'transit', option: '--type', source: 'words', words: ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'ed25519', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'rsa-2048', 'rsa-3072', 'rsa-4096', 'hmac'] },
   { command: 'transit', arg: 'name', source: 'transit-keys' },
   { command: 'transit', arg: 'key', source: 'transit-keys' },
+  { command: 'transit', arg: 'source', source: 'transit-keys' },
+  { command: 'transit', arg: 'destination', source: 'transit-keys' },
   { command: 'kv', option: '--mount', source: 'kv-mounts' },
   { command: 'kv', arg: 'path', source: 'kv-paths' },
   { command: 'sync', option: '--mount', source: 'kv-mounts' },
+  { command: 'sync', option: '--secret', source: 'kv-paths' },
   { command: 'sync', option: '--secret-name', source: 'kv-paths' },
   { command: 'sync', arg: 'type', source: 'sync-types' },
+  { command: 'sync', option: '--type', source: 'sync-types' },
+  { command: 'sync', option: '--name', source: 'sync-destinations' },
   { command: 'sync', arg: 'name', source: 'sync-destinations' },
   { command: 'sync', arg: 'destination', source: 'sync-destinations' },
   { command: 'policy', arg: 'name', source: 'policies' },
@@ -69,12 +85,22 @@ function under(path: string[], command: string): boolean {
   return words.every((w, i) => path[i] === w);
 }
 
+/** The rule completing argument `arg` of the command at `path`, if any. */
+export function argRule(path: string[], arg: string): DynamicRule | undefined {
+  return DYNAMIC_RULES.find((r) => r.arg === arg && under(path, r.command));
+}
+
+/** The rule completing the value of option `long` of the command at `path`, if any. */
+export function optionRule(path: string[], long: string): DynamicRule | undefined {
+  return DYNAMIC_RULES.find((r) => r.option === long && under(path, r.command));
+}
+
 /** The source completing argument `arg` of the command at `path`, if any. */
-export function argSource(path: string[], arg: string): Source | undefined {
-  return DYNAMIC_RULES.find((r) => r.arg === arg && under(path, r.command))?.source;
+export function argSource(path: string[], arg: string): Source | 'words' | undefined {
+  return argRule(path, arg)?.source;
 }
 
 /** The source completing the value of option `long` of the command at `path`, if any. */
-export function optionSource(path: string[], long: string): Source | undefined {
-  return DYNAMIC_RULES.find((r) => r.option === long && under(path, r.command))?.source;
+export function optionSource(path: string[], long: string): Source | 'words' | undefined {
+  return optionRule(path, long)?.source;
 }
