@@ -2,18 +2,44 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.js';
 import { LocalError, ServerError } from './cli/client.js';
+import { paint } from './cli/output.js';
+
+/**
+ * The global `-v/--version` flag would swallow a subcommand's own `--version N` (commander reads
+ * global options anywhere). After the first word, `--version N` is therefore passed on as
+ * `--version=N`, which only an option taking a value accepts (`kv get`, `secrets enable`).
+ */
+export function joinVersionValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (a === '--version' && i > 0 && next !== undefined && !next.startsWith('-') && argv.slice(0, i).some((w) => !w.startsWith('-'))) {
+      out.push(`--version=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+/** One line for stderr: `Error: <cause>` (+ HTTP status and request for server errors). */
+export function errorLine(e: unknown): string {
+  const msg = (e instanceof Error ? e.message : String(e)).split('\n').map((s) => s.trim().replace(/^\*\s*/, '')).filter((s) => s && !/^\d+ errors? occurred:$/.test(s)).join(' ');
+  let where = '';
+  if (e instanceof ServerError) where = ` (HTTP ${e.status}${e.where ? `: ${e.where}` : ''})`;
+  return `Error: ${msg}${where}`;
+}
 
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
-  program.exitOverride();
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(joinVersionValues(argv), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
-    if (e instanceof CommanderError) return; // commander already printed help or the usage error
-    const msg = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`Error: ${msg.split('\n').filter(Boolean).join(' ')}\n`);
+    if (e instanceof CommanderError) return; // commander already printed the usage error (one line)
+    const c = paint(process.stderr);
+    process.stderr.write(c.red(errorLine(e)) + '\n');
   }
 }
 

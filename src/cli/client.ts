@@ -22,8 +22,10 @@ export class ServerError extends Error {
     readonly status: number,
     readonly errors: string[],
     readonly body: Record<string, unknown> | null,
+    /** The request, e.g. "GET sys/mounts" (shown after the message). */
+    readonly where?: string,
   ) {
-    super(errors.length ? errors.join('; ') : `server answered ${status}`);
+    super(errors.length ? errors.join('; ') : status === 404 && where ? `No value found at ${where.replace(/^\S+ /, '')}` : `server answered ${status}`);
   }
 }
 
@@ -37,16 +39,17 @@ export interface ClientOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Resolve the daemon address from flag, env or default. */
+/** Resolve the daemon address from flag, env or default; a bare absolute path means a Unix socket. */
 export function resolveAddress(opts: ClientOptions): string {
   const env = opts.env ?? process.env;
-  return opts.address ?? env.KEYHOLD_ADDR ?? env.VAULT_ADDR ?? `unix://${defaultSocket(env)}`;
+  const a = opts.address || env.KEYHOLD_ADDR || env.VAULT_ADDR || `unix://${defaultSocket(env)}`;
+  return a.startsWith('/') ? `unix://${a}` : a;
 }
 
 /** Resolve the token from flag, env or the login file. */
 export function resolveToken(opts: ClientOptions): string | undefined {
   const env = opts.env ?? process.env;
-  const t = opts.token ?? env.KEYHOLD_TOKEN ?? env.VAULT_TOKEN;
+  const t = opts.token || env.KEYHOLD_TOKEN || env.VAULT_TOKEN;
   if (t) return t.trim();
   try {
     return readFileSync(tokenFile(env), 'utf8').trim() || undefined;
@@ -55,13 +58,19 @@ export function resolveToken(opts: ClientOptions): string | undefined {
   }
 }
 
+function isTrue(v: string | undefined): boolean {
+  return v !== undefined && ['1', 't', 'true', 'TRUE', 'True'].includes(v);
+}
+
 /** A small daemon client. */
 export class Client {
   readonly address: string;
   token: string | undefined;
+  private readonly envVars: NodeJS.ProcessEnv;
   constructor(opts: ClientOptions = {}) {
     this.address = resolveAddress(opts);
     this.token = resolveToken(opts);
+    this.envVars = opts.env ?? process.env;
   }
 
   /** Send a request to `/v1/<path>`; throws ServerError on >= 400 (unless `allowStatus` includes it). */
@@ -74,6 +83,7 @@ export class Client {
       headers['Content-Length'] = String(payload.length);
     }
     const urlPath = '/v1/' + path.replace(/^\/+/, '');
+    const env = this.envVars;
     const res = await new Promise<ApiResponse>((resolve, reject) => {
       let req;
       const onRes = (r: import('node:http').IncomingMessage) => {
@@ -103,14 +113,25 @@ export class Client {
           reject(new LocalError(`invalid address "${this.address}": use unix:///path or http(s)://host:port`));
           return;
         }
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+          reject(new LocalError(`invalid address "${this.address}": use unix:///path or http(s)://host:port`));
+          return;
+        }
         const fn = u.protocol === 'https:' ? httpsRequest : httpRequest;
-        req = fn(
-          { host: u.hostname, port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, rejectUnauthorized: process.env.KEYHOLD_SKIP_VERIFY !== 'true' && process.env.VAULT_SKIP_VERIFY !== 'true' },
-          onRes,
-        );
+        let tls: { rejectUnauthorized: boolean; ca?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
+        const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
+        if (u.protocol === 'https:' && caFile) {
+          try {
+            tls = { ...tls, ca: readFileSync(caFile) };
+          } catch (e) {
+            reject(new LocalError(`cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+            return;
+          }
+        }
+        req = fn({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, ...tls }, onRes);
       }
       req.on('error', (e: NodeJS.ErrnoException) => {
-        const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'is the daemon running? start it with `keyhold server`' : e.message;
+        const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'is the daemon running? start it with `keyhold server`' : e.code === 'EACCES' ? 'permission denied on the socket (it is private to the user running the daemon)' : e.message;
         reject(new LocalError(`cannot reach keyhold at ${this.address}: ${why}`));
       });
       if (payload) req.end(payload);
@@ -118,7 +139,7 @@ export class Client {
     });
     if (res.status >= 400 && !opts.allowStatus?.includes(res.status)) {
       const errs = Array.isArray(res.body?.errors) ? (res.body!.errors as string[]) : [];
-      throw new ServerError(res.status, errs, res.body);
+      throw new ServerError(res.status, errs, res.body, `${method} ${path.replace(/^\/+/, '').replace(/\?.*$/, '')}`);
     }
     return res;
   }

@@ -24,6 +24,36 @@ export interface CliContext {
   parsePairs(pairs: string[]): Promise<Record<string, unknown>>;
   /** Resolve a value that may be `@file` or `-` (stdin). */
   valueOf(v: string): Promise<string>;
+  /** A secret from stdin: typed without echo after `prompt` on a TTY, else all of piped stdin (trimmed). */
+  secret(prompt: string): Promise<string>;
+}
+
+/** Read one line from a TTY without echoing it (Ctrl-C aborts with exit 1). */
+export function readHidden(prompt: string, input: NodeJS.ReadStream = process.stdin, out: NodeJS.WriteStream = process.stderr): Promise<string> {
+  return new Promise((resolve, reject) => {
+    out.write(prompt);
+    let value = '';
+    input.setRawMode?.(true);
+    input.resume();
+    input.setEncoding('utf8');
+    const done = (err?: Error) => {
+      input.off('data', onData);
+      input.setRawMode?.(false);
+      input.pause();
+      out.write('\n');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n' || ch === '\u0004') return done();
+        if (ch === '\u0003') return done(new LocalError('interrupted'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    input.on('data', onData);
+  });
 }
 
 let stdinCache: Promise<Buffer> | null = null;
@@ -54,6 +84,7 @@ export function createContext(): CliContext {
     return v;
   };
   return {
+    secret: async (prompt) => (process.stdin.isTTY ? (await readHidden(prompt)).trim() : (await readStdin()).toString('utf8').trim()),
     globals,
     client: (cmd) => {
       const g = globals(cmd);

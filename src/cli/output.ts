@@ -1,12 +1,25 @@
 /** CLI output: --format table|json|yaml|raw and --field NAME (raw value, no newline). Data to stdout only. */
+import { Chalk } from 'chalk';
 import { LocalError } from './client.js';
 
 /** Output formats. */
 export type Format = 'table' | 'json' | 'yaml' | 'raw';
 
-/** Whether colour may be used on this stream (TTY and no NO_COLOR). */
-export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
-  return Boolean(stream.isTTY) && process.env.NO_COLOR === undefined && process.env.TERM !== 'dumb';
+/** Whether colour may be used on this stream: a TTY, NO_COLOR unset or empty (no-color.org), TERM not dumb. */
+export function useColor(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+/** Colour functions for a stream; plain text when `useColor` says no. */
+export function paint(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): { red(s: string): string; green(s: string): string; bold(s: string): string; dim(s: string): string } {
+  const level = useColor(stream, env) ? 1 : 0;
+  const c = new Chalk({ level });
+  return { red: (s) => c.red(s), green: (s) => c.green(s), bold: (s) => c.bold(s), dim: (s) => c.dim(s) };
+}
+
+/** Print a success note on stderr (green on a TTY), as `vault` does: `Success! ...`. */
+export function success(message: string): void {
+  process.stderr.write(paint(process.stderr).green(message) + '\n');
 }
 
 function scalar(v: unknown): string {
@@ -30,7 +43,7 @@ export function table(data: Record<string, unknown>): string {
 export function grid(headers: string[], rows: string[][]): string {
   const w = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').replace(/\x1b\[[0-9;]*m/g, '').length)));
   const pad = (s: string, i: number) => s + ' '.repeat(Math.max(0, w[i]! - s.replace(/\x1b\[[0-9;]*m/g, '').length));
-  const out = [headers.map(pad).join('    '), headers.map((h, i) => '-'.repeat(w[i]!)).map(pad).join('    ')];
+  const out = [headers.map(pad).join('    ').trimEnd(), headers.map((h, i) => '-'.repeat(w[i]!)).map(pad).join('    ').trimEnd()];
   for (const r of rows) out.push(r.map(pad).join('    ').trimEnd());
   return out.join('\n') + '\n';
 }

@@ -1,6 +1,7 @@
 /** The CLI program: global options, then each command module registers its commands. */
 import { Command, Option } from 'commander';
 import { createContext } from './context.js';
+import { paint } from './output.js';
 import * as core from './commands/core.js';
 import * as transit from './commands/transit.js';
 import * as kv from './commands/kv.js';
@@ -9,7 +10,13 @@ import * as audit from './commands/audit.js';
 import * as docs from './commands/docs.js';
 import { VERSION } from '../version.js';
 
-/** Build the commander program. */
+/** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
+export function usageErrorLine(str: string): string {
+  const msg = str.replace(/^error:\s*/i, '').split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
+  return paint(process.stderr).red(`Error: ${msg} (see keyhold --help)`) + '\n';
+}
+
+/** Build the commander program (usage errors throw CommanderError; settings are inherited by subcommands). */
 export function buildProgram(): Command {
   const program = new Command('keyhold')
     .description('keyhold: a local key-management service (Vault-compatible transit, KV v2, secret sync)')
@@ -19,7 +26,9 @@ export function buildProgram(): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'yaml', 'raw']))
     .option('--field <name>', 'print only this field of the response, raw, without newline')
     .enablePositionalOptions(false)
-    .showHelpAfterError();
+    // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
+    .exitOverride()
+    .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
   for (const m of [core, transit, kv, sync, audit, docs]) m.register(program, ctx);
   return program;

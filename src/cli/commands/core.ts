@@ -1,11 +1,11 @@
 /** Core commands: server, status, login, operator, generic read/write/list/delete, token, policy, secrets. */
 import { Command, Option } from 'commander';
-import { mkdirSync, writeFileSync, chmodSync, readFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, chmodSync, readFileSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
 import { tokenFile } from '../../framework/paths.js';
-import { useColor } from '../output.js';
+import { grid, success } from '../output.js';
 
 /** Register the core commands on `program`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -57,17 +57,20 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Save a token for later commands (read from stdin, or the argument)')
     .argument('[token]', 'token; prefer stdin so it stays out of shell history')
     .action(async (tokenArg: string | undefined, _o, cmd: Command) => {
-      const token = tokenArg && tokenArg !== '-' ? tokenArg : (await ctx.stdin()).toString('utf8').trim();
+      const token = tokenArg && tokenArg !== '-' ? tokenArg : await ctx.secret('Token (will be hidden): ');
       if (!token) throw new LocalError('no token given on stdin');
       const client = ctx.client(cmd);
       client.token = token;
       const res = await client.request('GET', 'auth/token/lookup-self');
       const file = tokenFile();
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      writeFileSync(file, token + '\n', { mode: 0o600 });
-      chmodSync(file, 0o600);
+      // Write to a private temp file and rename, so the token is never readable by others even briefly.
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, token + '\n', { mode: 0o600 });
+      chmodSync(tmp, 0o600);
+      renameSync(tmp, file);
       const d = (res.body?.data ?? {}) as Record<string, unknown>;
-      process.stderr.write(`Success! Token saved to ${file} (policies: ${(d.policies as string[] | undefined)?.join(', ') ?? ''})\n`);
+      success(`Success! Token saved to ${file} (policies: ${(d.policies as string[] | undefined)?.join(', ') ?? ''})`);
     });
 
   const operator = program.command('operator').description('Initialise, unseal and seal the daemon');
@@ -95,7 +98,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('unseal')
     .description('Unseal with the recovery key read from stdin')
     .action(async (_o, cmd: Command) => {
-      const key = (await ctx.stdin()).toString('utf8').trim();
+      const key = await ctx.secret('Recovery key (will be hidden): ');
       if (!key) throw new LocalError('give the recovery key on stdin');
       const res = await ctx.client(cmd).request('POST', 'sys/unseal', { key });
       await ctx.print(cmd, res.body);
@@ -106,7 +109,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (_o, cmd: Command) => {
       await ctx.client(cmd).request('POST', 'sys/seal', {});
-      process.stderr.write('Success! keyhold is sealed.\n');
+      success('Success! keyhold is sealed.');
     });
 
   program
@@ -130,7 +133,7 @@ export function register(program: Command, ctx: CliContext): void {
       const res = await ctx.client(cmd).write(path, body);
       const data = res.body?.data ?? res.body?.auth;
       if (data) await ctx.print(cmd, data);
-      else process.stderr.write(`Success! Data written to: ${path}\n`);
+      else success(`Success! Data written to: ${path}`);
     });
   program
     .command('list')
@@ -140,7 +143,9 @@ export function register(program: Command, ctx: CliContext): void {
       const res = await ctx.client(cmd).list(path);
       const keys = ((res.body?.data as Record<string, unknown>)?.keys ?? []) as string[];
       const g = ctx.globals(cmd);
-      await ctx.print(cmd, g.format && g.format !== 'table' ? keys : keys);
+      // Like `vault list`: a "Keys" column in table format; the bare array otherwise.
+      if (!g.field && (!g.format || g.format === 'table')) process.stdout.write(grid(['Keys'], keys.map((k) => [k])));
+      else await ctx.print(cmd, keys);
     });
   program
     .command('delete')
@@ -150,7 +155,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (path: string, pairs: string[], _o, cmd: Command) => {
       const q = await ctx.parsePairs(pairs);
       await ctx.client(cmd).delete(path, q as Record<string, string>);
-      process.stderr.write(`Success! Data deleted (if it existed) at: ${path}\n`);
+      success(`Success! Data deleted (if it existed) at: ${path}`);
     });
 
   const token = program.command('token').description('Create, look up and revoke tokens');
@@ -213,7 +218,7 @@ export function register(program: Command, ctx: CliContext): void {
       else if (o.accessor) await client.write('auth/token/revoke-accessor', { accessor: o.accessor });
       else if (t) await client.write('auth/token/revoke', { token: t === '-' ? (await ctx.stdin()).toString().trim() : t });
       else throw new LocalError('give a token ("-" for stdin), --accessor or --self');
-      process.stderr.write('Success! Revoked token (if it existed)\n');
+      success('Success! Revoked token (if it existed)');
     });
 
   const policy = program.command('policy').description('Manage ACL policies (HCL or JSON)');
@@ -226,7 +231,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (name: string, file: string, _o, cmd: Command) => {
       const text = file === '-' ? (await ctx.stdin()).toString('utf8') : readFile(file);
       await ctx.client(cmd).write(`sys/policies/acl/${encodeURIComponent(name)}`, { policy: text });
-      process.stderr.write(`Success! Uploaded policy: ${name}\n`);
+      success(`Success! Uploaded policy: ${name}`);
     });
   policy
     .command('read')
@@ -251,7 +256,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Delete a policy')
     .action(async (name: string, _o, cmd: Command) => {
       await ctx.client(cmd).delete(`sys/policies/acl/${encodeURIComponent(name)}`);
-      process.stderr.write(`Success! Deleted policy: ${name}\n`);
+      success(`Success! Deleted policy: ${name}`);
     });
 
   const secrets = program.command('secrets').description('Mount, list and unmount secrets engines');
@@ -268,7 +273,7 @@ export function register(program: Command, ctx: CliContext): void {
       const body: Record<string, unknown> = { type, description: o.description ?? '' };
       if (type === 'kv' || type === 'kv-v2') body.options = { version: o.version ?? '2' };
       await ctx.client(cmd).write(`sys/mounts/${path}`, body);
-      process.stderr.write(`Success! Enabled the ${type} secrets engine at: ${path}/\n`);
+      success(`Success! Enabled the ${type} secrets engine at: ${path}/`);
     });
   secrets
     .command('disable')
@@ -277,7 +282,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (path: string, _o, cmd: Command) => {
       await ctx.client(cmd).delete(`sys/mounts/${path.replace(/^\/+|\/+$/g, '')}`);
-      process.stderr.write(`Success! Disabled the secrets engine (if it existed) at: ${path}\n`);
+      success(`Success! Disabled the secrets engine (if it existed) at: ${path}`);
     });
   secrets
     .command('list')
@@ -287,12 +292,10 @@ export function register(program: Command, ctx: CliContext): void {
       const data = (res.body?.data ?? {}) as Record<string, Record<string, unknown>>;
       const g = ctx.globals(cmd);
       if (g.format && g.format !== 'table') return ctx.print(cmd, data);
-      const { grid } = await import('../output.js');
       const rows = Object.entries(data)
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([p, m]) => [p, String(m.type), String(m.accessor), String(m.description ?? '')]);
       process.stdout.write(grid(['Path', 'Type', 'Accessor', 'Description'], rows));
-      void useColor;
     });
 }
 
