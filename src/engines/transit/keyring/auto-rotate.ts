@@ -81,7 +81,11 @@ export class AutoRotator {
       return;
     }
     const latest = key.versions.get(key.latestVersion);
-    if (latest) this.due.set(name, (latest.creationTime + key.autoRotatePeriod) * 1000);
+    if (!latest) return;
+    const at = (latest.creationTime + key.autoRotatePeriod) * 1000;
+    this.due.set(name, at);
+    // A key that is already overdue (restored, or its period shortened) rotates now, not at the next tick.
+    if (at < this.clock.now() && this.timers.length > 0) setImmediate(() => this.kick(false));
   }
 
   private async scan(): Promise<void> {
