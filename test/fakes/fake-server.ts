@@ -49,6 +49,8 @@ export class FakeServer {
   /** Last requests (bounded). */
   readonly log: LoggedRequest[] = [];
   port = 0;
+  /** Requests received so far (counted on arrival, before any injected delay). */
+  received = 0;
 
   constructor(private readonly handler: (r: FakeRequest) => FakeReply | Promise<FakeReply>) {}
 
@@ -108,6 +110,7 @@ export class FakeServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
+    this.received++;
     const url = new URL(req.url ?? '/', this.url);
     let reply: FakeReply;
     const failure = this.pickFailure(url.pathname);
