@@ -3,6 +3,8 @@
  * hidden `keyhold __complete SOURCE -- WORDS...`, which asks the daemon with LIST (src/docs/complete.ts).
  */
 
+import { DESTINATION_TYPE_IDS } from '../sync/types.js';
+
 /** Where completion candidates come from. */
 export type Source =
   | 'transit-keys'
@@ -30,8 +32,8 @@ export interface DynamicRule {
 /** Sources that ask the daemon (the rest are answered locally). */
 export const DAEMON_SOURCES: ReadonlySet<Source> = new Set(['transit-keys', 'kv-paths', 'mounts', 'transit-mounts', 'kv-mounts', 'sync-destinations', 'policies', 'audit-devices']);
 
-/** Destination types of secret sync (interface spec section 2.5), used when the daemon is not asked. */
-export const SYNC_TYPES: readonly string[] = ['provider-a-sm', 'provider-b-kv', 'provider-c-sm', 'repohost', 'hosting-project'];
+/** Destination types of secret sync (the sync module's table), completed without asking the daemon. */
+export const SYNC_TYPES: readonly string[] = DESTINATION_TYPE_IDS;
 
 /** First matching rule wins; `command: ''` matches every command. */
 export const DYNAMIC_RULES: readonly DynamicRule[] = [
