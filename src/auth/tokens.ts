@@ -1,7 +1,8 @@
 /**
  * Token store. Tokens are `hvs.` + 24 base62 characters; only an HMAC-SHA256 of the token (under a
- * per-install salt) is stored, so storage never holds a usable token. Lookups compare hashes in
- * constant time and are cached in memory for the hot path.
+ * per-install salt) is stored, so storage never holds a usable token. Accessor indexes are keyed by
+ * the same salted hash (as Vault salts them), so no storage key names a token or an accessor.
+ * Lookups compare hashes in constant time and are cached in memory for the hot path.
  */
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock, TokenInfo } from '../framework/context.js';
@@ -106,9 +107,9 @@ export class TokenStore {
       type: 'service',
     };
     await putJSON(this.storage, `id/${entry.hash}`, entry);
-    await putJSON(this.storage, `accessor/${entry.accessor}`, { hash: entry.hash });
+    await putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor });
     // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
-    if (entry.parent_accessor && !entry.orphan) await this.storage.put(`parent/${entry.parent_accessor}/${entry.accessor}`, Buffer.alloc(0));
+    if (entry.parent_accessor && !entry.orphan) await this.putChild(entry.parent_accessor, entry.accessor);
     this.cache.set(entry.hash, entry);
     return { id, entry };
   }
@@ -139,7 +140,7 @@ export class TokenStore {
   /** Look up by accessor. */
   async lookupAccessor(accessor: string): Promise<TokenEntry | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(accessor)) return null;
-    const ref = await getJSON<{ hash: string }>(this.storage, `accessor/${accessor}`);
+    const ref = await getJSON<{ hash: string }>(this.storage, `accessor/${this.hash(accessor)}`);
     if (!ref) return null;
     return this.cache.get(ref.hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${ref.hash}`));
   }
@@ -175,11 +176,14 @@ export class TokenStore {
   async revokeEntry(entry: TokenEntry, opts: { orphanChildren?: boolean } = {}): Promise<void> {
     this.cache.delete(entry.hash);
     await this.storage.delete(`id/${entry.hash}`);
-    await this.storage.delete(`accessor/${entry.accessor}`);
-    if (entry.parent_accessor) await this.storage.delete(`parent/${entry.parent_accessor}/${entry.accessor}`);
-    for (const acc of await this.storage.list(`parent/${entry.accessor}/`)) {
-      await this.storage.delete(`parent/${entry.accessor}/${acc}`);
-      const child = await this.lookupAccessor(acc);
+    await this.storage.delete(`accessor/${this.hash(entry.accessor)}`);
+    if (entry.parent_accessor) await this.storage.delete(`parent/${this.hash(entry.parent_accessor)}/${this.hash(entry.accessor)}`);
+    const parentDir = `parent/${this.hash(entry.accessor)}/`;
+    for (const name of await this.storage.list(parentDir)) {
+      const ref = await getJSON<{ accessor: string }>(this.storage, parentDir + name);
+      await this.storage.delete(parentDir + name);
+      if (!ref) continue;
+      const child = await this.lookupAccessor(ref.accessor);
       if (!child) continue;
       if (opts.orphanChildren) {
         child.orphan = true;
@@ -192,7 +196,18 @@ export class TokenStore {
 
   /** All token accessors. */
   async listAccessors(): Promise<string[]> {
-    return (await this.storage.list('accessor/')).filter((n) => !n.endsWith('/'));
+    const out: string[] = [];
+    for (const n of await this.storage.list('accessor/')) {
+      if (n.endsWith('/')) continue;
+      const ref = await getJSON<{ accessor?: string }>(this.storage, `accessor/${n}`);
+      if (ref?.accessor) out.push(ref.accessor);
+    }
+    return out.sort();
+  }
+
+  /** Record `child` under `parent` (storage keys are salted hashes: accessors never appear in file names). */
+  private async putChild(parent: string, child: string): Promise<void> {
+    await putJSON(this.storage, `parent/${this.hash(parent)}/${this.hash(child)}`, { accessor: child });
   }
 
   /** Drop cached entries (after seal). */
