@@ -65,7 +65,7 @@ export class FileBackend implements Backend {
     try {
       return await readFile(this.file(key));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR' || (e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return null;
       throw e;
     }
   }
@@ -126,7 +126,7 @@ export class FileBackend implements Backend {
       await unlink(target);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return;
       throw e;
     }
     let dir = dirname(target);
@@ -148,7 +148,7 @@ export class FileBackend implements Backend {
     try {
       entries = await readdir(this.dir(prefix), { withFileTypes: true });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR' || (e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return [];
       throw e;
     }
     const out: string[] = [];

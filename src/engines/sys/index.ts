@@ -79,9 +79,9 @@ export const sysRoutes: AnyRoute[] = [
     path: 'health',
     summary: 'Health check: 200 unsealed, 503 sealed, 501 not initialised',
     fields: {
-      sealedcode: f.int('Status when sealed').default(503),
-      uninitcode: f.int('Status when not initialised').default(501),
-      activecode: f.int('Status when active').default(200),
+      sealedcode: f.int('Status when sealed').min(100).max(599).default(503),
+      uninitcode: f.int('Status when not initialised').min(100).max(599).default(501),
+      activecode: f.int('Status when active').min(100).max(599).default(200),
       standbyok: f.bool('Accepted for compatibility'),
     },
     unauthenticated: true,
