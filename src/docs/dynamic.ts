@@ -3,6 +3,7 @@
  * hidden `keyhold __complete SOURCE -- WORDS...`, which asks the daemon with LIST (src/docs/complete.ts).
  */
 
+import { KEY_TYPES } from '../engines/transit/keyring/key-types.js';
 import { DESTINATION_TYPE_IDS } from '../sync/types.js';
 
 /** Where completion candidates come from. */
@@ -46,7 +47,7 @@ export const DYNAMIC_RULES: readonly DynamicRule[] = [
   { command: 'transit', option: '--signature-algorithm', source: 'words', words: ['pss', 'pkcs1v15'] },
   { command: 'transit', option: '--marshaling-algorithm', source: 'words', words: ['asn1', 'jws'] },
   { command: 'transit', option: '--padding-scheme', source: 'words', words: ['oaep', 'pkcs1v15'] },
-  { command: 'transit', option: '--type', source: 'words', words: ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'ed25519', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'rsa-2048', 'rsa-3072', 'rsa-4096', 'hmac'] },
+  { command: 'transit', option: '--type', source: 'words', words: Object.keys(KEY_TYPES).filter((t) => KEY_TYPES[t as keyof typeof KEY_TYPES].kind !== 'managed').sort() },
   { command: 'transit', arg: 'name', source: 'transit-keys' },
   { command: 'transit', arg: 'key', source: 'transit-keys' },
   { command: 'transit', arg: 'source', source: 'transit-keys' },

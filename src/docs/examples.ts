@@ -50,9 +50,9 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   // transit data
   'transit encrypt': [
     'printf "hello" | keyhold transit encrypt app --field ciphertext',
-    'keyhold transit encrypt app --envelope --file backup.tar --output backup.tar.khe',
+    'keyhold transit encrypt app --envelope --file backup.tar --output backup.tar.khev',
   ],
-  'transit decrypt': ['keyhold transit decrypt app "vault:v1:..." > plain.txt', 'keyhold transit decrypt app --envelope --file backup.tar.khe --output backup.tar'],
+  'transit decrypt': ['keyhold transit decrypt app "vault:v1:..." > plain.txt', 'keyhold transit decrypt app --envelope --file backup.tar.khev --output backup.tar'],
   'transit rewrap': ['keyhold transit rewrap app "vault:v1:..." --field ciphertext'],
   'transit datakey': ['keyhold transit datakey wrapped app --field ciphertext', 'keyhold transit datakey plaintext app --bits 512 --format json'],
   'transit random': ['keyhold transit random 32', 'keyhold transit random 16 --encoding hex', 'keyhold transit random 64 --binary > seed.bin'],
