@@ -123,14 +123,17 @@ const c = require('node:crypto');
 const key = Buffer.from(workerData.key);
 const prefix = Buffer.from(workerData.prefix);
 const digest = Buffer.from(workerData.digest);
-const owned = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : Buffer.from(b));
+const owned = (b) => {
+  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength) return b;
+  const o = Buffer.allocUnsafeSlow(b.length); b.copy(o); return o;
+};
 // Chunks arrive as transferred buffers: garbage here is almost all external memory, which V8 collects
 // late (tens of MB). A small collection every few chunks keeps the worker's footprint flat.
-let gc = null;
-try { require('node:v8').setFlagsFromString('--expose-gc'); gc = require('node:vm').runInNewContext('gc'); } catch {}
+let collect = null;
+try { require('node:v8').setFlagsFromString('--expose-gc'); collect = require('node:vm').runInNewContext('gc'); } catch {}
 let jobs = 0;
 parentPort.on('message', (m) => {
-  if (gc && ++jobs % 8 === 0) gc({ type: 'minor' });
+  if (collect && ++jobs % 8 === 0) collect({ type: 'minor' });
   if (m === 'close') { key.fill(0); process.exit(0); }
   const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
   const nonce = Buffer.alloc(12); prefix.copy(nonce, 0, 0, 8); nonce.writeUInt32BE(m.index, 8);
@@ -149,7 +152,11 @@ parentPort.on('message', (m) => {
 
 /** Whole-ArrayBuffer ownership lets a chunk move to a worker without copying. */
 function owned(b: Buffer): Buffer {
-  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : Buffer.from(b);
+  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength) return b;
+  // Never Buffer.from here: small copies come from the shared pool, which must not be transferred.
+  const o = Buffer.allocUnsafeSlow(b.length);
+  b.copy(o);
+  return o;
 }
 
 interface Job {
@@ -391,7 +398,8 @@ export class EnvelopeDecryptor extends Transform {
       let out: Buffer[];
       try {
         out = await e.next();
-      } catch {
+      } catch (err) {
+        if (!(err instanceof EnvelopeError)) throw err;
         throw new EnvelopeError(`envelope chunk ${at} failed authentication (tampered, reordered, truncated or wrong key)`);
       }
       for (const b of out) this.push(b);
