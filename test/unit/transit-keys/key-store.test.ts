@@ -129,6 +129,37 @@ describe('TransitKeyStore', () => {
     expect(keys.cacheInfo().count).toBe(10);
   });
 
+  test('a load racing a rotation after an LRU eviction never leaves a stale key in the cache', async () => {
+    const s = memStorage();
+    const gates = new Map<string, Promise<void>>();
+    const gate = (k: string) => {
+      let open!: () => void;
+      gates.set(k, new Promise<void>((r) => (open = r)));
+      return () => {
+        gates.delete(k);
+        open();
+      };
+    };
+    const slow = { ...s, get: async (k: string) => (await gates.get('get ' + k), s.get(k)), put: async (k: string, v: Buffer) => (await gates.get('put ' + k), s.put(k, v)) };
+    const keys = new TransitKeyStore(slow, manualClock(), quietLogger(), 10);
+    await keys.create('k', { type: 'aes256-gcm96' });
+    const openPut = gate('put versions/k/2');
+    const rotation = keys.rotate('k', missing, refuse); // holds the cached object, blocked writing v2
+    await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 10; i++) await keys.create(`other${i}`, { type: 'aes128-gcm96' }); // evicts k
+    const openGet = gate('get versions/k/1');
+    const racing = keys.get('k'); // reads the old policy, then waits on version 1
+    await new Promise((r) => setTimeout(r, 5));
+    openPut();
+    await rotation;
+    openGet();
+    expect((await racing)!.latestVersion).toBe(2);
+    expect((await keys.get('k'))!.latestVersion).toBe(2);
+    const v2 = (await s.get('versions/k/2'))!.toString();
+    await keys.rotate('k', missing, refuse);
+    expect((await s.get('versions/k/2'))!.toString()).toBe(v2);
+  });
+
   test('failed persistence leaves the live key unchanged', async () => {
     const s = memStorage();
     const { keys } = store(s);

@@ -52,6 +52,8 @@ export class TransitKeyStore implements KeyStore {
   private readonly cache: KeyCache<TransitKey>;
   private readonly locks = new KeyLocks();
   private readonly loading = new Map<string, Promise<TransitKey | null>>();
+  /** Write counter per key name (detects loads that raced a change). */
+  private readonly generation = new Map<string, number>();
   private listener: KeyChangeListener | null = null;
 
   constructor(
@@ -103,7 +105,29 @@ export class TransitKeyStore implements KeyStore {
     return b ? (JSON.parse(b.toString('utf8')) as StoredPolicy) : null;
   }
 
+  /**
+   * Load from storage; if the key was written meanwhile (an LRU eviction let a load race a change),
+   * load again, and never replace a cached entry, so the cache cannot hold a stale copy.
+   */
   private async load(name: string): Promise<TransitKey | null> {
+    for (let attempt = 0; ; attempt++) {
+      const before = this.generation.get(name) ?? 0;
+      const key = await this.loadOnce(name);
+      if ((this.generation.get(name) ?? 0) === before || attempt >= 5) {
+        if (!key) return null;
+        const cached = this.cache.get(name);
+        if (cached) return cached;
+        this.cache.set(name, key);
+        return key;
+      }
+    }
+  }
+
+  private bump(name: string): void {
+    this.generation.set(name, (this.generation.get(name) ?? 0) + 1);
+  }
+
+  private async loadOnce(name: string): Promise<TransitKey | null> {
     const b = await this.storage.get(POLICY + name);
     if (!b) return null;
     const cfg = JSON.parse(b.toString('utf8')) as StoredPolicy;
@@ -119,9 +143,7 @@ export class TransitKeyStore implements KeyStore {
       if (kv) versions.set(v, kv);
       else this.logger.warn('transit key version record missing', { key: name, version: v });
     }
-    const key: TransitKey = { ...cfg, versions };
-    this.cache.set(name, key);
-    return key;
+    return { ...cfg, versions };
   }
 
   /** Create the key if absent (validated); `created` tells whether this call created it. */
@@ -211,6 +233,7 @@ export class TransitKeyStore implements KeyStore {
   /** Delete the key and all its versions (deletion_allowed checked by the caller). */
   async deleteLocked(key: TransitKey): Promise<void> {
     await this.storage.delete(POLICY + key.name);
+    this.bump(key.name);
     this.cache.delete(key.name);
     const names = await this.storage.list(`${VERSIONS}${key.name}/`);
     await eachLimited(names, IO_PARALLEL, (v) => this.storage.delete(`${VERSIONS}${key.name}/${v}`));
@@ -260,12 +283,14 @@ export class TransitKeyStore implements KeyStore {
   /** Persist one version record (a new one, or one changed by set-certificate / import_version). */
   async writeVersion(key: TransitKey, v: KeyVersion): Promise<void> {
     await this.storage.put(`${VERSIONS}${key.name}/${v.version}`, Buffer.from(JSON.stringify(toRecord(v, key.type)), 'utf8'));
+    this.bump(key.name);
   }
 
   /** Persist the configuration record of a key. */
   async writePolicy(key: TransitKey): Promise<void> {
     const { versions: _versions, ...cfg } = key;
     await this.storage.put(POLICY + key.name, Buffer.from(JSON.stringify(cfg), 'utf8'));
+    this.bump(key.name);
   }
 
   /** Resize the cache (applied at start-up and plugin reload). */
