@@ -6,6 +6,7 @@
  */
 import { Chalk, type ChalkInstance } from 'chalk';
 import { createInterface } from 'node:readline';
+import { Transform } from 'node:stream';
 import type { Command } from 'commander';
 import { LocalError } from './client.js';
 
@@ -221,4 +222,20 @@ export function addYesOption(cmd: Command): Command {
 /** Confirm or stop the command with a local error (exit 1) when the person declines. */
 export async function confirmOrAbort(question: string, opts: ConfirmOptions = {}): Promise<void> {
   if (!(await confirm(question, opts))) throw new LocalError('aborted: nothing was changed');
+}
+
+/** Ask before a destructive command unless its `--yes` was given; a declined prompt exits 1. */
+export async function confirmCommand(cmd: Command, question: string, opts: Omit<ConfirmOptions, 'yes'> = {}): Promise<void> {
+  const yes = Boolean((cmd.optsWithGlobals() as { yes?: boolean }).yes);
+  await confirmOrAbort(question, { ...opts, yes });
+}
+
+/** A pass-through stream that ticks `progress` with the bytes flowing through it (pipe file streams through it). */
+export function meter(progress: Progress): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      progress.tick(chunk.length);
+      done(null, chunk);
+    },
+  });
 }

@@ -35,9 +35,19 @@ describe('generated docs stay in step with the code', () => {
     if (pkg.man !== undefined) expect([...pkg.man].sort()).toEqual(expected);
   });
 
-  it('generates the same bytes twice (no clock, machine or environment in the output)', () => {
-    const again = generateAll();
-    expect(again).toEqual(files);
+  it('generates the same bytes twice and under another environment (no clock, machine or user in the output)', () => {
+    expect(generateAll()).toEqual(files);
+    const keys = ['KEYHOLD_HOME', 'KEYHOLD_ADDR', 'KEYHOLD_TOKEN', 'XDG_RUNTIME_DIR', 'XDG_DATA_HOME', 'XDG_CONFIG_HOME', 'NO_COLOR', 'COLUMNS', 'HOME'];
+    const saved = Object.fromEntries(keys.map((k) => [k, process.env[k]]));
+    try {
+      for (const k of keys) process.env[k] = k === 'COLUMNS' ? '41' : `/elsewhere/${k.toLowerCase()}`;
+      expect(generateAll()).toEqual(files);
+    } finally {
+      for (const k of keys) {
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
+      }
+    }
     const text = Object.values(files).join('\n');
     expect(text).not.toContain(process.env.HOME ?? '/nonexistent-home');
     expect(text).not.toMatch(/\b20\d\d-\d\d-\d\dT/);

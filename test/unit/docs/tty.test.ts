@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalError } from '../../../src/cli/client.js';
 import { exitCodeOf } from '../../../src/main.js';
-import { addYesOption, colors, confirm, confirmOrAbort, formatBytes, formatRate, isInteractive, progressBar, spinner, withSpinner } from '../../../src/cli/tty.js';
+import { addYesOption, colors, confirm, confirmCommand, confirmOrAbort, meter, formatBytes, formatRate, isInteractive, progressBar, spinner, withSpinner } from '../../../src/cli/tty.js';
 
 /** A fake stream that records writes. */
 function fakeStream(isTTY: boolean, columns = 100) {
@@ -183,5 +183,38 @@ describe('confirm', () => {
     expect(c.options.filter((o) => o.long === '--yes')).toHaveLength(1);
     c.parse(['-y'], { from: 'user' });
     expect(c.opts().yes).toBe(true);
+  });
+});
+
+describe('confirmCommand and meter', () => {
+  it('confirmCommand skips the question when the command got --yes', async () => {
+    const c = new Command('x').option('-y, --yes', 'skip');
+    c.parse(['--yes'], { from: 'user' });
+    const out = fakeStream(true);
+    await confirmCommand(c, 'Delete?', { input: Object.assign(new PassThrough(), { isTTY: true }), output: out });
+    expect(out.writes).toEqual([]);
+  });
+
+  it('confirmCommand asks without --yes and aborts on no', async () => {
+    const c = new Command('x').option('-y, --yes', 'skip');
+    c.parse([], { from: 'user' });
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const p = confirmCommand(c, 'Delete?', { input, output: fakeStream(true) });
+    input.write('no\n');
+    await expect(p).rejects.toBeInstanceOf(LocalError);
+  });
+
+  it('meter passes bytes through unchanged and counts them', async () => {
+    let t = 0;
+    const s = fakeStream(true);
+    const progress = progressBar({ stream: s, env: TTY_ENV, total: 6, now: () => (t += 1000), intervalMs: 0 });
+    const m = meter(progress);
+    const got: Buffer[] = [];
+    m.on('data', (c: Buffer) => got.push(c));
+    m.write(Buffer.from('abc'));
+    m.end(Buffer.from('def'));
+    await new Promise((r) => m.on('end', r));
+    expect(Buffer.concat(got).toString()).toBe('abcdef');
+    expect(s.writes.at(-1)).toContain('100%');
   });
 });
