@@ -88,8 +88,9 @@ function judge(c: FuzzCase, a: Answer): string | null {
   // Every ciphertext the fuzz sends is forged: it must never decrypt.
   if (/^transit\/(decrypt|rewrap)\//.test(c.path) && a.status === 200) {
     const data = a.body?.data ?? {};
-    if (data.plaintext !== undefined || data.ciphertext !== undefined) return 'a forged ciphertext decrypted';
-    for (const r of data.batch_results ?? []) if (r.plaintext !== undefined || r.ciphertext !== undefined) return 'a forged ciphertext decrypted in a batch';
+    // (Vault's batch items always carry "plaintext"/"ciphertext", empty when the item failed.)
+    if (data.plaintext || data.ciphertext) return 'a forged ciphertext decrypted';
+    for (const r of data.batch_results ?? []) if (r.plaintext || r.ciphertext) return 'a forged ciphertext decrypted in a batch';
   }
   if (/^transit\/verify\//.test(c.path) && a.status === 200) {
     const data = a.body?.data ?? {};
