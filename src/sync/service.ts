@@ -145,11 +145,10 @@ export class SyncService {
 
   /** After a destination change (e.g. fixed credentials), retry its failed links at once. */
   private async retryFailedLinks(type: DestinationType, name: string): Promise<void> {
-    for (const id of await this.store.linkIds(type, name)) {
-      const key = linkKey(type, name, id);
+    for (const l of await this.store.links(type, name)) {
+      const key = linkKey(type, name, l.id);
       if (this.syncer.busy(key) || !this.syncer.hasRoom(key)) continue;
-      const l = await this.store.getLink(type, name, id);
-      if (l && [l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
+      if ([l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
     }
   }
 
@@ -168,6 +167,7 @@ export class SyncService {
         });
       }
       await this.store.deleteDest(type, name);
+      this.store.forgetLinks(type, name);
       this.syncer.dropConnector(type, name);
       return null;
     }
@@ -190,10 +190,7 @@ export class SyncService {
     const d = await this.store.getDest(type, name);
     if (!d) throw notFound(`destination ${type}/${name} does not exist`);
     const secrets: Record<string, unknown> = {};
-    for (const id of await this.store.linkIds(type, name)) {
-      const l = await this.store.getLink(type, name, id);
-      if (l) Object.assign(secrets, this.linkRecords(l));
-    }
+    for (const l of await this.store.links(type, name)) Object.assign(secrets, this.linkRecords(l));
     if (overlay) Object.assign(secrets, this.linkRecords(overlay));
     return { associated_secrets: secrets, store_name: name, store_type: type };
   }
@@ -293,9 +290,8 @@ export class SyncService {
     let accessor = this.kv.mount(mountIn.replace(/^\/+/, ''))?.accessor;
     if (!accessor) {
       const want = mountIn.replace(/^\/+/, '').replace(/\/?$/, '/');
-      for (const id of await this.store.linkIds(type, name)) {
-        const l = await this.store.getLink(type, name, id);
-        if (l && l.secret_name === secret && (l.mount === want || l.accessor === mountIn)) accessor = l.accessor;
+      for (const l of await this.store.links(type, name)) {
+        if (l.secret_name === secret && (l.mount === want || l.accessor === mountIn)) accessor = l.accessor;
       }
     }
     if (!accessor) return this.associations(type, name);

@@ -45,18 +45,62 @@ export class SyncStore {
     return (await this.s.list(`destinations/${type}/`)).filter((n) => !n.endsWith('/'));
   }
 
-  getLink(type: string, name: string, id: string): Promise<LinkRecord | null> {
-    return getJSON<LinkRecord>(this.s, `links/${type}/${name}/${id}`);
+  /**
+   * Links are cached per destination (write-through, loaded on first use): set/remove answer with the
+   * destination's whole association map, as Vault does, and decrypting every record for every call
+   * made bulk association quadratic. Memory is proportional to the number of associations (~0.5 KB each).
+   */
+  private readonly linkCache = new Map<string, Map<string, LinkRecord>>();
+  private readonly loading = new Map<string, Promise<Map<string, LinkRecord>>>();
+
+  private linksFor(type: string, name: string): Promise<Map<string, LinkRecord>> {
+    const key = `${type}/${name}`;
+    const hit = this.linkCache.get(key);
+    if (hit) return Promise.resolve(hit);
+    let p = this.loading.get(key);
+    if (!p) {
+      p = (async () => {
+        const m = new Map<string, LinkRecord>();
+        for (const id of (await this.s.list(`links/${type}/${name}/`)).filter((n) => !n.endsWith('/'))) {
+          const l = await getJSON<LinkRecord>(this.s, `links/${type}/${name}/${id}`);
+          if (l) m.set(id, l);
+        }
+        this.linkCache.set(key, m);
+        this.loading.delete(key);
+        return m;
+      })();
+      this.loading.set(key, p);
+    }
+    return p;
   }
-  putLink(l: LinkRecord): Promise<void> {
-    return putJSON(this.s, `links/${l.dest_type}/${l.dest_name}/${l.id}`, l);
+
+  /** A copy of a link record, or null. */
+  async getLink(type: string, name: string, id: string): Promise<LinkRecord | null> {
+    const l = (await this.linksFor(type, name)).get(id);
+    return l ? structuredClone(l) : null;
   }
-  deleteLink(type: string, name: string, id: string): Promise<void> {
-    return this.s.delete(`links/${type}/${name}/${id}`);
+  async putLink(l: LinkRecord): Promise<void> {
+    const m = await this.linksFor(l.dest_type, l.dest_name);
+    await putJSON(this.s, `links/${l.dest_type}/${l.dest_name}/${l.id}`, l);
+    m.set(l.id, structuredClone(l));
   }
-  /** Link ids of one destination. */
+  async deleteLink(type: string, name: string, id: string): Promise<void> {
+    const m = await this.linksFor(type, name);
+    await this.s.delete(`links/${type}/${name}/${id}`);
+    m.delete(id);
+  }
+  /** Link ids of one destination, sorted. */
   async linkIds(type: string, name: string): Promise<string[]> {
-    return (await this.s.list(`links/${type}/${name}/`)).filter((n) => !n.endsWith('/'));
+    return [...(await this.linksFor(type, name)).keys()].sort();
+  }
+  /** Every link of a destination (read-only views; do not mutate). */
+  async links(type: string, name: string): Promise<readonly LinkRecord[]> {
+    const m = await this.linksFor(type, name);
+    return [...m.keys()].sort().map((id) => m.get(id)!);
+  }
+  /** Forget a destination's cached links (after it is deleted). */
+  forgetLinks(type: string, name: string): void {
+    this.linkCache.delete(`${type}/${name}`);
   }
 
   putOp(seq: string, e: QueueEntry): Promise<void> {

@@ -629,6 +629,7 @@ export class Syncer {
     if (!dest?.purge_initiated_at) return;
     if ((await store.linkIds(type, name)).length > 0) return;
     await store.deleteDest(type, name);
+    store.forgetLinks(type, name);
     this.dropConnector(type, name);
   }
 

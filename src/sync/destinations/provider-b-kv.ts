@@ -39,9 +39,17 @@ class AzureConnector implements Connector {
     this.base = baseUrl(c.endpoint_url || c.key_vault_uri, '');
   }
 
+  private pendingToken: Promise<string> | null = null;
+
+  /** A valid access token; concurrent callers share one token request. */
   private async bearer(signal: AbortSignal): Promise<string> {
+    if (this.token && this.token.expiresAt > this.deps.now()) return this.token.value;
+    this.pendingToken ??= this.fetchToken(signal).finally(() => (this.pendingToken = null));
+    return this.pendingToken;
+  }
+
+  private async fetchToken(signal: AbortSignal): Promise<string> {
     const now = this.deps.now();
-    if (this.token && this.token.expiresAt > now) return this.token.value;
     const c = this.dest.connection;
     const authority = baseUrl(c.authority_host, this.cloud.authority);
     const form = new URLSearchParams({

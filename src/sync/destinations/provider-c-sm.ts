@@ -94,9 +94,17 @@ class GoogleConnector implements Connector {
     this.base = baseUrl(dest.connection.endpoint_url, 'https://secretmanager.googleapis.com') + '/v1';
   }
 
+  private pendingToken: Promise<string> | null = null;
+
+  /** A valid access token; concurrent callers share one token request. */
   private async bearer(signal: AbortSignal): Promise<string> {
+    if (this.token && this.token.expiresAt > this.deps.now()) return this.token.value;
+    this.pendingToken ??= this.fetchToken(signal).finally(() => (this.pendingToken = null));
+    return this.pendingToken;
+  }
+
+  private async fetchToken(signal: AbortSignal): Promise<string> {
     const now = this.deps.now();
-    if (this.token && this.token.expiresAt > now) return this.token.value;
     const iat = Math.floor(now / 1000);
     const assertion = signJwtRs256({ iss: this.sa.client_email, scope: SCOPE, aud: this.sa.token_uri, iat, exp: iat + 3600 }, this.sa.private_key, this.sa.private_key_id);
     const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString();
