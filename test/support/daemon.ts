@@ -40,7 +40,7 @@ export interface Daemon {
   /** HTTP request to /v1/<path> over the socket; body objects are JSON-encoded. */
   req(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string>; raw?: Buffer | string }): Promise<Answer>;
   /** Run the CLI against this daemon. */
-  cli(args: string[], opts?: { input?: string | Buffer; env?: Record<string, string | undefined>; token?: string | null; encoding?: 'utf8' | 'buffer' }): Promise<{ exitCode: number; stdout: string; stderr: string; stdoutBuffer: Buffer }>;
+  cli(args: string[], opts?: { input?: string | Buffer; env?: Record<string, string | undefined>; token?: string | null; encoding?: 'utf8' | 'buffer'; keepNewline?: boolean }): Promise<{ exitCode: number; stdout: string; stderr: string; stdoutBuffer: Buffer }>;
   /** SIGTERM and wait. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait. */
@@ -151,6 +151,8 @@ export async function startDaemon(opts: StartOptions = {}): Promise<Daemon> {
         env: { KEYHOLD_HOME: dir, KEYHOLD_ADDR: `unix://${socket}`, KEYHOLD_TOKEN: o.token === null ? undefined : (o.token ?? token), NO_COLOR: '1', ...o.env },
         extendEnv: true,
         timeout: 60_000,
+        // execa strips one final newline by default; keepNewline shows the output byte for byte.
+        stripFinalNewline: !o.keepNewline,
       });
       const stdoutBuffer = Buffer.from(r.stdout as unknown as Uint8Array);
       return { exitCode: r.exitCode ?? -1, stdout: stdoutBuffer.toString('utf8'), stderr: Buffer.from(r.stderr as unknown as Uint8Array).toString('utf8'), stdoutBuffer };
