@@ -1,5 +1,6 @@
 /**
- * Regenerate the committed docs from the code: completions/, man/ and docs/readme/commands.md.
+ * Regenerate the committed docs from the code: completions/, man/, docs/readme/commands.md and
+ * docs/openapi.json.
  * `npm run docs` (after a build) runs this file; test/unit/docs/drift.test.ts regenerates in memory and
  * fails when the committed files differ.
  */
@@ -10,6 +11,7 @@ import type { Command } from 'commander';
 import { buildProgram } from '../cli/program.js';
 import { VERSION } from '../version.js';
 import { DEV_MOUNTS, mountedRoutes } from './catalog.js';
+import { buildOpenApi } from './openapi.js';
 import { describeCommand, type CommandDoc } from './cli-model.js';
 import { completionSpec } from './completion-spec.js';
 import { bashCompletion } from './completion-bash.js';
@@ -50,6 +52,8 @@ export function generateAll(program: Command = buildProgram()): Record<string, s
     [COMPLETION_FILES.zsh]: zshCompletion(spec),
     [COMPLETION_FILES.fish]: fishCompletion(spec),
     'docs/readme/commands.md': commandReference(model),
+    // The API as `keyhold server --dev` serves it (transit/ and secret/ mounted), for client generators.
+    'docs/openapi.json': JSON.stringify(buildOpenApi(mountedRoutes(DEV_MOUNTS), { version: VERSION }), null, 2) + '\n',
   };
   for (const [name, text] of Object.entries(manPages(model, VERSION))) out[`man/${name}`] = text;
   return out;

@@ -44,6 +44,13 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.0.2');
   });
 
+  it('the committed docs/openapi.json is valid', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = JSON.parse(readFileSync(new URL('../../../docs/openapi.json', import.meta.url), 'utf8')) as Json;
+    const res = await validate(doc);
+    expect(res.valid).toBe(true);
+  });
+
   it('has a path for every route of every module, prefixed by its mount', () => {
     const doc = buildOpenApi(mountedRoutes(DEV_MOUNTS), { version: '0.1.0' });
     const paths = Object.keys(doc.paths as Json);
