@@ -20,8 +20,8 @@ export function prng(seed: number): () => number {
 }
 
 /** Start a non-dev daemon on file storage under `dir` (no keychain: unseal with the recovery key). */
-export function startFileDaemon(dir?: string, args: string[] = []): Promise<Daemon> {
-  return startDaemon({ dev: false, args: ['--keychain', 'none', ...args], dir });
+export function startFileDaemon(dir?: string, args: string[] = [], env?: Record<string, string>): Promise<Daemon> {
+  return startDaemon({ dev: false, args: ['--keychain', 'none', ...args], dir, env });
 }
 
 /** Initialise a fresh daemon; returns the recovery key and root token (the daemon is unsealed after init). */
@@ -77,6 +77,9 @@ export class Ledger {
   kv = new Map<string, { versions: Map<number, Record<string, string>>; latest: number; inflight: Record<string, string> | null }>();
   /** ACL policies: text. */
   policies = new Map<string, Slot<string>>();
+  /** Sync: secrets whose association with the destination was acknowledged; one in flight. */
+  syncAssociated = new Set<string>();
+  syncPending: string | null = null;
   /** Counters for the report. */
   acked = 0;
   checked = 0;
@@ -213,6 +216,62 @@ export async function runLoad(d: Daemon, ledger: Ledger, rnd: () => number, iter
   // Observe the daemon's death too (a worker may be between requests).
   d.proc.once('exit', () => (dead = true));
   await Promise.all(workers.map((w) => w()));
+}
+
+/** The sync destination the crash load pushes to (a local fake provider). */
+export const SYNC_DEST = 'sys/sync/destinations/hosting-project/crash';
+const SYNC_SECRETS = ['sync/a', 'sync/b', 'sync/c'];
+
+/**
+ * Sync queue work for `runLoad`: write KV secrets under sync/ and associate them with the destination,
+ * so the sync queue is busy when the daemon dies. Secret writes go through the KV ledger.
+ */
+export function syncWorker(d: Daemon, ledger: Ledger, rnd: () => number): (alive: () => boolean) => Promise<void> {
+  return async (alive) => {
+    const call = async (method: string, path: string, body?: unknown): Promise<Answer | null> => {
+      try {
+        return await d.req(method, path, body);
+      } catch {
+        return null;
+      }
+    };
+    while (alive()) {
+      const path = SYNC_SECRETS[Math.floor(rnd() * SYNC_SECRETS.length)]!;
+      const slot = ledger.kv.get(path) ?? { versions: new Map(), latest: 0, inflight: null };
+      ledger.kv.set(path, slot);
+      const data = { V: randomBytes(6).toString('hex') };
+      slot.inflight = data;
+      const w = await call('POST', `secret/data/${path}`, { data });
+      if (!w) return;
+      if (w.status !== 200) throw new Error(`kv ${path}: ${w.status} ${w.text}`);
+      slot.latest = w.body.data.version;
+      slot.versions.set(slot.latest, data);
+      pruneKept(slot);
+      slot.inflight = null;
+      ledger.acked++;
+      if (ledger.syncAssociated.has(path)) continue;
+      ledger.syncPending = path;
+      const a = await call('POST', `${SYNC_DEST}/associations/set`, { mount: 'secret', secret_name: path });
+      if (!a) return;
+      if (a.status !== 200) throw new Error(`associate ${path}: ${a.status} ${a.text}`);
+      ledger.syncAssociated.add(path);
+      ledger.syncPending = null;
+      ledger.acked++;
+    }
+  };
+}
+
+/** Sync associations after a restart: every acknowledged one is there; returns name -> status. */
+export async function verifySync(d: Daemon, ledger: Ledger): Promise<Map<string, string>> {
+  const r = await must(d, 'GET', `${SYNC_DEST}/associations`);
+  const recs = Object.values(r.body.data.associated_secrets ?? {}) as Array<{ secret_name: string; sync_status: string }>;
+  const byName = new Map(recs.map((x) => [x.secret_name, x.sync_status]));
+  for (const name of ledger.syncAssociated) if (!byName.has(name)) throw new Error(`crash check: acknowledged sync association ${name} lost`);
+  if (ledger.syncPending && byName.has(ledger.syncPending)) ledger.syncAssociated.add(ledger.syncPending);
+  ledger.syncPending = null;
+  for (const name of byName.keys()) if (!ledger.syncAssociated.has(name)) throw new Error(`crash check: association ${name} was never requested`);
+  ledger.checked += byName.size;
+  return byName;
 }
 
 /** After a restart: check the ledger against the daemon, fold in-flight outcomes into it. Throws on any loss or corruption. */
