@@ -93,6 +93,8 @@ export function buildOpenApi(mounts: readonly MountedRoutes[], opts: OpenApiOpti
     const generic = opts.genericMountPaths && !m.internal;
     const prefix = generic ? `{${mountParam(m.path)}}/` : m.path;
     for (const route of m.routes) {
+      // A catch-all at the mount root (`(*rest)`: KV's "v1-style path" answer) is a fallback, not an endpoint.
+      if (/^\(?\*/.test(route.path)) continue;
       for (const variant of pathVariants(route.path)) {
         const ops = (Object.keys(route.operations) as Operation[]).filter((o) => route.operations[o]);
         const hasWrite = ops.includes('update') || ops.includes('create');

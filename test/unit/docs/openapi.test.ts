@@ -133,3 +133,13 @@ describe('OpenAPI document', () => {
     expect(fieldSchema(f.duration('x').spec)).toMatchObject({ type: 'string', format: 'duration' });
   });
 });
+
+describe('OpenAPI catch-all routes', () => {
+  it('leaves out a catch-all route at the mount root', () => {
+    const catchAll: MountedRoutes = { ...sample, routes: [...sample.routes, route({ path: '(*rest)', summary: 'fallback', fields: { rest: f.string('r') }, operations: { read: () => undefined } })] };
+    const paths = Object.keys(buildOpenApi([catchAll], { version: '1' }).paths as Json);
+    expect(paths).not.toContain('/demo');
+    expect(paths).not.toContain('/demo/{rest}');
+    expect(paths).toContain('/demo/keys/{name}');
+  });
+});
