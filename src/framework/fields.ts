@@ -166,7 +166,9 @@ export function decodeBase64(name: string, value: string): Buffer {
 }
 
 function describe(raw: unknown): string {
-  if (typeof raw === 'string') return `"${raw.length > 32 ? raw.slice(0, 32) + '...' : raw}"`;
+  // Never echo the value: a secret sent in the wrong field (or a KV value of the wrong shape) would
+  // otherwise land in the error, the audit log and the client's logs.
+  if (typeof raw === 'string') return `a string of ${raw.length} characters`;
   if (Array.isArray(raw)) return 'an array';
   if (raw === null) return 'null';
   return typeof raw === 'object' ? 'an object' : String(raw);
