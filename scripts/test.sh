@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh
+bash scripts/setup-docs-env.sh
 [ -d node_modules ] || npm ci
 npx tsc -p tsconfig.json
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
