@@ -19,10 +19,17 @@ function errorCode(e: unknown): string {
   return (err?.name ?? err?.Code ?? '').replace(/^.*#/, '');
 }
 
-function classify(e: unknown, what: string): SyncFailure {
+/** Map an AWS SDK error to a sync failure (codes as the open sync plugin classifies them, reference 1.10). */
+export function classifyAwsError(e: unknown, what: string): SyncFailure {
   const err = e as { $metadata?: { httpStatusCode?: number }; $fault?: string; message?: string };
   const status = err?.$metadata?.httpStatusCode;
-  if (status === undefined) return failureFromError(e, what);
+  if (status === undefined) {
+    // No credentials from the default chain, or no region: a configuration problem, not a bug.
+    if ((e as Error)?.name === 'CredentialsProviderError' || /credential|region is missing/i.test(err?.message ?? '')) {
+      return new SyncFailure('CLIENT_SIDE_ERROR', `${what}: ${String(err?.message ?? 'no credentials').slice(0, 200)}`);
+    }
+    return failureFromError(e, what);
+  }
   const code = errorCode(e);
   const msg = `${what}: HTTP ${status} ${code}`;
   if (RETRYABLE.has(code) || status === 429 || status >= 500) return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, httpStatus: status });
@@ -84,10 +91,10 @@ class AwsConnector implements Connector {
           await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
           return;
         } catch (e2) {
-          throw classify(e2, 'RestoreSecret');
+          throw classifyAwsError(e2, 'RestoreSecret');
         }
       }
-      if (code !== 'ResourceNotFoundException') throw classify(e, 'PutSecretValue');
+      if (code !== 'ResourceNotFoundException') throw classifyAwsError(e, 'PutSecretValue');
     }
     const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
     try {
@@ -99,10 +106,10 @@ class AwsConnector implements Connector {
           await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
           return;
         } catch (e2) {
-          throw classify(e2, 'PutSecretValue');
+          throw classifyAwsError(e2, 'PutSecretValue');
         }
       }
-      throw classify(e, 'CreateSecret');
+      throw classifyAwsError(e, 'CreateSecret');
     }
   }
 
@@ -114,7 +121,7 @@ class AwsConnector implements Connector {
       await client.send(new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }), { abortSignal: signal });
     } catch (e) {
       if (errorCode(e) === 'ResourceNotFoundException') return;
-      throw classify(e, 'DeleteSecret');
+      throw classifyAwsError(e, 'DeleteSecret');
     }
   }
 

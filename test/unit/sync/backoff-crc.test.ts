@@ -53,3 +53,23 @@ describe('failure classification', () => {
     expect(failureFromError(new TypeError('bug'), 'x')).toMatchObject({ status: 'INTERNAL_VAULT_ERROR', retryable: false });
   });
 });
+
+describe('AWS error classification', async () => {
+  const { classifyAwsError } = await import('../../../src/sync/destinations/provider-a-sm.js');
+  const awsErr = (name: string, status: number, message = '') => Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status } });
+  it('retries throttling and service errors whatever the status', () => {
+    expect(classifyAwsError(awsErr('ThrottlingException', 400), 'x')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+    expect(classifyAwsError(awsErr('InternalServiceError', 500), 'x')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+  });
+  it('treats auth and validation errors as client-side, not retried', () => {
+    expect(classifyAwsError(awsErr('AccessDeniedException', 400), 'x')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
+    expect(classifyAwsError(awsErr('UnrecognizedClientException', 400), 'x').message).toBe('x: HTTP 400 UnrecognizedClientException');
+  });
+  it('retries a name still scheduled for deletion', () => {
+    expect(classifyAwsError(awsErr('InvalidRequestException', 400, "You can't create this secret because a secret with this name is already scheduled for deletion."), 'x')).toMatchObject({ retryable: true });
+  });
+  it('missing credentials from the default chain are a configuration problem', () => {
+    const e = Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+    expect(classifyAwsError(e, 'PutSecretValue')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
+  });
+});
