@@ -4,15 +4,18 @@
  * derived keys via the key's KDF, convergent nonces v1/v2/v3, RSA-OAEP (SHA-256, empty label) or
  * PKCS#1 v1.5 for RSA keys. No HTTP here: errors are thrown by kind with Vault's messages.
  */
-import { constants, createHmac, publicEncrypt, privateDecrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { constants, createHmac, publicEncrypt, privateDecrypt, type KeyObject } from 'node:crypto';
 import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
 import { MISSING_CONTEXT, deriveBytes } from '../keyring/derive.js';
 import type { KeyVersion, TransitKey } from '../keyring/types.js';
-import { AEAD_SUITES, aeadOpen, aeadSeal, isAeadSuite, type AeadSuite } from './aead.js';
+import { AEAD_SUITES, NoncePool, aeadOpen, aeadSeal, isAeadSuite, type AeadSuite } from './aead.js';
 import { encryptionVersion, liveVersion } from './key-versions.js';
 import { decodeStdBase64, parseVersioned, versionPrefix } from './version-prefix.js';
 import { modulusBits, rsaPkcs1Decrypt } from './rsa-padding.js';
+
+/** Random AEAD nonces for this process (see NoncePool). */
+const nonces = new NoncePool();
 
 /** RSA encryption paddings (`padding_scheme`). */
 export const RSA_PADDINGS = ['oaep', 'pkcs1v15'] as const;
@@ -105,9 +108,8 @@ function aeadEncrypt(key: TransitKey, suite: AeadSuite, ver: number, v: KeyVersi
   if (cv === 1) nonce = opts.nonce!;
   else if (cv === 2) nonce = createHmac('sha256', opts.context ?? Buffer.alloc(0)).update(plaintext).digest().subarray(0, s.nonceBytes);
   else if (cv >= 3) nonce = createHmac('sha256', derived.subarray(s.keyBytes, s.keyBytes + 32)).update(plaintext).digest().subarray(0, s.nonceBytes);
-  else nonce = randomBytes(s.nonceBytes);
-  const sealed = aeadSeal(suite, encKey, nonce, plaintext, opts.associatedData);
-  return cv === 1 ? sealed : Buffer.concat([nonce, sealed]);
+  else nonce = nonces.take(s.nonceBytes);
+  return aeadSeal(suite, encKey, nonce, plaintext, opts.associatedData, cv !== 1);
 }
 
 function rsaEncrypt(pub: KeyObject, padding: RsaPadding, plaintext: Buffer): Buffer {

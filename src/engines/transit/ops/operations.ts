@@ -9,7 +9,7 @@ import { KEY_TYPES, keyTypeInfo } from '../keyring/key-types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
 import type { TransitKey, TransitState } from '../keyring/types.js';
 import { Yielder, itemError, type ItemError } from './batch.js';
-import { itemBase64, type BatchItem } from './batch-items.js';
+import { bool, has, int, itemBase64, str, type BatchItem } from './batch-items.js';
 import { convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
 import { encryptionVersion, signingVersion } from './key-versions.js';
 import { hmacWithKey, verifyHmacWithKey } from './hmac.js';
@@ -64,7 +64,7 @@ async function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<str
   return { results, errors, warnings: [] };
 }
 
-const ref = (item: BatchItem): string => item.strings.reference ?? '';
+const ref = (item: BatchItem): string => str(item, 'reference') ?? '';
 
 /** What encrypt's upsert creates when the key is missing. */
 export interface UpsertOptions {
@@ -85,9 +85,9 @@ async function upsertKey(state: TransitState, name: string, items: BatchItem[], 
   }
   if (await state.upsertDisabled()) throw invalid(NOT_FOUND);
   const first = items[0]!;
-  const contextSet = (first.strings.context ?? '') !== '';
-  const typeName = (up.type ?? first.strings.type ?? 'aes256-gcm96').toLowerCase();
-  const convergent = up.convergent ?? first.bools.convergent_encryption ?? false;
+  const contextSet = (str(first, 'context') ?? '') !== '';
+  const typeName = (up.type ?? str(first, 'type') ?? 'aes256-gcm96').toLowerCase();
+  const convergent = up.convergent ?? bool(first, 'convergent_encryption') ?? false;
   if (convergent && !contextSet) throw invalid('convergent encryption requires derivation to be enabled, so context is required');
   const info = keyTypeInfo(typeName);
   if (!info) throw invalid(`unknown key type ${typeName}`);
@@ -99,9 +99,9 @@ async function upsertKey(state: TransitState, name: string, items: BatchItem[], 
 
 /** encrypt/:name for one or many items (upsert per `up`). */
 export async function runEncrypt(state: TransitState, name: string, items: BatchItem[], up: UpsertOptions): Promise<BatchOutcome> {
-  const contextSet = (items[0]!.strings.context ?? '') !== '';
+  const contextSet = (str(items[0]!, 'context') ?? '') !== '';
   for (const it of items) {
-    if (((it.strings.context ?? '') !== '') !== contextSet) throw invalid('context should be set either in all the request blocks or in none');
+    if (((str(it, 'context') ?? '') !== '') !== contextSet) throw invalid('context should be set either in all the request blocks or in none');
   }
   const warnings: string[] = [];
   await upsertKey(state, name, items, up, warnings);
@@ -111,11 +111,11 @@ export async function runEncrypt(state: TransitState, name: string, items: Batch
       (item) => {
         const plaintext = itemBase64(item, 'plaintext') ?? Buffer.alloc(0);
         const r = encryptWithKey(key, plaintext, {
-          keyVersion: item.ints.key_version ?? 0,
+          keyVersion: int(item, 'key_version') ?? 0,
           context: itemBase64(item, 'context'),
           nonce: itemBase64(item, 'nonce'),
           associatedData: itemBase64(item, 'associated_data'),
-          padding: item.strings.padding_scheme,
+          padding: str(item, 'padding_scheme'),
         });
         return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
       },
@@ -132,11 +132,11 @@ export async function runDecrypt(state: TransitState, name: string, items: Batch
     eachItem(
       items,
       (item) => {
-        const r = decryptWithKey(key, item.strings.ciphertext ?? '', {
+        const r = decryptWithKey(key, str(item, 'ciphertext') ?? '', {
           context: itemBase64(item, 'context'),
           nonce: itemBase64(item, 'nonce'),
           associatedData: itemBase64(item, 'associated_data'),
-          padding: item.strings.padding_scheme,
+          padding: str(item, 'padding_scheme'),
         });
         return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
       },
@@ -153,13 +153,13 @@ export async function runRewrap(state: TransitState, name: string, items: BatchI
       (item) => {
         const context = itemBase64(item, 'context');
         const nonce = itemBase64(item, 'nonce');
-        const { plaintext } = decryptWithKey(key, item.strings.ciphertext ?? '', { context, nonce, padding: item.strings.decrypt_padding_scheme });
-        const target = encryptionVersion(key, item.ints.key_version ?? 0);
+        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: str(item, 'decrypt_padding_scheme') });
+        const target = encryptionVersion(key, int(item, 'key_version') ?? 0);
         const r = encryptWithKey(key, plaintext, {
           keyVersion: target,
           context,
           nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
-          padding: item.strings.encrypt_padding_scheme,
+          padding: str(item, 'encrypt_padding_scheme'),
         });
         plaintext.fill(0);
         return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
@@ -195,11 +195,11 @@ export async function runDatakey(state: TransitState, name: string, o: DatakeyOp
 /** hmac/:name for one or many items. */
 export async function runHmac(state: TransitState, name: string, items: BatchItem[], alg: HashAlgorithm, keyVersion: number, batch: boolean): Promise<BatchOutcome> {
   return withKey(state, name, NOT_FOUND, async (key) => {
-    if (!batch && !items[0]!.present.has('input')) throw invalid('missing input for HMAC');
+    if (!batch && !has(items[0]!, 'input')) throw invalid('missing input for HMAC');
     return eachItem(
       items,
       (item) => {
-        if (!item.present.has('input')) throw invalid('missing input for HMAC');
+        if (!has(item, 'input')) throw invalid('missing input for HMAC');
         const input = decodeInput(item);
         return { hmac: hmacWithKey(key, alg, input, keyVersion), reference: ref(item) };
       },
@@ -232,8 +232,8 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
     return eachItem(
       items,
       (item) => {
-        if (!item.present.has('input')) throw invalid('missing input');
-        if (item.strings.signature_context) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        if (!has(item, 'input')) throw invalid('missing input');
+        if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
         const r = signWithKey(key, ver, decodeInput(item), decodeContext(item), opts);
         const out: Record<string, unknown> = { signature: r.signature, key_version: ver };
         if (r.publicKey) out.publickey = r.publicKey.toString('base64');
@@ -247,16 +247,16 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
 
 /** Which verify branch a request takes (reference 3.2.9 dispatch rules). */
 export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 'hmac' {
-  if (items.some((i) => i.present.has('cmac'))) throw invalid('CMAC operations are only available in enterprise versions of Vault');
+  if (items.some((i) => has(i, 'cmac'))) throw invalid('CMAC operations are only available in enterprise versions of Vault');
   let sig = false;
   let mac = false;
   let missing = false;
   for (const it of items) {
-    if (it.present.has('signature')) sig = true;
-    else if (it.present.has('hmac')) mac = true;
+    if (has(it, 'signature')) sig = true;
+    else if (has(it, 'hmac')) mac = true;
     else missing = true;
   }
-  if (!batch && items[0]!.present.has('signature') && items[0]!.present.has('hmac')) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
+  if (!batch && has(items[0]!, 'signature') && has(items[0]!, 'hmac')) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
   if (!batch && !sig && !mac) throw invalid("missing one of 'signature', 'hmac' or 'cmac' arguments to verify");
   if (sig && mac) throw invalid("elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'");
   if (missing && sig) throw invalid("some elements of batch_input are missing 'signature'");
@@ -273,10 +273,10 @@ export async function runVerifySignature(state: TransitState, name: string, item
     return eachItem(
       items,
       (item) => {
-        if (!item.present.has('input')) throw invalid('missing input');
-        if (!item.present.has('signature')) throw invalid('missing signature');
-        if (item.strings.signature_context) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
-        const valid = verifyWithKey(key, decodeInput(item), decodeContext(item), item.strings.signature ?? '', opts);
+        if (!has(item, 'input')) throw invalid('missing input');
+        if (!has(item, 'signature')) throw invalid('missing signature');
+        if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        const valid = verifyWithKey(key, decodeInput(item), decodeContext(item), str(item, 'signature') ?? '', opts);
         return { valid, reference: ref(item) };
       },
       (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),
@@ -290,9 +290,9 @@ export async function runVerifyHmac(state: TransitState, name: string, items: Ba
     eachItem(
       items,
       (item) => {
-        if (!item.present.has('input')) throw invalid('missing input');
-        if (!item.present.has('hmac')) throw invalid('missing hmac');
-        const valid = verifyHmacWithKey(key, alg, decodeInput(item), item.strings.hmac ?? '');
+        if (!has(item, 'input')) throw invalid('missing input');
+        if (!has(item, 'hmac')) throw invalid('missing hmac');
+        const valid = verifyHmacWithKey(key, alg, decodeInput(item), str(item, 'hmac') ?? '');
         return valid ? { valid, reference: ref(item) } : { reference: ref(item) };
       },
       (item, e) => ({ error: e.message, reference: ref(item) }),

@@ -276,7 +276,7 @@ export const dataRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const { opts, explicit } = signatureOptions(data);
         const { list, batch } = items(data, SIGN_ITEM);
-        if (!batch && !list[0]!.present.has('input')) list[0]!.present.add('input');
+        if (!batch && list[0]!.fields.input === undefined) list[0]!.fields.input = '';
         const out = await runSign(engine, data.name, list, opts, explicit, data.key_version);
         if (batch) return batchReply(out, false);
         return singleReply(out, (r) => {
@@ -300,7 +300,7 @@ export const dataRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         const { list, batch } = items(data, VERIFY_ITEM);
-        if (!batch && !list[0]!.present.has('input')) list[0]!.present.add('input');
+        if (!batch && list[0]!.fields.input === undefined) list[0]!.fields.input = '';
         const branch = verifyBranch(list, batch);
         let out: BatchOutcome;
         if (branch === 'hmac') {
