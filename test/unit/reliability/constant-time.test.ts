@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const SRC = join(import.meta.dirname, '..', '..', '..', 'src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+// Comparisons of public data that look like secret comparisons by name (reviewed).
+const REVIEWED = [
+  /certificates\.ts: .*export\(\{ format: 'der', type: 'spki' \}\)\)\.equals/, // public keys
+  /key-io-routes\.ts: .*publicKey\.export\(\{ format: 'der', type: 'spki' \}\)\)\.equals/, // public keys
+  /envelope\.ts: .*\.equals\(ENVELOPE_MAGIC\)/, // file-format magic bytes
+  /cli\/commands\/transit-data\.ts: .*!o\.signature === !o\.hmac/, // flag presence
+];
+
+describe('secret comparisons are constant time', () => {
+  it('no ===, !==, equals() or compare() on MACs, tags, signatures, digests or tokens outside reviewed public-data cases', () => {
+    const suspicious = /(hmac|mac|signature|digest|tag|token)[A-Za-z_]*(\)|\]|\.[a-zA-Z]+\(\))?\s*(===|!==)\s*[a-z]|(===|!==)\s*[a-z_.]*(hmac|mac|signature|digest|tag|token)\b|\.(equals|compare)\(/i;
+    const ignore = /typeof|=== undefined|!== undefined|=== null|!== null|\.length|=== '|!== '|=== "|=== 0|hash_algorithm|hashAlgorithm|Kind\b|kind\b|\.type\b/;
+    const hits: string[] = [];
+    for (const file of sources(SRC)) {
+      const rel = relative(SRC, file);
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (line.trim().startsWith('//') || line.trim().startsWith('*')) return;
+          if (!suspicious.test(line) || ignore.test(line)) return;
+          const where = `${rel}: ${line.trim()}`;
+          if (!REVIEWED.some((re) => re.test(where))) hits.push(`${rel}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(hits).toEqual([]);
+  });
+
+  it('token lookup and HMAC verification use timingSafeEqual', () => {
+    expect(readFileSync(join(SRC, 'auth', 'tokens.ts'), 'utf8')).toMatch(/timingSafeEqual\(/);
+    expect(readFileSync(join(SRC, 'engines', 'transit', 'ops', 'hmac.ts'), 'utf8')).toMatch(/timingSafeEqual\(/);
+  });
+});
