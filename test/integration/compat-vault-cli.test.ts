@@ -28,8 +28,8 @@ interface GoAnswer {
 }
 
 /** A request shaped like hashicorp/vault api's: no Content-Type, compact JSON body, Vault headers. */
-function goReq(method: string, path: string, body?: unknown, opts: { token?: string | null; headers?: Record<string, string> } = {}): Promise<GoAnswer> {
-  const u = new URL(d.tcp!);
+function goReq(method: string, path: string, body?: unknown, opts: { token?: string | null; headers?: Record<string, string>; base?: string } = {}): Promise<GoAnswer> {
+  const u = new URL(opts.base ?? d.tcp!);
   const headers: Record<string, string> = { 'X-Vault-Request': 'true', 'User-Agent': 'Go-http-client/1.1', ...opts.headers };
   const token = opts.token === undefined ? 'root' : opts.token;
   if (token) headers['X-Vault-Token'] = token;
@@ -487,5 +487,43 @@ describe('vault secrets list / enable / disable', () => {
     const s = parseSecret((await goReq('GET', 'sys/mounts')).text);
     expect(s.data['cli-transit/']).toBeUndefined();
     expect((await goReq('GET', 'sys/internal/ui/mounts/cli-kv/a')).status).toBe(403);
+  });
+});
+
+describe('vault operator init / unseal / seal and status while sealed (non-dev daemon)', () => {
+  it('initialises with the CLI body, reports sealed after a restart, unseals with keys[0], seals', async () => {
+    const nd = await startDaemon({ tcp: true, dev: false, args: ['--keychain', 'none'] });
+    let again: Daemon | undefined;
+    try {
+      const base = nd.tcp!;
+      expect((await goReq('GET', 'sys/init', undefined, { token: null, base })).json).toEqual({ initialized: false });
+      // command/operator_init.go -> api.InitRequest (all fields sent).
+      const init = await goReq('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1, stored_shares: 0, pgp_keys: null, recovery_shares: 0, recovery_threshold: 0, recovery_pgp_keys: null, root_token_pgp_key: '' }, { token: null, base });
+      expect(init.status).toBe(200);
+      typed(init.json, { keys: isStrList, keys_base64: isStrList, recovery_keys: isStrList, recovery_keys_base64: isStrList, root_token: isStr }, 'InitResponse');
+      expect(init.json.keys).toHaveLength(1);
+      await nd.stop();
+
+      again = await startDaemon({ tcp: true, dev: false, dir: nd.dir, args: ['--keychain', 'none'] });
+      const b2 = again.tcp!;
+      const sealed = await goReq('GET', 'sys/seal-status', undefined, { token: null, base: b2 });
+      expect(sealed.json).toMatchObject({ initialized: true, sealed: true }); // `vault status` exits 2
+      expect((await goReq('GET', 'sys/leader', undefined, { token: null, base: b2 })).status).toBeLessThan(600);
+      const denied = await goReq('GET', 'transit/keys?list=true', undefined, { token: init.json.root_token, base: b2 });
+      expect(denied.status).toBe(503);
+      expect(goErrors(denied)).toEqual(['Vault is sealed']);
+
+      const un = await goReq('PUT', 'sys/unseal', { key: init.json.keys[0] }, { token: null, base: b2 });
+      expect(un.status).toBe(200);
+      typed(un.json, { type: isStr, initialized: isBool, sealed: isBool, t: isInt, n: isInt, progress: isInt, nonce: isStr, version: isStr, migration: isBool, recovery_seal: isBool, storage_type: isStr }, 'unseal');
+      expect(un.json).toMatchObject({ sealed: false, t: 1, n: 1, progress: 0 });
+
+      expect((await goReq('PUT', 'sys/seal', undefined, { token: init.json.root_token, base: b2 })).status).toBe(204);
+      expect((await goReq('GET', 'sys/seal-status', undefined, { token: null, base: b2 })).json.sealed).toBe(true);
+    } finally {
+      await again?.stop();
+      await nd.stop();
+      cleanup(nd.dir);
+    }
   });
 });
