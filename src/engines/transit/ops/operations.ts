@@ -14,7 +14,7 @@ import { convergentVersionOf, decryptWithKey, encryptWithKey } from './encryptio
 import { encryptionVersion, signingVersion } from './key-versions.js';
 import { hmacWithKey, verifyHmacWithKey } from './hmac.js';
 import type { HashAlgorithm } from './hash-algorithms.js';
-import { checkSignatureRequest, signWithKey, verifyWithKey, type SignatureOptions } from './signing.js';
+import { checkSignatureRequest, signWithKeyAsync, verifyWithKeyAsync, type SignatureOptions } from './signing.js';
 
 /** Results of a batch: wire-shaped items plus the per-item errors for status rules. */
 export interface BatchOutcome {
@@ -61,6 +61,31 @@ async function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<str
     }
     await y.tick();
   }
+  return { results, errors, warnings: [] };
+}
+
+/** Items in flight at once when the work runs on the thread pool. */
+const ASYNC_WINDOW = 32;
+
+/** As eachItem for asynchronous work (signatures on the thread pool): order kept, bounded concurrency. */
+async function eachItemAsync(items: BatchItem[], run: (item: BatchItem) => Promise<Record<string, unknown>>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+  const results: Record<string, unknown>[] = new Array(items.length);
+  const errors: (ItemError | undefined)[] = new Array(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      const item = items[i]!;
+      try {
+        results[i] = await run(item);
+      } catch (e) {
+        const err = itemError(e);
+        errors[i] = err;
+        results[i] = failed(item, err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ASYNC_WINDOW, items.length) }, worker));
   return { results, errors, warnings: [] };
 }
 
@@ -229,12 +254,12 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
   return withKey(state, name, 'signing key not found', async (key) => {
     checkSignatureRequest(key, opts, explicitHash);
     const ver = signingVersion(key, keyVersion);
-    return eachItem(
+    return eachItemAsync(
       items,
-      (item) => {
+      async (item) => {
         if (!has(item, 'input')) throw invalid('missing input');
         if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
-        const r = signWithKey(key, ver, decodeInput(item), decodeContext(item), opts);
+        const r = await signWithKeyAsync(key, ver, decodeInput(item), decodeContext(item), opts);
         const out: Record<string, unknown> = { signature: r.signature, key_version: ver };
         if (r.publicKey) out.publickey = r.publicKey.toString('base64');
         out.reference = ref(item);
@@ -270,13 +295,13 @@ export async function runVerifySignature(state: TransitState, name: string, item
   return withKey(state, name, 'signature verification key not found', async (key) => {
     if (!KEY_TYPES[key.type].sign || key.type === 'managed_key') throw invalid(`key type ${key.type} does not support verification`);
     checkSignatureRequest(key, opts, explicitHash);
-    return eachItem(
+    return eachItemAsync(
       items,
-      (item) => {
+      async (item) => {
         if (!has(item, 'input')) throw invalid('missing input');
         if (!has(item, 'signature')) throw invalid('missing signature');
         if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
-        const valid = verifyWithKey(key, decodeInput(item), decodeContext(item), str(item, 'signature') ?? '', opts);
+        const valid = await verifyWithKeyAsync(key, decodeInput(item), decodeContext(item), str(item, 'signature') ?? '', opts);
         return { valid, reference: ref(item) };
       },
       (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),

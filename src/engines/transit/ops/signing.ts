@@ -4,7 +4,7 @@
  * PSS (salt auto|hash|n) and PKCS#1 v1.5 (with DigestInfo; raw for hash `none`). node:crypto does the
  * work; @noble/curves only signs/verifies ECDSA over a caller-supplied digest, which node cannot.
  */
-import { constants, createHash, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject, type SignKeyObjectInput, type VerifyKeyObjectInput } from 'node:crypto';
 import { p256, p384, p521 } from '@noble/curves/nist.js';
 import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
@@ -102,22 +102,36 @@ function ed25519Keys(key: TransitKey, v: KeyVersion, context: Buffer | undefined
   return { priv: d.privateKey, pub: d.publicKey, derivedPublic: d.publicRaw };
 }
 
-/** Sign `input` with version `ver` (already selected); returns `vault:vN:<sig>` and, for derived Ed25519, the public key. */
-export function signWithKey(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): { signature: string; publicKey?: Buffer } {
+/** A node:crypto sign/verify call still to make: the caller runs it inline or on the thread pool. */
+interface NodeCall {
+  alg: string | null;
+  data: Buffer;
+  key: KeyObject | SignKeyObjectInput | VerifyKeyObjectInput;
+}
+
+/** Everything of a signature except (possibly) the node:crypto call itself. */
+interface SignPlan {
+  sig?: Buffer;
+  call?: NodeCall;
+  publicKey?: Buffer;
+}
+
+function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): SignPlan {
   const v = liveVersion(key, ver);
   const info = KEY_TYPES[key.type];
-  let sig: Buffer;
+  let sig: Buffer | undefined;
+  let call: NodeCall | undefined;
   let publicKey: Buffer | undefined;
   if (key.type === 'ed25519') {
     const k = ed25519Keys(key, v, context);
     if (!k.priv) throw invalid('requested version for signing does not contain a private part');
-    sig = nodeSign(null, input, k.priv);
+    call = { alg: null, data: input, key: k.priv };
     publicKey = k.derivedPublic;
   } else if (info.curve) {
     const priv = v.privateKey;
     if (!priv) throw invalid('requested version for signing does not contain a private part');
     if (!opts.prehashed) {
-      sig = nodeSign(opts.hash.node!, input, { key: priv, dsaEncoding: opts.marshaling === 'jws' ? 'ieee-p1363' : 'der' });
+      call = { alg: opts.hash.node, data: input, key: { key: priv, dsaEncoding: opts.marshaling === 'jws' ? 'ieee-p1363' : 'der' } };
     } else {
       const c = CURVES[info.curve];
       const d = Buffer.from(priv.export({ format: 'jwk' }).d!, 'base64url');
@@ -134,13 +148,13 @@ export function signWithKey(key: TransitKey, ver: number, input: Buffer, context
     if (opts.signatureAlgorithm === 'pss') {
       const { max, hLen } = pssSalt(priv, opts);
       const salt = opts.saltLength === 0 ? max : opts.saltLength === -1 ? hLen : opts.saltLength;
-      if (!opts.prehashed) sig = nodeSign(opts.hash.node!, input, { key: priv, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt });
+      if (!opts.prehashed) call = { alg: opts.hash.node, data: input, key: { key: priv, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt } };
       else {
         checkDigest(opts, input);
         sig = pssSignDigest(priv, opts.hash.node!, input, salt);
       }
     } else if (!opts.prehashed) {
-      sig = nodeSign(opts.hash.node!, input, { key: priv, padding: constants.RSA_PKCS1_PADDING });
+      call = { alg: opts.hash.node, data: input, key: { key: priv, padding: constants.RSA_PKCS1_PADDING } };
     } else {
       checkDigest(opts, input);
       const data = opts.hash.name === 'none' ? input : Buffer.concat([Buffer.from(opts.hash.digestInfo, 'hex'), input]);
@@ -151,15 +165,34 @@ export function signWithKey(key: TransitKey, ver: number, input: Buffer, context
   } else {
     throw invalid(`key type ${key.type} does not support signing`);
   }
-  return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling), publicKey };
+  return { sig, call, publicKey };
+}
+
+/** Sign `input` with version `ver` (already selected); returns `vault:vN:<sig>` and, for derived Ed25519, the public key. */
+export function signWithKey(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): { signature: string; publicKey?: Buffer } {
+  const p = planSign(key, ver, input, context, opts);
+  const sig = p.sig ?? nodeSign(p.call!.alg, p.call!.data, p.call!.key as SignKeyObjectInput);
+  return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling), publicKey: p.publicKey };
+}
+
+/** As signWithKey, with the node:crypto work on libuv's thread pool (batches use every core). */
+export async function signWithKeyAsync(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): Promise<{ signature: string; publicKey?: Buffer }> {
+  const p = planSign(key, ver, input, context, opts);
+  const c = p.call;
+  const sig =
+    p.sig ??
+    (await new Promise<Buffer>((resolve, reject) => nodeSign(c!.alg, c!.data, c!.key as SignKeyObjectInput, (e, s) => (e ? reject(e) : resolve(s)))));
+  return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling), publicKey: p.publicKey };
 }
 
 function publicOf(v: KeyVersion): KeyObject | undefined {
   return v.publicKey ?? (v.privateKey ? createPublicKey(v.privateKey) : undefined);
 }
 
-/** Verify a `vault:vN:` signature over `input`; malformed signatures throw Vault's errors, a wrong one returns false. */
-export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): boolean {
+/** A verification: decided already, or a node:crypto call to make. */
+type VerifyPlan = { result: boolean } | { call: NodeCall; sig: Buffer };
+
+function planVerify(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): VerifyPlan {
   const info = KEY_TYPES[key.type];
   const { version, payload } = parseVersioned(signature, 'signature', key);
   const raw = opts.marshaling === 'jws' ? decodeRawUrlBase64(payload) : decodeStdBase64(payload);
@@ -177,18 +210,18 @@ export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | 
     if (!pub) throw invalid('no such key version');
     const c = CURVES[info.curve];
     const fixed = toFixed(rs.r, rs.s, c.size);
-    if (!fixed || rs.r === 0n || rs.s === 0n) return false;
-    if (!opts.prehashed) return safe(() => nodeVerify(opts.hash.node!, input, { key: pub, dsaEncoding: 'ieee-p1363' }, fixed));
+    if (!fixed || rs.r === 0n || rs.s === 0n) return { result: false };
+    if (!opts.prehashed) return { call: { alg: opts.hash.node, data: input, key: { key: pub, dsaEncoding: 'ieee-p1363' } }, sig: fixed };
     const jwk = pub.export({ format: 'jwk' });
     const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
-    return safe(() => c.noble.verify(fixed, input, point, { prehash: false, lowS: false, format: 'compact' }));
+    return { result: safe(() => c.noble.verify(fixed, input, point, { prehash: false, lowS: false, format: 'compact' })) };
   }
   const v = liveVersion(key, version);
   if (key.type === 'ed25519') {
     const k = ed25519Keys(key, v, context);
     const pub = k.pub ?? (k.priv ? createPublicKey(k.priv) : undefined);
     if (!pub) throw invalid('no such key version');
-    return raw.length === 64 && safe(() => nodeVerify(null, input, pub, raw));
+    return raw.length === 64 ? { call: { alg: null, data: input, key: pub }, sig: raw } : { result: false };
   }
   if (info.rsaBits) {
     const pub = publicOf(v);
@@ -197,17 +230,37 @@ export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | 
       const { hLen } = pssSalt(pub, opts);
       const salt = opts.saltLength === 0 ? null : opts.saltLength === -1 ? hLen : opts.saltLength;
       if (!opts.prehashed) {
-        return safe(() => nodeVerify(opts.hash.node!, input, { key: pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt ?? constants.RSA_PSS_SALTLEN_AUTO }, raw));
+        return { call: { alg: opts.hash.node, data: input, key: { key: pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt ?? constants.RSA_PSS_SALTLEN_AUTO } }, sig: raw };
       }
       checkDigest(opts, input);
-      return pssVerifyDigest(pub, opts.hash.node!, input, raw, salt);
+      return { result: pssVerifyDigest(pub, opts.hash.node!, input, raw, salt) };
     }
-    if (!opts.prehashed) return safe(() => nodeVerify(opts.hash.node!, input, { key: pub, padding: constants.RSA_PKCS1_PADDING }, raw));
+    if (!opts.prehashed) return { call: { alg: opts.hash.node, data: input, key: { key: pub, padding: constants.RSA_PKCS1_PADDING } }, sig: raw };
     checkDigest(opts, input);
     const expected = opts.hash.name === 'none' ? input : Buffer.concat([Buffer.from(opts.hash.digestInfo, 'hex'), input]);
-    return pkcs1VerifyRaw(pub, expected, raw);
+    return { result: pkcs1VerifyRaw(pub, expected, raw) };
   }
   throw invalid(`key type ${key.type} does not support verification`);
+}
+
+/** Verify a `vault:vN:` signature over `input`; malformed signatures throw Vault's errors, a wrong one returns false. */
+export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): boolean {
+  const p = planVerify(key, input, context, signature, opts);
+  if ('result' in p) return p.result;
+  return safe(() => nodeVerify(p.call.alg, p.call.data, p.call.key as VerifyKeyObjectInput, p.sig));
+}
+
+/** As verifyWithKey, with the node:crypto work on libuv's thread pool. */
+export async function verifyWithKeyAsync(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): Promise<boolean> {
+  const p = planVerify(key, input, context, signature, opts);
+  if ('result' in p) return p.result;
+  return new Promise<boolean>((resolve) => {
+    try {
+      nodeVerify(p.call.alg, p.call.data, p.call.key as VerifyKeyObjectInput, p.sig, (e, ok) => resolve(!e && ok));
+    } catch {
+      resolve(false);
+    }
+  });
 }
 
 function safe(fn: () => boolean): boolean {
