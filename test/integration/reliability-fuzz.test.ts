@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ENGINES } from '../../src/engines/registry.js';
 import { sysEngine } from '../../src/engines/sys/index.js';
 import { tokenEngine } from '../../src/engines/sys/token-routes.js';
@@ -55,6 +56,8 @@ beforeAll(async () => {
   await must(d, 'POST', 'transit/keys/fz-hmac', { type: 'hmac' });
   await must(d, 'POST', 'transit/keys/fz-derived', { type: 'aes256-gcm96', derived: true });
   await must(d, 'POST', 'secret/data/fz/s', { data: { a: 'b' } });
+  // Audit every fuzzed request: hashing must cope with whatever the fuzz sends.
+  await must(d, 'PUT', 'sys/audit/fuzz', { type: 'file', options: { file_path: join(d.dir, 'audit.log') } });
 });
 
 afterAll(async () => {
@@ -134,6 +137,12 @@ describe('fuzz: every route with hostile methods, paths, fields and bodies', () 
     expect(d.proc.exitCode).toBeNull();
     expect((await d.req('GET', 'sys/health')).status).toBe(200);
     expect(rssMax).toBeLessThan(RSS_LIMIT_MB);
+    // The audit log is whole: one JSON object per line, a request and a response for every audited request.
+    const lines = readFileSync(join(d.dir, 'audit.log'), 'utf8').split('\n').filter(Boolean);
+    const types = { request: 0, response: 0 };
+    for (const l of lines) types[JSON.parse(l).type as 'request' | 'response']++;
+    expect(types.request).toBeGreaterThan(RUNS / 10);
+    expect(types.response).toBe(types.request);
     // The seeded key still works after the storm (or was legitimately deleted by a fuzzed config + delete).
     const k = await d.req('POST', 'transit/encrypt/fz', { plaintext: 'aGk=' });
     expect([200, 400]).toContain(k.status);
