@@ -264,3 +264,16 @@ describe('request rules', () => {
     expect(() => parseMarshaling('der')).toThrow('invalid marshaling type "der"');
   });
 });
+
+describe('thread-pool variants', () => {
+  it.each(['ed25519', 'ecdsa-p384', 'rsa-2048'] as const)('%s: async sign verifies synchronously and async verify agrees', async (type) => {
+    const { signWithKeyAsync, verifyWithKeyAsync } = await import('../../../src/engines/transit/ops/signing.js');
+    const key = asymmetricKey(type);
+    const o = opts({ marshaling: type === 'ecdsa-p384' ? 'jws' : 'asn1' });
+    const { signature } = await signWithKeyAsync(key, 1, FOX, undefined, o);
+    expect(verifyWithKey(key, FOX, undefined, signature, o)).toBe(true);
+    expect(await verifyWithKeyAsync(key, FOX, undefined, signature, o)).toBe(true);
+    expect(await verifyWithKeyAsync(key, Buffer.from('x'), undefined, signature, o)).toBe(false);
+    await expect(verifyWithKeyAsync(key, FOX, undefined, 'nope', o)).rejects.toThrow('invalid signature: no prefix');
+  });
+});
