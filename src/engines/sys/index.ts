@@ -7,6 +7,7 @@ import type { MountInfo } from '../../framework/context.js';
 import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
+import { uiMountsRoutes } from './ui-mounts-route.js';
 
 const route = routesFor<SysCore>();
 
@@ -303,7 +304,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;
