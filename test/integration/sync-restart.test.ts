@@ -4,6 +4,8 @@
  * is disabled survive a restart and run once re-enabled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
 import { VercelFake } from '../fakes/vercel.js';
 import { until } from '../fakes/wait.js';
@@ -56,7 +58,27 @@ afterAll(async () => {
   await vc.stop();
 });
 
+/** Every file under `root`, recursively. */
+function files(root: string): string[] {
+  return readdirSync(root).flatMap((n) => {
+    const p = join(root, n);
+    return statSync(p).isDirectory() ? files(p) : [p];
+  });
+}
+
 describe('sync queue durability', () => {
+  it('keeps credentials and synced values off the disk in plaintext', async () => {
+    await d.req('POST', 'secret/data/plain', { data: { V: 'plaintext-marker-42' } }, { token });
+    await d.req('POST', 'sys/sync/destinations/hosting-project/web/associations/set', { mount: 'secret', secret_name: 'plain' }, { token });
+    await until(() => vc.envs.length, (n) => n === 1);
+    const all = files(join(dir, 'data')).map((f) => readFileSync(f));
+    expect(all.length).toBeGreaterThan(3);
+    for (const needle of [vc.token, 'plaintext-marker-42', vc.projectId]) expect(all.some((b) => b.includes(needle)), needle).toBe(false);
+    await d.req('POST', 'sys/sync/destinations/hosting-project/web/associations/remove', { mount: 'secret', secret_name: 'plain' }, { token });
+    await until(() => statuses(d), (s) => s.length === 0);
+    expect(vc.envs).toHaveLength(0);
+  });
+
   it('a daemon killed mid-queue completes the operations after restart', async () => {
     vc.server.failAlways({ delayMs: 8000 }); // provider hangs: operations stay in flight
     for (let i = 0; i < 6; i++) {
