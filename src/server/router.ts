@@ -247,8 +247,16 @@ export class Router {
       ctx.operation = handlerOp;
       if (!route.unauthenticated && token) {
         const aclPath = handlerOp === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
-        if (!authorizer.allowed(token, handlerOp, aclPath)) throw denied();
-        if (route.sudo && !authorizer.allowed(token, 'sudo', aclPath)) throw denied();
+        if (!authorizer.allowed(token, handlerOp, aclPath) || (route.sudo && !authorizer.allowed(token, 'sudo', aclPath))) {
+          // Refusals are audited too (Vault logs them with "permission denied"), so an operator sees probing.
+          const audit = this.core.audit?.enabled() ? this.core.audit : undefined;
+          if (audit) {
+            const entry: AuditEntry = { requestId, operation: handlerOp, path: ctx.fullPath, remoteAddress: ctx.remoteAddress, token, data: raw, sensitive: sensitiveOf(route) };
+            await audit.request(entry);
+            await audit.response(entry, 403, { errors: ['permission denied'] });
+          }
+          throw denied();
+        }
       }
       if (fieldError) throw fieldError;
       for (const rule of route.rules ?? []) {

@@ -72,10 +72,17 @@ describe('audit devices on a dev daemon', () => {
     await must(d, 'DELETE', 'sys/audit/main');
   });
 
-  it('needs sudo: a token without it cannot list, enable or disable devices', async () => {
+  it('needs sudo: a token without it cannot list, enable or disable devices; refusals are audited', async () => {
+    const file = join(d.dir, 'denied.log');
+    await must(d, 'PUT', 'sys/audit/denied', { type: 'file', options: { file_path: file } });
     await must(d, 'PUT', 'sys/policies/acl/auditor', { policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list"] }' });
     const t = (await must(d, 'POST', 'auth/token/create', { policies: ['auditor'] })).body.auth.client_token;
     expect((await d.req('GET', 'sys/audit', undefined, { token: t })).status).toBe(403);
+    const refused = entries(file).filter((e) => e.type === 'response' && e.response.status === 403);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ error: 'permission denied', request: { path: 'sys/audit', operation: 'read' } });
+    expect(refused[0]!.auth.client_token).toBe((await must(d, 'POST', 'sys/audit-hash/denied', { input: t })).body.data.hash);
+    await must(d, 'DELETE', 'sys/audit/denied');
     expect((await d.req('PUT', 'sys/audit/x', { type: 'file', options: { file_path: join(d.dir, 'x.log') } }, { token: t })).status).toBe(403);
     await must(d, 'PUT', 'sys/policies/acl/auditor', { policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list", "sudo"] }' });
     expect((await d.req('GET', 'sys/audit', undefined, { token: t })).status).toBe(200);
