@@ -41,7 +41,10 @@ export function failureFromError(e: unknown, what: string): SyncFailure {
     // The request may or may not have been applied: the external state is unknown until the retry.
     return new SyncFailure('UNKNOWN', `${what}: no answer within the timeout`, { retryable: true });
   }
-  if (err?.name === 'AbortError') return new SyncFailure('UNKNOWN', `${what}: aborted (shutting down)`, { retryable: true });
+  if (err?.name === 'AbortError') {
+    const why = (err as { cause?: { name?: string } }).cause?.name === 'TimeoutError' ? 'operation timed out' : 'aborted (shutting down)';
+    return new SyncFailure('UNKNOWN', `${what}: ${why}`, { retryable: true });
+  }
   if (err?.code && NOT_SENT.has(err.code)) return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: network error ${err.code}`, { retryable: true });
   return new SyncFailure('INTERNAL_VAULT_ERROR', `${what}: ${String(err?.message ?? e).slice(0, 200)}`);
 }

@@ -73,3 +73,10 @@ describe('AWS error classification', async () => {
     expect(classifyAwsError(e, 'PutSecretValue')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
   });
 });
+
+describe('operation timeout', () => {
+  it('an aborted request reports UNKNOWN naming the operation timeout', () => {
+    const e = Object.assign(new Error('The operation was aborted'), { name: 'AbortError', cause: Object.assign(new Error('operation timed out'), { name: 'TimeoutError' }) });
+    expect(failureFromError(e, 'put')).toMatchObject({ status: 'UNKNOWN', retryable: true, message: 'put: operation timed out' });
+  });
+});
