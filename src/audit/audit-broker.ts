@@ -137,6 +137,7 @@ export function normalizeDevicePath(p: string): string {
 /** The audit hook: enabled devices, hashing, fan-out, fail-closed. */
 export class AuditBroker {
   private devices = new Map<string, LiveDevice>();
+  private readonly tokenHashes = new WeakMap<AuditRequest, Map<LiveDevice, { token: string; accessor: string }>>();
 
   constructor(private readonly deps: AuditDeps) {}
 
@@ -281,20 +282,25 @@ export class AuditBroker {
     const h = (s: string) => hashValue(d.salt, s);
     const mount = this.deps.mountOf(e.path);
     const token = e.token;
-    const accessor = token ? (d.hmacAccessor ? h(token.accessor) : token.accessor) : undefined;
+    // The token's hashes are the same in the request and response entries: compute them once.
+    let perDevice = this.tokenHashes.get(e);
+    if (!perDevice) this.tokenHashes.set(e, (perDevice = new Map()));
+    let th = perDevice.get(d);
+    if (!th && token) perDevice.set(d, (th = { token: h(token.id), accessor: d.hmacAccessor ? h(token.accessor) : token.accessor }));
+    const accessor = th?.accessor;
     const sensitive = new Set([...e.sensitive, 'data']);
     const out: Record<string, unknown> = {
       time: new Date(this.deps.clock.now()).toISOString(),
       type,
       auth: token
-        ? { client_token: h(token.id), accessor, display_name: token.displayName, policies: token.policies, token_policies: token.policies, token_type: 'service' }
+        ? { client_token: th!.token, accessor, display_name: token.displayName, policies: token.policies, token_policies: token.policies, token_type: 'service' }
         : undefined,
       request: {
         id: e.requestId,
         operation: e.operation,
         mount_type: mount?.type,
         mount_accessor: mount?.accessor,
-        client_token: token ? h(token.id) : undefined,
+        client_token: th?.token,
         client_token_accessor: accessor,
         namespace: { id: 'root' },
         path: e.path,
