@@ -105,6 +105,13 @@ describe('Vault backup format (reference 5.2)', () => {
     expect([back.kdf, back.convergentVersion, back.versions.get(1)!.convergentVersion]).toEqual([0, 3, 3]);
   });
 
+  test('reads OpenBao\'s type numbers (10 = hmac, 11 = xchacha20-poly1305) by their key_size', () => {
+    const mac = Buffer.alloc(48, 7).toString('base64');
+    expect(decodeBackup(vaultBackup('bao-hmac', 10, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe('hmac');
+    expect(decodeBackup(vaultBackup('bao-x', 11, [{ key: Buffer.alloc(32, 1).toString('base64'), hmac_key: mac }])).type).toBe('xchacha20-poly1305');
+    expect(decodeBackup(vaultBackup('vault-hmac', 11, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe('hmac');
+  });
+
   test('refuses malformed backups with 400s naming backup', () => {
     expect(() => decodeBackup('not base64 json')).toThrow(/^backup: /);
     expect(() => decodeBackup(Buffer.from('{"policy":{"type":0,"latest_version":2,"keys":{"1":{"key":"' + Buffer.alloc(32).toString('base64') + '"}}}}').toString('base64'))).toThrow('backup: backup has no key material for version 2');

@@ -191,6 +191,11 @@ function typeFromVault(policy: Json): KeyTypeName {
     if (t) return t.name;
   }
   const id = num(policy.type, -1);
+  // OpenBao numbers hmac 10 and xchacha20-poly1305 11 (Vault: 10 managed_key, 11 hmac). Vault hmac
+  // keys always carry key_size; OpenBao's xchacha keys never do, and Vault managed keys hold no key_size.
+  const keySize = num(policy.key_size);
+  if (id === 10 && keySize > 0) return 'hmac';
+  if (id === 11 && keySize === 0) return 'xchacha20-poly1305';
   const hit = Object.values(KEY_TYPES).find((t) => t.vaultId === id);
   if (!hit || hit.kind === 'managed') throw invalid('backup', `key type ${String(policy.type)} is not supported`);
   return hit.name;

@@ -3,7 +3,7 @@
  * export, backup/restore, the BYOK wrapping key, import, import_version, byok-export, csr and
  * set-certificate. Handlers are thin: formats and rules live in keyring/.
  */
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { f, decodeBase64 } from '../../../framework/fields.js';
 import { invalid, notFound } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
@@ -16,8 +16,8 @@ import { formatGoTime } from '../keyring/go-time.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
 import { checkAutoRotatePeriod, checkKeyName, cloneConfig, newKeyConfig, parseKeyType, validateCreate } from '../keyring/key-rules.js';
 import { keyExists } from '../keyring/key-store.js';
-import { LoadedVersion, HMAC_KEY_BYTES } from '../keyring/material.js';
-import { randomBytes } from 'node:crypto';
+import { HMAC_KEY_BYTES, LoadedVersion } from '../keyring/material.js';
+import type { KeyVersion } from '../keyring/types.js';
 
 const route = routesFor<TransitBackend>();
 
@@ -29,7 +29,7 @@ function importedVersion(
   backend: TransitBackend,
   type: Parameters<typeof parseImportedMaterial>[0],
   n: number,
-  input: { ciphertext?: Buffer; publicKey?: string; hash: string; wrapping: import('node:crypto').KeyObject },
+  input: { ciphertext?: Buffer; publicKey?: string; hash: string; wrapping: KeyObject },
 ): { version: LoadedVersion; keySize?: number } {
   const now = backend.keys.nowSeconds();
   if (input.ciphertext) {
@@ -285,13 +285,13 @@ export const keyIoRoutes: AnyRoute[] = [
   }),
 ];
 
-function samePublic(a: LoadedVersion, b: { publicKey?: import('node:crypto').KeyObject }): boolean {
+function samePublic(a: LoadedVersion, b: { publicKey?: KeyObject }): boolean {
   if (!a.publicKey || !b.publicKey) return false;
   return Buffer.from(a.publicKey.export({ format: 'der', type: 'spki' })).equals(Buffer.from(b.publicKey.export({ format: 'der', type: 'spki' })));
 }
 
 /** Fill a public-only version with matching private material (keeps its number, time and HMAC key). */
-function completeVersion(existing: import('../keyring/types.js').KeyVersion, incoming: LoadedVersion): LoadedVersion {
+function completeVersion(existing: KeyVersion, incoming: LoadedVersion): LoadedVersion {
   if (!samePublic(incoming, existing)) throw invalid('ciphertext', 'cannot import key, key pair does not match');
   return new LoadedVersion({
     version: existing.version,
