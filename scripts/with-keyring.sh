@@ -13,8 +13,11 @@ set -uo pipefail
 KEYHOLD_TEST_KEYRING_HOME="$(mktemp -d)"
 export KEYHOLD_TEST_KEYRING_HOME
 export XDG_DATA_HOME="$KEYHOLD_TEST_KEYRING_HOME/data"
-mkdir -p "$XDG_DATA_HOME"
-chmod 700 "$KEYHOLD_TEST_KEYRING_HOME"
+# A private runtime dir too: gnome-keyring puts its control socket there, and a shared one (the
+# default when XDG_RUNTIME_DIR is unset) would let two test runs on one machine meet each other.
+export XDG_RUNTIME_DIR="$KEYHOLD_TEST_KEYRING_HOME/run"
+mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
+chmod 700 "$KEYHOLD_TEST_KEYRING_HOME" "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$KEYHOLD_TEST_KEYRING_HOME"' EXIT
 
 reason=""
@@ -24,20 +27,22 @@ elif ! command -v gnome-keyring-daemon >/dev/null 2>&1; then
   reason="gnome-keyring-daemon is not installed"
 else
   pw="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  out="$(printf '%s' "$pw" | gnome-keyring-daemon --replace --unlock --components=secrets 2>/dev/null)" || true
+  out="$(printf '%s' "$pw" | gnome-keyring-daemon --unlock --components=secrets 2>/dev/null)" || true
   # Exports GNOME_KEYRING_CONTROL (when printed); harmless when empty.
   eval "$out"
   if command -v secret-tool >/dev/null 2>&1; then
     probe=""
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      if printf 'probe' | secret-tool store --label='keyhold test probe' keyhold-probe "$$" >/dev/null 2>&1; then
-        probe="$(secret-tool lookup keyhold-probe "$$" 2>/dev/null)"
-        secret-tool clear keyhold-probe "$$" >/dev/null 2>&1 || true
-        break
+    why=""
+    # Up to ~15 s: on a loaded 2-core machine the daemon can take a while to answer.
+    for _ in $(seq 1 30); do
+      if why="$(printf 'probe' | timeout 10 secret-tool store --label='keyhold test probe' keyhold-probe "$$" 2>&1)"; then
+        probe="$(timeout 10 secret-tool lookup keyhold-probe "$$" 2>/dev/null)"
+        timeout 10 secret-tool clear keyhold-probe "$$" >/dev/null 2>&1 || true
+        [ "$probe" = probe ] && break
       fi
-      sleep 0.3
+      sleep 0.5
     done
-    [ "$probe" = probe ] || reason="gnome-keyring started but a probe secret could not be stored and read back"
+    [ "$probe" = probe ] || reason="gnome-keyring started but a probe secret could not be stored and read back (${why:-no error text})"
   fi
 fi
 
