@@ -9,6 +9,7 @@ import type { Backend } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { OsKeychain } from '../seal/os-keychain.js';
 import { Core } from './core.js';
+import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
@@ -220,4 +221,6 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // Log rotation: reopen audit files (as Vault does on SIGHUP).
+  process.on('SIGHUP', () => void auditBrokerOf(core)?.reopen());
 }

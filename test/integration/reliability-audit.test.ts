@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup, httpReq, startDaemon, type Daemon } from '../support/daemon.js';
 import { initialize, must, startFileDaemon, unseal } from '../support/crash-harness.js';
@@ -86,6 +86,22 @@ describe('audit devices on a dev daemon', () => {
     expect((await d.req('PUT', 'sys/audit/x', { type: 'file', options: { file_path: join(d.dir, 'x.log') } }, { token: t })).status).toBe(403);
     await must(d, 'PUT', 'sys/policies/acl/auditor', { policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list", "sudo"] }' });
     expect((await d.req('GET', 'sys/audit', undefined, { token: t })).status).toBe(200);
+  });
+
+  it('reopens its file on SIGHUP, so log rotation works', async () => {
+    const file = join(d.dir, 'rotate.log');
+    await must(d, 'PUT', 'sys/audit/rotate', { type: 'file', options: { file_path: file } });
+    await must(d, 'GET', 'sys/mounts');
+    renameSync(file, file + '.1');
+    d.proc.kill('SIGHUP');
+    // The signal is handled asynchronously: wait (bounded) until new entries land in a new file.
+    for (let i = 0; i < 100 && !(existsSync(file) && entries(file).length > 0); i++) {
+      await must(d, 'GET', 'sys/mounts');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(entries(file).length).toBeGreaterThan(0);
+    expect(entries(file + '.1').length).toBeGreaterThan(0);
+    await must(d, 'DELETE', 'sys/audit/rotate');
   });
 
   it('fails closed: with its only device unable to write, the daemon refuses requests (503) but still reports health', async () => {
