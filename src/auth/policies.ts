@@ -244,6 +244,10 @@ export class PolicyStore {
     for (const n of await this.storage.list('policy/')) if (!n.endsWith('/')) names.add(n);
     return [...names].sort();
   }
+  /** Forget one cached policy (changed by another daemon on shared storage). */
+  forget(name: string): void {
+    this.cache.delete(name);
+  }
   /** Forget cached policies (after seal). */
   clear(): void {
     this.cache.clear();

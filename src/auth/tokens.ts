@@ -210,6 +210,11 @@ export class TokenStore {
     await putJSON(this.storage, `parent/${this.hash(parent)}/${this.hash(child)}`, { accessor: child });
   }
 
+  /** Forget one cached entry by its stored hash (changed by another daemon on shared storage). */
+  forget(hash: string): void {
+    this.cache.delete(hash);
+  }
+
   /** Drop cached entries (after seal). */
   clear(): void {
     this.cache.clear();

@@ -98,6 +98,11 @@ export interface EngineEnv {
 export interface EngineLifecycle {
   /** Stop timers, flush work. */
   close?(): Promise<void>;
+  /**
+   * Another daemon changed the record at `key` (relative to this mount's storage) in shared storage
+   * (an HA backend with `watch`): drop any cached copy. Engines without caches need not implement it.
+   */
+  invalidate?(key: string): void | Promise<void>;
 }
 
 /** The request context handlers receive. */

@@ -33,10 +33,18 @@ export interface CoreOptions {
 
 interface Mounted extends MountedEngine {
   module: EngineModule;
-  instance: { close?(): Promise<void> };
+  instance: { close?(): Promise<void>; invalidate?(key: string): void | Promise<void> };
   /** Internal mounts (sys, auth/token, sys/sync) are not listed or unmountable. */
   internal: boolean;
 }
+
+/** Where a mount's records live behind the barrier. */
+function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {
+  return m.internal ? INTERNAL_PREFIX[m.mount.path]! : `logical/${m.mount.uuid}/`;
+}
+
+/** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
+const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/' };
 
 const MOUNTS_KEY = 'core/mounts';
 
@@ -140,14 +148,83 @@ export class Core implements RouterCore, CoreServices {
   /** Unseal with a master key (from keychain or recovery key). */
   async unseal(master: Buffer): Promise<void> {
     if (this.unsealed) return;
+    // Concurrent unseal calls (keychain at start, operator unseal) share one attempt.
+    this.unsealing ??= this.doUnseal(master).finally(() => (this.unsealing = null));
+    return this.unsealing;
+  }
+
+  private unsealing: Promise<void> | null = null;
+  private unwatch: (() => void) | null = null;
+
+  private async doUnseal(master: Buffer): Promise<void> {
     const barrierKey = await openKeyring(this.backend, master);
     this.barrier.unseal(barrierKey);
     barrierKey.fill(0);
-    await this.tokens.init();
-    await this.loadMounts();
+    try {
+      await this.tokens.init();
+      await this.loadMounts();
+    } catch (e) {
+      // Never stay half-unsealed: forget the key again and report.
+      for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.().catch(() => {});
+      this.mounted = [];
+      this.barrier.seal();
+      throw e;
+    }
     this.unsealed = true;
+    // Shared storage (an HA backend) tells us about records other daemons changed.
+    if (this.backend.watch) {
+      this.unwatch = this.backend.watch((key) => {
+        this.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
+      });
+    }
     for (const h of this.afterUnseal) await h();
     this.logger.info('unsealed');
+  }
+
+  /**
+   * Another process changed the record at `key` (a barrier path) in shared storage: drop what this
+   * daemon cached of it. Mount table, policies and tokens are handled here; engine records go to the
+   * engine's optional `invalidate(key)` with the key relative to its mount's storage.
+   */
+  async invalidate(key: string): Promise<void> {
+    if (!this.unsealed) return;
+    if (key === MOUNTS_KEY) return this.reloadMountTable();
+    if (key.startsWith('sys/policy/')) {
+      this.policies.forget(key.slice('sys/policy/'.length));
+      this.aclCache.clear();
+      return;
+    }
+    if (key.startsWith('sys/token/id/')) {
+      this.tokens.forget(key.slice('sys/token/id/'.length));
+      return;
+    }
+    // Longest storage prefix first (sys/sync/ before sys/).
+    const owners = this.mounted.filter((m) => (m.instance as unknown) !== this && key.startsWith(storagePrefixOf(m)));
+    owners.sort((a, b) => storagePrefixOf(b).length - storagePrefixOf(a).length);
+    const owner = owners[0];
+    if (owner) await owner.instance.invalidate?.(key.slice(storagePrefixOf(owner).length));
+  }
+
+  /** Re-read the mount table: start new mounts, stop removed ones, take over changed descriptions. */
+  private async reloadMountTable(): Promise<void> {
+    const table = (await getJSON<MountInfo[]>(this.barrier, MOUNTS_KEY)) ?? [];
+    const byUuid = new Map(table.map((m) => [m.uuid, m]));
+    const next: Mounted[] = [];
+    for (const m of this.mounted) {
+      if (m.internal) next.push(m);
+      else if (byUuid.has(m.mount.uuid)) {
+        Object.assign(m.mount, byUuid.get(m.mount.uuid));
+        byUuid.delete(m.mount.uuid);
+        next.push(m);
+      } else await m.instance.close?.();
+    }
+    for (const m of byUuid.values()) {
+      const module = ENGINES[m.type];
+      if (!module) continue;
+      const instance = await module.create(this.env(m, prefixed(this.barrier, `logical/${m.uuid}/`)));
+      next.push({ mount: m, routes: module.routes, module, instance, internal: false });
+    }
+    this.setMounted(next);
   }
 
   /** Unseal from recovery-key text. */
@@ -159,15 +236,18 @@ export class Core implements RouterCore, CoreServices {
       throw invalid('key', (e as Error).message);
     }
     try {
-      await this.unseal(master);
+      await openKeyring(this.backend, master);
     } catch (e) {
       throw invalid('key', (e as Error).message);
     }
+    await this.unseal(master);
   }
 
   /** Seal: stop engines, forget keys. */
   async seal(): Promise<void> {
     if (!this.unsealed) return;
+    this.unwatch?.();
+    this.unwatch = null;
     for (const h of this.beforeSeal) await h();
     for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.();
     this.mounted = [];
@@ -210,9 +290,9 @@ export class Core implements RouterCore, CoreServices {
       const instance = await module.create(this.env(mount, prefixed(this.barrier, storagePrefix)));
       mounted.push({ mount, routes: module.routes, module, instance, internal: true });
     };
-    await internal(sysEngine, 'sys/', 'sys/');
-    await internal(tokenEngine, 'auth/token/', 'sys/token-engine/');
-    await internal(syncEngine, 'sys/sync/', 'sys/sync/');
+    await internal(sysEngine, 'sys/', INTERNAL_PREFIX['sys/']!);
+    await internal(tokenEngine, 'auth/token/', INTERNAL_PREFIX['auth/token/']!);
+    await internal(syncEngine, 'sys/sync/', INTERNAL_PREFIX['sys/sync/']!);
     for (const m of table) {
       const module = ENGINES[m.type];
       if (!module) {
