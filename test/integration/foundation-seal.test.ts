@@ -135,6 +135,26 @@ describe('recovery-key unseal (no keychain)', () => {
     await stop(d);
   });
 
+  it('starts sealed and falls back to the recovery key when the OS keychain cannot be reached', async () => {
+    const dir = newDir();
+    // The default keychain ("os"), but no D-Bus session to find a Secret Service on.
+    const noBus = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/keyhold-test-bus' };
+    let d = await startDaemon({ dev: false, dir, env: noBus });
+    daemons.push(d);
+    const init = await d.cli(['operator', 'init', '--format', 'json'], { token: null });
+    expect(init.exitCode, init.stderr).toBe(0);
+    const { keychain, recovery_key: recovery, root_token: root } = JSON.parse(init.stdout);
+    expect(keychain).toBe(false);
+    expect(d.output()).toMatch(/could not store master key in keychain/);
+    await stop(d);
+    d = await startDaemon({ dev: false, dir, env: noBus });
+    daemons.push(d);
+    expect((await d.req('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(true);
+    expect((await d.cli(['operator', 'unseal'], { input: recovery, token: null })).exitCode).toBe(0);
+    expect((await d.req('GET', 'sys/mounts', undefined, { token: root })).status).toBe(200);
+    await stop(d);
+  });
+
   it('requires sudo (root) to seal, and the seal forgets tokens until unsealed', async () => {
     const dir = newDir();
     const d = await start(dir, ['--keychain', 'none']);
