@@ -17,7 +17,7 @@ import { VERSION } from '../version.js';
 /** Daemon configuration (JSON config file; flags override). */
 export interface ServerConfig {
   storage?: { type?: 'file' | 'inmem'; path?: string };
-  listeners?: Array<{ type: 'unix'; path?: string } | { type: 'tcp'; address: string; tls_cert?: string; tls_key?: string }>;
+  listeners?: Array<({ type: 'unix'; path?: string } | { type: 'tcp'; address: string; tls_cert?: string; tls_key?: string }) & { max_request_size?: number }>;
   max_request_size?: number;
   log_level?: LogLevel;
   keychain?: 'os' | 'none';
@@ -68,6 +68,7 @@ const CONFIG_KEYS: Record<string, (v: unknown) => string | null> = {
     if (!Array.isArray(v)) return 'must be a list of {"type": "unix", "path"} or {"type": "tcp", "address", "tls_cert", "tls_key"}';
     for (const [i, l] of v.entries()) {
       if (!isObject(l)) return `[${i}] must be an object`;
+      if (l.max_request_size !== undefined && !(Number.isInteger(l.max_request_size) && (l.max_request_size as number) > 0)) return `[${i}].max_request_size must be a positive integer (bytes)`;
       if (l.type === 'unix') {
         if (l.path !== undefined && (typeof l.path !== 'string' || l.path === '')) return `[${i}].path must be a non-empty string`;
       } else if (l.type === 'tcp') {
@@ -123,19 +124,19 @@ export function resolveConfig(flags: ServerFlags, env = process.env): ResolvedCo
   for (const a of flags.listen ?? []) if (!/^.+:\d+$/.test(a)) throw new ConfigError(`--listen must be host:port, got "${a}"`);
   const specs: ListenerSpec[] = [];
   const fileListeners = file.listeners ?? [];
-  const fileUnix = fileListeners.find((l) => l.type === 'unix') as { path?: string } | undefined;
+  const fileUnix = fileListeners.find((l) => l.type === 'unix') as { path?: string; max_request_size?: number } | undefined;
   const socketPath = flags.socket ?? fileUnix?.path;
   const tcp: ListenerSpec[] = flags.listen?.length
     ? flags.listen.map((address) => ({ type: 'tcp' as const, address, tlsCert: flags.tlsCert, tlsKey: flags.tlsKey }))
     : fileListeners
         .filter((l) => l.type === 'tcp')
         .map((l) => {
-          const t = l as { address: string; tls_cert?: string; tls_key?: string };
-          return { type: 'tcp' as const, address: t.address, tlsCert: flags.tlsCert ?? t.tls_cert, tlsKey: flags.tlsKey ?? t.tls_key };
+          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number };
+          return { type: 'tcp' as const, address: t.address, tlsCert: flags.tlsCert ?? t.tls_cert, tlsKey: flags.tlsKey ?? t.tls_key, maxRequestSize: flags.maxRequestSize ?? t.max_request_size };
         });
   // A Unix socket unless disabled, or unless the config file names only TCP listeners.
   const wantsUnix = !flags.noSocket && (flags.socket !== undefined || fileUnix !== undefined || fileListeners.length === 0 || tcp.length === 0);
-  if (wantsUnix) specs.push({ type: 'unix', path: socketPath ?? defaultSocket(env) });
+  if (wantsUnix) specs.push({ type: 'unix', path: socketPath ?? defaultSocket(env), maxRequestSize: flags.maxRequestSize ?? fileUnix?.max_request_size });
   specs.push(...tcp);
   if (specs.length === 0) throw new ConfigError('no listener: give --listen host:port or drop --no-socket');
   return {

@@ -11,7 +11,17 @@ import { dirname } from 'node:path';
 import { installListVerb } from './list-verb.js';
 
 /** A listener from flags or the config file. */
-export type ListenerSpec = { type: 'unix'; path: string } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string };
+export type ListenerSpec = ({ type: 'unix'; path: string } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string }) & {
+  /** Body limit for requests on this listener (Vault's per-listener max_request_size); else the daemon's. */
+  maxRequestSize?: number;
+};
+
+const socketLimits = new WeakMap<object, number>();
+
+/** The body limit of the listener a request arrived on, or `fallback`. */
+export function requestSizeLimit(socket: object | null | undefined, fallback: number): number {
+  return (socket && socketLimits.get(socket)) ?? fallback;
+}
 
 /** Running listeners. */
 export interface Listeners {
@@ -77,6 +87,10 @@ export async function startListeners(
   http.emit('listening');
   http.maxHeadersCount = 200;
   const sockets = new Set<Socket>();
+  const feedFor = (spec: ListenerSpec) => (sock: Socket) => {
+    if (spec.maxRequestSize !== undefined) socketLimits.set(sock, spec.maxRequestSize);
+    feed(sock);
+  };
   const feed = (sock: Socket) => {
     sockets.add(sock);
     sock.once('close', () => sockets.delete(sock));
@@ -94,7 +108,7 @@ export async function startListeners(
           if (await socketInUse(spec.path)) throw new Error(`another daemon is already listening on ${spec.path}`);
           unlinkSync(spec.path);
         }
-        const srv = createNet({ pauseOnConnect: false }, feed);
+        const srv = createNet({ pauseOnConnect: false }, feedFor(spec));
         srv.maxConnections = limits.maxConnections;
         const old = process.umask(0o177);
         try {
@@ -116,8 +130,8 @@ export async function startListeners(
         const port = Number(m[2]);
         const tls = spec.tlsCert && spec.tlsKey;
         const srv: NetServer = tls
-          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!) }, (s) => feed(s as unknown as Socket))
-          : createNet(feed);
+          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!) }, (s) => feedFor(spec)(s as unknown as Socket))
+          : createNet(feedFor(spec));
         srv.maxConnections = limits.maxConnections;
         await new Promise<void>((resolve, reject) => {
           srv.once('error', reject);

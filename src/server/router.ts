@@ -10,6 +10,7 @@ import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { sendEmpty, sendError, sendReply } from './respond.js';
+import { requestSizeLimit } from './http.js';
 import { jsonLimitViolation } from './json-limits.js';
 
 /** One resolved mount: its table entry, static routes and live engine instance. */
@@ -175,7 +176,8 @@ export class Router {
       const method = req.method === 'HEAD' && path.replace(/\/+$/, '') === 'sys/health' ? 'GET' : (req.method ?? '');
       const op0 = methodToOp(method, listFlag);
       if (!op0) throw unsupported();
-      const body = op0 === 'read' || op0 === 'list' ? await drain(req, this.core.maxRequestSize) : await readBody(req, this.core.maxRequestSize);
+      const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
+      const body = op0 === 'read' || op0 === 'list' ? await drain(req, limit) : await readBody(req, limit);
       const bodyData = parseBody(body, req.headers['content-type']);
       if (op0 === 'patch' && !String(req.headers['content-type'] ?? '').includes('merge-patch+json')) {
         throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });

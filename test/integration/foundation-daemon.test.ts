@@ -185,6 +185,20 @@ describe('config file', () => {
     expect(s.out()).toMatch(/"level":"info","msg":"shutting down"/);
   });
 
+  it("applies a listener's own max_request_size (Vault's per-listener limit)", async () => {
+    const dir = tmp();
+    const sock = join(dir, 'l.sock');
+    const cfg = join(dir, 'keyhold.json');
+    writeFileSync(cfg, JSON.stringify({ dev: true, dev_root_token: 'root', max_request_size: 8192, listeners: [{ type: 'unix', path: sock }, { type: 'tcp', address: '127.0.0.1:0', max_request_size: 1000 }] }));
+    const s = spawnServer(['--config', cfg, '--log-level', 'warn'], { KEYHOLD_HOME: join(dir, 'home') });
+    await waitFor(() => /Listening on: http:\/\/127\.0\.0\.1:\d+/.test(s.out()), 'the TCP listener', s.out);
+    const tcp = /Listening on: (http:\/\/[^\s]+)/.exec(s.out())![1]!;
+    const body = JSON.stringify({ policy: 'path "a" { capabilities = ["read"] } # ' + 'x'.repeat(2000) });
+    expect((await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status).toBe(413);
+    expect((await httpReq({ socket: sock }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status).toBe(204);
+    expect(await stopProc(s)).toBe(0);
+  });
+
   it('refuses a bad config file with one line naming the file and the key', async () => {
     const dir = tmp();
     const cases: Array<[string, RegExp]> = [
@@ -193,6 +207,7 @@ describe('config file', () => {
       ['{"listeners": [{"type": "tcp", "address": "nope"}]}', /listeners\[0\]\.address must be "host:port"/],
       ['{"storage": {"type": "s3"}}', /storage type must be "file" or "inmem"/],
       ['{"log_level": "loud"}', /log_level must be one of/],
+      ['{"listeners": [{"type": "unix", "max_request_size": -1}]}', /listeners\[0\]\.max_request_size must be a positive integer/],
       ['{not json', /invalid JSON/],
     ];
     for (const [text, why] of cases) {
