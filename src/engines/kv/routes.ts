@@ -54,7 +54,7 @@ const configRoute = defineRoute({
 const dataFields = {
   path: pathField,
   version: f.int('Version to read (0 or absent = current)'),
-  data: f.map('The secret: a JSON object of keys and values'),
+  data: f.map('The secret: a JSON object of keys and values').sensitive(),
   options: f.map('Write options; "cas": check-and-set version (0 = only if the secret does not exist)'),
 };
 
