@@ -55,10 +55,19 @@ export interface CreateTokenOptions {
   id?: string;
 }
 
+/** Entries kept by the hash() memo before it starts over. */
+const HASH_MEMO_SIZE = 4096;
+
 /** Hash-at-rest token store with an in-memory lookup cache. */
 export class TokenStore {
   private salt: Buffer | null = null;
   private readonly cache = new Map<string, TokenEntry>();
+  /**
+   * Memo of hash(): building an HMAC costs more than the rest of a token check (bench profile,
+   * issue 7). The mapping is pure for a given salt, so it never goes stale; bounded, and dropped
+   * with the salt.
+   */
+  private readonly hashes = new Map<string, string>();
 
   constructor(
     private readonly storage: Storage,
@@ -74,12 +83,19 @@ export class TokenStore {
     }
     this.salt = salt;
     this.cache.clear();
+    this.hashes.clear();
   }
 
   /** HMAC of a token id under the install salt (hex). */
   hash(id: string): string {
     if (!this.salt) throw new Error('token store not initialised');
-    return createHmac('sha256', this.salt).update(id).digest('hex');
+    let h = this.hashes.get(id);
+    if (h === undefined) {
+      h = createHmac('sha256', this.salt).update(id).digest('hex');
+      if (this.hashes.size >= HASH_MEMO_SIZE) this.hashes.clear();
+      this.hashes.set(id, h);
+    }
+    return h;
   }
 
   /** Create a token; returns the token id (shown once) and its entry. */
@@ -218,6 +234,7 @@ export class TokenStore {
   /** Drop cached entries (after seal). */
   clear(): void {
     this.cache.clear();
+    this.hashes.clear();
     this.salt = null;
   }
 }
