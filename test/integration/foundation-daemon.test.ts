@@ -199,30 +199,14 @@ describe('config file', () => {
     expect(await stopProc(s)).toBe(0);
   });
 
-  it('refuses a bad config file with one line naming the file and the key', async () => {
+  it('refuses a bad config file with exit 1 and one line naming the file and the key', async () => {
+    // Every validation rule is covered by test/unit/server/config.test.ts; this checks the process.
     const dir = tmp();
-    const cases: Array<[string, RegExp]> = [
-      ['{"listners": []}', /unknown key "listners"/],
-      ['{"max_request_size": "big"}', /max_request_size must be a positive integer/],
-      ['{"listeners": [{"type": "tcp", "address": "nope"}]}', /listeners\[0\]\.address must be "host:port"/],
-      ['{"storage": {"type": "s3"}}', /storage type must be "file" or "inmem"/],
-      ['{"log_level": "loud"}', /log_level must be one of/],
-      ['{"listeners": [{"type": "unix", "max_request_size": -1}]}', /listeners\[0\]\.max_request_size must be a positive integer/],
-      ['{not json', /invalid JSON/],
-    ];
-    for (const [text, why] of cases) {
-      const cfg = join(dir, 'bad.json');
-      writeFileSync(cfg, text);
-      const s = spawnServer(['--config', cfg], { KEYHOLD_HOME: join(dir, 'home') });
-      expect(await s.exit, text).toBe(1);
-      const lines = s.out().trim().split('\n');
-      expect(lines.length, s.out()).toBe(1);
-      expect(lines[0]).toMatch(/^Error: config .*bad\.json: /);
-      expect(lines[0]).toMatch(why);
-    }
-    const missing = spawnServer(['--config', join(dir, 'absent.json')], { KEYHOLD_HOME: join(dir, 'home') });
-    expect(await missing.exit).toBe(1);
-    expect(missing.out()).toMatch(/cannot read \(ENOENT\)/);
+    const cfg = join(dir, 'bad.json');
+    writeFileSync(cfg, '{"listners": []}');
+    const s = spawnServer(['--config', cfg], { KEYHOLD_HOME: join(dir, 'home') });
+    expect(await s.exit).toBe(1);
+    expect(s.out()).toBe(`Error: config ${cfg}: unknown key "listners" (allowed: storage, listeners, max_request_size, log_level, keychain, dev, dev_root_token)\n`);
   });
 });
 
