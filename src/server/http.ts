@@ -40,6 +40,7 @@ export interface ListenerLimits {
   checkIntervalMs?: number;
 }
 
+/** Timeouts and connection cap against slow or greedy clients (slowloris and friends). */
 export const DEFAULT_LIMITS: ListenerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 };
 
 async function socketInUse(path: string): Promise<boolean> {
