@@ -32,7 +32,7 @@ export const CASE_IDS = [
 /** Settings of a full and of a quick run. */
 export const CONFIGS = {
   full: { warmupSec: 2, durationSec: 5, reps: 3, envelopeBytes: 2 ** 30, startKeys: 10_000, versions: 10_000, syncCount: 1000, cliRuns: 20, batchRssRequests: 3, rotateBudgetMs: 15 * 60_000, syncTimeoutMs: 10 * 60_000 },
-  quick: { warmupSec: 0.5, durationSec: 1, reps: 3, envelopeBytes: 64 * 2 ** 20, startKeys: 1000, versions: 1000, syncCount: 100, cliRuns: 5, batchRssRequests: 2, rotateBudgetMs: 60_000, syncTimeoutMs: 120_000 },
+  quick: { warmupSec: 0.3, durationSec: 1, reps: 3, envelopeBytes: 256 * 2 ** 20, startKeys: 1000, versions: 1000, syncCount: 100, cliRuns: 5, batchRssRequests: 2, rotateBudgetMs: 60_000, syncTimeoutMs: 120_000 },
 };
 
 function parseArgs(argv) {

@@ -112,7 +112,7 @@ export const processCases = [
     id: 'envelope-1gib',
     unit: 'MiB/s',
     checks: [ge('ratio', 0.5), le('peak_rss_mb', 150)],
-    describe: '`keyhold transit encrypt bench-aes --envelope --file IN --output OUT` of a 1 GiB random file (quick: 64 MiB), throughput and peak RSS of the CLI; baseline: `openssl enc -aes-256-ctr` of the same file',
+    describe: '`keyhold transit encrypt bench-aes --envelope --file IN --output OUT` of a 1 GiB random file (quick: 256 MiB), throughput and peak RSS of the CLI; baseline: `openssl enc -aes-256-ctr` of the same file',
     async run(ctx) {
       await ensureKey(ctx, AES, 'aes256-gcm96');
       const bytes = ctx.cfg.envelopeBytes;

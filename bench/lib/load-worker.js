@@ -28,6 +28,7 @@ function once(durationSec, record) {
         body: opts.body,
         connections: opts.connections,
         overallRate: opts.overallRate,
+        connectionRate: opts.connectionRate,
         duration: durationSec,
         timeout: 30,
       },
@@ -56,6 +57,11 @@ function once(durationSec, record) {
   });
 }
 
-if (opts.warmupSec > 0) await once(opts.warmupSec, false);
+if (opts.warmupSec > 0) {
+  await once(opts.warmupSec, false);
+  // Requests cut off at the end of the warm-up may still be running in the server (long batches):
+  // let them drain so they do not eat into the measured run.
+  await new Promise((r) => setTimeout(r, 300));
+}
 const r = await once(opts.durationSec, true);
 process.stdout.write(JSON.stringify(r) + '\n');
