@@ -43,6 +43,8 @@ async function startMoto() {
     if (await motoAnswers(port)) {
       return {
         port,
+        /** Requests moto has logged so far (werkzeug writes one line per request). */
+        requests: () => (out.match(/"POST \//g) ?? []).length,
         stop: () =>
           new Promise((r) => {
             if (proc.exitCode !== null) return r();
@@ -76,13 +78,17 @@ export const syncCase = {
     const sdk = new SecretsManagerClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
     const ours = [];
     const theirs = [];
+    const khCalls = [];
+    const sdkCalls = [];
     try {
       for (let rep = 0; rep < ctx.cfg.reps; rep++) {
         const secrets = Array.from({ length: n }, (_, i) => ({ path: `r${rep}/s-${i}`, data: { user: `u${i}`, password: `p-${rep}-${i}-${Math.random().toString(36).slice(2)}` } }));
         // Baseline: the same secrets straight into Secrets Manager.
+        let calls0 = moto.requests();
         let t0 = performance.now();
         await pool(n, SDK_CONCURRENCY, (i) => sdk.send(new CreateSecretCommand({ Name: `direct/${secrets[i].path}`, SecretString: JSON.stringify(secrets[i].data) })));
         theirs.push((performance.now() - t0) / 1000);
+        sdkCalls.push((moto.requests() - calls0) / n);
         // keyhold: KV writes (not timed), then associations until all SYNCED.
         await pool(n, SYNC_CONCURRENCY, async (i) => requireFeature(await api(kh.unix, 'POST', `secret/data/${secrets[i].path}`, { data: secrets[i].data }, token), 'kv v2 write'));
         const dest = `sys/sync/destinations/provider-a-sm/bench-r${rep}`;
@@ -90,6 +96,7 @@ export const syncCase = {
           await api(kh.unix, 'POST', dest, { access_key_id: 'bench', secret_access_key: 'bench', region: 'us-east-1', endpoint_url: endpoint, disable_strict_networking: true, allowed_ipv4_addresses: ['127.0.0.0/8'], allowed_ports: [moto.port] }, token),
           'sync destination provider-a-sm',
         );
+        calls0 = moto.requests();
         t0 = performance.now();
         await pool(n, SYNC_CONCURRENCY, (i) => apiOk(kh.unix, 'POST', `${dest}/associations/set`, { mount: 'secret', secret_name: secrets[i].path }, token));
         const deadline = t0 + ctx.cfg.syncTimeoutMs;
@@ -105,12 +112,14 @@ export const syncCase = {
           await sleep(50);
         }
         ours.push((performance.now() - t0) / 1000);
+        await sleep(200); // let moto's log catch up
+        khCalls.push((moto.requests() - calls0) / n);
       }
     } finally {
       sdk.destroy();
       await moto.stop();
     }
     const note = ctx.cfg.quick ? `${n} associations (quick)` : undefined;
-    return { value: median(ours), baseline: median(theirs), detail: { associations: n, per_secret_ms: (median(ours) * 1000) / n, baseline_per_secret_ms: (median(theirs) * 1000) / n, reps: ours, baseline_reps: theirs }, note };
+    return { value: median(ours), baseline: median(theirs), detail: { associations: n, per_secret_ms: (median(ours) * 1000) / n, provider_calls_per_secret: median(khCalls), baseline_calls_per_secret: median(sdkCalls), baseline_per_secret_ms: (median(theirs) * 1000) / n, reps: ours, baseline_reps: theirs }, note };
   },
 };
