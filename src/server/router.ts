@@ -283,10 +283,12 @@ export class Router {
         if (audit && entry) await audit.response(entry, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
         throw e;
       }
-      // Vault: a list whose answer has no keys is a 404 (unless it carries warnings).
+      // Vault: a list answer with an empty `keys` is a 404, as is one with neither keys nor other
+      // data; warnings, or data besides keys (list metadata), keep it (vault/wrapping.go).
       if (reply && handlerOp === 'list' && !reply.raw && !reply.warnings?.length) {
-        const keys = (reply.data as { keys?: unknown } | null | undefined)?.keys;
-        if (!Array.isArray(keys) || keys.length === 0) reply = undefined;
+        const data = reply.data as Record<string, unknown> | null | undefined;
+        const keys = data?.keys;
+        if (keys === undefined || keys === null ? !data || Object.keys(data).length === 0 : Array.isArray(keys) && keys.length === 0) reply = undefined;
       }
       if (unknown.length && reply) {
         reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.sort().join(' ')}]`];

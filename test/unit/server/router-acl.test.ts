@@ -34,6 +34,8 @@ const routes = [
       read: ({ engine, data }) => (engine.things.has(data.name) ? { data: { name: data.name } } : undefined),
     },
   }),
+  route({ path: 'empty', summary: 'empty list', fields: {}, operations: { list: () => ({ data: { keys: [] } }) } }),
+  route({ path: 'meta', summary: 'list with metadata only', fields: {}, operations: { list: () => ({ data: { key_info: { a: 1 } } }) } }),
   route({ path: 'danger', summary: 'sudo', fields: {}, sudo: true, operations: { update: () => ({ data: { ok: true } }) } }),
   route({ path: 'open', summary: 'no token', fields: {}, unauthenticated: true, allowSealed: true, operations: { read: () => ({ data: { open: true } }) } }),
 ];
@@ -42,7 +44,7 @@ const instance = { things: new Set(['exists']) };
 const POLICIES: Record<string, string> = {
   updater: 'path "m/things/*" { capabilities = ["update", "read"] }',
   creator: 'path "m/things/*" { capabilities = ["create"] }',
-  lister: 'path "m/things/" { capabilities = ["list"] }',
+  lister: 'path "m/things/" { capabilities = ["list"] }\npath "m/empty/" { capabilities = ["list"] }\npath "m/meta/" { capabilities = ["list"] }',
   nolistslash: 'path "m/things" { capabilities = ["list"] }',
   sudoer: 'path "m/danger" { capabilities = ["update", "sudo"] }',
   nosudo: 'path "m/danger" { capabilities = ["update"] }',
@@ -82,6 +84,13 @@ describe('router ACL', () => {
     expect((await call('LIST', 'm/things', 'lister')).status).toBe(200);
     expect((await call('GET', 'm/things?list=true', 'lister')).status).toBe(200);
     expect((await call('LIST', 'm/things', 'nolistslash')).status).toBe(403);
+  });
+
+  it('answers an empty list with 404 {"errors":[]}, but keeps a list answer that carries other data', async () => {
+    const empty = await call('LIST', 'm/empty', 'lister');
+    expect(empty.status).toBe(404);
+    expect(empty.body).toEqual({ errors: [] });
+    expect((await call('LIST', 'm/meta', 'lister')).body.data).toEqual({ key_info: { a: 1 } });
   });
 
   it('needs sudo for sudo routes', async () => {
