@@ -3,6 +3,9 @@ import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
+import { errorLine } from './cli/error-line.js';
+
+export { errorLine };
 
 /**
  * The global `-v/--version` flag would swallow a subcommand's own `--version N` (commander reads
@@ -20,14 +23,6 @@ export function joinVersionValues(argv: string[]): string[] {
     } else out.push(a);
   }
   return out;
-}
-
-/** One line for stderr: `Error: <cause>` (+ HTTP status and request for server errors). */
-export function errorLine(e: unknown): string {
-  const msg = (e instanceof Error ? e.message : String(e)).split('\n').map((s) => s.trim().replace(/^\*\s*/, '')).filter((s) => s && !/^\d+ errors? occurred:$/.test(s)).join(' ');
-  let where = '';
-  if (e instanceof ServerError) where = ` (HTTP ${e.status}${e.where ? `: ${e.where}` : ''})`;
-  return `Error: ${msg}${where}`;
 }
 
 /** Run the CLI with `argv` (without node and script). */

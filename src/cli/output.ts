@@ -1,6 +1,9 @@
 /** CLI output: --format table|json|yaml|raw and --field NAME (raw value, no newline). Data to stdout only. */
 import { Chalk } from 'chalk';
 import { LocalError } from './client.js';
+import { scalar, table } from './table.js';
+
+export { table };
 
 /** Output formats. */
 export type Format = 'table' | 'json' | 'yaml' | 'raw';
@@ -20,23 +23,6 @@ export function paint(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.
 /** Print a success note on stderr (green on a TTY), as `vault` does: `Success! ...`. */
 export function success(message: string): void {
   process.stderr.write(paint(process.stderr).green(message) + '\n');
-}
-
-function scalar(v: unknown): string {
-  if (v === null || v === undefined) return 'n/a';
-  if (typeof v === 'string') return v;
-  if (Buffer.isBuffer(v)) return v.toString('base64');
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
-}
-
-/** Render a key/value table ("Key  Value" with a rule line, like the vault CLI). */
-export function table(data: Record<string, unknown>): string {
-  const keys = Object.keys(data);
-  if (keys.length === 0) return '';
-  const w = Math.max(3, ...keys.map((k) => k.length));
-  const lines = [`${'Key'.padEnd(w)}    Value`, `${'---'.padEnd(w)}    -----`];
-  for (const k of keys.sort()) lines.push(`${k.padEnd(w)}    ${scalar(data[k])}`);
-  return lines.join('\n') + '\n';
 }
 
 /** Render rows as an aligned table with headers. */

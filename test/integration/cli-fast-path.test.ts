@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { parseFast } from '../../src/cli/fast-path.js';
+
+// The fast path (src/cli/fast-path.ts) answers `transit encrypt|decrypt` without loading the full
+// CLI; these tests hold it to the full CLI's behaviour.
+describe('CLI fast path for transit encrypt/decrypt', () => {
+  let d: Daemon;
+  beforeAll(async () => {
+    d = await startDaemon();
+    expect((await d.req('POST', 'transit/keys/fp', {})).status).toBeLessThan(300);
+  });
+  afterAll(async () => {
+    await d.stop();
+    cleanup(d.dir);
+  });
+
+  it('takes only plain flags and leaves everything else to the full CLI', () => {
+    expect(parseFast(['transit', 'encrypt', 'k', '--field', 'ciphertext'])).toMatchObject({ op: 'encrypt', name: 'k', field: 'ciphertext', mount: 'transit' });
+    expect(parseFast(['transit', 'decrypt', 'k', 'vault:v1:x', '--base64', '--mount=/t2/'])).toMatchObject({ op: 'decrypt', ciphertext: 'vault:v1:x', base64: true, mount: 't2' });
+    for (const argv of [
+      ['transit', 'encrypt', 'k', '--envelope'],
+      ['transit', 'encrypt', 'k', '--context', 'YQ=='],
+      ['transit', 'encrypt', 'k', '--help'],
+      ['transit', 'encrypt', '-h', 'k'],
+      ['transit', 'encrypt'],
+      ['transit', 'encrypt', 'k', '--format', 'yaml'],
+      ['transit', 'decrypt', 'k', '--file', 'x'],
+      ['transit', 'sign', 'k'],
+      ['kv', 'get', 'x'],
+    ]) expect(parseFast(argv), argv.join(' ')).toBeNull();
+  });
+
+  it('encrypts stdin and prints the same table shape as the full CLI', async () => {
+    const fast = await d.cli(['transit', 'encrypt', 'fp'], { input: 'hello' });
+    const full = await d.cli(['transit', 'encrypt', 'fp', '--key-version', '0'], { input: 'hello' }); // --key-version forces the full CLI
+    expect(fast.exitCode).toBe(0);
+    expect(full.exitCode).toBe(0);
+    const shape = (s: string) => s.replace(/vault:v1:\S+/g, 'CT');
+    expect(shape(fast.stdout)).toBe(shape(full.stdout));
+    expect(fast.stdout).toMatch(/^Key\s+Value\n---\s+-----\nciphertext\s+vault:v1:/);
+  });
+
+  it('round-trips raw bytes with --field ciphertext and decrypt, and --format json matches', async () => {
+    const bytes = Buffer.from([0, 1, 2, 255, 10, 13]);
+    const enc = await d.cli(['transit', 'encrypt', 'fp', '--field', 'ciphertext'], { input: bytes });
+    expect(enc.exitCode).toBe(0);
+    expect(enc.stdout).toMatch(/^vault:v1:[A-Za-z0-9+/=]+$/);
+    const dec = await d.cli(['transit', 'decrypt', 'fp', enc.stdout]);
+    expect(dec.exitCode).toBe(0);
+    expect(dec.stdoutBuffer.equals(bytes)).toBe(true);
+    const b64 = await d.cli(['transit', 'decrypt', 'fp', '--base64'], { input: enc.stdout });
+    expect(b64.stdout.trim()).toBe(bytes.toString('base64'));
+    const json = await d.cli(['transit', 'decrypt', 'fp', enc.stdout, '--format', 'json']);
+    expect(JSON.parse(json.stdout)).toEqual({ plaintext: bytes.toString('base64') });
+  });
+
+  it('reports server errors with exit 2 and local errors with exit 1, as the full CLI does', async () => {
+    const missing = await d.cli(['transit', 'decrypt', 'nokey', 'vault:v1:AAAA']);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/^Error: encryption key not found \(HTTP 400: POST transit\/decrypt\/nokey\)/);
+    const badB64 = await d.cli(['transit', 'encrypt', 'fp', '--base64'], { input: 'not base64!' });
+    expect(badB64.exitCode).toBe(1);
+    expect(badB64.stderr).toMatch(/--base64: input is not valid base64/);
+    const noField = await d.cli(['transit', 'encrypt', 'fp', '--field', 'nope'], { input: 'x' });
+    expect(noField.exitCode).toBe(1);
+    expect(noField.stderr).toMatch(/field "nope" not present/);
+    const denied = await d.cli(['transit', 'encrypt', 'fp'], { input: 'x', token: 'not-a-token' });
+    expect(denied.exitCode).toBe(2);
+  });
+});
