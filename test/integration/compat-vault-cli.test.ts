@@ -214,13 +214,12 @@ describe('response envelope and errors as Vault clients read them', () => {
     expect(s.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [bogus]']);
   });
 
-  it.fails('KNOWN GAP: a request with X-Vault-Wrap-TTL gets a wrapping token, not the unwrapped response', async () => {
-    // Vault (http/logical.go, wrapping) replaces the response with wrap_info {token, accessor, ttl, creation_time, creation_path}.
+  it('refuses X-Vault-Wrap-TTL with a 400 naming the header rather than returning the unwrapped secret', async () => {
+    // Vault (http/logical.go) would wrap; keyhold has no response wrapping, so it must not silently hand back plaintext.
     const a = await goReq('PUT', 'transit/random/16', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } });
-    expect(a.status).toBe(200);
-    const s = parseSecret(a.text);
-    expect(s.data).toBeNull();
-    expect(s.wrap_info).toMatchObject({ token: expect.any(String), ttl: 60, creation_path: 'transit/random/16' });
+    expect(a.status).toBe(400);
+    expect(a.text).toMatch(/X-Vault-Wrap-TTL/);
+    expect(a.text).not.toMatch(/random_bytes/);
   });
 
   it('returns a typed auth block from token create (vault token create)', async () => {
@@ -268,7 +267,7 @@ describe('vault status, login and token lookup', () => {
     expect(acc.data.id).toBe('');
   });
 
-  it.fails('KNOWN GAP: token create with an empty display_name (as `vault token create` sends) is named "token"', async () => {
+  it('token create with an empty display_name (as `vault token create` sends) is named "token"', async () => {
     // hashicorp/vault vault/token_store.go: the "token-" prefix is only added when display_name is non-empty.
     const created = parseSecret((await goReq('POST', 'auth/token/create', { display_name: '', num_uses: 0, type: 'service', entity_alias: '' })).text);
     const look = parseSecret((await goReq('POST', 'auth/token/lookup', { token: created.auth.client_token })).text);
@@ -474,9 +473,8 @@ describe('vault secrets list / enable / disable', () => {
     expect(logicalResult(await goReq('GET', 'sys/mounts/cli-transit')).data.type).toBe('transit');
   });
 
-  it.fails('KNOWN GAP: after `vault secrets enable`, sys/mounts config TTLs are strings and `vault secrets list` cannot decode them', async () => {
-    // Vault parses default_lease_ttl/max_lease_ttl ("0s", "1h", "") into seconds and returns ints;
-    // keyhold echoes the stored strings (and config.options), and mapstructure rejects a string for an int.
+  it('after `vault secrets enable`, sys/mounts config TTLs are integer seconds that `vault secrets list` decodes', async () => {
+    // Vault parses default_lease_ttl/max_lease_ttl ("0s", "1h", "") into seconds and returns ints.
     const s = parseSecret((await goReq('GET', 'sys/mounts')).text);
     for (const [p, m] of Object.entries(s.data)) decodeMountOutput(p, m);
   });

@@ -1,7 +1,7 @@
 /** The `sys/` routes: seal and init, health, mounts, ACL policies, plugin reload, capabilities. */
 import type { EngineModule } from '../../framework/engine.js';
 import { invalid, notFound } from '../../framework/errors.js';
-import { f } from '../../framework/fields.js';
+import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
 import type { SysCore } from './sys-core.js';
@@ -32,10 +32,40 @@ function sealStatus(core: SysCore): Record<string, unknown> {
   };
 }
 
+/** Seconds from a stored TTL ("1h", "3600", 3600); 0 when unset or unreadable. */
+function ttlSeconds(v: unknown): number {
+  if (v === undefined || v === null || v === '') return 0;
+  try {
+    return parseDuration('ttl', v);
+  } catch {
+    return 0;
+  }
+}
+
+/** A mount's config as Vault renders it: TTLs as integer seconds and only the keys Vault knows (clients decode ints). */
+function mountConfigView(c: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    default_lease_ttl: ttlSeconds(c.default_lease_ttl),
+    max_lease_ttl: ttlSeconds(c.max_lease_ttl),
+    force_no_cache: c.force_no_cache === true || c.force_no_cache === 'true',
+  };
+  if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '') out.listing_visibility = c.listing_visibility;
+  return out;
+}
+
+/** Validate a mount's config at write time: TTLs to seconds (400 naming the key), unknown keys dropped. */
+function normalizeMountConfig(c: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const) if (c[k] !== undefined && c[k] !== '') out[k] = parseDuration(`config.${k}`, c[k]);
+  if (c.force_no_cache !== undefined) out.force_no_cache = c.force_no_cache === true || c.force_no_cache === 'true';
+  if (typeof c.listing_visibility === 'string') out.listing_visibility = c.listing_visibility;
+  return out;
+}
+
 function mountView(m: MountInfo): Record<string, unknown> {
   return {
     accessor: m.accessor,
-    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, ...m.config },
+    config: mountConfigView(m.config),
     description: m.description,
     external_entropy_access: false,
     local: false,
@@ -189,7 +219,7 @@ export const sysRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name;
         if (!type) throw invalid('type', 'is required');
-        await engine.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config });
+        await engine.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config) : undefined });
       },
       delete: async ({ engine, data }) => {
         await engine.unmount(data.path);

@@ -70,7 +70,7 @@ const createFields = {
   explicit_max_ttl: f.duration('Hard limit on the lifetime, renewals included'),
   renewable: f.bool('Whether the token can be renewed').default(true),
   num_uses: f.int('Number of uses; 0 is unlimited').min(0).default(0),
-  display_name: f.string('Display name').default('token'),
+  display_name: f.string('Display name (stored as token-<name>)').default(''),
   meta: f.stringMap('Metadata'),
   no_parent: f.bool('Create an orphan token (root only)').default(false),
   no_default_policy: f.bool('Do not attach the default policy').default(false),
@@ -105,7 +105,8 @@ export const tokenRoutes: AnyRoute[] = [
           explicit_max_ttl: data.explicit_max_ttl ?? 0,
           renewable: data.renewable,
           num_uses: data.num_uses,
-          display_name: `token-${data.display_name}`.replace(/^token-token$/, 'token'),
+          // Vault prefixes a given name with "token-" and names an unnamed token "token".
+          display_name: data.display_name ? `token-${data.display_name}` : 'token',
           meta: data.meta,
           orphan,
           parent_accessor: orphan ? '' : caller.accessor,
