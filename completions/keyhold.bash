@@ -19,15 +19,16 @@ _keyhold_node() {
     'token') _kh_subs='create lookup revoke' ;;
     'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field' ;;
     'token lookup') _kh_opts='--accessor -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
-    'token revoke') _kh_opts='--accessor --self -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
+    'token revoke') _kh_opts='--accessor --self -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
     'policy') _kh_subs='write read list delete' ;;
+    'policy delete') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
     'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
-    'transit keys delete') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'transit keys export') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
     'transit keys backup') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
     'transit keys restore') _kh_opts='--mount --backup --force -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --backup --address --token --format --field' ;;
@@ -37,7 +38,7 @@ _keyhold_node() {
     'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field' ;;
     'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --address --token --format --field' ;;
     'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field' ;;
-    'transit keys trim') _kh_opts='--mount --min-available-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
+    'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
     'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field' ;;
     'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field' ;;
     'transit config-keys') _kh_opts='--mount --disable-upsert -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --disable-upsert --address --token --format --field' ;;
@@ -60,17 +61,17 @@ _keyhold_node() {
     'kv list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'kv delete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
     'kv undelete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
-    'kv destroy') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv destroy') _kh_opts='--versions --mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
     'kv metadata') _kh_subs='get put patch delete' ;;
     'kv metadata get') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'kv metadata put') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --address --token --format --field' ;;
     'kv metadata patch') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata --address --token --format --field' ;;
-    'kv metadata delete') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'kv metadata delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'sync') _kh_subs='dest assoc status config' ;;
     'sync dest') _kh_subs='create update read list delete' ;;
     'sync dest create') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field' ;;
     'sync dest update') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field' ;;
-    'sync dest delete') _kh_opts='--purge --force -v --version --address --token --format --field -h --help' ;;
+    'sync dest delete') _kh_opts='--purge --force -y --yes -v --version --address --token --format --field -h --help' ;;
     'sync assoc') _kh_subs='set remove list' ;;
     'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
     'sync assoc remove') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
@@ -78,6 +79,7 @@ _keyhold_node() {
     'sync config') _kh_opts='--disabled --queue-capacity --reset -v --version --address --token --format --field -h --help'; _kh_vopts='--disabled --queue-capacity --address --token --format --field' ;;
     'audit') _kh_subs='enable disable list' ;;
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;
+    'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'audit list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field -h --help' ;;
   esac

@@ -132,6 +132,7 @@ complete -c keyhold -n '__keyhold_at \'token create\'' -l renewable -x -d 'wheth
 complete -c keyhold -n '__keyhold_at \'token lookup\'' -l accessor -x -d 'look up by accessor'
 complete -c keyhold -n '__keyhold_at \'token revoke\'' -l accessor -x -d 'revoke by accessor'
 complete -c keyhold -n '__keyhold_at \'token revoke\'' -l self -d 'revoke the calling token'
+complete -c keyhold -n '__keyhold_at \'token revoke\'' -s y -l yes -d 'do not ask for confirmation'
 
 # keyhold policy
 complete -c keyhold -n '__keyhold_arg \'policy\' 1' -a 'write' -d 'Create or replace a policy from a file or stdin (-)'
@@ -141,6 +142,7 @@ complete -c keyhold -n '__keyhold_arg \'policy\' 1' -a 'delete' -d 'Delete a pol
 complete -c keyhold -n '__keyhold_arg \'policy write\' 1' -a '(__keyhold_dyn policies)'
 complete -c keyhold -n '__keyhold_arg \'policy write\' 2' -F
 complete -c keyhold -n '__keyhold_arg \'policy read\' 1' -a '(__keyhold_dyn policies)'
+complete -c keyhold -n '__keyhold_at \'policy delete\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'policy delete\' 1' -a '(__keyhold_dyn policies)'
 
 # keyhold secrets
@@ -188,6 +190,7 @@ complete -c keyhold -n '__keyhold_at \'transit keys read\'' -l mount -x -a '(__k
 complete -c keyhold -n '__keyhold_at \'transit keys read\'' -l context -x -d 'context to show derived Ed25519 public keys'
 complete -c keyhold -n '__keyhold_arg \'transit keys read\' 1' -a '(__keyhold_dyn transit-keys)'
 complete -c keyhold -n '__keyhold_at \'transit keys delete\'' -l mount -x -a '(__keyhold_dyn transit-mounts)' -d 'mount path of the transit engine'
+complete -c keyhold -n '__keyhold_at \'transit keys delete\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'transit keys delete\' 1' -a '(__keyhold_dyn transit-keys)'
 complete -c keyhold -n '__keyhold_at \'transit keys export\'' -l mount -x -a '(__keyhold_dyn transit-mounts)' -d 'mount path of the transit engine'
 complete -c keyhold -n '__keyhold_at \'transit keys export\'' -l output -r -F -d 'write the JSON export to this file (mode 0600) instead of stdout'
@@ -234,6 +237,7 @@ complete -c keyhold -n '__keyhold_at \'transit keys rotate\'' -l managed-key-id 
 complete -c keyhold -n '__keyhold_arg \'transit keys rotate\' 1' -a '(__keyhold_dyn transit-keys)'
 complete -c keyhold -n '__keyhold_at \'transit keys trim\'' -l mount -x -a '(__keyhold_dyn transit-mounts)' -d 'mount path of the engine'
 complete -c keyhold -n '__keyhold_at \'transit keys trim\'' -l min-available-version -x -d 'Versions below this are deleted for good'
+complete -c keyhold -n '__keyhold_at \'transit keys trim\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'transit keys trim\' 1' -a '(__keyhold_dyn transit-keys)'
 complete -c keyhold -n '__keyhold_at \'transit keys csr\'' -l mount -x -a '(__keyhold_dyn transit-mounts)' -d 'mount path of the engine'
 complete -c keyhold -n '__keyhold_at \'transit keys csr\'' -l version -x -d 'Key version: a number or "latest" (default)'
@@ -365,6 +369,7 @@ complete -c keyhold -n '__keyhold_at \'kv undelete\'' -l mount -x -a '(__keyhold
 complete -c keyhold -n '__keyhold_arg \'kv undelete\' 1' -a '(__keyhold_dyn kv-paths)'
 complete -c keyhold -n '__keyhold_at \'kv destroy\'' -l versions -x -d 'comma-separated versions'
 complete -c keyhold -n '__keyhold_at \'kv destroy\'' -l mount -x -a '(__keyhold_dyn kv-mounts)' -d 'KV mount; then PATH is relative to it (default: resolved from PATH)'
+complete -c keyhold -n '__keyhold_at \'kv destroy\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'kv destroy\' 1' -a '(__keyhold_dyn kv-paths)'
 
 # keyhold kv metadata
@@ -388,6 +393,7 @@ complete -c keyhold -n '__keyhold_at \'kv metadata patch\'' -l mount -x -a '(__k
 complete -c keyhold -n '__keyhold_at \'kv metadata patch\'' -l remove-custom-metadata -x -d 'remove this custom metadata key (repeatable)'
 complete -c keyhold -n '__keyhold_arg \'kv metadata patch\' 1' -a '(__keyhold_dyn kv-paths)'
 complete -c keyhold -n '__keyhold_at \'kv metadata delete\'' -l mount -x -a '(__keyhold_dyn kv-mounts)' -d 'KV mount; then PATH is relative to it (default: resolved from PATH)'
+complete -c keyhold -n '__keyhold_at \'kv metadata delete\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'kv metadata delete\' 1' -a '(__keyhold_dyn kv-paths)'
 
 # keyhold sync
@@ -461,6 +467,7 @@ complete -c keyhold -n '__keyhold_arg \'sync dest read\' 2' -a '(__keyhold_dyn s
 complete -c keyhold -n '__keyhold_arg \'sync dest list\' 1' -a 'provider-a-sm provider-b-kv provider-c-sm repohost hosting-project'
 complete -c keyhold -n '__keyhold_at \'sync dest delete\'' -l purge -d 'unsync every associated secret, remove the associations, then delete (asynchr...'
 complete -c keyhold -n '__keyhold_at \'sync dest delete\'' -l force -d 'delete at once even with associations; external secrets are left behind'
+complete -c keyhold -n '__keyhold_at \'sync dest delete\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'sync dest delete\' 1' -a 'provider-a-sm provider-b-kv provider-c-sm repohost hosting-project'
 complete -c keyhold -n '__keyhold_arg \'sync dest delete\' 2' -a '(__keyhold_dyn sync-destinations)'
 
@@ -492,6 +499,7 @@ complete -c keyhold -n '__keyhold_arg \'audit\' 1' -a 'list' -d 'List enabled au
 complete -c keyhold -n '__keyhold_at \'audit enable\'' -l path -x -d 'where to enable the device (default: the type name)'
 complete -c keyhold -n '__keyhold_at \'audit enable\'' -l description -x -d 'human description'
 complete -c keyhold -n '__keyhold_at \'audit enable\'' -l local -d 'accepted for compatibility'
+complete -c keyhold -n '__keyhold_at \'audit disable\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'audit disable\' 1' -a '(__keyhold_dyn audit-devices)'
 complete -c keyhold -n '__keyhold_at \'audit list\'' -l detailed -d 'also show options'
 complete -c keyhold -n '__keyhold_arg \'completion\' 1' -a 'bash zsh fish'

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { Client, LocalError } from './client.js';
+import { withSpinner } from './tty.js';
 import { printData, type Format } from './output.js';
 
 /** Global options every command sees. */
@@ -88,7 +89,11 @@ export function createContext(): CliContext {
     globals,
     client: (cmd) => {
       const g = globals(cmd);
-      return new Client({ address: g.address, token: g.token });
+      const client = new Client({ address: g.address, token: g.token });
+      // On a terminal, a spinner appears when the daemon takes longer than 250 ms to answer.
+      const request = client.request.bind(client);
+      client.request = (method, path, body, opts) => withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
+      return client;
     },
     print: (cmd, data) => {
       const g = globals(cmd);

@@ -9,6 +9,7 @@ import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
 import * as docs from './commands/docs.js';
 import { VERSION } from '../version.js';
+import { installConfirmations } from './confirmations.js';
 
 /** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
 export function usageErrorLine(str: string): string {
@@ -31,5 +32,6 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
   for (const m of [core, transit, kv, sync, audit, docs]) m.register(program, ctx);
+  installConfirmations(program);
   return program;
 }

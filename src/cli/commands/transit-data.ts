@@ -301,9 +301,17 @@ async function runPipeline(o: EnvelopeOpts, transform: import('node:stream').Tra
   const HWM = 1 << 20;
   const input = o.file ? createReadStream(o.file, { highWaterMark: HWM }) : process.stdin;
   const output = o.output ? createWriteStream(o.output, { highWaterMark: HWM, mode: 0o600 }) : process.stdout;
+  // A progress bar with throughput on a TTY (stderr) only; a no-op on pipes, with NO_COLOR or TERM=dumb.
+  const { progressBar, meter } = await import('../tty.js');
+  let total: number | undefined;
+  if (o.file) total = (await import('node:fs')).statSync(o.file).size;
+  const progress = progressBar({ total, label: 'envelope' });
   try {
-    await pipeline(input, transform, output);
+    if (progress.active) await pipeline(input, meter(progress), transform, output);
+    else await pipeline(input, transform, output);
+    progress.done();
   } catch (e) {
+    progress.done();
     if (o.output) await rm(o.output, { force: true });
     if (e instanceof EnvelopeError) throw new LocalError(e.message);
     const code = (e as NodeJS.ErrnoException).code;
