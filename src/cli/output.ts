@@ -57,8 +57,14 @@ export async function printData(data: unknown, opts: { format?: Format; field?: 
       return;
     case 'table':
       if (Array.isArray(data)) write(data.map(scalar).join('\n') + (data.length ? '\n' : ''));
+      else if (isKeyList(data)) write(['Keys', '----', ...data.keys.map(scalar)].join('\n') + '\n'); // a LIST answer, as `vault list` prints it
       else if (data && typeof data === 'object') write(table(data as Record<string, unknown>));
       else write(scalar(data) + '\n');
       return;
   }
+}
+
+/** A LIST answer: `{keys: [...]}` and nothing else. */
+function isKeyList(data: unknown): data is { keys: unknown[] } {
+  return Boolean(data) && typeof data === 'object' && Object.keys(data as object).length === 1 && Array.isArray((data as { keys?: unknown }).keys);
 }

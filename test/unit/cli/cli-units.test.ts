@@ -52,6 +52,12 @@ describe('output formats', () => {
     expect(await capture({})).toContain('none      n/a');
   });
 
+  it('prints a LIST answer as a Keys column, like `vault list`, and a one-key object that is not a list as a table', async () => {
+    expect(await capture({}, { keys: ['a', 'b/'] })).toBe('Keys\n----\na\nb/\n');
+    expect(await capture({}, { keys: 'not-a-list' })).toBe(table({ keys: 'not-a-list' }));
+    expect(JSON.parse(await capture({ format: 'json' }, { keys: ['a'] }))).toEqual({ keys: ['a'] });
+  });
+
   it('prints JSON and YAML that parse back to the data', async () => {
     expect(JSON.parse(await capture({ format: 'json' }))).toEqual(data);
     expect(parseYaml(await capture({ format: 'yaml' }))).toEqual(data);
