@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { api } from '../lib/http.js';
 import { runLoad } from '../lib/load.js';
-import { ROOT, runCmd } from '../lib/procs.js';
+import { ROOT, cpuSecondsOf, runCmd } from '../lib/procs.js';
 import { median } from '../lib/stats.js';
 import { ensureKey, requireFeature } from '../lib/setup.js';
 
@@ -32,6 +32,7 @@ function summarise(runs, items = 1) {
     mean: median(runs.map((r) => r.latency.mean)),
     bad: runs.reduce((s, r) => s + r.bad, 0),
     reps: runs.map((r) => Math.round(r.rps * items)),
+    cpuUs: median(runs.map((r) => r.cpuUsPerReq)),
   };
 }
 
@@ -44,8 +45,17 @@ async function interleave(ctx, sides) {
   const runs = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
   for (let rep = 0; rep < ctx.cfg.reps; rep++) {
     for (const [name, spec] of Object.entries(sides)) {
-      const r = typeof spec === 'function' ? await spec() : await runLoad({ warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec, ...spec });
-      if (typeof spec !== 'function') assertAnswered(r, name);
+      let r;
+      if (typeof spec === 'function') r = await spec();
+      else {
+        // Server CPU per request (user + system, from /proc) is steadier than req/s on a shared
+        // machine; it is reported beside the throughput.
+        const c0 = spec.pid ? cpuSecondsOf(spec.pid) : null;
+        r = await runLoad({ warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec, ...spec });
+        const c1 = spec.pid ? cpuSecondsOf(spec.pid) : null;
+        if (c0 !== null && c1 !== null && r.ok > 0) r.cpuUsPerReq = ((c1 - c0) * 1e6) / (r.ok + (r.warmupOk ?? 0));
+        assertAnswered(r, name);
+      }
       runs[name].push(r);
     }
   }
@@ -54,17 +64,18 @@ async function interleave(ctx, sides) {
 
 /** The keyhold side of a load spec (daemon target, bench token). */
 function kh(ctx, target, path, body, extra = {}) {
-  return { target, path: '/v1/' + path, headers: { 'X-Vault-Token': ctx.token }, body, ...extra };
+  return { target, pid: ctx.kh.pid, path: '/v1/' + path, headers: { 'X-Vault-Token': ctx.token }, body, ...extra };
 }
 
 /** The bare-server side of a load spec. */
-function bare(target, path, body, extra = {}) {
-  return { target, path: '/v1/' + path, headers: { 'X-Vault-Token': 'bare' }, body, ...extra };
+function bare(ctx, target, path, body, extra = {}) {
+  const pid = target === ctx.bareUnix.target ? ctx.bareUnix.pid : ctx.bareTcp.pid;
+  return { target, pid, path: '/v1/' + path, headers: { 'X-Vault-Token': 'bare' }, body, ...extra };
 }
 
 /** Keyhold vs bare server on one op; returns the case's figures. */
 async function versusBare(ctx, { khTarget, bareTarget, path, khBody, bareBody }) {
-  const runs = await interleave(ctx, { keyhold: kh(ctx, khTarget, path, khBody), bare: bare(bareTarget, path, bareBody) });
+  const runs = await interleave(ctx, { keyhold: kh(ctx, khTarget, path, khBody), bare: bare(ctx, bareTarget, path, bareBody) });
   return { k: summarise(runs.keyhold), b: summarise(runs.bare) };
 }
 
@@ -92,7 +103,7 @@ function encryptCase(id, transport) {
       const khTarget = transport === 'unix' ? ctx.kh.unix : ctx.kh.tcp;
       const bareTarget = transport === 'unix' ? ctx.bareUnix.target : ctx.bareTcp.target;
       const { k, b } = await versusBare(ctx, { khTarget, bareTarget, path: `transit/encrypt/${AES}`, khBody: { plaintext: PT64 }, bareBody: { plaintext: PT64 } });
-      const detail = { p99_ms: k.p99, p50_ms: k.p50, mean_ms: k.mean, baseline_p99_ms: b.p99, baseline_mean_ms: b.mean, reps: k.reps, baseline_reps: b.reps };
+      const detail = { p99_ms: k.p99, p50_ms: k.p50, mean_ms: k.mean, baseline_p99_ms: b.p99, baseline_mean_ms: b.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps };
       if (transport === 'unix') {
         // The published anchor (Vault: p99 1.82 ms at ~1,750 req/s) is a fixed-rate figure, so
         // measure keyhold at that rate too, beside the saturated run the target is judged on.
@@ -121,7 +132,7 @@ export const httpCases = [
       await probe(ctx, `transit/decrypt/${AES}`, { ciphertext: kc }, 'transit decrypt');
       const bc = (await api(ctx.bareUnix.target, 'POST', `transit/encrypt/${AES}`, { plaintext: PT64 }, 'bare')).body.data.ciphertext;
       const { k, b } = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/decrypt/${AES}`, khBody: { ciphertext: kc }, bareBody: { ciphertext: bc } });
-      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
     },
   },
   {
@@ -142,7 +153,7 @@ export const httpCases = [
         value: h.k.rps,
         baseline: h.b.rps,
         figures: { verify_ratio: verifyRatio },
-        detail: { verify_rps: v.k.rps, verify_baseline_rps: v.b.rps, verify_ratio: verifyRatio, p99_ms: h.k.p99, reps: h.k.reps, baseline_reps: h.b.reps },
+        detail: { verify_rps: v.k.rps, verify_baseline_rps: v.b.rps, verify_ratio: verifyRatio, p99_ms: h.k.p99, cpu_us_per_req: h.k.cpuUs, baseline_cpu_us_per_req: h.b.cpuUs, reps: h.k.reps, baseline_reps: h.b.reps },
         bad: h.k.bad + v.k.bad,
       };
     },
@@ -221,7 +232,7 @@ export const httpCases = [
       await ensureKey(ctx, AES, 'aes256-gcm96');
       await probe(ctx, `transit/datakey/wrapped/${AES}`, {}, 'transit datakey');
       const { k, b } = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/datakey/wrapped/${AES}`, khBody: {}, bareBody: {} });
-      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
     },
   },
   {

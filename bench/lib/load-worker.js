@@ -57,11 +57,12 @@ function once(durationSec, record) {
   });
 }
 
+let warmupOk = 0;
 if (opts.warmupSec > 0) {
-  await once(opts.warmupSec, false);
+  warmupOk = (await once(opts.warmupSec, false)).ok;
   // Requests cut off at the end of the warm-up may still be running in the server (long batches):
   // let them drain so they do not eat into the measured run.
   await new Promise((r) => setTimeout(r, 300));
 }
 const r = await once(opts.durationSec, true);
-process.stdout.write(JSON.stringify(r) + '\n');
+process.stdout.write(JSON.stringify({ ...r, warmupOk }) + '\n');

@@ -176,6 +176,16 @@ export function rssOf(pid) {
   }
 }
 
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc; null off Linux. */
+export function cpuSecondsOf(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Reset the peak-RSS counter of a process (Linux clear_refs "5"); false when not allowed. */
 export function resetPeak(pid) {
   try {
