@@ -103,9 +103,42 @@ export function compilePath(template: string): { matcher: RegExp; params: string
   return { matcher: new RegExp(`^${re}$`), params };
 }
 
-/** Find the first route matching `path`; returns it with its path parameters. */
+/** The literal first path segment of a template, or null when it can vary (`:x`, `*x`, `(...)`). */
+function firstLiteral(template: string): string | null {
+  const m = /^[^/(:*]*/.exec(template)![0];
+  const next = template[m.length];
+  if (m === '' || (next !== undefined && next !== '/' && !(next === '(' && template[m.length + 1] === '/'))) return null;
+  return m;
+}
+
+/** Per route table: routes by literal first segment (each list keeps table order, with the variable routes merged in). */
+interface RouteIndex {
+  byFirst: Map<string, AnyRoute[]>;
+  variable: AnyRoute[];
+}
+
+const indexes = new WeakMap<readonly AnyRoute[], RouteIndex>();
+
+function indexOf(routes: readonly AnyRoute[]): RouteIndex {
+  let ix = indexes.get(routes);
+  if (ix) return ix;
+  const firsts = routes.map((r) => firstLiteral(r.path));
+  const byFirst = new Map<string, AnyRoute[]>();
+  for (const key of new Set(firsts.filter((f): f is string => f !== null))) {
+    byFirst.set(key, routes.filter((_r, i) => firsts[i] === key || firsts[i] === null));
+  }
+  ix = { byFirst, variable: routes.filter((_r, i) => firsts[i] === null) };
+  indexes.set(routes, ix);
+  return ix;
+}
+
+/** Find the first route (in table order) matching `path`; returns it with its path parameters. */
 export function matchRoute(routes: readonly AnyRoute[], path: string): { route: AnyRoute; params: Record<string, string> } | null {
-  for (const route of routes) {
+  // Only routes whose first segment can match are tried (an index built once per table).
+  const ix = indexOf(routes);
+  const slash = path.indexOf('/');
+  const candidates = ix.byFirst.get(slash === -1 ? path : path.slice(0, slash)) ?? ix.variable;
+  for (const route of candidates) {
     const m = route.matcher.exec(path);
     if (m) {
       const params: Record<string, string> = {};

@@ -37,6 +37,8 @@ function isSpace(c: number): boolean {
  */
 export function jsonLimitViolation(text: string, limits: JsonLimits = DEFAULT_JSON_LIMITS): string | null {
   // Per open container: 1 = object, 2 = array; its element count; whether the next token starts an element.
+  // A text this short cannot break any limit (each needs more characters than the smallest limit): skip the scan on the hot path.
+  if (text.length <= Math.min(limits.maxDepth, limits.maxStringLength, limits.maxObjectEntries, limits.maxArrayElements)) return null;
   const kinds: number[] = [];
   const counts: number[] = [];
   let expectNew = false;

@@ -2,9 +2,15 @@
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../framework/route.js';
 
+const GO_ESCAPE = /[<>&\u2028\u2029]/g;
+const GO_ESCAPE_TEST = /[<>&\u2028\u2029]/;
+
 /** Escape like Go's encoding/json (`<`, `>`, `&`), which Vault clients see. */
 function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const text = JSON.stringify(value);
+  // Most answers hold none of these characters; skip the regex replace then.
+  if (!GO_ESCAPE_TEST.test(text)) return text;
+  return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };

@@ -53,3 +53,20 @@ describe('error kinds', () => {
     expect(new KeyholdError('sealed', 'x').status).toBe(503);
   });
 });
+
+describe('route index (first literal segment)', () => {
+  it('matches exactly as a linear scan in table order would, for literal, optional and variable templates', async () => {
+    const { routesFor, matchRoute } = await import('../../../src/framework/route.js');
+    const { f } = await import('../../../src/framework/fields.js');
+    const def = routesFor<unknown>();
+    const mk = (path: string) => def({ path, summary: path, fields: { x: f.string('x') }, operations: { read: () => undefined } });
+    const table = [mk('keys/:name'), mk('keys'), mk('create(-orphan)'), mk('random(/:source)(/:bytes)'), mk('data/*path'), mk(':catch/all'), mk('(*rest)')];
+    const linear = (p: string) => table.find((r) => r.matcher.test(p)) ?? null;
+    for (const p of ['keys/a', 'keys', 'create', 'create-orphan', 'random', 'random/hex/32', 'data/a/b/c', 'zzz/all', 'keys/all', 'other/thing', 'x']) {
+      expect(matchRoute(table, p)?.route ?? null, p).toBe(linear(p));
+    }
+    expect(matchRoute(table, 'create-orphan')?.route.path).toBe('create(-orphan)');
+    expect(matchRoute(table, 'zzz/all')?.route.path).toBe(':catch/all');
+    expect(matchRoute(table, 'keys/all')?.route.path).toBe('keys/:name');
+  });
+});
