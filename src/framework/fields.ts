@@ -262,10 +262,16 @@ export type Infer<F extends Fields> = {
   [K in keyof F]: F[K] extends Field<infer T, infer R> ? (R extends true ? T : T | undefined) : never;
 };
 
+// Route field maps are static: list each one's entries once, not on every request.
+const fieldEntries = new WeakMap<Fields, Array<[string, Field<unknown, boolean>]>>();
+
 /** Coerce every declared field from raw data; returns the data and the names of unknown fields. */
 export function coerceFields<F extends Fields>(fields: F, raw: Record<string, unknown>): { data: Infer<F>; unknown: string[] } {
   const data: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(fields)) {
+  let entries = fieldEntries.get(fields);
+  if (!entries) fieldEntries.set(fields, (entries = Object.entries(fields)));
+  for (let i = 0; i < entries.length; i++) {
+    const [name, field] = entries[i]!;
     data[name] = field.coerce(name, Object.hasOwn(raw, name) ? raw[name] : undefined);
   }
   const unknown: string[] = [];
