@@ -4,9 +4,10 @@
  * Token: --token, KEYHOLD_TOKEN, VAULT_TOKEN, then the token saved by `keyhold login`.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import { defaultSocket, tokenFile } from '../framework/paths.js';
+import { LocalError, ServerError } from './errors.js';
+import { resolveAddress, resolveToken, isTrue, type ClientOptions } from './settings.js';
 
 /** A response from the daemon. */
 export interface ApiResponse {
@@ -16,51 +17,8 @@ export interface ApiResponse {
   body: Record<string, unknown> | null;
 }
 
-/** Error from the server (exit status 2). */
-export class ServerError extends Error {
-  constructor(
-    readonly status: number,
-    readonly errors: string[],
-    readonly body: Record<string, unknown> | null,
-    /** The request, e.g. "GET sys/mounts" (shown after the message). */
-    readonly where?: string,
-  ) {
-    super(errors.length ? errors.join('; ') : status === 404 && where ? `No value found at ${where.replace(/^\S+ /, '')}` : `server answered ${status}`);
-  }
-}
-
-/** Error before reaching the server or of usage (exit status 1). */
-export class LocalError extends Error {}
-
-/** Connection settings. */
-export interface ClientOptions {
-  address?: string;
-  token?: string;
-  env?: NodeJS.ProcessEnv;
-}
-
-/** Resolve the daemon address from flag, env or default; a bare absolute path means a Unix socket. */
-export function resolveAddress(opts: ClientOptions): string {
-  const env = opts.env ?? process.env;
-  const a = opts.address || env.KEYHOLD_ADDR || env.VAULT_ADDR || `unix://${defaultSocket(env)}`;
-  return a.startsWith('/') ? `unix://${a}` : a;
-}
-
-/** Resolve the token from flag, env or the login file. */
-export function resolveToken(opts: ClientOptions): string | undefined {
-  const env = opts.env ?? process.env;
-  const t = opts.token || env.KEYHOLD_TOKEN || env.VAULT_TOKEN;
-  if (t) return t.trim();
-  try {
-    return readFileSync(tokenFile(env), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isTrue(v: string | undefined): boolean {
-  return v !== undefined && ['1', 't', 'true', 'TRUE', 'True'].includes(v);
-}
+export { ServerError, LocalError } from './errors.js';
+export { resolveAddress, resolveToken, type ClientOptions } from './settings.js';
 
 /** A small daemon client. */
 export class Client {
@@ -117,7 +75,8 @@ export class Client {
           reject(new LocalError(`invalid address "${this.address}": use unix:///path or http(s)://host:port`));
           return;
         }
-        const fn = u.protocol === 'https:' ? httpsRequest : httpRequest;
+        // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
+        const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
         let tls: { rejectUnauthorized: boolean; ca?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
         const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
         if (u.protocol === 'https:' && caFile) {

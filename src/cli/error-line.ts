@@ -1,5 +1,5 @@
 /** The one-line error the CLI prints on stderr. */
-import { ServerError } from './client.js';
+import { ServerError } from './errors.js';
 
 /** One line for stderr: `Error: <cause>` (+ HTTP status and request for server errors). */
 export function errorLine(e: unknown): string {

@@ -7,7 +7,7 @@ import { parseFast } from '../../src/cli/fast-path.js';
 describe('CLI fast path for transit encrypt/decrypt', () => {
   let d: Daemon;
   beforeAll(async () => {
-    d = await startDaemon();
+    d = await startDaemon({ tcp: true });
     expect((await d.req('POST', 'transit/keys/fp', {})).status).toBeLessThan(300);
   });
   afterAll(async () => {
@@ -67,5 +67,15 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
     expect(noField.stderr).toMatch(/field "nope" not present/);
     const denied = await d.cli(['transit', 'encrypt', 'fp'], { input: 'x', token: 'not-a-token' });
     expect(denied.exitCode).toBe(2);
+  });
+
+  it('works over TCP with --address, and names an unreachable daemon with exit 1', async () => {
+    const enc = await d.cli(['transit', 'encrypt', 'fp', '--address', d.tcp!, '--field', 'ciphertext'], { input: 'over tcp' });
+    expect(enc.exitCode).toBe(0);
+    const dec = await d.cli(['transit', 'decrypt', 'fp', enc.stdout, '--address', d.tcp!]);
+    expect(dec.stdout).toBe('over tcp');
+    const down = await d.cli(['transit', 'encrypt', 'fp', '--address', `unix://${d.dir}/nothing.sock`], { input: 'x' });
+    expect(down.exitCode).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach keyhold at unix:\/\/.*nothing\.sock: is the daemon running/);
   });
 });
