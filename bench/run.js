@@ -57,7 +57,7 @@ const log = (msg) => process.stderr.write(msg + '\n');
 // The AWS SDK (sync baseline) warns that it will need Node 22; that is not news for a benchmark table.
 process.removeAllListeners('warning');
 process.on('warning', (w) => {
-  if (w.name !== 'NodeVersionSupportWarning') log(`(warning) ${w.name}: ${w.message}`);
+  if (!/NodeVersionSupportWarning/.test(`${w.name} ${w.message}`)) log(`(warning) ${w.name}: ${w.message}`);
 });
 
 /** Run one case; never throws: a failure becomes pass=false with a note. */
