@@ -160,7 +160,7 @@ export class Router {
       const rawPath = q === -1 ? url : url.slice(0, q);
       const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
       if (!rawPath.startsWith('/v1/')) throw notFound();
-      // Response wrapping is not implemented: refuse rather than hand back the unwrapped secret.
+      // keyhold has no response wrapping: refuse rather than hand back the unwrapped secret.
       if (req.headers['x-vault-wrap-ttl'] !== undefined) throw invalid('X-Vault-Wrap-TTL: response wrapping is not supported by keyhold');
       let listFlag = false;
       if (query?.has('list')) {
