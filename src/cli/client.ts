@@ -6,7 +6,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import { LocalError, ServerError } from './errors.js';
+import { LocalError, ServerError, parseAnswer } from './errors.js';
 import { resolveAddress, resolveToken, isTrue, type ClientOptions } from './settings.js';
 
 /** A response from the daemon. */
@@ -48,16 +48,7 @@ export class Client {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: Record<string, unknown> | null = null;
-          if (text.trim()) {
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = { errors: [text.trim().slice(0, 200)] };
-            }
-          }
-          resolve({ status: r.statusCode ?? 0, headers: r.headers, body: parsed });
+          resolve({ status: r.statusCode ?? 0, headers: r.headers, body: parseAnswer(Buffer.concat(chunks).toString('utf8')) });
         });
         r.on('error', reject);
       };

@@ -15,3 +15,13 @@ export class ServerError extends Error {
 
 /** Error before reaching the server or of usage (exit status 1). */
 export class LocalError extends Error {}
+
+/** A response body as JSON; a body that is not JSON becomes `{errors: [its first 200 characters]}`; empty is null. */
+export function parseAnswer(text: string): Record<string, unknown> | null {
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { errors: [text.trim().slice(0, 200)] };
+  }
+}

@@ -4,7 +4,7 @@
  * fast path leaves https to the full client. `Connection: close` lets the body run to the end.
  */
 import { connect } from 'node:net';
-import { LocalError, ServerError } from './errors.js';
+import { LocalError, ServerError, parseAnswer } from './errors.js';
 
 /** POST `body` as JSON to `/v1/<path>`; resolves the parsed JSON answer, throws ServerError on >= 400. */
 export function postJson(address: string, path: string, token: string | undefined, body: unknown): Promise<Record<string, unknown> | null> {
@@ -35,15 +35,7 @@ export function postJson(address: string, path: string, token: string | undefine
       const sep = raw.indexOf('\r\n\r\n');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw.toString('latin1', 0, 16))?.[1] ?? 0);
       if (sep === -1 || !status) return reject(new LocalError(`malformed answer from keyhold at ${address}`));
-      const text = raw.toString('utf8', sep + 4);
-      let parsed: Record<string, unknown> | null = null;
-      if (text.trim()) {
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = { errors: [text.trim().slice(0, 200)] };
-        }
-      }
+      const parsed = parseAnswer(raw.toString('utf8', sep + 4));
       if (status >= 400) {
         const errs = Array.isArray(parsed?.errors) ? (parsed!.errors as string[]) : [];
         return reject(new ServerError(status, errs, parsed, `POST ${path}`));

@@ -11,7 +11,7 @@ import type { Connector, ConnectorDeps } from './destinations/common.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
 import { SyncFailure, failureFromError } from './failure.js';
 import { HttpClient } from './http-client.js';
-import { KeyedMutex } from './keyed-mutex.js';
+import { KeyedLock } from '../framework/keyed-lock.js';
 import { nameProblem, normalizeName, valueProblem } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore, QueueEntry } from './store.js';
@@ -119,7 +119,7 @@ export class Syncer {
   private readonly connectors = new Map<string, { revision: number; connector: Connector }>();
   /** accessor + "\0" + secret name -> link keys. */
   private readonly bySecret = new Map<string, Set<string>>();
-  readonly locks = new KeyedMutex();
+  readonly locks = new KeyedLock();
   private delayTimer: NodeJS.Timeout | null = null;
   private delayAt = Infinity;
   private reconcileTimer: NodeJS.Timeout | null = null;

@@ -15,7 +15,7 @@ import type { EngineEnv, KvEvent } from '../../framework/context.js';
 import { internal } from '../../framework/errors.js';
 import { invalid } from '../../framework/errors.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
-import { KeyedLock } from './keyed-lock.js';
+import { KeyedLock } from '../../framework/keyed-lock.js';
 import { formatRfc3339Nano, goDuration, nowNanos, parseRfc3339 } from './kv-time.js';
 import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath, parseCas } from './kv-rules.js';
 import { mergePatch, subkeysOf } from './merge-patch.js';

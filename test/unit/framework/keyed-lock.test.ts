@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedLock } from '../../../src/engines/kv/keyed-lock.js';
+import { KeyedLock } from '../../../src/framework/keyed-lock.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
