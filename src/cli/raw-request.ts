@@ -24,7 +24,8 @@ export function postJson(address: string, path: string, token: string | undefine
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const sock = connect(target as { path: string });
-    sock.on('connect', () => sock.end(Buffer.concat([Buffer.from(head, 'latin1'), payload])));
+    // Write without half-closing: `Connection: close` makes the server close once it has answered.
+    sock.on('connect', () => sock.write(Buffer.concat([Buffer.from(head, 'latin1'), payload])));
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (e: NodeJS.ErrnoException) => {
       const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'is the daemon running? start it with `keyhold server`' : e.code === 'EACCES' ? 'permission denied on the socket (it is private to the user running the daemon)' : e.message;

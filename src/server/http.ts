@@ -87,6 +87,9 @@ export async function startListeners(
   // emits 'listening'; this server is fed sockets by the net listeners below and never listens itself.
   http.emit('listening');
   http.maxHeadersCount = 200;
+  // Answer clients that half-close after their request (Go's server, and so Vault, does): node:http
+  // otherwise aborts the request on the client's FIN. Needs allowHalfOpen on the listening sockets.
+  (http as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   const sockets = new Set<Socket>();
   const feedFor = (spec: ListenerSpec) => (sock: Socket) => {
     if (spec.maxRequestSize !== undefined) socketLimits.set(sock, spec.maxRequestSize);
@@ -109,7 +112,9 @@ export async function startListeners(
           if (await socketInUse(spec.path)) throw new Error(`another daemon is already listening on ${spec.path}`);
           unlinkSync(spec.path);
         }
-        const srv = createNet({ pauseOnConnect: false }, feedFor(spec));
+        // allowHalfOpen as node:http's own server has it: a client that half-closes after its request
+        // (sends FIN) still gets the answer; http ends the socket once the response is written.
+        const srv = createNet({ pauseOnConnect: false, allowHalfOpen: true }, feedFor(spec));
         srv.maxConnections = limits.maxConnections;
         const old = process.umask(0o177);
         try {
@@ -131,8 +136,8 @@ export async function startListeners(
         const port = Number(m[2]);
         const tls = spec.tlsCert && spec.tlsKey;
         const srv: NetServer = tls
-          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!) }, (s) => feedFor(spec)(s as unknown as Socket))
-          : createNet(feedFor(spec));
+          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true }, (s) => feedFor(spec)(s as unknown as Socket))
+          : createNet({ allowHalfOpen: true }, feedFor(spec));
         srv.maxConnections = limits.maxConnections;
         await new Promise<void>((resolve, reject) => {
           srv.once('error', reject);
