@@ -6,7 +6,7 @@
  * recover and purge; 404 SecretNotFound.
  */
 import { randomBytes } from 'node:crypto';
-import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 /** A stored secret. */
 export interface AzureSecret {
@@ -20,7 +20,7 @@ const err = (status: number, code: string, message: string, inner?: string): Fak
 });
 
 /** Azure Key Vault fake. */
-export class AzureFake {
+export class AzureFake extends FakeProvider {
   readonly tenant = 'tenant-' + randomBytes(4).toString('hex');
   readonly clientId = 'client-' + randomBytes(4).toString('hex');
   readonly clientSecret = randomBytes(16).toString('hex');
@@ -30,22 +30,8 @@ export class AzureFake {
   readonly secrets = new Map<string, AzureSecret>();
   readonly deleted = new Map<string, AzureSecret>();
   tokensIssued = 0;
-  readonly server: FakeServer;
 
-  constructor() {
-    this.server = new FakeServer((r) => this.handle(r));
-  }
 
-  async start(): Promise<this> {
-    await this.server.start();
-    return this;
-  }
-  stop(): Promise<void> {
-    return this.server.stop();
-  }
-  get url(): string {
-    return this.server.url;
-  }
 
   /** Current value of a secret (case-insensitive name), or undefined. */
   valueOf(name: string): string | undefined {
@@ -57,7 +43,7 @@ export class AzureFake {
     return s?.versions[s.versions.length - 1]?.tags;
   }
 
-  private handle(r: FakeRequest): FakeReply {
+  protected handle(r: FakeRequest): FakeReply {
     const p = r.url.pathname;
     const tokenPath = `/${this.tenant}/oauth2/v2.0/token`;
     if (r.method === 'POST' && p.endsWith('/oauth2/v2.0/token')) return this.token(r, p === tokenPath);

@@ -154,3 +154,21 @@ export function jsonBody(r: FakeRequest): Record<string, unknown> | null {
     return null;
   }
 }
+
+/** Shared lifecycle of the provider fakes: one FakeServer routed to the subclass's request handler. */
+export abstract class FakeProvider {
+  readonly server: FakeServer = new FakeServer((r) => this.handle(r));
+  /** Answer one request as the real service would (checking what it checks). */
+  protected abstract handle(r: FakeRequest): FakeReply | Promise<FakeReply>;
+  /** Listen on 127.0.0.1 (random port). */
+  async start(): Promise<this> {
+    await this.server.start();
+    return this;
+  }
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+  get url(): string {
+    return this.server.url;
+  }
+}

@@ -7,14 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import sodiumMod from 'libsodium-wrappers';
-import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 const sodium = sodiumMod as unknown as typeof import('libsodium-wrappers');
 
 const gh = (status: number, message: string): FakeReply => ({ status, json: { message, documentation_url: 'https://docs.github.com/rest' } });
 
 /** GitHub fake for one repository. */
-export class GithubFake {
+export class GithubFake extends FakeProvider {
   readonly owner = 'acme';
   readonly repo = 'app-' + randomBytes(3).toString('hex');
   readonly token = 'github_pat_' + randomBytes(20).toString('hex');
@@ -22,23 +22,12 @@ export class GithubFake {
   keyId = '';
   /** Scope ("" for repository, environment name otherwise) -> secret name -> plaintext. */
   readonly secrets = new Map<string, Map<string, string>>();
-  readonly server: FakeServer;
 
-  constructor() {
-    this.server = new FakeServer((r) => this.handle(r));
-  }
 
-  async start(): Promise<this> {
+  override async start(): Promise<this> {
     await sodium.ready;
     this.rotateKey();
-    await this.server.start();
-    return this;
-  }
-  stop(): Promise<void> {
-    return this.server.stop();
-  }
-  get url(): string {
-    return this.server.url;
+    return super.start();
   }
 
   /** New repository key pair (old sealed values can no longer be opened). */
@@ -55,7 +44,7 @@ export class GithubFake {
     return [...(this.secrets.get(env)?.keys() ?? [])].sort();
   }
 
-  private handle(r: FakeRequest): FakeReply {
+  protected handle(r: FakeRequest): FakeReply {
     if (bearerOf(r) !== this.token) return gh(401, 'Bad credentials');
     if (!String(r.headers.accept ?? '').includes('application/vnd.github')) return gh(415, 'Unsupported Accept header');
     if (r.headers['x-github-api-version'] !== '2022-11-28') return gh(400, 'Invalid API version');

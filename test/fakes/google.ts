@@ -6,7 +6,7 @@
  * verifies dataCrc32c (CRC-32C, computed here bit by bit, independently of src/), 64 KiB, label rules.
  */
 import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
-import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 /** Bitwise CRC-32C (no table; independent of the connector's table-driven one). */
 export function crc32cBitwise(data: Uint8Array): number {
@@ -21,7 +21,7 @@ export function crc32cBitwise(data: Uint8Array): number {
 const gerr = (code: number, status: string, message: string): FakeReply => ({ status: code, json: { error: { code, message, status } } });
 
 /** Google Secret Manager fake. */
-export class GoogleFake {
+export class GoogleFake extends FakeProvider {
   readonly project = 'proj-' + randomBytes(3).toString('hex');
   readonly clientEmail = `sync@${this.project}.iam.gserviceaccount.com`;
   readonly keyId = randomBytes(8).toString('hex');
@@ -29,28 +29,17 @@ export class GoogleFake {
   private readonly privatePem: string;
   readonly tokens = new Map<string, number>();
   readonly secrets = new Map<string, { labels: Record<string, string>; versions: string[] }>();
-  readonly server: FakeServer;
   tokensIssued = 0;
   /** Why the last token request was refused (for test diagnostics). */
   lastTokenError = '';
 
   constructor() {
+    super();
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.publicKey = publicKey;
     this.privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    this.server = new FakeServer((r) => this.handle(r));
   }
 
-  async start(): Promise<this> {
-    await this.server.start();
-    return this;
-  }
-  stop(): Promise<void> {
-    return this.server.stop();
-  }
-  get url(): string {
-    return this.server.url;
-  }
   get tokenUri(): string {
     return `${this.url}/token`;
   }
@@ -77,7 +66,7 @@ export class GoogleFake {
     return s?.versions[s.versions.length - 1];
   }
 
-  private handle(r: FakeRequest): FakeReply {
+  protected handle(r: FakeRequest): FakeReply {
     if (r.method === 'POST' && r.url.pathname === '/token') return this.token(r);
     const t = bearerOf(r);
     const exp = t ? this.tokens.get(t) : undefined;

@@ -5,7 +5,7 @@
  * development; list returns ids; PATCH/DELETE by id; 404 on an unknown id.
  */
 import { randomBytes } from 'node:crypto';
-import { FakeServer, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
+import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 /** One stored environment variable. */
 export interface VercelEnv {
@@ -23,26 +23,12 @@ const TARGETS = new Set(['production', 'preview', 'development']);
 const TYPES = new Set(['encrypted', 'sensitive', 'plain', 'system', 'secret']);
 
 /** Vercel fake for one project in one team. */
-export class VercelFake {
+export class VercelFake extends FakeProvider {
   readonly token = randomBytes(12).toString('hex');
   readonly projectId = 'prj_' + randomBytes(8).toString('hex');
   readonly teamId = 'team_' + randomBytes(8).toString('hex');
   readonly envs: VercelEnv[] = [];
-  readonly server: FakeServer;
 
-  constructor() {
-    this.server = new FakeServer((r) => this.handle(r));
-  }
-  async start(): Promise<this> {
-    await this.server.start();
-    return this;
-  }
-  stop(): Promise<void> {
-    return this.server.stop();
-  }
-  get url(): string {
-    return this.server.url;
-  }
 
   /** Value of a variable by key, or undefined. */
   valueOf(key: string): string | undefined {
@@ -52,7 +38,7 @@ export class VercelFake {
     return this.envs.find((e) => e.key === key)?.target;
   }
 
-  private handle(r: FakeRequest): FakeReply {
+  protected handle(r: FakeRequest): FakeReply {
     if (bearerOf(r) !== this.token) return verr(403, 'forbidden', 'Not authorized');
     const m = /^\/v(\d+)\/projects\/([^/]+)\/env(?:\/([^/]+))?$/.exec(r.url.pathname);
     if (!m) return verr(404, 'not_found', 'no such path');
