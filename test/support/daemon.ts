@@ -93,6 +93,9 @@ export function httpReq(target: { socket?: string; base?: string }, method: stri
       },
     );
     r.on('error', rej);
+    // The server may answer early (413) and close while a large body is still being written: a late
+    // EPIPE on the socket after the answer is expected, not a failure (errors before it still reject).
+    r.on('socket', (sock) => sock.on('error', () => {}));
     r.end(payload);
   });
 }
