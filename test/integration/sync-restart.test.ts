@@ -58,11 +58,23 @@ afterAll(async () => {
   await vc.stop();
 });
 
-/** Every file under `root`, recursively. */
+/** Every file under `root`, recursively; entries the running daemon removes meanwhile (emptied queue folders, renamed temp files) are skipped. */
 function files(root: string): string[] {
-  return readdirSync(root).flatMap((n) => {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return names.flatMap((n) => {
     const p = join(root, n);
-    return statSync(p).isDirectory() ? files(p) : [p];
+    try {
+      return statSync(p).isDirectory() ? files(p) : [p];
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
   });
 }
 
@@ -71,7 +83,13 @@ describe('sync queue durability', () => {
     await d.req('POST', 'secret/data/plain', { data: { V: 'plaintext-marker-42' } }, { token });
     await d.req('POST', 'sys/sync/destinations/hosting-project/web/associations/set', { mount: 'secret', secret_name: 'plain' }, { token });
     await until(() => vc.envs.length, (n) => n === 1);
-    const all = files(join(dir, 'data')).map((f) => readFileSync(f));
+    const all = files(join(dir, 'data')).flatMap((f) => {
+      try {
+        return [readFileSync(f)];
+      } catch {
+        return []; // removed by the daemon since the walk
+      }
+    });
     expect(all.length).toBeGreaterThan(3);
     for (const needle of [vc.token, 'plaintext-marker-42', vc.projectId]) expect(all.some((b) => b.includes(needle)), needle).toBe(false);
     await d.req('POST', 'sys/sync/destinations/hosting-project/web/associations/remove', { mount: 'secret', secret_name: 'plain' }, { token });
