@@ -186,7 +186,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     }
     tightenDefaultRuntimeDir(cfg.listenerSpecs);
     const router = new Router(core);
-    listeners = await startListeners(cfg.listenerSpecs, (req, res) => void router.handle(req, res), DEFAULT_LIMITS);
+    listeners = await startListeners(cfg.listenerSpecs, (req, res) => void router.handle(req, res), DEFAULT_LIMITS, (req, res) => void router.handle(req, res));
   } catch (e) {
     await core.close();
     throw e;

@@ -9,6 +9,7 @@ import { createServer as createTls } from 'node:tls';
 import { chmodSync, mkdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { installListVerb } from './list-verb.js';
+import { FastConnection, type FastHandler, type FastHooks } from './fast-http.js';
 
 /** A listener from flags or the config file. */
 export type ListenerSpec = ({ type: 'unix'; path: string } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string }) & {
@@ -54,11 +55,16 @@ async function socketInUse(path: string): Promise<boolean> {
   });
 }
 
-/** Start every listener; requests go to `handler`. */
+/**
+ * Start every listener; requests go to `handler` (node:http). With `fast`, connections start in the
+ * fast lane (fast-http.ts), which answers plain requests itself and hands a connection to node:http
+ * at the first request it does not take.
+ */
 export async function startListeners(
   specs: ListenerSpec[],
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   limits: ListenerLimits = DEFAULT_LIMITS,
+  fast?: FastHandler,
 ): Promise<Listeners> {
   let inflight = 0;
   // Pipelined requests on one connection run one after another (RFC 9112 section 9.3.2: only safe
@@ -95,11 +101,38 @@ export async function startListeners(
     if (spec.maxRequestSize !== undefined) socketLimits.set(sock, spec.maxRequestSize);
     feed(sock);
   };
+  const toNode = (sock: Socket) => {
+    installListVerb(sock);
+    http.emit('connection', sock);
+  };
+  const fastConns = new Set<FastConnection>();
+  const hooks: FastHooks | null = fast
+    ? {
+        handler: fast,
+        fallback(sock, rest, ended) {
+          const before = new Set(sock.listeners('end'));
+          toNode(sock);
+          // Replay what the fast lane read but did not answer, then the peer's FIN if it came.
+          if (rest) sock.emit('data', rest);
+          if (ended) for (const l of sock.listeners('end')) if (!before.has(l)) (l as () => void).call(sock);
+          if (sock.isPaused()) sock.resume();
+        },
+        started: () => void inflight++,
+        finished: () => void inflight--,
+        gone: (c) => void fastConns.delete(c),
+      }
+    : null;
+  const sweep = hooks
+    ? setInterval(() => {
+        const now = Date.now();
+        for (const c of fastConns) c.sweep(now, limits);
+      }, limits.checkIntervalMs ?? 1000).unref()
+    : null;
   const feed = (sock: Socket) => {
     sockets.add(sock);
     sock.once('close', () => sockets.delete(sock));
-    installListVerb(sock);
-    http.emit('connection', sock);
+    if (hooks) fastConns.add(new FastConnection(sock, hooks, limits.keepAliveTimeoutMs));
+    else toNode(sock);
   };
   const servers: NetServer[] = [];
   const addresses: string[] = [];
@@ -159,6 +192,8 @@ export async function startListeners(
       // Stop accepting first; net.Server's close callback only fires once every connection has
       // ended, so it is awaited after the connections are closed below, not before.
       const stopped = servers.map((s) => new Promise<void>((r) => s.close(() => r())));
+      if (sweep) clearInterval(sweep);
+      for (const c of [...fastConns]) c.close();
       http.closeIdleConnections();
       const deadline = Date.now() + graceMs;
       while (inflight > 0 && Date.now() < deadline) {

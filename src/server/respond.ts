@@ -1,6 +1,13 @@
 /** Vault's response envelope and error bodies (reference transit-wire.md section 1.2, 1.3). */
-import type { ServerResponse } from 'node:http';
 import type { Reply } from '../framework/route.js';
+
+/** What the answer functions need: node:http's ServerResponse or the fast lane's FastResponse. */
+export interface ResponseSink {
+  headersSent: boolean;
+  writeHead(status: number, headers?: Record<string, string | number>): unknown;
+  end(body?: string | Buffer): unknown;
+  destroy(): unknown;
+}
 
 const GO_ESCAPE = /[<>&\u2028\u2029]/g;
 const GO_ESCAPE_TEST = /[<>&\u2028\u2029]/;
@@ -16,7 +23,7 @@ function goJson(value: unknown): string {
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
 /** Send a success envelope; `injectTopLevel` also copies `data`'s keys to the top level (Vault's sys/ answers). */
-export function sendReply(res: ServerResponse, requestId: string, reply: Reply, mountType: string | undefined, status = 200, injectTopLevel = false): void {
+export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mountType: string | undefined, status = 200, injectTopLevel = false): void {
   if (reply.raw) {
     res.writeHead(reply.raw.status ?? 200, { 'Content-Type': reply.raw.contentType, 'Cache-Control': 'no-store' });
     res.end(reply.raw.body);
@@ -41,7 +48,7 @@ export function sendReply(res: ServerResponse, requestId: string, reply: Reply, 
 }
 
 /** Send `{"errors": [...]}`; `data` (when given) rides along, as Vault's KV 404 does. */
-export function sendError(res: ServerResponse, status: number, errors: string[], data?: unknown): void {
+export function sendError(res: ResponseSink, status: number, errors: string[], data?: unknown): void {
   const body: Record<string, unknown> = data === undefined ? { errors } : { request_id: '', data, errors };
   const text = goJson(body) + '\n';
   if (res.headersSent) {
@@ -53,7 +60,7 @@ export function sendError(res: ServerResponse, status: number, errors: string[],
 }
 
 /** 204 No Content. */
-export function sendEmpty(res: ServerResponse): void {
+export function sendEmpty(res: ResponseSink): void {
   res.writeHead(204, { 'Cache-Control': 'no-store' });
   res.end();
 }

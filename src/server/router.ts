@@ -4,7 +4,7 @@
  * Handlers never look at policies.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
@@ -12,6 +12,11 @@ import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framew
 import { sendEmpty, sendError, sendReply } from './respond.js';
 import { requestSizeLimit } from './http.js';
 import { jsonLimitViolation } from './json-limits.js';
+import { FastRequest } from './fast-http.js';
+import type { ResponseSink } from './respond.js';
+
+/** A request from node:http or from the fast lane (which has read the body already). */
+export type AnyRequest = IncomingMessage | FastRequest;
 
 /** One resolved mount: its table entry, static routes and live engine instance. */
 export interface MountedEngine {
@@ -65,7 +70,8 @@ function methodToOp(method: string, list: boolean): Operation | null {
   switch (method) {
     case 'GET':
       return list ? 'list' : 'read';
-    case 'LOCK': // LIST, rewritten on the wire (list-verb.ts)
+    case 'LIST': // fast lane
+    case 'LOCK': // LIST, rewritten on the wire for node:http (list-verb.ts)
       return 'list';
     case 'POST':
     case 'PUT':
@@ -136,7 +142,7 @@ export function parseBody(body: Buffer, contentType: string | undefined): Record
 }
 
 /** Token from `X-Vault-Token`, else `Authorization: Bearer`. */
-export function tokenFrom(req: IncomingMessage): string | undefined {
+export function tokenFrom(req: { headers: Record<string, string | string[] | undefined> }): string | undefined {
   const x = req.headers['x-vault-token'];
   if (typeof x === 'string' && x !== '') return x;
   const auth = req.headers.authorization;
@@ -149,7 +155,7 @@ export class Router {
   constructor(private readonly core: RouterCore) {}
 
   /** Handle one HTTP request end to end. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: AnyRequest, res: ResponseSink): Promise<void> {
     const requestId = randomUUID();
     let mountType: string | undefined;
     // Tokens looked up for this request; one on its last use is revoked when the request ends.
@@ -179,7 +185,11 @@ export class Router {
       const op0 = methodToOp(method, listFlag);
       if (!op0) throw unsupported();
       const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
-      const body = op0 === 'read' || op0 === 'list' ? await drain(req, limit) : await readBody(req, limit);
+      let body: Buffer;
+      if (req instanceof FastRequest) {
+        if (req.body.length > limit) throw new KeyholdError('tooLarge', 'http: request body too large');
+        body = req.body;
+      } else body = op0 === 'read' || op0 === 'list' ? await drain(req, limit) : await readBody(req, limit);
       const bodyData = parseBody(body, req.headers['content-type']);
       if (op0 === 'patch' && !String(req.headers['content-type'] ?? '').includes('merge-patch+json')) {
         throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
@@ -316,7 +326,7 @@ export class Router {
   }
 
   /** The request's token, or 403 when it carries none or an unknown/expired one. */
-  private async requireToken(req: IncomingMessage, seen: TokenInfo[]): Promise<TokenInfo> {
+  private async requireToken(req: AnyRequest, seen: TokenInfo[]): Promise<TokenInfo> {
     const id = tokenFrom(req);
     if (!id) throw denied();
     const token = await this.core.lookupToken(id);
@@ -325,7 +335,7 @@ export class Router {
     return token;
   }
 
-  private fail(res: ServerResponse, e: unknown): void {
+  private fail(res: ResponseSink, e: unknown): void {
     if (isKeyholdError(e)) {
       const msgs = e.errors ?? (e.message === '' ? [] : [e.message]);
       // 413: the connection stays open and Node discards the rest of the body, so the client reads
