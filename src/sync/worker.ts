@@ -539,7 +539,8 @@ export class Syncer {
             continue;
           }
           try {
-            await connector.put(extName, value, signal);
+            // No record of having written this name: the connector may try "create" first.
+            await connector.put(extName, value, signal, { fresh: !(old?.present && old.external_name === extName) });
             let state: EntryState = { sync_status: 'SYNCED', updated_at: now(), external_name: extName, present: true };
             if (old?.present && old.external_name && old.external_name !== extName) {
               // Template or granularity changed on refresh: the old name goes (reference 1.5.1).

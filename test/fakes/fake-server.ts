@@ -39,6 +39,8 @@ export interface LoggedRequest {
   method: string;
   path: string;
   status: number;
+  /** The `X-Amz-Target` header (AWS JSON protocol operation), when sent. */
+  target?: string;
 }
 
 /** Loopback HTTP server with failure injection. */
@@ -125,7 +127,8 @@ export class FakeServer {
         reply = { status: 500, json: { error: { message: `fake crashed: ${(e as Error).message}` } } };
       }
     }
-    this.log.push({ method: req.method ?? 'GET', path: url.pathname, status: reply.status });
+    const target = req.headers['x-amz-target'];
+    this.log.push({ method: req.method ?? 'GET', path: url.pathname, status: reply.status, ...(typeof target === 'string' ? { target } : {}) });
     if (this.log.length > 5000) this.log.splice(0, 1000);
     const payload = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? '');
     const headers: Record<string, string> = { ...(reply.json !== undefined ? { 'Content-Type': 'application/json' } : {}), ...reply.headers };

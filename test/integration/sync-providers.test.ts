@@ -5,7 +5,7 @@
  * EXTERNAL_SERVICE_ERROR, then recovery; remove, see it gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretsManagerClient, GetSecretValueCommand, DescribeSecretCommand, ListSecretsCommand } from '@aws-sdk/client-secrets-manager';
+import { SecretsManagerClient, CreateSecretCommand, GetSecretValueCommand, DescribeSecretCommand, ListSecretsCommand } from '@aws-sdk/client-secrets-manager';
 import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
 import { startMoto, type Moto } from '../support/moto.js';
 import { AzureFake } from '../fakes/azure.js';
@@ -190,6 +190,30 @@ describe('provider specifics', () => {
     await d.req('POST', 'sys/sync/destinations/provider-a-sm/e2e/associations/remove', { mount: 'secret', secret_name: 'tags' });
     const left = await aws.send(new ListSecretsCommand({}));
     expect((left.SecretList ?? []).map((s) => s.Name)).not.toContain(name);
+  });
+
+  it('AWS: a first sync is one CreateSecret call, an update one PutSecretValue; a secret made outside keyhold is overwritten', async () => {
+    const ops = () => awsProxy.log.map((l) => l.target?.replace(/^secretsmanager\./, '')).filter(Boolean);
+    const set = (secret: string) => d.req('POST', 'sys/sync/destinations/provider-a-sm/e2e/associations/set', { mount: 'secret', secret_name: secret });
+    await d.req('POST', 'secret/data/calls', { data: { a: '1' } });
+    let before = awsProxy.log.length;
+    expect(Object.values((await set('calls')).body.data.associated_secrets).map((x) => (x as { sync_status: string }).sync_status)).toEqual(['SYNCED']);
+    expect(ops().slice(before)).toEqual(['CreateSecret']);
+    expect(await awsValue(`vault/${accessor}/calls`)).toBe('{"a":"1"}');
+    before = awsProxy.log.length;
+    await d.req('POST', 'secret/data/calls', { data: { a: '2' } });
+    await until(() => awsValue(`vault/${accessor}/calls`), (v) => v === '{"a":"2"}');
+    expect(ops().slice(before)).toEqual(['PutSecretValue']);
+    // A name that already exists at the provider (created outside keyhold) is written, not refused.
+    const name = `vault/${accessor}/preexisting`;
+    await aws.send(new CreateSecretCommand({ Name: name, SecretString: 'made by hand' }));
+    await d.req('POST', 'secret/data/preexisting', { data: { b: '1' } });
+    before = awsProxy.log.length;
+    await set('preexisting');
+    await until(() => awsValue(name), (v) => v === '{"b":"1"}');
+    expect(ops().slice(before)).toEqual(['CreateSecret', 'PutSecretValue']);
+    expect(await statuses('provider-a-sm', 'e2e')).toEqual(['SYNCED', 'SYNCED']);
+    for (const s of ['calls', 'preexisting']) await d.req('POST', 'sys/sync/destinations/provider-a-sm/e2e/associations/remove', { mount: 'secret', secret_name: s });
   });
 
   it('Azure: the token is cached, renewed after expiry, and a 401 fetches a fresh one', async () => {

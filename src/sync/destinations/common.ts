@@ -9,11 +9,21 @@ import type { NetworkGuard } from '../network-guard.js';
 /** Talks to one external secret store. Names arrive normalized and checked; values are UTF-8 text. */
 export interface Connector {
   /** Create or overwrite the external secret `name`. */
-  put(name: string, value: string, signal: AbortSignal): Promise<void>;
+  put(name: string, value: string, signal: AbortSignal, opts?: PutOptions): Promise<void>;
   /** Delete the external secret `name`; an absent secret is success (spec 7.12). */
   remove(name: string, signal: AbortSignal): Promise<void>;
   /** Release sockets and cached tokens. */
   close(): void;
+}
+
+/** Hints for a put; connectors that gain nothing from them ignore them. */
+export interface PutOptions {
+  /**
+   * keyhold has no record of having written `name` (first sync of an association, a KV secret
+   * synced again after an unsync, or a new name after a template change): it is most likely absent
+   * at the provider. Only a hint: the put must still succeed when the name exists.
+   */
+  fresh?: boolean;
 }
 
 /** What a connector is built with. */

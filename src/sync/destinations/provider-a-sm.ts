@@ -6,13 +6,16 @@
 import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { SyncFailure, failureFromError } from '../failure.js';
-import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef } from './common.js';
+import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef, type PutOptions } from './common.js';
 import type { DestinationRecord } from '../types.js';
 
 type Sdk = typeof import('@aws-sdk/client-secrets-manager');
 
 /** AWS error codes that a retry may cure. */
 const RETRYABLE = new Set(['ThrottlingException', 'TooManyRequestsException', 'InternalServiceError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'RequestTimeout', 'RequestTimeoutException']);
+
+/** AWS's wording for a secret in its recovery window ("marked for deletion", "scheduled for deletion"). */
+const DELETION = /marked for deletion|scheduled for deletion/i;
 
 function errorCode(e: unknown): string {
   const err = e as { name?: string; Code?: string; __type?: string };
@@ -34,7 +37,7 @@ export function classifyAwsError(e: unknown, what: string): SyncFailure {
   const msg = `${what}: HTTP ${status} ${code}`;
   if (RETRYABLE.has(code) || status === 429 || status >= 500) return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, httpStatus: status });
   // A name scheduled for deletion right after a force delete frees up shortly (deletion is asynchronous).
-  if (code === 'InvalidRequestException' && /scheduled for deletion|marked for deletion/i.test(err.message ?? '')) {
+  if (code === 'InvalidRequestException' && DELETION.test(err.message ?? '')) {
     return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${msg} (name still scheduled for deletion)`, { retryable: true, httpStatus: status });
   }
   return new SyncFailure('CLIENT_SIDE_ERROR', msg, { httpStatus: status });
@@ -76,15 +79,35 @@ class AwsConnector implements Connector {
     }
   }
 
-  async put(name: string, value: string, signal: AbortSignal): Promise<void> {
+  /**
+   * Create or overwrite `name`. A name keyhold has no record of having written (`fresh`: a first
+   * sync, or a new name after a template change) is most likely absent, so CreateSecret goes first:
+   * one call instead of PutSecretValue + CreateSecret. An existing secret (ResourceExistsException),
+   * one scheduled for deletion, or a caller allowed to write values but not to create secrets falls
+   * back to the update path. Otherwise PutSecretValue goes first and CreateSecret follows when the
+   * secret is missing.
+   */
+  async put(name: string, value: string, signal: AbortSignal, opts: PutOptions = {}): Promise<void> {
     this.checkEndpoint();
     const { sdk, client } = await this.sdk();
+    let createError: unknown;
+    if (opts.fresh) {
+      try {
+        await this.create(sdk, client, name, value, signal);
+        return;
+      } catch (e) {
+        const code = errorCode(e);
+        const exists = code === 'ResourceExistsException' || (code === 'InvalidRequestException' && DELETION.test((e as Error).message ?? ''));
+        if (!exists && code !== 'AccessDeniedException') throw classifyAwsError(e, 'CreateSecret');
+        if (!exists) createError = e;
+      }
+    }
     try {
       await client.send(new sdk.PutSecretValueCommand({ SecretId: name, SecretString: value }), { abortSignal: signal });
       return;
     } catch (e) {
       const code = errorCode(e);
-      if (code === 'InvalidRequestException' && /marked for deletion|scheduled for deletion/i.test((e as Error).message ?? '')) {
+      if (code === 'InvalidRequestException' && DELETION.test((e as Error).message ?? '')) {
         // A secret in its recovery window (deleted outside keyhold): restore it, then write.
         try {
           await client.send(new sdk.RestoreSecretCommand({ SecretId: name }), { abortSignal: signal });
@@ -95,10 +118,11 @@ class AwsConnector implements Connector {
         }
       }
       if (code !== 'ResourceNotFoundException') throw classifyAwsError(e, 'PutSecretValue');
+      // Missing, and creating it was already refused: report the refusal (not "not found").
+      if (createError !== undefined) throw classifyAwsError(createError, 'CreateSecret');
     }
-    const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
     try {
-      await client.send(new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync' }), { abortSignal: signal });
+      await this.create(sdk, client, name, value, signal);
     } catch (e) {
       if (errorCode(e) === 'ResourceExistsException') {
         // Created concurrently: write the value.
@@ -111,6 +135,11 @@ class AwsConnector implements Connector {
       }
       throw classifyAwsError(e, 'CreateSecret');
     }
+  }
+
+  private async create(sdk: Sdk, client: InstanceType<Sdk['SecretsManagerClient']>, name: string, value: string, signal: AbortSignal): Promise<void> {
+    const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
+    await client.send(new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync' }), { abortSignal: signal });
   }
 
   async remove(name: string, signal: AbortSignal): Promise<void> {

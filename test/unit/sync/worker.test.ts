@@ -33,6 +33,8 @@ const global = { active: 0, maxActive: 0 };
 class FakeProvider {
   readonly store = new Map<string, string>();
   readonly calls: string[] = [];
+  /** Names of puts made with the `fresh` hint (no record of having written the name). */
+  readonly freshPuts: string[] = [];
   failures: Array<SyncFailure | null> = [];
   failAlways: SyncFailure | null = null;
   delayMs = 0;
@@ -55,7 +57,10 @@ class FakeProvider {
       }
     };
     return {
-      put: (name, value) => run(`put ${name}`, () => this.store.set(name, value)),
+      put: (name, value, _signal, opts) => {
+        if (opts?.fresh) this.freshPuts.push(name);
+        return run(`put ${name}`, () => this.store.set(name, value));
+      },
       remove: (name) => run(`remove ${name}`, () => this.store.delete(name)),
       close() {},
     };
@@ -107,6 +112,35 @@ describe('sync worker', () => {
     expect(view.associated_secrets[`${mount.accessor}/app/db`]!.sync_status).toBe('SYNCED');
     expect(h.provider('d').store.get(`vault/${mount.accessor}/app/db`)).toBe('{"pass":"p","user":"u"}');
     expect((await link(h.store, 'd', 'app/db'))!.synced_version).toBe(1);
+  });
+
+  it('hints "fresh" only for names it has no record of having written', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    const name = `vault/${mount.accessor}/s`;
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect(p.freshPuts).toEqual([name]); // first sync
+    h.kv.write('s', { a: '2' });
+    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 2, currentVersion: 2 });
+    await until(() => p.store.get(name), (v) => v === '{"a":"2"}');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll); // refresh of a synced link
+    expect(p.calls.filter((c) => c.startsWith('put'))).toHaveLength(3);
+    expect(p.freshPuts).toEqual([name]);
+    // Unsynced (secret deleted), then written again: the name is gone, so it is fresh again.
+    h.kv.data.delete('s');
+    await h.service.onKvEvent({ kind: 'metadata-delete', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 0, currentVersion: 0 });
+    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'UNSYNCED');
+    h.kv.write('s', { a: '3' });
+    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 1, currentVersion: 1 });
+    await until(() => p.store.get(name), (v) => v === '{"a":"3"}');
+    expect(p.freshPuts).toEqual([name, name]);
+    // A template change on refresh: the new name is fresh.
+    await h.service.writeDestination('provider-a-sm', 'd', { secret_name_template: 'team/{{ .SecretPath }}' }, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect(p.freshPuts).toEqual([name, name, 'team/s']);
   });
 
   it('secret-key granularity pushes each key and deletes keys that disappear from the secret', async () => {

@@ -1,0 +1,101 @@
+/**
+ * The AWS Secrets Manager connector against a fake with the real service's error semantics: the
+ * number and order of calls for a first sync (CreateSecret only), an update (PutSecretValue only),
+ * and the fallbacks (secret already there, in its recovery window, CreateSecret not permitted).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { providerASm } from '../../../src/sync/destinations/provider-a-sm.js';
+import type { Connector } from '../../../src/sync/destinations/common.js';
+import { HttpClient } from '../../../src/sync/http-client.js';
+import { NetworkGuard } from '../../../src/sync/network-guard.js';
+import type { DestinationRecord } from '../../../src/sync/types.js';
+import { AwsSmFake } from '../../fakes/aws-sm.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const aws = new AwsSmFake();
+let c: Connector;
+const signal = new AbortController().signal;
+
+beforeAll(async () => {
+  await aws.start();
+  const dest: DestinationRecord = {
+    type: 'provider-a-sm',
+    name: 'd',
+    connection: { access_key_id: 'AKIAFAKE', secret_access_key: 'fake-secret', region: 'us-east-1', endpoint_url: aws.url },
+    options: { granularity: 'secret-path', custom_tags: { team: 'payments' }, allowed_ipv4_addresses: ['127.0.0.1/32'], allowed_ipv6_addresses: [], allowed_ports: [aws.server.port], disable_strict_networking: false },
+    created_at: '',
+    updated_at: '',
+    revision: 1,
+  };
+  const guard = new NetworkGuard(dest.options);
+  c = providerASm.connect(dest, { guard, http: new HttpClient(guard, 5000), timeoutMs: 5000, now: () => Date.now(), logger: silent });
+});
+afterAll(async () => {
+  c?.close();
+  await aws.stop();
+});
+beforeEach(() => {
+  aws.calls.length = 0;
+  aws.secrets.clear();
+  aws.denyCreate = false;
+});
+
+describe('provider-a-sm put', () => {
+  it('a fresh name is created with one CreateSecret call, tagged', async () => {
+    await c.put('vault/a', '{"k":"1"}', signal, { fresh: true });
+    expect(aws.calls).toEqual(['CreateSecret']);
+    expect(aws.valueOf('vault/a')).toBe('{"k":"1"}');
+    expect(aws.secrets.get('vault/a')!.tags).toEqual({ 'hashicorp:vault': '', team: 'payments' });
+  });
+
+  it('a known name is updated with one PutSecretValue call', async () => {
+    aws.seed('vault/a', 'old');
+    await c.put('vault/a', 'new', signal);
+    expect(aws.calls).toEqual(['PutSecretValue']);
+    expect(aws.valueOf('vault/a')).toBe('new');
+  });
+
+  it('a fresh name that already exists is overwritten (CreateSecret, then PutSecretValue)', async () => {
+    aws.seed('vault/a', 'made outside keyhold');
+    await c.put('vault/a', 'ours', signal, { fresh: true });
+    expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
+    expect(aws.valueOf('vault/a')).toBe('ours');
+  });
+
+  it('a fresh name in its recovery window is restored, then written', async () => {
+    aws.seed('vault/a', 'deleted outside keyhold', { deleted: true });
+    await c.put('vault/a', 'ours', signal, { fresh: true });
+    expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue', 'RestoreSecret', 'PutSecretValue']);
+    expect(aws.valueOf('vault/a')).toBe('ours');
+  });
+
+  it('a known name in its recovery window is restored, then written', async () => {
+    aws.seed('vault/a', 'deleted outside keyhold', { deleted: true });
+    await c.put('vault/a', 'ours', signal);
+    expect(aws.calls).toEqual(['PutSecretValue', 'RestoreSecret', 'PutSecretValue']);
+    expect(aws.valueOf('vault/a')).toBe('ours');
+  });
+
+  it('a known name that is gone at the provider is created again', async () => {
+    await c.put('vault/a', 'v', signal);
+    expect(aws.calls).toEqual(['PutSecretValue', 'CreateSecret']);
+    expect(aws.valueOf('vault/a')).toBe('v');
+  });
+
+  it('without permission to create, an existing secret is still written; a missing one reports the refusal', async () => {
+    aws.denyCreate = true;
+    aws.seed('vault/a', 'old');
+    await c.put('vault/a', 'new', signal, { fresh: true });
+    expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
+    expect(aws.valueOf('vault/a')).toBe('new');
+    aws.calls.length = 0;
+    await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'CLIENT_SIDE_ERROR', message: expect.stringMatching(/^CreateSecret: HTTP 400 AccessDeniedException/) });
+    expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
+  });
+
+  it('other CreateSecret failures are classified as before (5xx retryable)', async () => {
+    aws.server.failNext({ status: 503 });
+    await expect(c.put('vault/a', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+    expect(aws.valueOf('vault/a')).toBeUndefined();
+  });
+});
