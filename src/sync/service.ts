@@ -185,14 +185,46 @@ export class SyncService {
 
   // ---- associations ----
 
+  /**
+   * Views of the association map per destination, rebuilt only when a link changed (set and remove
+   * answer with the whole map, so 1,000 associations set one by one used to build ~500,000 records),
+   * and the records of each link, kept while its stored record is unchanged. Records show the mount
+   * path of the link's accessor, so a view also remembers the paths it used (a remount rebuilds it).
+   * Both are frozen: the same objects are handed to every caller.
+   */
+  private readonly views = new Map<string, AssociationView>();
+  private readonly linkViews = new WeakMap<LinkRecord, { mount: string | undefined; records: Readonly<Record<string, unknown>> }>();
+
   /** All associations of a destination, with their latest status. */
   async associations(type: DestinationType, name: string, overlay?: LinkRecord | null): Promise<Record<string, unknown>> {
     const d = await this.store.getDest(type, name);
     if (!d) throw notFound(`destination ${type}/${name} does not exist`);
-    const secrets: Record<string, unknown> = {};
-    for (const l of await this.store.links(type, name)) Object.assign(secrets, this.linkRecords(l));
-    if (overlay) Object.assign(secrets, this.linkRecords(overlay));
+    const key = `${type}/${name}`;
+    const stamp = this.store.linksStamp(type, name);
+    let view = this.views.get(key);
+    if (!view || view.stamp !== stamp || [...view.mounts].some(([acc, path]) => this.kv.mount(acc)?.path !== path)) {
+      const links = await this.store.links(type, name);
+      const secrets: Record<string, unknown> = {};
+      const mounts = new Map<string, string | undefined>();
+      for (const l of links) {
+        if (!mounts.has(l.accessor)) mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
+        Object.assign(secrets, this.cachedLinkRecords(l, mounts.get(l.accessor)));
+      }
+      view = { stamp, mounts, secrets: Object.freeze(secrets) };
+      // Keep only a view of one consistent state (links may change while `links()` loads them).
+      if (this.store.linksStamp(type, name) === stamp) this.views.set(key, view);
+    }
+    const secrets = overlay ? { ...view.secrets, ...this.linkRecords(overlay) } : view.secrets;
     return { associated_secrets: secrets, store_name: name, store_type: type };
+  }
+
+  private cachedLinkRecords(l: LinkRecord, mount: string | undefined): Readonly<Record<string, unknown>> {
+    const hit = this.linkViews.get(l);
+    if (hit && hit.mount === mount) return hit.records;
+    const records = this.linkRecords(l);
+    for (const r of Object.values(records)) Object.freeze(r);
+    this.linkViews.set(l, { mount, records: Object.freeze(records) });
+    return records;
   }
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
@@ -408,6 +440,15 @@ export class SyncService {
       }
     }
   }
+}
+
+/** A cached association map of one destination. */
+interface AssociationView {
+  /** `SyncStore.linksStamp` it was built at. */
+  stamp: number;
+  /** Mount path of each accessor it shows (undefined: the mount is gone). */
+  mounts: Map<string, string | undefined>;
+  secrets: Readonly<Record<string, unknown>>;
 }
 
 /** Check a template for a type and granularity; throws 400 with Vault's wording. */

@@ -31,14 +31,46 @@ export class SyncStore {
     await this.s.delete('config');
   }
 
-  getDest(type: string, name: string): Promise<DestinationRecord | null> {
-    return getJSON<DestinationRecord>(this.s, `destinations/${type}/${name}`);
+  /**
+   * Destinations are cached once read (write-through): the worker reads the destination for every
+   * operation and set/remove answer with its associations, so an uncached read (file, decrypt,
+   * parse) per call added up. Callers get copies.
+   */
+  private readonly destCache = new Map<string, DestinationRecord>();
+  /** Bumped by every put/delete of a destination: a read that overlapped one does not fill the cache. */
+  private readonly destEpoch = new Map<string, number>();
+
+  async getDest(type: string, name: string): Promise<DestinationRecord | null> {
+    const key = `${type}/${name}`;
+    const hit = this.destCache.get(key);
+    if (hit) return structuredClone(hit);
+    const epoch = this.destEpoch.get(key) ?? 0;
+    const got = await getJSON<DestinationRecord>(this.s, `destinations/${key}`);
+    if (got && (this.destEpoch.get(key) ?? 0) === epoch) this.destCache.set(key, structuredClone(got));
+    return got;
   }
-  putDest(d: DestinationRecord): Promise<void> {
-    return putJSON(this.s, `destinations/${d.type}/${d.name}`, d);
+  async putDest(d: DestinationRecord): Promise<void> {
+    const key = `${d.type}/${d.name}`;
+    this.bumpDest(key);
+    try {
+      await putJSON(this.s, `destinations/${key}`, d);
+    } finally {
+      this.bumpDest(key);
+    }
+    this.destCache.set(key, structuredClone(d));
   }
-  deleteDest(type: string, name: string): Promise<void> {
-    return this.s.delete(`destinations/${type}/${name}`);
+  async deleteDest(type: string, name: string): Promise<void> {
+    const key = `${type}/${name}`;
+    this.bumpDest(key);
+    try {
+      await this.s.delete(`destinations/${key}`);
+    } finally {
+      this.bumpDest(key);
+    }
+  }
+  private bumpDest(key: string): void {
+    this.destCache.delete(key);
+    this.destEpoch.set(key, (this.destEpoch.get(key) ?? 0) + 1);
   }
   /** Names of destinations of one type. */
   async destNames(type: DestinationType): Promise<string[]> {
@@ -80,27 +112,59 @@ export class SyncStore {
     return l ? structuredClone(l) : null;
   }
   async putLink(l: LinkRecord): Promise<void> {
+    const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
-    await putJSON(this.s, `links/${l.dest_type}/${l.dest_name}/${l.id}`, l);
+    await putJSON(this.s, `links/${key}/${l.id}`, l);
+    if (!m.has(l.id)) this.linkOrder.delete(key);
     m.set(l.id, structuredClone(l));
+    this.linkStamp.set(key, ++this.stampCounter);
   }
   async deleteLink(type: string, name: string, id: string): Promise<void> {
+    const key = `${type}/${name}`;
     const m = await this.linksFor(type, name);
-    await this.s.delete(`links/${type}/${name}/${id}`);
+    await this.s.delete(`links/${key}/${id}`);
     m.delete(id);
+    this.linkOrder.delete(key);
+    this.linkStamp.set(key, ++this.stampCounter);
   }
   /** Link ids of one destination, sorted. */
   async linkIds(type: string, name: string): Promise<string[]> {
-    return [...(await this.linksFor(type, name)).keys()].sort();
+    return [...(await this.sortedIds(type, name))];
   }
-  /** Every link of a destination (read-only views; do not mutate). */
+  /** Every link of a destination, sorted by id (read-only views; do not mutate). */
   async links(type: string, name: string): Promise<readonly LinkRecord[]> {
     const m = await this.linksFor(type, name);
-    return [...m.keys()].sort().map((id) => m.get(id)!);
+    return (await this.sortedIds(type, name)).map((id) => m.get(id)!);
+  }
+  /**
+   * A number that changes whenever a link of the destination is written or deleted (equal numbers:
+   * `links()` returns the same records), for callers that cache views of the links.
+   */
+  linksStamp(type: string, name: string): number {
+    return this.linkStamp.get(`${type}/${name}`) ?? 0;
   }
   /** Forget a destination's cached links (after it is deleted). */
   forgetLinks(type: string, name: string): void {
-    this.linkCache.delete(`${type}/${name}`);
+    const key = `${type}/${name}`;
+    this.linkCache.delete(key);
+    this.linkOrder.delete(key);
+    this.linkStamp.set(key, ++this.stampCounter);
+  }
+
+  /** Sorted ids per destination (kept until a link is added or deleted). */
+  private readonly linkOrder = new Map<string, readonly string[]>();
+  private readonly linkStamp = new Map<string, number>();
+  private stampCounter = 0;
+
+  private async sortedIds(type: string, name: string): Promise<readonly string[]> {
+    const key = `${type}/${name}`;
+    const m = await this.linksFor(type, name);
+    let ids = this.linkOrder.get(key);
+    if (!ids || this.linkCache.get(key) !== m) {
+      ids = [...m.keys()].sort();
+      if (this.linkCache.get(key) === m) this.linkOrder.set(key, ids);
+    }
+    return ids;
   }
 
   putOp(seq: string, e: QueueEntry): Promise<void> {

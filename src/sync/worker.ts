@@ -41,6 +41,15 @@ export interface SyncTuning {
   reconcileMs: number;
   /** How long set/remove wait for the first attempt before answering. */
   setWaitMs: number;
+  /**
+   * An operation still waiting (not started) this long gets a queue entry in storage. Before that,
+   * and while it runs, its link record is what survives a crash: every trigger first stores the
+   * link as PENDING (set, KV change), removing (remove), its destination as purging, or a failure or
+   * version mismatch, and the start-up reconciliation re-queues exactly those. Most operations start
+   * at once and finish within a request's time, so they cost no queue writes (two fsynced records
+   * per association instead of four). Retries in backoff are stored at once (attempts, not_before).
+   */
+  persistAfterMs: number;
 }
 
 /** Defaults of the tuning. */
@@ -52,6 +61,7 @@ export const DEFAULT_TUNING: SyncTuning = {
   backoff: { baseMs: 1_000, maxMs: 300_000, maxAttempts: 10 },
   reconcileMs: 300_000,
   setWaitMs: 5_000,
+  persistAfterMs: 1_000,
 };
 
 /** Read tuning from KEYHOLD_SYNC_* environment variables (bad values fall back to defaults). */
@@ -73,6 +83,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv): SyncTuning {
     },
     reconcileMs: num('KEYHOLD_SYNC_RECONCILE_MS', d.reconcileMs, 100),
     setWaitMs: num('KEYHOLD_SYNC_SET_WAIT_MS', d.setWaitMs, 0),
+    persistAfterMs: d.persistAfterMs,
   };
 }
 
@@ -89,6 +100,12 @@ interface Op {
   dest: string;
   attempts: number;
   notBefore: number;
+  /** Clock time it was queued (for `persistAfterMs`). */
+  queuedAt: number;
+  /** Whether its queue entry exists in storage (or is being written). */
+  stored: boolean;
+  /** Writes and deletes of its queue entry, chained so they land in order. */
+  io: Promise<void>;
 }
 
 type ConnectFn = (dest: DestinationRecord, deps: ConnectorDeps) => Connector;
@@ -121,6 +138,7 @@ export class Syncer {
   private readonly bySecret = new Map<string, Set<string>>();
   readonly locks = new KeyedLock();
   private delayTimer: NodeJS.Timeout | null = null;
+  private persistTimer: NodeJS.Timeout | null = null;
   private delayAt = Infinity;
   private reconcileTimer: NodeJS.Timeout | null = null;
   private seqCounter = 0;
@@ -165,7 +183,7 @@ export class Syncer {
         await store.deleteOp(seq); // a duplicate left by a crash between writes
         continue;
       }
-      this.addOp({ seq, link: e.link, dest: destOf(e.link), attempts: e.attempts, notBefore: e.not_before });
+      this.addOp({ seq, link: e.link, dest: destOf(e.link), attempts: e.attempts, notBefore: e.not_before, queuedAt: this.deps.clock.now(), stored: true, io: Promise.resolve() });
     }
     this.started = true;
     this.scheduleReconcile(0);
@@ -247,23 +265,18 @@ export class Syncer {
         existing.attempts = 0;
         this.delayed.delete(existing);
         this.readySet(existing.dest).add(existing);
-        await this.persist(existing);
         this.pump();
+        if (existing.stored) await this.persist(existing);
       }
       return;
     }
     if (this.ops.size >= this.capacity) throw new QueueFullError(this.capacity);
     const now = this.deps.clock.now();
     const seq = `${String(now).padStart(15, '0')}-${String(this.seqCounter++).padStart(9, '0')}`;
-    const op: Op = { seq, link, dest: destOf(link), attempts: 0, notBefore: 0 };
-    await this.deps.store.putOp(seq, { link, attempts: 0, not_before: 0, enqueued_at: now });
-    if (this.pendingByLink.has(link)) {
-      // Another enqueue won while we were writing: keep theirs.
-      await this.deps.store.deleteOp(seq);
-      return;
-    }
-    this.addOp(op);
+    // No queue entry yet (see SyncTuning.persistAfterMs): the caller has stored why the link is due.
+    this.addOp({ seq, link, dest: destOf(link), attempts: 0, notBefore: 0, queuedAt: now, stored: false, io: Promise.resolve() });
     this.pump();
+    this.armPersist();
   }
 
   /** Resolve with the link after its next attempt completes (null when dropped), or undefined after `ms`. */
@@ -285,9 +298,47 @@ export class Syncer {
     });
   }
 
+  /** Write (or rewrite) the queue entry of `op`, after its earlier writes. */
   private persist(op: Op): Promise<void> {
+    op.stored = true;
     const e: QueueEntry = { link: op.link, attempts: op.attempts, not_before: op.notBefore, enqueued_at: this.deps.clock.now() };
-    return this.deps.store.putOp(op.seq, e);
+    const p = op.io.then(() => this.deps.store.putOp(op.seq, e));
+    op.io = p.catch(() => {});
+    return p;
+  }
+
+  /** Delete the queue entry of a finished `op`, if it has one. */
+  private unpersist(op: Op): Promise<void> {
+    if (!op.stored) return op.io;
+    op.stored = false;
+    const p = op.io.then(() => this.deps.store.deleteOp(op.seq));
+    op.io = p.catch(() => {});
+    return p;
+  }
+
+  private armPersist(): void {
+    if (this.persistTimer || this.closed) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = null;
+      void this.persistWaiting();
+    }, this.deps.tuning.persistAfterMs);
+    this.persistTimer.unref?.();
+  }
+
+  /** Store the queue entries of operations that have waited `persistAfterMs` (sync disabled, a backlog). */
+  private async persistWaiting(): Promise<void> {
+    const now = this.deps.clock.now();
+    const writes: Promise<void>[] = [];
+    let younger = false;
+    for (const op of this.ops.values()) {
+      if (op.stored || this.pendingByLink.get(op.link) !== op) continue;
+      if (now - op.queuedAt >= this.deps.tuning.persistAfterMs) writes.push(this.persist(op));
+      else younger = true;
+    }
+    if (younger) this.armPersist();
+    for (const r of await Promise.allSettled(writes)) {
+      if (r.status === 'rejected') this.deps.logger.warn('sync: storing a queue entry failed; the link record still marks it due', { error: (r.reason as Error)?.name });
+    }
   }
 
   private readySet(dest: string): Set<Op> {
@@ -403,7 +454,7 @@ export class Syncer {
       this.armDelay(op.notBefore);
     } else {
       this.ops.delete(op.seq);
-      await this.deps.store.deleteOp(op.seq);
+      await this.unpersist(op);
     }
     const ws = this.waiters.get(op.link);
     if (ws) {
@@ -695,8 +746,12 @@ export class Syncer {
     this.closed = true;
     if (this.delayTimer) clearTimeout(this.delayTimer);
     if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
+    if (this.persistTimer) clearTimeout(this.persistTimer);
     for (const c of this.running.values()) c.abort(Object.assign(new Error('shutting down'), { name: 'AbortError' }));
     await Promise.allSettled([...this.inflight]);
+    // Queued and interrupted operations keep their place (and backoff state) across the restart.
+    for (const op of this.ops.values()) if (!op.stored) void this.persist(op);
+    await Promise.allSettled([...this.ops.values()].map((op) => op.io));
     for (const { connector } of this.connectors.values()) connector.close();
     this.connectors.clear();
     for (const ws of this.waiters.values()) for (const w of ws) w(null);

@@ -67,6 +67,20 @@ class FakeProvider {
   }
 }
 
+/** In-memory storage that records the keys written and deleted. */
+class CountingBackend extends InmemBackend {
+  readonly puts: string[] = [];
+  readonly deletes: string[] = [];
+  override async put(key: string, value: Buffer): Promise<void> {
+    this.puts.push(key);
+    return super.put(key, value);
+  }
+  override async delete(key: string): Promise<void> {
+    this.deletes.push(key);
+    return super.delete(key);
+  }
+}
+
 const tuning: SyncTuning = { ...DEFAULT_TUNING, backoff: { baseMs: 5, maxMs: 20, maxAttempts: 4 }, setWaitMs: 2000, reconcileMs: 3_600_000, concurrency: 4, perDestination: 2 };
 
 const open: Syncer[] = [];
@@ -263,6 +277,78 @@ describe('sync worker', () => {
     await until(() => link(b.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
     expect(b.provider('d').store.size).toBe(1);
     expect(await b.store.opSeqs()).toHaveLength(0);
+  });
+
+  it('an operation that starts at once stores no queue entry: two link writes per association', async () => {
+    const storage = new CountingBackend();
+    const h = harness({ storage });
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    storage.puts.length = 0;
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
+    expect(view.associated_secrets[`${mount.accessor}/s`]!.sync_status).toBe('SYNCED');
+    expect(storage.puts).toEqual([`links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`, `links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`]);
+    expect(storage.deletes.filter((k) => k.startsWith('queue/'))).toEqual([]);
+  });
+
+  it('an operation still waiting after persistAfterMs gets a queue entry, deleted once it ran', async () => {
+    const h = harness({ tuning: { persistAfterMs: 20 } });
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.updateConfig({ disabled: true });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await until(() => h.store.opSeqs(), (q) => q.length === 1);
+    await h.service.updateConfig({ disabled: false });
+    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    await until(() => h.store.opSeqs(), (q) => q.length === 0);
+  });
+
+  it('operations without a queue entry are not lost in a crash: the start-up reconciliation re-queues their PENDING links', async () => {
+    const storage = new InmemBackend();
+    const kv = new FakeKv();
+    const a = harness({ storage, kv, tuning: { perDestination: 1, setWaitMs: 0 } });
+    await a.syncer.start();
+    await a.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    a.provider('d').delayMs = 500; // one operation hangs in flight, the other waits behind it
+    for (const s of ['x', 'y']) {
+      kv.write(s, { v: s });
+      await a.service.setAssociation('provider-a-sm', 'd', 'secret', s, allowAll);
+    }
+    expect(await a.store.opSeqs()).toEqual([]);
+    // The daemon "crashes": `a` is abandoned without close(); a new worker starts on the same storage.
+    const b = harness({ storage, kv });
+    await b.syncer.start();
+    await until(() => Promise.all(['x', 'y'].map((s) => link(b.store, 'd', s))), (ls) => ls.every((l) => l?.sync_status === 'SYNCED'));
+    expect(Object.fromEntries(b.provider('d').store)).toEqual({ [`vault/${mount.accessor}/x`]: '{"v":"x"}', [`vault/${mount.accessor}/y`]: '{"v":"y"}' });
+  });
+
+  it('association maps are reused until a link changes, and show a new mount path after a remount', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    for (const s of ['a', 'b']) {
+      h.kv.write(s, { v: s });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', s, allowAll);
+    }
+    type View = { associated_secrets: Record<string, { sync_status: string; mount: string }> };
+    const v1 = (await h.service.associations('provider-a-sm', 'd')) as View;
+    const v2 = (await h.service.associations('provider-a-sm', 'd')) as View;
+    expect(v2.associated_secrets).toBe(v1.associated_secrets);
+    expect(Object.isFrozen(v1.associated_secrets)).toBe(true);
+    expect(Object.keys(v1.associated_secrets)).toEqual([`${mount.accessor}/a`, `${mount.accessor}/b`]);
+    h.provider('d').failAlways = new SyncFailure('CLIENT_SIDE_ERROR', 'put: HTTP 403');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'b', allowAll);
+    const v3 = (await h.service.associations('provider-a-sm', 'd')) as View;
+    expect(v3.associated_secrets[`${mount.accessor}/b`]!.sync_status).toBe('CLIENT_SIDE_ERROR');
+    expect(v3.associated_secrets[`${mount.accessor}/a`]).toBe(v1.associated_secrets[`${mount.accessor}/a`]); // unchanged link: same record
+    expect(v1.associated_secrets[`${mount.accessor}/b`]!.sync_status).toBe('SYNCED'); // an earlier answer is not rewritten
+    const orig = h.kv.mount.bind(h.kv);
+    h.kv.mount = (p: string) => (p === mount.accessor ? { ...mount, path: 'moved/' } : orig(p));
+    const v4 = (await h.service.associations('provider-a-sm', 'd')) as View;
+    expect(Object.values(v4.associated_secrets).map((r) => r.mount)).toEqual(['moved', 'moved']);
+    h.kv.mount = orig;
   });
 
   it('bounds the queue by queue_capacity; a link already queued does not take a second slot', async () => {
