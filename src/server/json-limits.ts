@@ -31,6 +31,9 @@ function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/** Texts up to this length cannot break the default limits (each needs more characters). */
+export const JSON_LIMITS_SAFE_LENGTH = Math.min(DEFAULT_JSON_LIMITS.maxDepth, DEFAULT_JSON_LIMITS.maxStringLength, DEFAULT_JSON_LIMITS.maxObjectEntries, DEFAULT_JSON_LIMITS.maxArrayElements);
+
 /**
  * Returns the first limit `text` breaks (Vault's wording), or null. Syntax is left to JSON.parse:
  * the scan only counts, so malformed input can only make it stop early, never loop.

@@ -29,6 +29,16 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     res.end(reply.raw.body);
     return;
   }
+  if (!injectTopLevel) {
+    // The common answer: only `data`, `warnings` and `auth` vary, so only they are serialised.
+    const text =
+      `{"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":${reply.data === undefined ? 'null' : goJson(reply.data)}` +
+      `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined ? 'null' : goJson(reply.auth)}` +
+      `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
+    res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
   const envelope = {
     request_id: requestId,
     lease_id: '',

@@ -11,7 +11,7 @@ import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { sendEmpty, sendError, sendReply } from './respond.js';
 import { requestSizeLimit } from './http.js';
-import { jsonLimitViolation } from './json-limits.js';
+import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 
@@ -120,9 +120,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 export function parseBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
   if (body.length === 0) return {};
   const text = body.toString('utf8');
+  // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
+  const first = text.charCodeAt(0);
+  if (first === 0x7b && text.length <= JSON_LIMITS_SAFE_LENGTH) return parseJsonObject(text); // '{': the common case
   const ct = (contentType ?? '').toLowerCase();
   const trimmed = text.trimStart();
-  // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
   const looksJson = trimmed.startsWith('{') || trimmed.startsWith('[');
   if (!looksJson && (ct.startsWith(FORM) || (!ct.includes('json') && /^[\w.%+-]+=/.test(trimmed)))) {
     return Object.fromEntries(new URLSearchParams(text));
@@ -130,6 +132,11 @@ export function parseBody(body: Buffer, contentType: string | undefined): Record
   if (trimmed === '') return {};
   const over = jsonLimitViolation(text);
   if (over) throw invalid(over);
+  return parseJsonObject(text);
+}
+
+/** JSON.parse to an object; 400 for malformed JSON or a non-object. */
+function parseJsonObject(text: string): Record<string, unknown> {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -217,7 +224,10 @@ export class Router {
 
       // Request data: query (GET/DELETE/LIST) and body, path parameters win. Object.fromEntries
       // defines own properties, so a "__proto__" key in a body stays data (no prototype change).
-      const raw: Record<string, unknown> = Object.fromEntries([...(query ? [...query] : []), ...Object.entries(bodyData), ...Object.entries(params)]);
+      const raw: Record<string, unknown> = {};
+      if (query) for (const [k, v] of query) setOwn(raw, k, v);
+      for (const k in bodyData) if (Object.hasOwn(bodyData, k)) setOwn(raw, k, bodyData[k]);
+      for (const k in params) setOwn(raw, k, params[k]);
 
       let token: TokenInfo | null = null;
       if (!route.unauthenticated) token = await this.requireToken(req, seen);
@@ -353,6 +363,12 @@ export class Router {
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);
   }
+}
+
+/** `o[k] = v` as an own data property even for "__proto__" (never a prototype change). */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
 }
 
 /** Path parameters coerced leniently (for an existence check when the body's fields are invalid). */

@@ -7,18 +7,23 @@ const route = routesFor<unknown>();
 
 describe('path templates', () => {
   it('matches one segment for :name and rejects a slash in it', () => {
-    const { matcher } = compilePath('keys/:name');
-    expect(matcher.exec('keys/my-key')?.groups?.name).toBe('my-key');
+    const { matcher, params } = compilePath('keys/:name');
+    expect(params).toEqual(['name']);
+    expect(matcher.exec('keys/my-key')?.[1]).toBe('my-key');
     expect(matcher.test('keys/a/b')).toBe(false);
     expect(matcher.test('keys/')).toBe(false);
   });
 
-  it('supports optional groups and rest parameters', () => {
+  it('supports optional groups and rest parameters (captures in params order)', () => {
     const r = compilePath('random(/:source)(/:bytes)');
     expect(r.params).toEqual(['source', 'bytes']);
-    expect(r.matcher.exec('random')?.groups).toEqual({ source: undefined, bytes: undefined });
-    expect(r.matcher.exec('random/all/64')?.groups).toEqual({ source: 'all', bytes: '64' });
-    expect(compilePath('data/*path').matcher.exec('data/a/b/c')?.groups?.path).toBe('a/b/c');
+    expect(r.matcher.exec('random')?.slice(1)).toEqual([undefined, undefined]);
+    expect(r.matcher.exec('random/all/64')?.slice(1)).toEqual(['all', '64']);
+    expect(compilePath('data/*path').matcher.exec('data/a/b/c')?.[1]).toBe('a/b/c');
+    const routes = [route({ path: 'random(/:source)(/:bytes)', summary: '', fields: {}, operations: {} })];
+    expect(matchRoute(routes, 'random/64')?.params).toEqual({ source: '64' });
+    expect(matchRoute(routes, 'random/all/64')?.params).toEqual({ source: 'all', bytes: '64' });
+    expect(matchRoute(routes, 'random')?.params).toEqual({});
   });
 
   it('escapes regex metacharacters in literal parts', () => {

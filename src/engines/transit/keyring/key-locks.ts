@@ -14,13 +14,43 @@ export class KeyLocks {
   private readonly locks = new Map<string, LockState>();
 
   /** Run `fn` holding the lock of `name` in `mode`. Not re-entrant. */
-  async with<T>(name: string, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T> {
-    await this.acquire(name, mode);
+  with<T>(name: string, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T> {
+    // Uncontended (the common case): take the lock now instead of awaiting an already-resolved promise.
+    if (this.tryAcquire(name, mode)) return this.run(name, mode, fn);
+    return this.acquire(name, mode).then(() => this.run(name, mode, fn));
+  }
+
+  private run<T>(name: string, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T> {
+    let p: Promise<T>;
     try {
-      return await fn();
-    } finally {
+      p = fn();
+    } catch (e) {
       this.release(name, mode);
+      return Promise.reject(e as Error);
     }
+    return p.then(
+      (v) => {
+        this.release(name, mode);
+        return v;
+      },
+      (e: unknown) => {
+        this.release(name, mode);
+        throw e;
+      },
+    );
+  }
+
+  private tryAcquire(name: string, mode: 'shared' | 'exclusive'): boolean {
+    let s = this.locks.get(name);
+    if (!s) {
+      s = { readers: 0, writer: false, queue: [] };
+      this.locks.set(name, s);
+    }
+    const free = mode === 'shared' ? !s.writer && s.queue.length === 0 : !s.writer && s.readers === 0 && s.queue.length === 0;
+    if (!free) return false;
+    if (mode === 'shared') s.readers++;
+    else s.writer = true;
+    return true;
   }
 
   /** Number of names with a held or awaited lock (tests). */

@@ -85,6 +85,11 @@ export class TransitKeyStore implements KeyStore {
     return (await this.storage.list(POLICY)).filter((n) => !n.endsWith('/'));
   }
 
+  /** The key if it is in the cache (no storage read). */
+  cached(name: string): TransitKey | undefined {
+    return this.cache.get(name);
+  }
+
   /** The key, or null when absent (cached; concurrent loads of one key are shared). */
   async get(name: string): Promise<TransitKey | null> {
     const hit = this.cache.get(name);

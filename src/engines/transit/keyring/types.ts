@@ -91,6 +91,8 @@ export interface CreateKeyOptions {
 export interface KeyStore {
   /** The key, or null when absent. */
   get(name: string): Promise<TransitKey | null>;
+  /** The key if it is cached (no storage read), else undefined. */
+  cached(name: string): TransitKey | undefined;
   /** Create the key if absent; `created` tells whether this call created it. */
   create(name: string, opts: CreateKeyOptions): Promise<{ key: TransitKey; created: boolean }>;
   /** Run `fn` holding the key's lock (shared: concurrent readers; exclusive: rotate/config/trim). */

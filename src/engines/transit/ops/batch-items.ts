@@ -15,7 +15,8 @@ export interface BatchItem {
   fields: Record<string, unknown>;
 }
 
-function normalise(fields: Record<string, unknown>, name: string, kind: ItemFieldKind, where: () => string): void {
+function normalise(fields: Record<string, unknown>, name: string, kind: ItemFieldKind, index: number): void {
+  const where = () => `batch_input[${index}].${name}`;
   const value = fields[name];
   if (value === undefined || value === null) return;
   if (kind === 'string') {
@@ -44,7 +45,7 @@ export function readBatchItems(list: unknown[], kinds: Readonly<Record<string, I
     const raw = list[index];
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(`batch_input[${index}]: expected an object`);
     const fields = raw as Record<string, unknown>;
-    for (const name of names) normalise(fields, name, kinds[name]!, () => `batch_input[${index}].${name}`);
+    for (const name of names) if (fields[name] !== undefined) normalise(fields, name, kinds[name]!, index);
     out[index] = { index, fields };
   }
   return out;

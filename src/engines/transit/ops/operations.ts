@@ -40,13 +40,25 @@ const NOT_FOUND = 'encryption key not found';
 
 async function withKey<T>(state: TransitState, name: string, missing: string, fn: (key: TransitKey) => Promise<T>): Promise<T> {
   return state.keys.withLock(name, 'shared', async () => {
-    const key = await state.keys.get(name);
+    const key = state.keys.cached(name) ?? (await state.keys.get(name));
     if (!key) throw invalid(missing);
     return fn(key);
   });
 }
 
-async function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+  if (items.length !== 1) return eachItemYielding(items, run, failed);
+  // One item (every non-batch request): no yielding, no extra promise turns.
+  const item = items[0]!;
+  try {
+    return Promise.resolve({ results: [run(item)], errors: [undefined], warnings: [] });
+  } catch (e) {
+    const err = itemError(e);
+    return Promise.resolve({ results: [failed(item, err)], errors: [err], warnings: [] });
+  }
+}
+
+async function eachItemYielding(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
   const y = new Yielder();
   const results: Record<string, unknown>[] = new Array(items.length);
   const errors: (ItemError | undefined)[] = new Array(items.length);

@@ -53,9 +53,10 @@ function singleReply(out: BatchOutcome, shape: (r: Record<string, unknown>) => R
   return { data: shape(out.results[0]!), warnings: out.warnings.length ? out.warnings : undefined };
 }
 
-function strip(r: Record<string, unknown>, ...drop: string[]): Record<string, unknown> {
-  const o = { ...r };
-  for (const d of drop) delete o[d];
+/** `r` without `drop`, built by copying (a `delete` would turn the object into a slow dictionary). */
+function strip(r: Record<string, unknown>, drop: string): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const k in r) if (k !== drop) o[k] = r[k];
   return o;
 }
 
