@@ -60,7 +60,10 @@ class AwsConnector implements Connector {
         region,
         endpoint: c.endpoint_url ? baseUrl(c.endpoint_url, '') : undefined,
         credentials: c.access_key_id ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') } : undefined,
-        maxAttempts: 1, // the sync worker owns retries and backoff
+        // A transient failure (5xx, throttling, a reset connection) is retried at once by the SDK's
+        // standard strategy, as AWS recommends, instead of showing EXTERNAL_SERVICE_ERROR and waiting
+        // for the worker's backoff (>= 1 s); failures that persist still reach the worker.
+        maxAttempts: 3,
         requestHandler: { httpAgent: agents.http, httpsAgent: agents.https, requestTimeout: this.deps.timeoutMs, connectionTimeout: this.deps.timeoutMs },
       });
       return { sdk, client };

@@ -93,9 +93,22 @@ describe('provider-a-sm put', () => {
     expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
   });
 
-  it('other CreateSecret failures are classified as before (5xx retryable)', async () => {
-    aws.server.failNext({ status: 503 });
-    await expect(c.put('vault/a', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
-    expect(aws.valueOf('vault/a')).toBeUndefined();
+  it('a transient 5xx is retried within the call; one that persists is EXTERNAL_SERVICE_ERROR (retryable)', async () => {
+    aws.server.failNext({ status: 500 });
+    await c.put('vault/a', 'x', signal, { fresh: true });
+    expect(aws.calls).toEqual(['CreateSecret']); // the failed attempt never reached the handler
+    expect(aws.server.log.slice(-2).map((l) => [l.target, l.status])).toEqual([
+      ['secretsmanager.CreateSecret', 500],
+      ['secretsmanager.CreateSecret', 200],
+    ]);
+    expect(aws.valueOf('vault/a')).toBe('x');
+    aws.server.failAlways({ status: 503 });
+    try {
+      await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+    } finally {
+      aws.server.heal();
+    }
+    expect(aws.server.log.slice(-3).map((l) => l.status)).toEqual([503, 503, 503]);
+    expect(aws.valueOf('vault/b')).toBeUndefined();
   });
 });
