@@ -96,6 +96,9 @@ function morePrecise(a: CompiledRule, b: CompiledRule): boolean {
   return a.pattern > b.pattern;
 }
 
+/** Paths whose deciding rule an ACL remembers (cleared when full; an ACL is rebuilt on policy change). */
+const ACL_MEMO_SIZE = 4096;
+
 /** A compiled ACL for one token's policies. */
 export class ACL {
   private readonly exact = new Map<string, CompiledRule>();
@@ -123,10 +126,16 @@ export class ACL {
   decidingRule(path: string): CompiledRule | undefined {
     const ex = this.exact.get(path);
     if (ex) return ex;
+    // The same few paths come again and again (transit/encrypt/k): remember their deciding rule.
+    const memo = this.memo.get(path);
+    if (memo !== undefined) return memo ?? undefined;
     let best: CompiledRule | undefined;
     for (const r of this.wild) if (ruleMatches(r, path) && (!best || morePrecise(r, best))) best = r;
+    if (this.memo.size >= ACL_MEMO_SIZE) this.memo.clear();
+    this.memo.set(path, best ?? null);
     return best;
   }
+  private readonly memo = new Map<string, CompiledRule | null>();
 
   /** Whether `capability` is granted on `path`. */
   allowed(capability: string, path: string): boolean {

@@ -76,6 +76,10 @@ export class Core implements RouterCore, CoreServices {
   private unsealed = false;
   private mounted: Mounted[] = [];
   private aclCache = new Map<string, ACL>();
+  /** Request-facing views of token entries without a use limit, reused across requests (hot path). */
+  private readonly infos = new WeakMap<object, TokenInfo>();
+  /** The aclCache key of each reused view. */
+  private readonly aclKeys = new WeakMap<TokenInfo, string>();
   readonly authorizer: Authorizer;
   /** Hooks run after unseal and before seal (audit devices, schedulers). */
   readonly afterUnseal: Array<() => Promise<void>> = [];
@@ -96,7 +100,7 @@ export class Core implements RouterCore, CoreServices {
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
-        const acl = this.aclCache.get(token.policies.join(','));
+        const acl = this.aclCache.get(this.aclKeys.get(token) ?? token.policies.join(','));
         return acl ? acl.allowed(cap, path) : false;
       },
     };
@@ -434,9 +438,17 @@ export class Core implements RouterCore, CoreServices {
     if (!this.unsealed) return null;
     const entry = await this.tokens.lookup(id);
     if (!entry) return null;
-    const info = tokenInfo(id, entry);
+    const reusable = !(entry.num_uses > 0);
+    let info = reusable ? this.infos.get(entry) : undefined;
+    if (!info || info.id !== id) {
+      info = tokenInfo(id, entry);
+      if (reusable) {
+        this.infos.set(entry, info);
+        this.aclKeys.set(info, info.policies.join(','));
+      }
+    }
     if (!info.root) {
-      const key = info.policies.join(',');
+      const key = this.aclKeys.get(info) ?? info.policies.join(',');
       if (!this.aclCache.has(key)) {
         const ps = [];
         for (const n of info.policies) {

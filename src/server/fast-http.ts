@@ -21,10 +21,7 @@ const MAX_HEAD = 16 * 1024;
 /** Largest body the fast lane buffers; bigger ones stream through node:http (and get its 413 handling). */
 export const FAST_MAX_BODY = 1024 * 1024;
 const MAX_HEADERS = 100;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const TARGET = /^\/[\x21-\x7e]*$/;
-/** Control characters other than HTAB are not allowed in a field value. */
-const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 const LENGTH = /^\d{1,16}$/;
 
 /** A parsed request of the fast lane: what the router reads from a request. */
@@ -137,7 +134,8 @@ export class FastConnection {
   private closeRequested = false;
   private shuttingDown = false;
   private pendingFallback = false;
-  private current: { method: string; url: string; headers: Record<string, string>; headEnd: number; length: number } | null = null;
+  private current: { method: string; url: string; headers: Record<string, string>; length: number } | null = null;
+  private headEnd = 0;
   readonly keepAliveHeader: string;
   private readonly onData = (chunk: Buffer) => this.data(chunk);
   private readonly onEnd = () => this.ended();
@@ -192,13 +190,14 @@ export class FastConnection {
       if (end > MAX_HEAD) return this.handOver();
       const parsed = parseHead(buf.toString('latin1', 0, end));
       if (!parsed) return this.handOver();
-      this.current = { ...parsed, headEnd: end + 4 };
+      this.current = parsed;
+      this.headEnd = end + 4;
       this.phase = Phase.Body;
     }
     const cur = this.current;
-    const total = cur.headEnd + cur.length;
+    const total = this.headEnd + cur.length;
     if (buf.length < total) return;
-    const body = buf.subarray(cur.headEnd, total);
+    const body = buf.subarray(this.headEnd, total);
     this.buf = buf.length > total ? buf.subarray(total) : null;
     this.scanFrom = 0;
     this.current = null;
@@ -308,31 +307,45 @@ export class FastConnection {
  * sends the request to node:http.
  */
 export function parseHead(head: string): { method: string; url: string; headers: Record<string, string>; length: number } | null {
-  const lines = head.split('\r\n');
-  const line = lines[0]!;
-  const sp1 = line.indexOf(' ');
-  const sp2 = line.indexOf(' ', sp1 + 1);
-  if (sp1 <= 0 || sp2 === -1) return null;
-  const method = line.slice(0, sp1);
+  let eol = head.indexOf('\r\n');
+  if (eol === -1) eol = head.length;
+  const sp1 = head.indexOf(' ');
+  const sp2 = sp1 === -1 ? -1 : head.indexOf(' ', sp1 + 1);
+  if (sp1 <= 0 || sp2 === -1 || sp2 > eol) return null;
+  const method = head.slice(0, sp1);
   if (!FAST_METHODS.has(method)) return null;
-  if (line.slice(sp2 + 1) !== 'HTTP/1.1') return null;
-  const url = line.slice(sp1 + 1, sp2);
+  if (eol - sp2 - 1 !== 8 || !head.startsWith('HTTP/1.1', sp2 + 1)) return null;
+  const url = head.slice(sp1 + 1, sp2);
   if (!TARGET.test(url)) return null;
-  if (lines.length - 1 > MAX_HEADERS) return null;
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  // A plain object (fast properties): a name found on Object.prototype ("constructor", "__proto__")
+  // reads as a duplicate below and sends the request to node:http.
+  const headers: Record<string, string> = {};
   let length = 0;
-  for (let i = 1; i < lines.length; i++) {
-    const l = lines[i]!;
-    const colon = l.indexOf(':');
-    if (colon <= 0) return null;
-    const name = l.slice(0, colon).toLowerCase();
-    if (!TOKEN.test(name)) return null;
+  let count = 0;
+  let pos = eol + 2;
+  while (pos < head.length) {
+    let end = head.indexOf('\r\n', pos);
+    if (end === -1) end = head.length;
+    if (++count > MAX_HEADERS) return null;
+    // Name: token characters up to the colon (none may be a control, space, LF or CR).
+    let colon = pos;
+    for (; colon < end; colon++) {
+      const c = head.charCodeAt(colon);
+      if (c === 58) break; // ':'
+      if (c > 127 || TOKEN_CHAR[c] !== 1) return null;
+    }
+    if (colon === pos || colon === end) return null;
+    // Value: trimmed of spaces and tabs; no control characters but HTAB (a bare CR or LF included).
     let a = colon + 1;
-    let b = l.length;
-    while (a < b && (l.charCodeAt(a) === 32 || l.charCodeAt(a) === 9)) a++;
-    while (b > a && (l.charCodeAt(b - 1) === 32 || l.charCodeAt(b - 1) === 9)) b--;
-    const value = l.slice(a, b);
-    if (BAD_VALUE.test(value)) return null;
+    let b = end;
+    while (a < b && (head.charCodeAt(a) === 32 || head.charCodeAt(a) === 9)) a++;
+    while (b > a && (head.charCodeAt(b - 1) === 32 || head.charCodeAt(b - 1) === 9)) b--;
+    for (let k = a; k < b; k++) {
+      const c = head.charCodeAt(k);
+      if ((c < 32 && c !== 9) || c === 127) return null;
+    }
+    const name = lowerName(head, pos, colon);
+    const value = head.slice(a, b);
     if (headers[name] !== undefined) return null;
     switch (name) {
       case 'content-length':
@@ -349,6 +362,23 @@ export function parseHead(head: string): { method: string; url: string; headers:
         break;
     }
     headers[name] = value;
+    pos = end + 2;
   }
   return { method, url, headers, length };
+}
+
+/** Token characters of RFC 9110 (header names). */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN_CHAR[c.charCodeAt(0)] = 1;
+
+/** Common header names as clients write them, mapped to lower case without a new string. */
+const KNOWN_NAMES = new Map<string, string>();
+for (const n of ['Host', 'User-Agent', 'Accept', 'Accept-Encoding', 'Content-Type', 'Content-Length', 'Connection', 'X-Vault-Token', 'X-Vault-Request', 'X-Vault-Namespace', 'Authorization']) {
+  KNOWN_NAMES.set(n, n.toLowerCase());
+  KNOWN_NAMES.set(n.toLowerCase(), n.toLowerCase());
+}
+
+function lowerName(head: string, from: number, to: number): string {
+  const raw = head.slice(from, to);
+  return KNOWN_NAMES.get(raw) ?? raw.toLowerCase();
 }

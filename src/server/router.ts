@@ -188,7 +188,7 @@ export class Router {
       }
       if (path.includes('\0')) throw invalid('path', 'must not contain NUL');
       // HEAD is only meaningful for load-balancer health checks (Vault answers it on sys/health).
-      const method = req.method === 'HEAD' && path.replace(/\/+$/, '') === 'sys/health' ? 'GET' : (req.method ?? '');
+      const method = req.method === 'HEAD' && trimSlashes(path) === 'sys/health' ? 'GET' : (req.method ?? '');
       const op0 = methodToOp(method, listFlag);
       if (!op0) throw unsupported();
       const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
@@ -210,7 +210,7 @@ export class Router {
         throw notFound(`no handler for route "${path}". route entry not found.`);
       }
       mountType = mounted.mount.type;
-      const sub = path.slice(mounted.mount.path.length).replace(/\/+$/, '');
+      const sub = trimSlashes(path.slice(mounted.mount.path.length));
       const match = matchRoute(mounted.routes, sub);
       if (!match) {
         if (this.core.isSealed()) throw sealed();
@@ -255,7 +255,7 @@ export class Router {
         raw,
         operation: op0,
         path: sub,
-        fullPath: path.replace(/\/+$/, ''),
+        fullPath: trimSlashes(path),
         params,
         mount: mounted.mount,
         token,
@@ -363,6 +363,13 @@ export class Router {
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);
   }
+}
+
+/** `p` without trailing slashes. */
+function trimSlashes(p: string): string {
+  let e = p.length;
+  while (e > 0 && p.charCodeAt(e - 1) === 0x2f) e--;
+  return e === p.length ? p : p.slice(0, e);
 }
 
 /** `o[k] = v` as an own data property even for "__proto__" (never a prototype change). */
