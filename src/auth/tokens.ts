@@ -134,6 +134,21 @@ export class TokenStore {
    * Look up a token entry by id; null when unknown, expired (then removed) or spent. `includeSpent`
    * still finds a token whose last use is the request now running (its own handler may need it).
    */
+  /**
+   * The entry of a valid token when it is cached and needs no storage (not expired, not spent),
+   * else undefined (then `lookup` decides). Same checks as `lookup`.
+   */
+  cachedEntry(id: string): TokenEntry | undefined {
+    if (!this.salt || id.length > 256) return undefined;
+    const h = this.hash(id);
+    const entry = this.cache.get(h);
+    if (!entry) return undefined;
+    if (!timingSafeEqual(Buffer.from(entry.hash, 'hex'), Buffer.from(h, 'hex'))) return undefined;
+    if (entry.expire_time && entry.expire_time * 1000 <= this.clock.now()) return undefined;
+    if (entry.spent) return undefined;
+    return entry;
+  }
+
   async lookup(id: string, opts: { includeSpent?: boolean } = {}): Promise<TokenEntry | null> {
     if (!this.salt || id.length > 256) return null;
     const h = this.hash(id);

@@ -434,6 +434,16 @@ export class Core implements RouterCore, CoreServices {
   }
 
   /** Token lookup for the router; compiles and caches the ACL of its policy set. */
+  cachedToken(id: string): TokenInfo | undefined {
+    if (!this.unsealed) return undefined;
+    const entry = this.tokens.cachedEntry(id);
+    if (!entry || entry.num_uses > 0) return undefined;
+    const info = this.infos.get(entry);
+    if (!info || info.id !== id) return undefined;
+    if (!info.root && !this.aclCache.has(this.aclKeys.get(info)!)) return undefined;
+    return info;
+  }
+
   async lookupToken(id: string): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
     const entry = await this.tokens.lookup(id);

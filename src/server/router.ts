@@ -56,6 +56,8 @@ export interface RouterCore {
   isSealed(): boolean;
   resolve(path: string): MountedEngine | null;
   lookupToken(id: string): Promise<TokenInfo | null>;
+  /** A valid token's view when it needs no storage read or write (no use limit, cached), else undefined. */
+  cachedToken?(id: string): TokenInfo | undefined;
   authorizer: Authorizer;
   audit?: AuditHook;
   logger: Logger;
@@ -230,7 +232,7 @@ export class Router {
       for (const k in params) setOwn(raw, k, params[k]);
 
       let token: TokenInfo | null = null;
-      if (!route.unauthenticated) token = await this.requireToken(req, seen);
+      if (!route.unauthenticated) token = this.cachedToken(req, seen) ?? (await this.requireToken(req, seen));
       else {
         const id = tokenFrom(req);
         if (id) token = await this.core.lookupToken(id);
@@ -265,7 +267,8 @@ export class Router {
         allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
       };
       if (op0 === 'update' && route.exists) {
-        const exists = await route.exists(ctx);
+        const check = route.exists(ctx);
+        const exists = typeof check === 'boolean' ? check : await check;
         if (!exists) handlerOp = 'create';
       }
       ctx.operation = handlerOp;
@@ -336,6 +339,16 @@ export class Router {
   }
 
   /** The request's token, or 403 when it carries none or an unknown/expired one. */
+  /** The request's token when the core can tell without storage (the hot path), else undefined. */
+  private cachedToken(req: AnyRequest, seen: TokenInfo[]): TokenInfo | undefined {
+    const id = tokenFrom(req);
+    if (!id || !this.core.cachedToken) return undefined;
+    const token = this.core.cachedToken(id);
+    if (!token) return undefined; // unknown here: the full lookup decides (and answers 403)
+    seen.push(token);
+    return token;
+  }
+
   private async requireToken(req: AnyRequest, seen: TokenInfo[]): Promise<TokenInfo> {
     const id = tokenFrom(req);
     if (!id) throw denied();

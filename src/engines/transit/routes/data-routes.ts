@@ -102,7 +102,7 @@ export const dataRoutes: AnyRoute[] = [
       convergent_encryption: f.bool('Convergent encryption when the key is created by this request'),
       partial_failure_response_code: partialCode,
     },
-    exists: async ({ engine, data }) => (await engine.keys.get(data.name)) !== null,
+    exists: ({ engine, data }) => engine.keys.cached(data.name) !== undefined || engine.keys.get(data.name).then((k) => k !== null),
     operations: {
       update: async ({ engine, data, raw, operation }) => {
         if (data.batch_input === undefined && data.plaintext === undefined) throw invalid('missing plaintext to encrypt');
