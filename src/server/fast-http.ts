@@ -364,6 +364,8 @@ export function parseHead(head: string): { method: string; url: string; headers:
     headers[name] = value;
     pos = end + 2;
   }
+  // HTTP/1.1 requires Host; node:http answers its absence with 400 (as Go's server, and so Vault, does).
+  if (headers.host === undefined) return null;
   return { method, url, headers, length };
 }
 

@@ -169,8 +169,9 @@ export async function startListeners(
         const port = Number(m[2]);
         const tls = spec.tlsCert && spec.tlsKey;
         const srv: NetServer = tls
-          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true }, (s) => feedFor(spec)(s as unknown as Socket))
-          : createNet({ allowHalfOpen: true }, feedFor(spec));
+          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true }, (s) => feedFor(spec)(s as unknown as Socket))
+          : // noDelay as node:http sets it: an answer is one write and must not wait for an ACK (Nagle).
+            createNet({ allowHalfOpen: true, noDelay: true }, feedFor(spec));
         srv.maxConnections = limits.maxConnections;
         await new Promise<void>((resolve, reject) => {
           srv.once('error', reject);

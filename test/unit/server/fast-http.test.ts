@@ -14,9 +14,9 @@ describe('fast lane: which request heads it takes', () => {
   it('parses a plain request: method, target, lower-cased headers, body length', () => {
     expect(parseHead(base)).toEqual({ method: 'POST', url: '/v1/transit/encrypt/k', headers: { host: 'x', 'x-vault-token': 't', 'content-length': '12' }, length: 12 });
     expect(parseHead('LIST /v1/transit/keys HTTP/1.1\r\nHost: x')?.method).toBe('LIST');
-    expect(parseHead('GET /v1/sys/health?x=1 HTTP/1.1')).toEqual({ method: 'GET', url: '/v1/sys/health?x=1', headers: {}, length: 0 });
+    expect(parseHead('GET /v1/sys/health?x=1 HTTP/1.1\r\nhost: h')).toEqual({ method: 'GET', url: '/v1/sys/health?x=1', headers: { host: 'h' }, length: 0 });
     // Optional whitespace around values is not part of them.
-    expect(parseHead('GET / HTTP/1.1\r\nX-A: \t v \t')?.headers['x-a']).toBe('v');
+    expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: \t v \t')?.headers['x-a']).toBe('v');
   });
 
   it.each([
@@ -38,18 +38,28 @@ describe('fast lane: which request heads it takes', () => {
     ['a negative Content-Length', 'POST / HTTP/1.1\r\nContent-Length: -1'],
     ['a body over the fast-lane limit', `POST / HTTP/1.1\r\nContent-Length: ${FAST_MAX_BODY + 1}`],
     ['a folded header line', `${base}\r\n continued`],
-    ['a space before the colon', 'GET / HTTP/1.1\r\nHost : x'],
-    ['a header without a colon', 'GET / HTTP/1.1\r\nHost'],
+    ['a space before the colon', 'GET / HTTP/1.1\r\nX-A : x'],
+    ['a header without a colon', 'GET / HTTP/1.1\r\nX-A'],
     ['a control character in a value', 'GET / HTTP/1.1\r\nX-A: a\u0001b'],
     ['a bare LF inside the head', 'GET / HTTP/1.1\r\nX-A: a\nX-B: b'],
     ['a bare CR inside a value', 'GET / HTTP/1.1\r\nX-A: a\rb'],
-    ['a header named like an Object.prototype member', 'GET / HTTP/1.1\r\n__proto__: x'],
-  ])('leaves %s to node:http', (_what, head) => {
-    expect(parseHead(head)).toBeNull();
+    ['a header named like an Object.prototype member', 'GET / HTTP/1.1\r\nHost: h\r\n__proto__: x'],
+    ['no Host header (node:http answers 400)', 'GET / HTTP/1.1\r\nX-Vault-Token: t'],
+  ])('leaves %s to node:http', (what, head) => {
+    // Every case but the Host one carries a Host header, so it is refused for its own reason.
+    const withHost = what.startsWith('no Host') || /\r\nhost:/i.test(head) ? head : head.replace('\r\n', '\r\nHost: h\r\n').replace(/^([^\r]*)$/, '$1\r\nHost: h');
+    expect(parseHead(withHost)).toBeNull();
+  });
+
+  it('takes each refused case once its offending part is gone', () => {
+    expect(parseHead('POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nX-Vault-Token: t\r\nContent-Length: 12')).not.toBeNull();
+    expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: x')).not.toBeNull();
+    expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: ab')).not.toBeNull();
+    expect(parseHead(`POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ${FAST_MAX_BODY}`)?.length).toBe(FAST_MAX_BODY);
   });
 
   it('leaves requests with more than 100 header lines to node:http', () => {
-    const many = Array.from({ length: 101 }, (_, i) => `X-H${i}: v`).join('\r\n');
+    const many = ['Host: h', ...Array.from({ length: 100 }, (_, i) => `X-H${i}: v`)].join('\r\n');
     expect(parseHead(`GET / HTTP/1.1\r\n${many}`)).toBeNull();
     expect(parseHead(`GET / HTTP/1.1\r\n${many.split('\r\n').slice(0, 100).join('\r\n')}`)).not.toBeNull();
   });
@@ -171,6 +181,16 @@ describe('fast lane on a listener: answers, hands over, keeps order', () => {
       await c.write('abcd');
       const r = await c.read();
       expect(JSON.parse(r.body)).toEqual({ lane: 'node', method: 'POST', url: '/v1/exp', body: 'abcd' });
+    } finally {
+      c.close();
+    }
+  });
+
+  it('leaves a request without Host to node:http, which answers 400 as Go (and Vault) does', async () => {
+    const c = await rawConnect(socket);
+    try {
+      await c.write('GET /v1/nohost HTTP/1.1\r\nX-Vault-Token: t\r\n\r\n');
+      expect((await c.read()).status).toBe(400);
     } finally {
       c.close();
     }
