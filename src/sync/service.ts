@@ -268,13 +268,15 @@ export class SyncService {
     const mount = this.kvMount('mount', mountIn);
     if (!canRead(`${mount.path}data/${secret}`)) throw denied(`permission denied to read the content of the secret ${secret} in mount ${mount.path.replace(/\/$/, '')}`);
     if (!(await this.kv.exists(mount, secret))) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
-    const key = linkKey(type, name, linkId(mount.accessor, secret));
+    const id = linkId(mount.accessor, secret);
+    const key = linkKey(type, name, id);
     if (!this.syncer.hasRoom(key)) throw new QueueFullError((await this.store.config()).queue_capacity);
     const def = DESTINATION_TYPES[type];
     const granularity = dest.options.granularity;
     const template = dest.options.secret_name_template ?? def.defaultTemplates[granularity];
+    let staged = false;
     await this.syncer.locks.run(key, async () => {
-      const cur = await this.store.getLink(type, name, linkId(mount.accessor, secret));
+      const cur = await this.store.getLink(type, name, id);
       const now = this.now();
       const next: LinkRecord = cur
         ? {
@@ -289,7 +291,7 @@ export class SyncService {
             entries: Object.fromEntries(Object.entries(cur.entries).map(([k, e]) => [k, { ...e, sync_status: 'PENDING' as const, error: undefined, updated_at: now }])),
           }
         : {
-            id: linkId(mount.accessor, secret),
+            id,
             dest_type: type,
             dest_name: name,
             accessor: mount.accessor,
@@ -304,11 +306,24 @@ export class SyncService {
             entries: granularity === 'secret-path' ? { '': { sync_status: 'PENDING', updated_at: now, present: false } } : {},
           };
       delete next.error;
-      await this.store.putLink(next);
+      if (cur) await this.store.putLink(next);
+      else {
+        await this.store.stageLink(next);
+        staged = true;
+      }
       this.syncer.indexAdd(key);
     });
-    await this.syncer.enqueue(key, { now: true });
-    await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+    try {
+      await this.syncer.enqueue(key, { now: true });
+      await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+    } finally {
+      // A new link is stored once, with the outcome of its first attempt, instead of as PENDING
+      // first and again with the outcome. If that attempt has not finished (slow provider, sync
+      // disabled, wait over), it is stored now as it stands. Either way it is stored before the
+      // answer. (A crash before that loses the unanswered link; the provider may then hold the
+      // pushed value under a name no link records, as after any interrupted unanswered request.)
+      if (staged) await this.syncer.locks.run(key, () => this.store.saveLink(type, name, id));
+    }
     return this.associations(type, name);
   }
 

@@ -115,14 +115,38 @@ export class SyncStore {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
     await putJSON(this.s, `links/${key}/${l.id}`, l);
+    this.unwritten.delete(`${key}/${l.id}`);
     if (!m.has(l.id)) this.linkOrder.delete(key);
     m.set(l.id, structuredClone(l));
     this.linkStamp.set(key, ++this.stampCounter);
   }
+  /**
+   * Put a new link in the cache without writing it: the next `putLink` of it (the worker's first
+   * attempt) or `saveLink` writes it. Only for a caller that calls `saveLink` before it reports
+   * the link as created (SyncService.setAssociation).
+   */
+  async stageLink(l: LinkRecord): Promise<void> {
+    const key = `${l.dest_type}/${l.dest_name}`;
+    const m = await this.linksFor(l.dest_type, l.dest_name);
+    if (!m.has(l.id)) this.linkOrder.delete(key);
+    m.set(l.id, structuredClone(l));
+    this.unwritten.add(`${key}/${l.id}`);
+    this.linkStamp.set(key, ++this.stampCounter);
+  }
+  /** Write a staged link that nothing has written yet. */
+  async saveLink(type: string, name: string, id: string): Promise<void> {
+    if (!this.unwritten.has(`${type}/${name}/${id}`)) return;
+    const l = (await this.linksFor(type, name)).get(id);
+    if (l) await this.putLink(l);
+    else this.unwritten.delete(`${type}/${name}/${id}`);
+  }
+  /** Staged links not written yet (`type/name/id`). */
+  private readonly unwritten = new Set<string>();
   async deleteLink(type: string, name: string, id: string): Promise<void> {
     const key = `${type}/${name}`;
     const m = await this.linksFor(type, name);
     await this.s.delete(`links/${key}/${id}`);
+    this.unwritten.delete(`${key}/${id}`);
     m.delete(id);
     this.linkOrder.delete(key);
     this.linkStamp.set(key, ++this.stampCounter);
@@ -148,6 +172,7 @@ export class SyncStore {
     const key = `${type}/${name}`;
     this.linkCache.delete(key);
     this.linkOrder.delete(key);
+    for (const k of this.unwritten) if (k.startsWith(`${key}/`)) this.unwritten.delete(k);
     this.linkStamp.set(key, ++this.stampCounter);
   }
 

@@ -31,7 +31,13 @@ export interface KvSource {
 
 /** Tuning of the worker (daemon environment variables; see docs/readme/sync.md). */
 export interface SyncTuning {
+  /** Operations processed at once (over all destinations). */
   concurrency: number;
+  /**
+   * Provider calls (connector put/remove) in flight per destination. Operations of a destination
+   * are admitted up to twice this number, so the local work of one (reading the secret, storing
+   * the status) overlaps the provider calls of the others instead of idling a provider slot.
+   */
   perDestination: number;
   /** Per HTTP request. */
   timeoutMs: number;
@@ -110,6 +116,15 @@ interface Op {
 
 type ConnectFn = (dest: DestinationRecord, deps: ConnectorDeps) => Connector;
 
+/** Operations admitted per destination, per provider slot (see SyncTuning.perDestination). */
+const PIPELINE_DEPTH = 2;
+
+/** Provider slots of one destination: calls in flight and the calls waiting for one, in order. */
+interface Gate {
+  active: number;
+  waiting: Array<() => void>;
+}
+
 /** Failures worth a look at without waiting for a new trigger. */
 const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set(['PENDING', 'UNKNOWN', 'INTERNAL_VAULT_ERROR', 'EXTERNAL_SERVICE_ERROR']);
 
@@ -131,6 +146,7 @@ export class Syncer {
   private readonly delayed = new Set<Op>();
   private readonly running = new Map<string, AbortController>();
   private readonly runningPerDest = new Map<string, number>();
+  private readonly gates = new Map<string, Gate>();
   private readonly inflight = new Set<Promise<void>>();
   private readonly waiters = new Map<string, Array<(l: LinkRecord | null) => void>>();
   private readonly connectors = new Map<string, { revision: number; connector: Connector }>();
@@ -395,7 +411,7 @@ export class Syncer {
           this.readyByDest.delete(dest);
           continue;
         }
-        if ((this.runningPerDest.get(dest) ?? 0) >= perDestination) continue;
+        if ((this.runningPerDest.get(dest) ?? 0) >= perDestination * PIPELINE_DEPTH) continue;
         let pick: Op | undefined;
         for (const op of set) {
           if (!this.running.has(op.link)) {
@@ -463,6 +479,46 @@ export class Syncer {
     }
   }
 
+  /** Run one provider call of `dest` in one of its `perDestination` slots (first come, first served). */
+  private async inSlot<T>(dest: string, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+    let g = this.gates.get(dest);
+    if (!g) this.gates.set(dest, (g = { active: 0, waiting: [] }));
+    if (g.active < this.deps.tuning.perDestination) g.active++;
+    else {
+      signal.throwIfAborted();
+      // A released slot is handed over directly (`active` unchanged), so no newcomer can overtake.
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const i = g.waiting.indexOf(go);
+          if (i !== -1) g.waiting.splice(i, 1);
+          reject(signal.reason);
+        };
+        const go = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        g.waiting.push(go);
+      });
+    }
+    try {
+      return await call();
+    } finally {
+      const next = g.waiting.shift();
+      if (next) next();
+      else if (--g.active === 0) this.gates.delete(dest);
+    }
+  }
+
+  /** `c` with every provider call taking a slot of `dest`. */
+  private gated(c: Connector, dest: string, signal: AbortSignal): Connector {
+    return {
+      put: (name, value, sig, opts) => this.inSlot(dest, signal, () => c.put(name, value, sig, opts)),
+      remove: (name, sig) => this.inSlot(dest, signal, () => c.remove(name, sig)),
+      close: () => c.close(),
+    };
+  }
+
   /** The connector of a destination (rebuilt when the destination changes). */
   private connectorOf(dest: DestinationRecord): Connector {
     const key = `${dest.type}/${dest.name}`;
@@ -510,7 +566,7 @@ export class Syncer {
     };
     let connector: Connector | null = null;
     try {
-      connector = this.connectorOf(dest);
+      connector = this.gated(this.connectorOf(dest), `${type}/${name}`, signal);
     } catch (e) {
       const f = isKeyholdError(e) && e.kind === 'invalid' ? new SyncFailure('CLIENT_SIDE_ERROR', `destination configuration: ${e.message}`) : failureFromError(e, 'connector');
       linkStatus = { status: f.status, error: f.message };

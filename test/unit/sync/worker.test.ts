@@ -256,6 +256,42 @@ describe('sync worker', () => {
     expect(global.maxActive).toBe(3);
   });
 
+  it('limits provider calls per destination, while the local work of further operations overlaps them', async () => {
+    class SlowKv extends FakeKv {
+      reading = 0;
+      override async readLatest(m: MountInfo, path: string) {
+        this.reading++;
+        try {
+          await new Promise((r) => setTimeout(r, 10));
+          return await super.readLatest(m, path);
+        } finally {
+          this.reading--;
+        }
+      }
+    }
+    const kv = new SlowKv();
+    const h = harness({ kv, tuning: { concurrency: 8, perDestination: 2, setWaitMs: 0 } });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.delayMs = 15;
+    let overlap = 0;
+    const orig = p.connector.bind(p);
+    p.connector = () => {
+      const c = orig();
+      // Both provider slots busy (this call takes the second) while another operation reads its secret.
+      return { ...c, put: (n, v, sig, o) => (p.active === 1 && kv.reading > 0 && overlap++, c.put(n, v, sig, o)) };
+    };
+    for (let i = 0; i < 12; i++) {
+      kv.write(`s${i}`, { v: String(i) });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
+    }
+    await until(() => h.syncer.queued, (n) => n === 0, 5000);
+    await until(() => p.store.size, (n) => n === 12, 5000);
+    expect(p.maxActive).toBe(2);
+    expect(overlap).toBeGreaterThan(0);
+  });
+
   it('keeps queued operations in storage: a new worker on the same storage completes them', async () => {
     const storage = new InmemBackend();
     const kv = new FakeKv();
@@ -279,7 +315,7 @@ describe('sync worker', () => {
     expect(await b.store.opSeqs()).toHaveLength(0);
   });
 
-  it('an operation that starts at once stores no queue entry: two link writes per association', async () => {
+  it('a new association is stored once, with the outcome of its first attempt, and no queue entry', async () => {
     const storage = new CountingBackend();
     const h = harness({ storage });
     await h.syncer.start();
@@ -288,8 +324,34 @@ describe('sync worker', () => {
     storage.puts.length = 0;
     const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
     expect(view.associated_secrets[`${mount.accessor}/s`]!.sync_status).toBe('SYNCED');
-    expect(storage.puts).toEqual([`links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`, `links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`]);
+    const key = `links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`;
+    expect(storage.puts).toEqual([key]);
     expect(storage.deletes.filter((k) => k.startsWith('queue/'))).toEqual([]);
+    // What is stored is the outcome (a fresh store reads it from storage, not from a cache).
+    expect((await link(new SyncStore(storage), 'd', 's'))!.sync_status).toBe('SYNCED');
+    // A refresh of an existing link stores PENDING first (a crash then re-queues it), then the outcome.
+    storage.puts.length = 0;
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect(storage.puts).toEqual([key, key]);
+  });
+
+  it('a new association whose first attempt outlasts the wait (or with sync disabled) is stored PENDING before the answer', async () => {
+    const storage = new InmemBackend();
+    const h = harness({ storage, tuning: { setWaitMs: 30 } });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    h.provider('d').delayMs = 300;
+    h.kv.write('slow', { a: '1' });
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'slow', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
+    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('PENDING');
+    expect((await link(new SyncStore(storage), 'd', 'slow'))!.sync_status).toBe('PENDING');
+    await h.service.updateConfig({ disabled: true });
+    h.kv.write('held', { a: '1' });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'held', allowAll);
+    expect((await link(new SyncStore(storage), 'd', 'held'))!.sync_status).toBe('PENDING');
+    await h.service.updateConfig({ disabled: false });
+    await until(() => link(new SyncStore(storage), 'd', 'slow'), (l) => l?.sync_status === 'SYNCED');
+    await until(() => link(new SyncStore(storage), 'd', 'held'), (l) => l?.sync_status === 'SYNCED');
   });
 
   it('an operation still waiting after persistAfterMs gets a queue entry, deleted once it ran', async () => {
