@@ -193,7 +193,7 @@ export class SyncService {
    * Both are frozen: the same objects are handed to every caller.
    */
   private readonly views = new Map<string, AssociationView>();
-  private readonly linkViews = new WeakMap<LinkRecord, { mount: string | undefined; records: Readonly<Record<string, unknown>> }>();
+  private readonly linkViews = new WeakMap<LinkRecord, { mount: string | undefined; entries: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> }>();
 
   /** All associations of a destination, with their latest status. */
   async associations(type: DestinationType, name: string, overlay?: LinkRecord | null): Promise<Record<string, unknown>> {
@@ -208,7 +208,7 @@ export class SyncService {
       const mounts = new Map<string, string | undefined>();
       for (const l of links) {
         if (!mounts.has(l.accessor)) mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
-        Object.assign(secrets, this.cachedLinkRecords(l, mounts.get(l.accessor)));
+        for (const [k, rec] of this.cachedLinkRecords(l, mounts.get(l.accessor))) secrets[k] = rec;
       }
       view = { stamp, mounts, secrets: Object.freeze(secrets) };
       // Keep only a view of one consistent state (links may change while `links()` loads them).
@@ -218,13 +218,12 @@ export class SyncService {
     return { associated_secrets: secrets, store_name: name, store_type: type };
   }
 
-  private cachedLinkRecords(l: LinkRecord, mount: string | undefined): Readonly<Record<string, unknown>> {
+  private cachedLinkRecords(l: LinkRecord, mount: string | undefined): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
     const hit = this.linkViews.get(l);
-    if (hit && hit.mount === mount) return hit.records;
-    const records = this.linkRecords(l);
-    for (const r of Object.values(records)) Object.freeze(r);
-    this.linkViews.set(l, { mount, records: Object.freeze(records) });
-    return records;
+    if (hit && hit.mount === mount) return hit.entries;
+    const entries = Object.entries(this.linkRecords(l)).map(([k, r]) => [k, Object.freeze(r)] as const);
+    this.linkViews.set(l, { mount, entries });
+    return entries;
   }
 
   /** The association records of one link (one per sub-key with secret-key granularity). */

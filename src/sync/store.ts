@@ -116,7 +116,7 @@ export class SyncStore {
     const m = await this.linksFor(l.dest_type, l.dest_name);
     await putJSON(this.s, `links/${key}/${l.id}`, l);
     this.unwritten.delete(`${key}/${l.id}`);
-    if (!m.has(l.id)) this.linkOrder.delete(key);
+    if (!m.has(l.id)) this.orderAdd(key, m, l.id);
     m.set(l.id, structuredClone(l));
     this.linkStamp.set(key, ++this.stampCounter);
   }
@@ -128,7 +128,7 @@ export class SyncStore {
   async stageLink(l: LinkRecord): Promise<void> {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
-    if (!m.has(l.id)) this.linkOrder.delete(key);
+    if (!m.has(l.id)) this.orderAdd(key, m, l.id);
     m.set(l.id, structuredClone(l));
     this.unwritten.add(`${key}/${l.id}`);
     this.linkStamp.set(key, ++this.stampCounter);
@@ -177,7 +177,21 @@ export class SyncStore {
   }
 
   /** Sorted ids per destination (kept until a link is added or deleted). */
-  private readonly linkOrder = new Map<string, readonly string[]>();
+  private readonly linkOrder = new Map<string, string[]>();
+
+  /** Insert a new id into the cached order of `m` (if any), keeping it sorted. */
+  private orderAdd(key: string, m: Map<string, LinkRecord>, id: string): void {
+    const ids = this.linkOrder.get(key);
+    if (!ids || this.linkCache.get(key) !== m) return;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid]! < id) lo = mid + 1;
+      else hi = mid;
+    }
+    ids.splice(lo, 0, id);
+  }
   private readonly linkStamp = new Map<string, number>();
   private stampCounter = 0;
 

@@ -145,6 +145,8 @@ export class Syncer {
   private readonly readyByDest = new Map<string, Set<Op>>();
   private readonly delayed = new Set<Op>();
   private readonly running = new Map<string, AbortController>();
+  /** Operations holding an admission slot, and per destination (see startOp). */
+  private admitted = 0;
   private readonly runningPerDest = new Map<string, number>();
   private readonly gates = new Map<string, Gate>();
   private readonly inflight = new Set<Promise<void>>();
@@ -402,9 +404,9 @@ export class Syncer {
     const dests = [...this.readyByDest.keys()];
     if (dests.length === 0) return;
     let progressed = true;
-    while (this.running.size < concurrency && progressed) {
+    while (this.admitted < concurrency && progressed) {
       progressed = false;
-      for (let i = 0; i < dests.length && this.running.size < concurrency; i++) {
+      for (let i = 0; i < dests.length && this.admitted < concurrency; i++) {
         const dest = dests[(this.rr + i) % dests.length]!;
         const set = this.readyByDest.get(dest);
         if (!set || set.size === 0) {
@@ -429,31 +431,45 @@ export class Syncer {
     }
   }
 
+  /**
+   * Run `op`. It holds an admission slot (global `concurrency`, and its destination's) while it
+   * reads and calls the provider; storing the outcome happens after the slot is given back, so the
+   * next operation starts meanwhile (the link stays `running`: it cannot start again before).
+   */
   private startOp(op: Op): void {
     this.pendingByLink.delete(op.link);
     const ctrl = new AbortController();
     this.running.set(op.link, ctrl);
+    this.admitted++;
     this.runningPerDest.set(op.dest, (this.runningPerDest.get(op.dest) ?? 0) + 1);
+    let admitted = true;
+    const release = () => {
+      if (!admitted) return;
+      admitted = false;
+      this.admitted--;
+      const n = (this.runningPerDest.get(op.dest) ?? 1) - 1;
+      if (n <= 0) this.runningPerDest.delete(op.dest);
+      else this.runningPerDest.set(op.dest, n);
+      this.pump();
+    };
     const timer = setTimeout(() => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })), this.deps.tuning.opTimeoutMs);
     timer.unref?.();
-    const p = this.runOp(op, ctrl.signal)
+    const p = this.runOp(op, ctrl.signal, release)
       .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
       .finally(() => {
         clearTimeout(timer);
         this.running.delete(op.link);
-        const n = (this.runningPerDest.get(op.dest) ?? 1) - 1;
-        if (n <= 0) this.runningPerDest.delete(op.dest);
-        else this.runningPerDest.set(op.dest, n);
         this.inflight.delete(p);
-        this.pump();
+        if (admitted) release();
+        else this.pump(); // the link may have been queued again meanwhile
       });
     this.inflight.add(p);
   }
 
-  private async runOp(op: Op, signal: AbortSignal): Promise<void> {
+  private async runOp(op: Op, signal: AbortSignal, release: () => void): Promise<void> {
     let result: { failure?: SyncFailure; link: LinkRecord | null };
     try {
-      result = await this.process(op.link, signal);
+      result = await this.process(op.link, signal, release);
     } catch (e) {
       result = { failure: failureFromError(e, 'sync'), link: null };
     }
@@ -539,7 +555,7 @@ export class Syncer {
   }
 
   /** Bring one link to its desired state; returns the failure that should be retried, if any. */
-  private async process(key: string, signal: AbortSignal): Promise<{ failure?: SyncFailure; link: LinkRecord | null }> {
+  private async process(key: string, signal: AbortSignal, release: () => void = () => {}): Promise<{ failure?: SyncFailure; link: LinkRecord | null }> {
     const { store, kv, clock } = this.deps;
     const { type, name, id } = parseLinkKey(key);
     const link = await store.getLink(type, name, id);
@@ -688,6 +704,7 @@ export class Syncer {
       }
     }
 
+    release(); // provider work done: the next operation may start while we store the outcome
     // Write back under the link lock (set/remove may have changed the record meanwhile).
     let final: LinkRecord | null = null;
     await this.locks.run(key, async () => {

@@ -292,6 +292,41 @@ describe('sync worker', () => {
     expect(overlap).toBeGreaterThan(0);
   });
 
+  it('storing an outcome does not hold an admission slot: the next operation calls the provider meanwhile', async () => {
+    class SlowLinks extends InmemBackend {
+      writing = 0;
+      override async put(key: string, value: Buffer): Promise<void> {
+        // Only the worker's writes of an outcome (a set without waiting stores PENDING itself).
+        if (!key.startsWith('links/') || !value.toString().includes('"sync_status":"SYNCED"')) return super.put(key, value);
+        this.writing++;
+        try {
+          await new Promise((r) => setTimeout(r, 30));
+          return await super.put(key, value);
+        } finally {
+          this.writing--;
+        }
+      }
+    }
+    const storage = new SlowLinks();
+    const h = harness({ storage, tuning: { concurrency: 1, perDestination: 1, setWaitMs: 0 } });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    let overlap = 0;
+    const orig = p.connector.bind(p);
+    p.connector = () => {
+      const c = orig();
+      return { ...c, put: (n, v, sig, o) => (storage.writing > 0 && overlap++, c.put(n, v, sig, o)) };
+    };
+    for (let i = 0; i < 4; i++) {
+      h.kv.write(`s${i}`, { v: String(i) });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
+    }
+    await until(() => Promise.all([0, 1, 2, 3].map((i) => link(h.store, 'd', `s${i}`))), (ls) => ls.every((l) => l?.sync_status === 'SYNCED'), 5000);
+    expect(p.maxActive).toBe(1);
+    expect(overlap).toBeGreaterThan(0);
+  });
+
   it('keeps queued operations in storage: a new worker on the same storage completes them', async () => {
     const storage = new InmemBackend();
     const kv = new FakeKv();
@@ -390,7 +425,7 @@ describe('sync worker', () => {
     const h = harness();
     await h.syncer.start();
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
-    for (const s of ['a', 'b']) {
+    for (const s of ['b', 'a']) {
       h.kv.write(s, { v: s });
       await h.service.setAssociation('provider-a-sm', 'd', 'secret', s, allowAll);
     }
