@@ -220,26 +220,25 @@ describe('fast lane on a listener: answers, hands over, keeps order', () => {
     expect(c.closed).toBe(true);
   });
 
-  it('answers requests sent just before the client half-closed, then ends the connection', async () => {
-    const got = await new Promise<string>((resolve, reject) => {
+  /** Write `bytes` and FIN at once; resolve with everything the server sent until it ended. */
+  function sendThenHalfClose(bytes: string): Promise<string> {
+    return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
-      const s = connect(socket, () => s.end(rawRequest('GET', '/v1/slow/a') + rawRequest('GET', '/v1/b')));
+      const s = connect(socket, () => s.end(bytes));
       s.on('data', (c: Buffer) => chunks.push(c));
       s.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       s.on('error', reject);
     });
+  }
+
+  it('answers requests sent just before the client half-closed, then ends the connection', async () => {
+    const got = await sendThenHalfClose(rawRequest('GET', '/v1/slow/a') + rawRequest('GET', '/v1/b'));
     expect(got.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
     expect(got.indexOf('/v1/slow/a')).toBeLessThan(got.indexOf('/v1/b'));
   });
 
   it('hands over a half-closed connection whose last request it does not take', async () => {
-    const got = await new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      const s = connect(socket, () => s.end(rawRequest('GET', '/v1/slow/a') + rawRequest('POST', '/v1/c', { body: '{}', chunked: true })));
-      s.on('data', (c: Buffer) => chunks.push(c));
-      s.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      s.on('error', reject);
-    });
+    const got = await sendThenHalfClose(rawRequest('GET', '/v1/slow/a') + rawRequest('POST', '/v1/c', { body: '{}', chunked: true }));
     expect(got).toContain('"lane":"fast","method":"GET","url":"/v1/slow/a"');
     expect(got).toContain('"lane":"node","method":"POST","url":"/v1/c","body":"{}"');
   });
