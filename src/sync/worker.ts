@@ -49,11 +49,12 @@ export interface SyncTuning {
   setWaitMs: number;
   /**
    * An operation still waiting (not started) this long gets a queue entry in storage. Before that,
-   * and while it runs, its link record is what survives a crash: every trigger first stores the
-   * link as PENDING (set, KV change), removing (remove), its destination as purging, or a failure or
-   * version mismatch, and the start-up reconciliation re-queues exactly those. Most operations start
-   * at once and finish within a request's time, so they cost no queue writes (two fsynced records
-   * per association instead of four). Retries in backoff are stored at once (attempts, not_before).
+   * and while it runs, its link record is what survives a crash: every trigger first stores why the
+   * link is due (PENDING after a refresh or KV change, removing, its destination purging, a failure,
+   * a version mismatch; a new link is not stored before its set answers), and the start-up
+   * reconciliation re-queues exactly those. Most operations start at once and finish within a
+   * request's time, so they cost no queue write and delete. Retries in backoff are stored at once
+   * (attempts, not_before), and close() stores whatever is still queued.
    */
   persistAfterMs: number;
 }
