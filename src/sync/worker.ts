@@ -405,9 +405,11 @@ export class Syncer {
     const dests = [...this.readyByDest.keys()];
     if (dests.length === 0) return;
     let progressed = true;
-    while (this.admitted < concurrency && progressed) {
+    // Operations storing their outcome hold no slot, but at most as many again may be in flight.
+    const room = () => this.admitted < concurrency && this.running.size < concurrency * 2;
+    while (room() && progressed) {
       progressed = false;
-      for (let i = 0; i < dests.length && this.admitted < concurrency; i++) {
+      for (let i = 0; i < dests.length && room(); i++) {
         const dest = dests[(this.rr + i) % dests.length]!;
         const set = this.readyByDest.get(dest);
         if (!set || set.size === 0) {
