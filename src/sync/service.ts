@@ -266,7 +266,11 @@ export class SyncService {
     if (secret === '' || secret.endsWith('/')) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
     const mount = this.kvMount('mount', mountIn);
     if (!canRead(`${mount.path}data/${secret}`)) throw denied(`permission denied to read the content of the secret ${secret} in mount ${mount.path.replace(/\/$/, '')}`);
-    if (!(await this.kv.exists(mount, secret))) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
+    // The latest version is read here (and offered to the first attempt, which then need not read it);
+    // a secret whose latest version is deleted still exists when it has metadata.
+    const marker = this.syncer.kvChanges;
+    const latest = await this.kv.readLatest(mount, secret);
+    if (!latest && !(await this.kv.exists(mount, secret))) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
     const id = linkId(mount.accessor, secret);
     const key = linkKey(type, name, id);
     if (!this.syncer.hasRoom(key)) throw new QueueFullError((await this.store.config()).queue_capacity);
@@ -313,6 +317,7 @@ export class SyncService {
       this.syncer.indexAdd(key);
     });
     try {
+      if (latest) this.syncer.offerSecret(key, latest, marker);
       await this.syncer.enqueue(key, { now: true });
       await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
     } finally {
@@ -431,6 +436,7 @@ export class SyncService {
 
   /** React to a KV change: re-sync (write, patch, undelete) or unsync (delete, destroy of the latest, metadata delete). */
   async onKvEvent(e: KvEvent): Promise<void> {
+    this.syncer.noteKvChange();
     if (e.kind === 'metadata-write' || e.kind === 'metadata-patch') return;
     if ((e.kind === 'delete' || e.kind === 'destroy') && e.currentVersion !== 0 && e.versions && !e.versions.includes(e.currentVersion)) return;
     for (const key of this.syncer.linksOf(e.mountAccessor, e.path)) {

@@ -150,6 +150,9 @@ export class Syncer {
   private admitted = 0;
   private readonly runningPerDest = new Map<string, number>();
   private readonly gates = new Map<string, Gate>();
+  /** Latest versions read by set for the next attempt on a link (see offerSecret). */
+  private readonly offered = new Map<string, { secret: { data: Record<string, unknown>; version: number }; kvChange: number; at: number }>();
+  private kvChange = 0;
   private readonly inflight = new Set<Promise<void>>();
   private readonly waiters = new Map<string, Array<(l: LinkRecord | null) => void>>();
   private readonly connectors = new Map<string, { revision: number; connector: Connector }>();
@@ -296,6 +299,28 @@ export class Syncer {
     this.addOp({ seq, link, dest: destOf(link), attempts: 0, notBefore: 0, queuedAt: now, stored: false, io: Promise.resolve() });
     this.pump();
     this.armPersist();
+  }
+
+  /** A KV secret changed somewhere (called synchronously from the KV event): offered reads are stale. */
+  noteKvChange(): void {
+    this.kvChange++;
+    this.offered.clear();
+  }
+
+  /** A marker to take before reading a secret that will be offered to `offerSecret`. */
+  get kvChanges(): number {
+    return this.kvChange;
+  }
+
+  /**
+   * Offer the latest version of a link's secret, read after `kvChanges` returned `marker`, to the
+   * link's next attempt, which then need not read it again (set reads it anyway to check that the
+   * secret exists). Ignored when any KV change has happened since the marker; an offer is used
+   * once, and only within a second.
+   */
+  offerSecret(link: string, secret: { data: Record<string, unknown>; version: number }, marker: number): void {
+    if (marker !== this.kvChange || this.closed) return;
+    this.offered.set(link, { secret, kvChange: marker, at: this.deps.clock.now() });
   }
 
   /** Resolve with the link after its next attempt completes (null when dropped), or undefined after `ms`. */
@@ -623,7 +648,9 @@ export class Syncer {
         readFailed = true;
       } else {
         try {
-          secret = await kv.readLatest(mount, link.secret_name);
+          const offer = this.offered.get(key);
+          if (offer) this.offered.delete(key);
+          secret = offer && offer.kvChange === this.kvChange && clock.now() - offer.at < 1_000 ? offer.secret : await kv.readLatest(mount, link.secret_name);
         } catch (e) {
           const f = new SyncFailure('INTERNAL_VAULT_ERROR', `reading the secret failed: ${isKeyholdError(e) ? e.message : ((e as Error)?.name ?? 'error')}`, { retryable: true });
           fail(f);
@@ -832,6 +859,7 @@ export class Syncer {
     this.connectors.clear();
     for (const ws of this.waiters.values()) for (const w of ws) w(null);
     this.waiters.clear();
+    this.offered.clear();
   }
 }
 

@@ -282,10 +282,13 @@ describe('sync worker', () => {
       // Both provider slots busy (this call takes the second) while another operation reads its secret.
       return { ...c, put: (n, v, sig, o) => (p.active === 1 && kv.reading > 0 && overlap++, c.put(n, v, sig, o)) };
     };
+    await h.service.updateConfig({ disabled: true });
     for (let i = 0; i < 12; i++) {
       kv.write(`s${i}`, { v: String(i) });
       await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
     }
+    h.syncer.noteKvChange(); // what set read is stale: the worker reads every secret itself
+    await h.service.updateConfig({ disabled: false });
     await until(() => h.syncer.queued, (n) => n === 0, 5000);
     await until(() => p.store.size, (n) => n === 12, 5000);
     expect(p.maxActive).toBe(2);
@@ -325,6 +328,35 @@ describe('sync worker', () => {
     await until(() => Promise.all([0, 1, 2, 3].map((i) => link(h.store, 'd', `s${i}`))), (ls) => ls.every((l) => l?.sync_status === 'SYNCED'), 5000);
     expect(p.maxActive).toBe(1);
     expect(overlap).toBeGreaterThan(0);
+  });
+
+  it("set's read of the secret serves the first attempt, unless a KV change came in between", async () => {
+    class CountingKv extends FakeKv {
+      reads = 0;
+      override async readLatest(m: MountInfo, path: string) {
+        this.reads++;
+        return super.readLatest(m, path);
+      }
+    }
+    const kv = new CountingKv();
+    const h = harness({ kv });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    kv.write('s', { a: '1' });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    expect(kv.reads).toBe(1);
+    expect(h.provider('d').store.get(`vault/${mount.accessor}/s`)).toBe('{"a":"1"}');
+    // A write between set's read and the attempt: the offered version is not used.
+    await h.service.updateConfig({ disabled: true });
+    kv.write('t', { b: '1' });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 't', allowAll);
+    kv.write('t', { b: '2' });
+    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 't', version: 2, currentVersion: 2 });
+    await h.service.updateConfig({ disabled: false });
+    await until(() => link(h.store, 'd', 't'), (l) => l?.sync_status === 'SYNCED');
+    expect(h.provider('d').store.get(`vault/${mount.accessor}/t`)).toBe('{"b":"2"}');
+    expect(h.provider('d').calls.filter((c) => c.endsWith('/t'))).toHaveLength(1);
+    expect((await link(h.store, 'd', 't'))!.synced_version).toBe(2);
   });
 
   it('keeps queued operations in storage: a new worker on the same storage completes them', async () => {
