@@ -43,7 +43,9 @@ export class SyncService {
     private readonly kv: KvSource,
     private readonly clock: Clock,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    store.linkChanged = (dest, id) => this.viewLinkChanged(dest, id);
+  }
 
   private now(): string {
     return new Date(this.clock.now()).toISOString();
@@ -186,44 +188,88 @@ export class SyncService {
   // ---- associations ----
 
   /**
-   * Views of the association map per destination, rebuilt only when a link changed (set and remove
-   * answer with the whole map, so 1,000 associations set one by one used to build ~500,000 records),
-   * and the records of each link, kept while its stored record is unchanged. Records show the mount
-   * path of the link's accessor, so a view also remembers the paths it used (a remount rebuilds it).
-   * Both are frozen: the same objects are handed to every caller.
+   * Association maps per destination, kept up to date link by link (SyncStore.linkChanged): set and
+   * remove answer with the whole map, so 1,000 associations set one by one used to build ~500,000
+   * records. A view holds the sorted link ids with each link's frozen records; an answer copies
+   * them into one frozen object, reused until a link changes. Records show the mount path of the
+   * link's accessor, so a view also remembers the paths it used (a remount rebuilds it).
    */
   private readonly views = new Map<string, AssociationView>();
-  private readonly linkViews = new WeakMap<LinkRecord, { mount: string | undefined; entries: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> }>();
+
+  private viewLinkChanged(dest: string, id: string | null): void {
+    const v = this.views.get(dest);
+    if (!v) return;
+    if (id === null) this.views.delete(dest);
+    else {
+      v.dirty.add(id);
+      v.secrets = null;
+    }
+  }
 
   /** All associations of a destination, with their latest status. */
   async associations(type: DestinationType, name: string, overlay?: LinkRecord | null): Promise<Record<string, unknown>> {
     const d = await this.store.getDest(type, name);
     if (!d) throw notFound(`destination ${type}/${name} does not exist`);
     const key = `${type}/${name}`;
-    const stamp = this.store.linksStamp(type, name);
-    let view = this.views.get(key);
-    if (!view || view.stamp !== stamp || [...view.mounts].some(([acc, path]) => this.kv.mount(acc)?.path !== path)) {
-      const links = await this.store.links(type, name);
-      const secrets: Record<string, unknown> = {};
-      const mounts = new Map<string, string | undefined>();
-      for (const l of links) {
-        if (!mounts.has(l.accessor)) mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
-        for (const [k, rec] of this.cachedLinkRecords(l, mounts.get(l.accessor))) secrets[k] = rec;
-      }
-      view = { stamp, mounts, secrets: Object.freeze(secrets) };
-      // Keep only a view of one consistent state (links may change while `links()` loads them).
-      if (this.store.linksStamp(type, name) === stamp) this.views.set(key, view);
+    let v = this.views.get(key);
+    if (v && [...v.mounts].some(([acc, path]) => this.kv.mount(acc)?.path !== path)) {
+      this.views.delete(key);
+      v = undefined;
     }
-    const secrets = overlay ? { ...view.secrets, ...this.linkRecords(overlay) } : view.secrets;
-    return { associated_secrets: secrets, store_name: name, store_type: type };
+    if (!v) await this.store.links(type, name); // loads the links; the rest runs without a pause
+    const secrets = this.viewOf(type, name, v) ?? (await this.freshRecords(type, name));
+    return { associated_secrets: overlay ? { ...secrets, ...this.linkRecords(overlay) } : secrets, store_name: name, store_type: type };
   }
 
-  private cachedLinkRecords(l: LinkRecord, mount: string | undefined): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
-    const hit = this.linkViews.get(l);
-    if (hit && hit.mount === mount) return hit.entries;
-    const entries = Object.entries(this.linkRecords(l)).map(([k, r]) => [k, Object.freeze(r)] as const);
-    this.linkViews.set(l, { mount, entries });
-    return entries;
+  /** The association map from the view of a destination (built or brought up to date), or null when its links are not loaded. */
+  private viewOf(type: DestinationType, name: string, v: AssociationView | undefined): Readonly<Record<string, unknown>> | null {
+    const key = `${type}/${name}`;
+    if (!v) {
+      const ids = this.store.peekIds(type, name);
+      if (!ids) return null;
+      v = { ids: [...ids], pairs: [], mounts: new Map(), dirty: new Set(), secrets: null };
+      for (const id of v.ids) v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
+      this.views.set(key, v);
+    }
+    for (const id of v.dirty) {
+      const l = this.store.peekLink(type, name, id);
+      let lo = 0;
+      let hi = v.ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (v.ids[mid]! < id) lo = mid + 1;
+        else hi = mid;
+      }
+      const found = v.ids[lo] === id;
+      if (l && found) v.pairs[lo] = this.pairsOf(l, v);
+      else if (l) {
+        v.ids.splice(lo, 0, id);
+        v.pairs.splice(lo, 0, this.pairsOf(l, v));
+      } else if (found) {
+        v.ids.splice(lo, 1);
+        v.pairs.splice(lo, 1);
+      }
+    }
+    v.dirty.clear();
+    if (!v.secrets) {
+      const secrets: Record<string, unknown> = {};
+      for (const pairs of v.pairs) for (const [k, rec] of pairs) secrets[k] = rec;
+      v.secrets = Object.freeze(secrets);
+    }
+    return v.secrets;
+  }
+
+  /** Without a view (the links were dropped from the cache meanwhile): build the map once. */
+  private async freshRecords(type: DestinationType, name: string): Promise<Record<string, unknown>> {
+    const secrets: Record<string, unknown> = {};
+    for (const l of await this.store.links(type, name)) Object.assign(secrets, this.linkRecords(l));
+    return secrets;
+  }
+
+  /** The frozen [key, record] pairs of a link for view `v` (noting the mount path shown). */
+  private pairsOf(l: LinkRecord, v: AssociationView): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
+    if (!v.mounts.has(l.accessor)) v.mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
+    return Object.entries(this.linkRecords(l)).map(([k, r]) => [k, Object.freeze(r)] as const);
   }
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
@@ -462,13 +508,17 @@ export class SyncService {
   }
 }
 
-/** A cached association map of one destination. */
+/** The association map of one destination, kept up to date link by link. */
 interface AssociationView {
-  /** `SyncStore.linksStamp` it was built at. */
-  stamp: number;
+  /** Link ids, sorted, and the [key, record] pairs of each. */
+  ids: string[];
+  pairs: Array<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>;
   /** Mount path of each accessor it shows (undefined: the mount is gone). */
   mounts: Map<string, string | undefined>;
-  secrets: Readonly<Record<string, unknown>>;
+  /** Links changed since the pairs were last brought up to date. */
+  dirty: Set<string>;
+  /** The map built from the pairs; null after a change. */
+  secrets: Readonly<Record<string, unknown>> | null;
 }
 
 /** Check a template for a type and granularity; throws 400 with Vault's wording. */

@@ -118,7 +118,7 @@ export class SyncStore {
     this.unwritten.delete(`${key}/${l.id}`);
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
     m.set(l.id, structuredClone(l));
-    this.linkStamp.set(key, ++this.stampCounter);
+    this.linkChanged?.(key, l.id);
   }
   /**
    * Put a new link in the cache without writing it: the next `putLink` of it (the worker's first
@@ -131,7 +131,7 @@ export class SyncStore {
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
     m.set(l.id, structuredClone(l));
     this.unwritten.add(`${key}/${l.id}`);
-    this.linkStamp.set(key, ++this.stampCounter);
+    this.linkChanged?.(key, l.id);
   }
   /** Write a staged link that nothing has written yet. */
   async saveLink(type: string, name: string, id: string): Promise<void> {
@@ -149,7 +149,7 @@ export class SyncStore {
     this.unwritten.delete(`${key}/${id}`);
     m.delete(id);
     this.linkOrder.delete(key);
-    this.linkStamp.set(key, ++this.stampCounter);
+    this.linkChanged?.(key, id);
   }
   /** Link ids of one destination, sorted. */
   async linkIds(type: string, name: string): Promise<string[]> {
@@ -160,21 +160,23 @@ export class SyncStore {
     const m = await this.linksFor(type, name);
     return (await this.sortedIds(type, name)).map((id) => m.get(id)!);
   }
-  /**
-   * A number that changes whenever a link of the destination is written or deleted (equal numbers:
-   * `links()` returns the same records), for callers that cache views of the links.
-   */
-  linksStamp(type: string, name: string): number {
-    return this.linkStamp.get(`${type}/${name}`) ?? 0;
-  }
   /** Forget a destination's cached links (after it is deleted). */
   forgetLinks(type: string, name: string): void {
     const key = `${type}/${name}`;
     this.linkCache.delete(key);
     this.linkOrder.delete(key);
     for (const k of this.unwritten) if (k.startsWith(`${key}/`)) this.unwritten.delete(k);
-    this.linkStamp.set(key, ++this.stampCounter);
+    this.linkChanged?.(key, null);
   }
+  /** The cached record of a link, if its destination's links are loaded (read-only; do not mutate). */
+  peekLink(type: string, name: string, id: string): LinkRecord | undefined {
+    return this.linkCache.get(`${type}/${name}`)?.get(id);
+  }
+  /**
+   * Told of every link written, staged or deleted (`dest` is `type/name`; `id` null: all of the
+   * destination's links were forgotten), synchronously after the cache changed.
+   */
+  linkChanged: ((dest: string, id: string | null) => void) | null = null;
 
   /** Sorted ids per destination (kept until a link is added or deleted). */
   private readonly linkOrder = new Map<string, string[]>();
@@ -192,8 +194,16 @@ export class SyncStore {
     }
     ids.splice(lo, 0, id);
   }
-  private readonly linkStamp = new Map<string, number>();
-  private stampCounter = 0;
+
+  /** Sorted link ids of a destination whose links are loaded, now (read-only); undefined when not loaded. */
+  peekIds(type: string, name: string): readonly string[] | undefined {
+    const key = `${type}/${name}`;
+    const m = this.linkCache.get(key);
+    if (!m) return undefined;
+    let ids = this.linkOrder.get(key);
+    if (!ids) this.linkOrder.set(key, (ids = [...m.keys()].sort()));
+    return ids;
+  }
 
   private async sortedIds(type: string, name: string): Promise<readonly string[]> {
     const key = `${type}/${name}`;
