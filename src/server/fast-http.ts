@@ -172,15 +172,16 @@ export class FastConnection {
     this.peerEnded = true;
     if (this.phase === Phase.Busy) return; // answered first, then the socket is ended
     this.advance();
-    if ((this.phase as Phase) !== Phase.Busy && !this.shuttingDown && this.socket.writable) this.socket.end();
+    if ((this.phase as Phase) !== Phase.Busy && !this.gone && this.socket.writable) this.socket.end();
   }
 
   /** Parse and dispatch the next buffered request, or hand the connection over. */
   private advance(): void {
-    if (this.shuttingDown) return;
+    if (this.gone) return;
     const buf = this.buf;
     if (!buf) return;
     if (!this.current) {
+      if (this.shuttingDown) return; // stopping: no new request
       const end = buf.indexOf('\r\n\r\n', this.scanFrom, 'latin1');
       if (end === -1) {
         if (buf.length > MAX_HEAD) return this.handOver();
@@ -193,6 +194,9 @@ export class FastConnection {
       this.current = parsed;
       this.headEnd = end + 4;
       this.phase = Phase.Body;
+      // In flight from its head on (as node:http counts it): a graceful stop waits for its body.
+      this.counted = true;
+      this.hooks.started();
     }
     const cur = this.current;
     const total = this.headEnd + cur.length;
@@ -204,7 +208,6 @@ export class FastConnection {
     this.phase = Phase.Busy;
     this.since = Date.now();
     if (cur.headers.connection !== undefined && /(^|,)\s*close\s*(,|$)/i.test(cur.headers.connection)) this.closeRequested = true;
-    this.hooks.started();
     this.hooks.handler(new FastRequest(cur.method, cur.url, cur.headers, this.socket, body), new FastResponse(this));
   }
 
@@ -228,7 +231,7 @@ export class FastConnection {
 
   /** The answer is written: close, or go on with the next request. */
   responded(close: boolean): void {
-    this.hooks.finished();
+    this.uncount();
     if (close) {
       this.detach();
       this.socket.end();
@@ -246,7 +249,7 @@ export class FastConnection {
       this.phase = Phase.Head;
       this.since = Date.now();
       this.advance();
-      if (this.shuttingDown) return;
+      if (this.gone) return;
     }
     if (this.peerEnded && (this.phase as Phase) !== Phase.Busy && this.socket.writable) this.socket.end();
   }
@@ -264,9 +267,17 @@ export class FastConnection {
     this.hooks.fallback(this.socket, rest, this.peerEnded);
   }
 
+  private uncount(): void {
+    if (!this.counted) return;
+    this.counted = false;
+    this.hooks.finished();
+  }
+  private counted = false;
+
   private detach(): void {
     if (this.gone) return;
     this.gone = true;
+    this.uncount();
     this.socket.removeListener('data', this.onData);
     this.socket.removeListener('end', this.onEnd);
     this.socket.removeListener('close', this.onClose);
@@ -275,9 +286,9 @@ export class FastConnection {
   }
   private gone = false;
 
-  /** Daemon stopping: close now if idle, else after the answer in progress. */
+  /** Daemon stopping: close now if idle, else after the request in progress (head read) is answered. */
   close(): void {
-    if (this.phase === Phase.Busy) {
+    if (this.phase === Phase.Busy || this.phase === Phase.Body) {
       this.shuttingDown = true;
       return;
     }
