@@ -41,6 +41,8 @@ export interface LoggedRequest {
   status: number;
   /** The `X-Amz-Target` header (AWS JSON protocol operation), when sent. */
   target?: string;
+  /** With `target`: the secret the operation names (`SecretId` or `Name` of the JSON body). */
+  secretId?: string;
 }
 
 /** Loopback HTTP server with failure injection. */
@@ -128,7 +130,7 @@ export class FakeServer {
       }
     }
     const target = req.headers['x-amz-target'];
-    this.log.push({ method: req.method ?? 'GET', path: url.pathname, status: reply.status, ...(typeof target === 'string' ? { target } : {}) });
+    this.log.push({ method: req.method ?? 'GET', path: url.pathname, status: reply.status, ...(typeof target === 'string' ? { target, secretId: secretIdOf(body) } : {}) });
     if (this.log.length > 5000) this.log.splice(0, 1000);
     const payload = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? '');
     const headers: Record<string, string> = { ...(reply.json !== undefined ? { 'Content-Type': 'application/json' } : {}), ...reply.headers };
@@ -139,6 +141,17 @@ export class FakeServer {
     }
     res.writeHead(reply.status, { ...headers, 'Content-Length': String(Buffer.byteLength(payload)) });
     res.end(payload);
+  }
+}
+
+/** `SecretId` or `Name` of an AWS JSON request body (never the value). */
+function secretIdOf(body: Buffer): string | undefined {
+  try {
+    const b = JSON.parse(body.toString('utf8')) as { SecretId?: unknown; Name?: unknown };
+    const id = b?.SecretId ?? b?.Name;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
   }
 }
 
