@@ -22,6 +22,15 @@ function goJson(value: unknown): string {
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
+/** Members of the response envelope (a data member of the same name is overridden by it). */
+const ENVELOPE_KEYS = ['request_id', 'lease_id', 'renewable', 'lease_duration', 'data', 'wrap_info', 'warnings', 'auth', 'mount_type'];
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+}
+
 /** Send a success envelope; `injectTopLevel` also copies `data`'s keys to the top level (Vault's sys/ answers). */
 export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mountType: string | undefined, status = 200, injectTopLevel = false): void {
   if (reply.raw) {
@@ -29,12 +38,22 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     res.end(reply.raw.body);
     return;
   }
-  if (!injectTopLevel) {
-    // The common answer: only `data`, `warnings` and `auth` vary, so only they are serialised.
-    const text =
-      `{"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":${reply.data === undefined ? 'null' : goJson(reply.data)}` +
-      `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined ? 'null' : goJson(reply.auth)}` +
-      `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
+  // Only `data`, `warnings` and `auth` vary, so only they are serialised, and `data` once even when
+  // it is also copied to the top level (sys/ answers can be large: a destination's associations).
+  const data = reply.data;
+  const dataJson = data === undefined || data === null ? 'null' : goJson(data);
+  const tail =
+    `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":${dataJson}` +
+    `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined || reply.auth === null ? 'null' : goJson(reply.auth)}` +
+    `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
+  let text: string | null = null;
+  if (!injectTopLevel) text = '{' + tail;
+  else if (dataJson.startsWith('{') && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k))) {
+    // `{...data, ...envelope}` written directly: data's members, then the envelope's.
+    const inner = dataJson.slice(1, -1);
+    text = '{' + (inner === '' ? '' : inner + ',') + tail;
+  }
+  if (text !== null) {
     res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
     return;
@@ -50,11 +69,10 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     auth: reply.auth ?? null,
     mount_type: mountType ?? '',
   };
-  const data = reply.data;
-  const body = injectTopLevel && data && typeof data === 'object' ? { ...data, ...envelope } : envelope;
-  const text = goJson(body) + '\n';
-  res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  const body = data && typeof data === 'object' ? { ...data, ...envelope } : envelope;
+  const full = goJson(body) + '\n';
+  res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(full) });
+  res.end(full);
 }
 
 /** Send `{"errors": [...]}`; `data` (when given) rides along, as Vault's KV 404 does. */
