@@ -33,7 +33,12 @@ export class KeyholdError extends Error {
   /** Extra error strings (Vault sends `errors` as an array). */
   readonly errors?: string[];
   constructor(kind: ErrorKind, message: string, opts: { status?: number; data?: unknown; errors?: string[] } = {}) {
+    // An answer to the client, not a fault to debug: skip the stack trace, which costs more than the
+    // rest of a refused request (a flood of 403s should stay cheap). 500s keep theirs.
+    const limit = Error.stackTraceLimit;
+    if (kind !== 'internal') Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'KeyholdError';
     this.kind = kind;
     this.status = opts.status ?? statusOf[kind];
