@@ -50,4 +50,29 @@ describe('KeyLocks', () => {
     expect(order).toContain('again');
     expect(locks.size).toBe(0);
   });
+
+  test('keeps idle entries for reuse (no table churn per request), but only up to a bound', async () => {
+    const locks = new KeyLocks();
+    await locks.with('k', 'shared', async () => {});
+    expect(locks.size).toBe(0); // nothing held...
+    expect(locks.tracked).toBe(1); // ...but the entry stays for the next request
+    await locks.with('k', 'exclusive', async () => {});
+    expect(locks.tracked).toBe(1);
+    for (let i = 0; i < 3000; i++) await locks.with(`key-${i}`, i % 2 ? 'shared' : 'exclusive', async () => {});
+    expect(locks.tracked).toBeLessThanOrEqual(1025);
+    expect(locks.size).toBe(0);
+    // A held lock is never pruned: its holder still excludes a writer.
+    let release!: () => void;
+    const held = locks.with('held', 'shared', () => new Promise<void>((r) => (release = r)));
+    for (let i = 0; i < 2000; i++) await locks.with(`more-${i}`, 'shared', async () => {});
+    let writerRan = false;
+    const writer = locks.with('held', 'exclusive', async () => {
+      writerRan = true;
+    });
+    await tick();
+    expect(writerRan).toBe(false);
+    release();
+    await Promise.all([held, writer]);
+    expect(writerRan).toBe(true);
+  });
 });
