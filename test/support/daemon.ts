@@ -95,10 +95,18 @@ export function httpReq(target: { socket?: string; base?: string }, method: stri
     r.on('error', rej);
     // The server may answer early (413) and close while a large body is still being written: a late
     // EPIPE on the socket after the answer is expected, not a failure (errors before it still reject).
-    r.on('socket', (sock) => sock.on('error', () => {}));
+    r.on('socket', (sock) => {
+      // Once per socket: keep-alive sockets serve many requests.
+      if (quieted.has(sock)) return;
+      quieted.add(sock);
+      sock.on('error', () => {});
+    });
     r.end(payload);
   });
 }
+
+/** Sockets that already carry the listener ignoring a late EPIPE. */
+const quieted = new WeakSet<object>();
 
 async function waitReady(socket: string, proc: ChildProcess, out: () => string): Promise<void> {
   for (let i = 0; i < 200; i++) {
