@@ -76,10 +76,8 @@ export class Core implements RouterCore, CoreServices {
   private unsealed = false;
   private mounted: Mounted[] = [];
   private aclCache = new Map<string, ACL>();
-  /** Request-facing views of token entries without a use limit, reused across requests (hot path). */
-  private readonly infos = new WeakMap<object, TokenInfo>();
-  /** The aclCache key of each reused view. */
-  private readonly aclKeys = new WeakMap<TokenInfo, string>();
+  /** aclCache key of a token's policy list (the entry's array, shared by its views): no join per request. */
+  private readonly aclKeys = new WeakMap<readonly string[], string>();
   readonly authorizer: Authorizer;
   /** Hooks run after unseal and before seal (audit devices, schedulers). */
   readonly afterUnseal: Array<() => Promise<void>> = [];
@@ -100,7 +98,7 @@ export class Core implements RouterCore, CoreServices {
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
-        const acl = this.aclCache.get(this.aclKeys.get(token) ?? token.policies.join(','));
+        const acl = this.aclCache.get(this.aclKeyOf(token.policies));
         return acl ? acl.allowed(cap, path) : false;
       },
     };
@@ -433,32 +431,30 @@ export class Core implements RouterCore, CoreServices {
     return this.mounted.filter((m) => !m.internal).map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
   }
 
-  /** Token lookup for the router; compiles and caches the ACL of its policy set. */
+  private aclKeyOf(policies: readonly string[]): string {
+    let key = this.aclKeys.get(policies);
+    if (key === undefined) this.aclKeys.set(policies, (key = policies.join(',')));
+    return key;
+  }
+
+  /** The hot path's token lookup: answers only when no storage read or write is needed, else undefined. */
   cachedToken(id: string): TokenInfo | undefined {
     if (!this.unsealed) return undefined;
     const entry = this.tokens.cachedEntry(id);
     if (!entry || entry.num_uses > 0) return undefined;
-    const info = this.infos.get(entry);
-    if (!info || info.id !== id) return undefined;
-    if (!info.root && !this.aclCache.has(this.aclKeys.get(info)!)) return undefined;
+    const info = tokenInfo(id, entry);
+    if (!info.root && !this.aclCache.has(this.aclKeyOf(info.policies))) return undefined;
     return info;
   }
 
+  /** Token lookup for the router; compiles and caches the ACL of its policy set. */
   async lookupToken(id: string): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
     const entry = await this.tokens.lookup(id);
     if (!entry) return null;
-    const reusable = !(entry.num_uses > 0);
-    let info = reusable ? this.infos.get(entry) : undefined;
-    if (!info || info.id !== id) {
-      info = tokenInfo(id, entry);
-      if (reusable) {
-        this.infos.set(entry, info);
-        this.aclKeys.set(info, info.policies.join(','));
-      }
-    }
+    const info = tokenInfo(id, entry);
     if (!info.root) {
-      const key = this.aclKeys.get(info) ?? info.policies.join(',');
+      const key = this.aclKeyOf(info.policies);
       if (!this.aclCache.has(key)) {
         const ps = [];
         for (const n of info.policies) {

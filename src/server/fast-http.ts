@@ -24,6 +24,14 @@ const MAX_HEADERS = 100;
 const TARGET = /^\/[\x21-\x7e]*$/;
 const LENGTH = /^\d{1,16}$/;
 
+/** A request head the fast lane takes: headers lower-cased, `length` of the body. */
+export interface RequestHead {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  length: number;
+}
+
 /** A parsed request of the fast lane: what the router reads from a request. */
 export class FastRequest {
   constructor(
@@ -134,7 +142,11 @@ export class FastConnection {
   private closeRequested = false;
   private shuttingDown = false;
   private pendingFallback = false;
-  private current: { method: string; url: string; headers: Record<string, string>; length: number } | null = null;
+  /** The current request is counted as in flight (from its head until answered or dropped). */
+  private counted = false;
+  /** Left the fast lane: closed or handed to node:http. */
+  private gone = false;
+  private current: RequestHead | null = null;
   private headEnd = 0;
   readonly keepAliveHeader: string;
   private readonly onData = (chunk: Buffer) => this.data(chunk);
@@ -272,7 +284,6 @@ export class FastConnection {
     this.counted = false;
     this.hooks.finished();
   }
-  private counted = false;
 
   private detach(): void {
     if (this.gone) return;
@@ -284,7 +295,6 @@ export class FastConnection {
     this.shuttingDown = true;
     this.hooks.gone(this);
   }
-  private gone = false;
 
   /** Daemon stopping: close now if idle, else after the request in progress (head read) is answered. */
   close(): void {
@@ -317,7 +327,7 @@ export class FastConnection {
  * Header names are lower-cased; a duplicate header, a Transfer-Encoding, an Expect or an Upgrade
  * sends the request to node:http.
  */
-export function parseHead(head: string): { method: string; url: string; headers: Record<string, string>; length: number } | null {
+export function parseHead(head: string): RequestHead | null {
   let eol = head.indexOf('\r\n');
   if (eol === -1) eol = head.length;
   const sp1 = head.indexOf(' ');
