@@ -75,7 +75,7 @@ _keyhold_node() {
     'sync assoc') _kh_subs='set remove list' ;;
     'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
     'sync assoc remove') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
-    'sync status') _kh_opts='--type --name --failed -v --version --address --token --format --field -h --help'; _kh_vopts='--type --name --address --token --format --field' ;;
+    'sync status') _kh_opts='--type --name --failed --watch -v --version --address --token --format --field -h --help'; _kh_vopts='--type --name --watch --address --token --format --field' ;;
     'sync config') _kh_opts='--disabled --queue-capacity --reset -v --version --address --token --format --field -h --help'; _kh_vopts='--disabled --queue-capacity --address --token --format --field' ;;
     'audit') _kh_subs='enable disable list' ;;
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;

@@ -2,7 +2,7 @@
  * Test support: the fenced code blocks of a Markdown page, for the docs test that runs every command
  * block of the README and docs/ against a dev daemon.
  *
- * Convention: a ```sh block is a command sequence and is run (bash -e, one working folder and one dev
+ * Convention: a ```sh block is a command sequence and is run (bash -e, without pipefail, one working folder and one dev
  * daemon per page, blocks in page order). One that cannot run there (a real cloud account, a daemon
  * in the foreground, a global install) starts with the visible line `# not run by the docs test:
  * <reason>`. Other shell-like languages (bash, shell, console, zsh) must carry that line too, so no
