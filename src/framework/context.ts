@@ -25,6 +25,10 @@ export interface TokenIdentityAlias {
   /** Alias name (the user claim, role id, ...). */
   name: string;
   metadata: Record<string, string>;
+  /** Alias id ({{identity.entity.aliases.<accessor>.id}}), when known. */
+  id?: string;
+  /** Alias custom metadata ({{identity.entity.aliases.<accessor>.custom_metadata.K}}), when known. */
+  customMetadata?: Record<string, string>;
 }
 
 /**
@@ -36,6 +40,7 @@ export interface TokenIdentity {
   entityName: string;
   entityMetadata: Record<string, string>;
   aliases: TokenIdentityAlias[];
+  /** Ids of the entity's groups; `groupNames[i]` is the name of `groupIds[i]`. */
   groupIds?: string[];
   groupNames?: string[];
   /** Group metadata by group id ({{identity.groups.ids.<id>.metadata.K}}), when known. */
