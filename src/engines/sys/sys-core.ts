@@ -2,6 +2,7 @@
 import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+import type { WrappingService } from '../../auth/wrapping.js';
 
 /** The core as seen by system routes. */
 export interface SysCore {
@@ -25,4 +26,7 @@ export interface SysCore {
   findMount(pathOrAccessor: string): MountInfo | undefined;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
+  readonly wrapping: WrappingService;
 }
