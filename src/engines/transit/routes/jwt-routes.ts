@@ -8,6 +8,7 @@ import { invalid, notFound } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitBackend } from '../index.js';
 import type { TransitKey } from '../keyring/types.js';
+import { checkKeyName } from '../keyring/key-rules.js';
 import { jwksOf, signJwt, verifyJwt } from '../ops/jwt.js';
 
 const route = routesFor<TransitBackend>();
@@ -21,6 +22,11 @@ async function readKey(engine: TransitBackend, name: string): Promise<TransitKey
 
 /** Whether `jwks/:name` answers without a token: only for an existing key whose config sets public_jwks. */
 export async function publicJwks(engine: TransitBackend, name: string): Promise<boolean> {
+  try {
+    checkKeyName(name); // before any storage read: the name comes straight from the URL
+  } catch {
+    return false;
+  }
   const key = engine.keys.cached(name) ?? (await engine.keys.peekConfig(name));
   return key?.publicJwks === true;
 }
@@ -33,6 +39,7 @@ export const jwtRoutes: AnyRoute[] = [
     description:
       'Raw JSON ({"keys": [...]}, RFC 7517), not Vault\'s envelope, so relying parties can fetch it directly. kid is the RFC 7638 thumbprint of each version\'s public key; alg is EdDSA, ES256/384/512 or RS256 by key type. Readable without a token when the key\'s config sets public_jwks=true.',
     fields: { name: keyName },
+    unauthenticatedWhen: ({ engine, params }) => publicJwks(engine, params.name ?? ''),
     operations: {
       read: async ({ engine, data }) => {
         const key = await engine.keys.withLock(data.name, 'shared', async () => engine.keys.cached(data.name) ?? (await engine.keys.get(data.name)));
