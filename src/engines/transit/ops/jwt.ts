@@ -50,19 +50,34 @@ function requiredMembers(jwk: JsonWebKey): Record<string, string> {
 /** Public JWK (with kid) per public KeyObject, computed once. */
 const jwkCache = new WeakMap<KeyObject, Record<string, string>>();
 
-/** The public JWK of a version with `kid`, `alg` and `use`. */
-export function versionJwk(key: TransitKey, v: KeyVersion): Record<string, string> {
-  const pub = v.publicKey;
-  if (!pub) throw invalid(`key version ${v.version} has no public key`);
+/** JWS algorithm of a public JWK's key (EdDSA, ES256/384/512; RS256 for RSA), as JWT_ALGORITHMS has it. */
+function algOfJwk(jwk: Record<string, string>): string {
+  if (jwk.kty === 'RSA') return 'RS256';
+  if (jwk.kty === 'OKP') return 'EdDSA';
+  return { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }[jwk.crv!] ?? '';
+}
+
+/**
+ * The public JWK of a public key with `kid` (RFC 7638 SHA-256 thumbprint), `alg` and `use: sig`.
+ * Also used by the CLI (`transit keys export public-key --format jwk`), so both compute one kid.
+ */
+export function publicJwk(pub: KeyObject): Record<string, string> {
   let base = jwkCache.get(pub);
   if (!base) {
     const members = requiredMembers(pub.export({ format: 'jwk' }));
     // RFC 7638: JSON of the required members in lexicographic order, no whitespace; SHA-256; base64url.
     const kid = createHash('sha256').update(JSON.stringify(members)).digest('base64url');
-    base = { ...members, kid };
+    base = { ...members, kid, alg: algOfJwk(members), use: 'sig' };
     jwkCache.set(pub, base);
   }
-  return { ...base, alg: jwtAlgorithm(key).alg, use: 'sig' };
+  return { ...base };
+}
+
+/** The public JWK of a version with `kid`, `alg` and `use`. */
+export function versionJwk(key: TransitKey, v: KeyVersion): Record<string, string> {
+  if (!v.publicKey) throw invalid(`key version ${v.version} has no public key`);
+  jwtAlgorithm(key);
+  return publicJwk(v.publicKey);
 }
 
 /** Versions valid for verification (min_decryption_version..latest, loaded), ascending. */
