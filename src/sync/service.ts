@@ -5,6 +5,8 @@
 import type { Clock, KvEvent, Logger, MountInfo } from '../framework/context.js';
 import { denied, invalid, notFound } from '../framework/errors.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
+import { checkTagLimits } from './destinations/common.js';
+import { gcpLabels } from './destinations/provider-c-sm.js';
 import { nameProblem, normalizeName } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore } from './store.js';
@@ -108,6 +110,7 @@ export class SyncService {
       }
     }
     def.check?.(conn);
+    const resyncAll = existing ? (def.onUpdate?.(existing.connection, conn) ?? false) : false;
 
     const opts: DestinationOptions = existing
       ? { ...existing.options }
@@ -120,7 +123,8 @@ export class SyncService {
     if (input.custom_tags !== undefined) {
       const tags = input.custom_tags as Record<string, string>;
       if (!def.customTags && Object.keys(tags).length > 0) throw invalid('custom_tags', `is not supported by ${type}`);
-      for (const k of Object.keys(tags)) if (k === '' || k.length > 128) throw invalid('custom_tags', 'keys must be 1-128 characters');
+      for (const k of Object.keys(tags)) if (k === '') throw invalid('custom_tags', 'keys must not be empty');
+      if (def.tagLimits) checkTagLimits(tags, def.tagLimits, type === 'provider-c-sm' ? gcpLabels : undefined);
       opts.custom_tags = tags;
     }
     if (input.allowed_ipv4_addresses !== undefined) opts.allowed_ipv4_addresses = input.allowed_ipv4_addresses as string[];
@@ -141,7 +145,8 @@ export class SyncService {
       revision: (existing?.revision ?? 0) + 1,
     };
     await this.store.putDest(record);
-    if (existing) await this.retryFailedLinks(type, name);
+    if (resyncAll) await this.resyncLinks(type, name);
+    else if (existing) await this.retryFailedLinks(type, name);
     return destinationView(record);
   }
 
@@ -151,6 +156,22 @@ export class SyncService {
       const key = linkKey(type, name, l.id);
       if (this.syncer.busy(key) || !this.syncer.hasRoom(key)) continue;
       if ([l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
+    }
+  }
+
+  /** After a change that affects what is at the provider (e.g. Vercel targets): sync every link again. */
+  private async resyncLinks(type: DestinationType, name: string): Promise<void> {
+    for (const l of [...(await this.store.links(type, name))]) {
+      const key = linkKey(type, name, l.id);
+      if (l.removing) continue;
+      await this.syncer.locks.run(key, async () => {
+        const cur = await this.store.getLink(type, name, l.id);
+        if (!cur || cur.removing) return;
+        const now = this.now();
+        await this.store.putLink({ ...cur, sync_status: 'PENDING', updated_at: now, entries: Object.fromEntries(Object.entries(cur.entries).map(([k, st]) => [k, { ...st, sync_status: 'PENDING' as const, updated_at: now }])) });
+      });
+      if (!this.syncer.hasRoom(key)) continue; // left PENDING: the reconciliation scan queues it
+      await this.syncer.enqueue(key, { now: true });
     }
   }
 

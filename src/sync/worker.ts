@@ -150,6 +150,12 @@ export class Syncer {
   private admitted = 0;
   private readonly runningPerDest = new Map<string, number>();
   private readonly gates = new Map<string, Gate>();
+  /**
+   * Destinations the provider throttled, and until when: none of their operations starts before
+   * (issue 19: one 403/429 rate limit slows every association of the destination down, not only
+   * the one that hit it, so a large sync does not keep hammering a provider that asked us to wait).
+   */
+  private readonly heldUntil = new Map<string, number>();
   /** Latest versions read by set for the next attempt on a link (see offerSecret). */
   private readonly offered = new Map<string, { secret: { data: Record<string, unknown>; version: number }; kvChange: number; at: number }>();
   private kvChange = 0;
@@ -442,6 +448,11 @@ export class Syncer {
           continue;
         }
         if ((this.runningPerDest.get(dest) ?? 0) >= perDestination * PIPELINE_DEPTH) continue;
+        const hold = this.heldUntil.get(dest);
+        if (hold !== undefined) {
+          if (hold > this.deps.clock.now()) continue;
+          this.heldUntil.delete(dest);
+        }
         let pick: Op | undefined;
         for (const op of set) {
           if (!this.running.has(op.link)) {
@@ -504,9 +515,16 @@ export class Syncer {
     if (this.closed && signal.aborted) return; // shutting down: the durable entry runs again after restart
     const f = result.failure;
     const superseded = this.pendingByLink.has(op.link);
-    if (f?.retryable && !superseded && op.attempts + 1 < this.deps.tuning.backoff.maxAttempts) {
+    if (f?.retryable && !superseded) {
+      // Self-healing (issue 19): a failure that can pass is retried until it succeeds. The first
+      // `maxAttempts` retries back off exponentially; later ones wait the maximum delay each time
+      // (the reconciliation pace), never giving up while the link is due.
       op.attempts++;
-      op.notBefore = this.deps.clock.now() + backoffDelay(this.deps.tuning.backoff, op.attempts, this.random, f.opts.retryAfterMs);
+      const now = this.deps.clock.now();
+      const policy = this.deps.tuning.backoff;
+      const delay = op.attempts < policy.maxAttempts ? backoffDelay(policy, op.attempts, this.random, f.opts.retryAfterMs) : Math.max(policy.maxMs, Math.min(f.opts.retryAfterMs ?? 0, policy.maxMs));
+      op.notBefore = now + delay;
+      if (f.opts.rateLimited) this.holdDestination(op.dest, now + Math.min(policy.maxMs, f.opts.retryAfterMs ?? delay));
       this.ops.set(op.seq, op);
       this.pendingByLink.set(op.link, op);
       this.delayed.add(op);
@@ -521,6 +539,20 @@ export class Syncer {
       this.waiters.delete(op.link);
       for (const w of ws) w(result.link);
     }
+  }
+
+  /** Start nothing of `dest` before `until` (a rate limit); the delay timer wakes the pump then. */
+  private holdDestination(dest: string, until: number): void {
+    if ((this.heldUntil.get(dest) ?? 0) >= until) return;
+    this.heldUntil.set(dest, until);
+    this.armDelay(until);
+    this.deps.logger.warn('sync: destination rate limited; its operations wait', { destination: dest, wait_ms: Math.max(0, until - this.deps.clock.now()) });
+  }
+
+  /** Until when a destination is held after a rate limit (0: not held). */
+  heldUntilOf(dest: string): number {
+    const t = this.heldUntil.get(dest) ?? 0;
+    return t > this.deps.clock.now() ? t : 0;
   }
 
   /** Run one provider call of `dest` in one of its `perDestination` slots (first come, first served). */
@@ -546,6 +578,11 @@ export class Syncer {
       });
     }
     try {
+      const held = this.heldUntilOf(dest);
+      if (held) {
+        // Admitted before the rate limit was seen: do not send; wait with the others.
+        throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'destination rate limited by the provider; waiting before sending', { retryable: true, rateLimited: true, retryAfterMs: held - this.deps.clock.now() });
+      }
       return await call();
     } finally {
       const next = g.waiting.shift();

@@ -218,7 +218,7 @@ describe('sync worker', () => {
     expect(h.syncer.queued).toBe(0);
   });
 
-  it('gives up after maxAttempts and leaves the error for reconciliation, which recovers it', async () => {
+  it('self-healing: after maxAttempts a retryable failure keeps being retried at the maximum backoff until it succeeds', async () => {
     const h = harness();
     await h.syncer.start();
     h.kv.write('s', { a: '1' });
@@ -226,12 +226,38 @@ describe('sync worker', () => {
     const p = h.provider('d');
     p.failAlways = new SyncFailure('EXTERNAL_SERVICE_ERROR', 'down', { retryable: true });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
-    await until(() => h.syncer.queued, (n) => n === 0);
-    expect(p.calls).toHaveLength(tuning.backoff.maxAttempts);
+    // Well past the fast attempts: still queued (not given up), still retrying, status kept.
+    await until(() => p.calls.length, (n) => n >= tuning.backoff.maxAttempts + 3);
+    expect(h.syncer.queued).toBe(1);
     expect((await link(h.store, 'd', 's'))!.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
     p.failAlways = null;
-    expect(await h.syncer.reconcile()).toBe(1);
+    // No new trigger and no reconciliation scan (reconcileMs is an hour here): the retry heals it.
     await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    await until(() => h.syncer.queued, (n) => n === 0);
+  });
+
+  it('a rate limit holds every operation of the destination until the provider says so, not only the one that hit it', async () => {
+    const h = harness({ tuning: { backoff: { baseMs: 5, maxMs: 2_000, maxAttempts: 4 }, setWaitMs: 0 } });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.writeDestination('provider-a-sm', 'other', {}, 'post');
+    const p = h.provider('d');
+    const q = h.provider('other');
+    p.failures = [new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put secret: HTTP 403 (rate limited)', { retryable: true, rateLimited: true, retryAfterMs: 600 })];
+    h.kv.write('s0', { a: '0' });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's0', allowAll);
+    await until(() => p.calls.length, (n) => n === 1);
+    const limitedAt = Date.now();
+    for (let i = 1; i <= 5; i++) {
+      h.kv.write(`s${i}`, { a: String(i) });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
+      await h.service.setAssociation('provider-a-sm', 'other', 'secret', `s${i}`, allowAll);
+    }
+    // Another destination is not held.
+    await until(() => q.store.size, (n) => n === 5);
+    expect(p.calls).toHaveLength(1);
+    await until(() => p.store.size, (n) => n === 6, 5_000);
+    expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(500);
   });
 
   it('keeps to the per-destination and global concurrency limits', async () => {
