@@ -9,7 +9,7 @@ import { GUARD_ERROR_CODE } from './network-guard.js';
 /** Why one sync operation failed; the message never holds a secret value or credential. */
 export class SyncFailure extends Error {
   constructor(
-    readonly status: Exclude<SyncStatus, 'PENDING' | 'SYNCED' | 'UNSYNCED'>,
+    readonly status: Exclude<SyncStatus, 'PENDING' | 'SYNCING' | 'UNSYNCING' | 'SYNCED' | 'UNSYNCED'>,
     message: string,
     readonly opts: {
       retryable?: boolean;

@@ -17,9 +17,12 @@ import {
   ERROR_STATUSES,
   linkId,
   linkKey,
+  parseLinkKey,
   type DestinationOptions,
   type DestinationRecord,
   type DestinationType,
+  type ActivityStatus,
+  type EntryState,
   type Granularity,
   type LinkRecord,
   type SyncConfig,
@@ -47,6 +50,10 @@ export class SyncService {
     private readonly logger: Logger,
   ) {
     store.linkChanged = (dest, id) => this.viewLinkChanged(dest, id);
+    syncer.onActivity = (link) => {
+      const { type, name, id } = parseLinkKey(link);
+      this.viewLinkChanged(`${type}/${name}`, id);
+    };
   }
 
   private now(): string {
@@ -295,6 +302,8 @@ export class SyncService {
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
   private linkRecords(l: LinkRecord): Record<string, Record<string, unknown>> {
+    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
+    if (activity) l = withActivity(l, activity);
     const mount = (this.kv.mount(l.accessor)?.path ?? l.mount).replace(/\/$/, '');
     const base = { accessor: l.accessor, mount, secret_name: l.secret_name };
     const out: Record<string, Record<string, unknown>> = {};
@@ -467,8 +476,10 @@ export class SyncService {
     const out: Record<string, unknown> = {};
     for (const key of this.syncer.linksOf(m.accessor, secret)) {
       const [t, n, id] = key.split('/') as [string, string, string];
-      const l = await this.store.getLink(t, n, id);
+      let l = await this.store.getLink(t, n, id);
       if (!l) continue;
+      const activity = this.syncer.activityOf(key);
+      if (activity) l = withActivity(l, activity);
       const statuses = Object.values(l.entries).map((e) => e.sync_status);
       out[`${t}/${n}`] = { type: t, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
     }
@@ -540,6 +551,13 @@ interface AssociationView {
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
+}
+
+/** A link as shown while the worker is at it: every entry (and the link) in the in-flight status, errors hidden. */
+function withActivity(l: LinkRecord, activity: ActivityStatus): LinkRecord {
+  const entries: Record<string, EntryState> = {};
+  for (const [k, e] of Object.entries(l.entries)) entries[k] = { ...e, sync_status: activity, error: undefined };
+  return { ...l, sync_status: activity, error: undefined, entries };
 }
 
 /** Check a template for a type and granularity; throws 400 with Vault's wording. */

@@ -16,7 +16,7 @@ import { nameProblem, normalizeName, valueProblem } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore, QueueEntry } from './store.js';
 import { NameTemplate, type TemplateVars } from './templates.js';
-import { ERROR_STATUSES, linkKey, parseLinkKey, type DestinationRecord, type EntryState, type LinkRecord, type SyncStatus } from './types.js';
+import { ERROR_STATUSES, linkKey, parseLinkKey, type ActivityStatus, type DestinationRecord, type EntryState, type LinkRecord, type SyncStatus } from './types.js';
 import { entriesOf } from './values.js';
 
 /** What sync needs from KV v2 (resolved lazily: user mounts load after the sync module). */
@@ -130,7 +130,7 @@ interface Gate {
 const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set(['PENDING', 'UNKNOWN', 'INTERNAL_VAULT_ERROR', 'EXTERNAL_SERVICE_ERROR']);
 
 /** Severity order for summarizing several entries into one status. */
-const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
+const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
 
 /** The worst of several statuses (errors first, then PENDING). */
 export function worstStatus(list: SyncStatus[], fallback: SyncStatus): SyncStatus {
@@ -195,6 +195,23 @@ export class Syncer {
 
   get tuning(): SyncTuning {
     return this.deps.tuning;
+  }
+
+  /** Links the worker is pushing or deleting at the provider right now (never stored). */
+  private readonly activity = new Map<string, ActivityStatus>();
+  /** Told when a link's in-flight status starts or ends (the service refreshes its association maps). */
+  onActivity: ((link: string) => void) | null = null;
+
+  /** `SYNCING` / `UNSYNCING` while an attempt on `link` talks to the provider, else undefined. */
+  activityOf(link: string): ActivityStatus | undefined {
+    return this.activity.get(link);
+  }
+
+  private setActivity(link: string, a: ActivityStatus | null): void {
+    if ((this.activity.get(link) ?? null) === a) return;
+    if (a) this.activity.set(link, a);
+    else this.activity.delete(link);
+    this.onActivity?.(link);
   }
 
   /** Load the index and the durable queue; start dispatching and reconciling. */
@@ -497,6 +514,7 @@ export class Syncer {
       .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
       .finally(() => {
         clearTimeout(timer);
+        this.setActivity(op.link, null);
         this.running.delete(op.link);
         this.inflight.delete(p);
         if (admitted) release();
@@ -672,6 +690,7 @@ export class Syncer {
     };
 
     if (connector && (link.removing || dest.purge_initiated_at)) {
+      this.setActivity(key, 'UNSYNCING');
       await unsyncAll(connector);
       const allGone = Object.keys(link.entries).every((sub) => results.get(sub)?.present === false);
       if (allGone) removeLink = true;
@@ -696,12 +715,14 @@ export class Syncer {
         }
       }
       if (!readFailed && secret === null) {
+        this.setActivity(key, 'UNSYNCING');
         await unsyncAll(connector);
         if (!retry) {
           linkStatus = { status: 'UNSYNCED' };
           syncedVersion = 0;
         }
       } else if (secret) {
+        this.setActivity(key, 'SYNCING');
         const desired = entriesOf(secret.data, link.granularity);
         const template = NameTemplate.parse(link.template);
         const vars: TemplateVars = {
@@ -806,9 +827,12 @@ export class Syncer {
       if (err && ERROR_STATUSES.has(next.sync_status)) next.error = err;
       else delete next.error;
       if (syncedVersion !== undefined) next.synced_version = syncedVersion;
+      // The outcome replaces the in-flight status in the same step (no flash of the stale record).
+      this.activity.delete(key);
       await store.putLink(next);
       final = next;
     });
+    this.setActivity(key, null);
     if (removeLink) await this.afterLinkRemoved(type, name);
     else if (dest.purge_initiated_at && !retry && final) await this.notePurgeError(type, name, (final as LinkRecord).error ?? 'unsync failed');
     return { failure: retry, link: final };

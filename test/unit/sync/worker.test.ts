@@ -260,6 +260,30 @@ describe('sync worker', () => {
     expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(500);
   });
 
+  it('reports SYNCING while a push is at the provider and UNSYNCING while a delete is, then the outcome', async () => {
+    const h = harness({ tuning: { setWaitMs: 0 } });
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.delayMs = 400;
+    const status = async () => {
+      const v = (await h.service.associations('provider-a-sm', 'd')) as { associated_secrets: Record<string, { sync_status: string }> };
+      return Object.values(v.associated_secrets).map((r) => r.sync_status).join(',');
+    };
+    const dests = async () => Object.values(((await h.service.destinationsOf('secret', 's'))?.associated_destinations ?? {}) as Record<string, { sync_status: string }>).map((r) => r.sync_status).join(',');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await until(status, (st) => st === 'SYNCING');
+    expect(await dests()).toBe('SYNCING');
+    await until(status, (st) => st === 'SYNCED');
+    // Never stored: the record in storage says PENDING or the outcome, not the in-flight status.
+    expect((await link(h.store, 'd', 's'))!.sync_status).toBe('SYNCED');
+    await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's');
+    await until(status, (st) => st === 'UNSYNCING');
+    expect((await link(h.store, 'd', 's'))!.sync_status).toBe('PENDING');
+    await until(status, (st) => st === '');
+  });
+
   it('keeps to the per-destination and global concurrency limits', async () => {
     const h = harness({ tuning: { concurrency: 3, perDestination: 2, setWaitMs: 0 } });
     global.maxActive = 0;
@@ -436,7 +460,7 @@ describe('sync worker', () => {
     h.provider('d').delayMs = 300;
     h.kv.write('slow', { a: '1' });
     const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'slow', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
-    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('PENDING');
+    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('SYNCING') // in flight at the provider; stored as PENDING;
     expect((await link(new SyncStore(storage), 'd', 'slow'))!.sync_status).toBe('PENDING');
     await h.service.updateConfig({ disabled: true });
     h.kv.write('held', { a: '1' });
