@@ -8,6 +8,8 @@ import { FileBackend } from '../storage/file.js';
 import type { Backend } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { OsKeychain } from '../seal/os-keychain.js';
+import { buildSeals, normalizeSealConfig, type SealStanza } from '../seal/seal-config.js';
+import type { ConfiguredSeals } from '../seal/wrapper.js';
 import { Core } from './core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
@@ -23,6 +25,8 @@ export interface ServerConfig {
   keychain?: 'os' | 'none';
   dev?: boolean;
   dev_root_token?: string;
+  /** `seal "TYPE" { ... }`: one stanza, or two for a migration (the old one with disabled = "true"). */
+  seal?: SealStanza | SealStanza[];
 }
 
 /** Flags of `keyhold server`. */
@@ -48,6 +52,8 @@ export type ResolvedConfig = ServerConfig & {
   keychain: 'os' | 'none';
   storage: { type: 'file' | 'inmem'; path?: string };
   listenerSpecs: ListenerSpec[];
+  /** The seal stanzas, normalised (empty: Shamir with the OS keychain). */
+  seals: SealStanza[];
 };
 
 /** Thrown for a bad config file or flag (the CLI prints it and exits 1). */
@@ -83,6 +89,10 @@ const CONFIG_KEYS: Record<string, (v: unknown) => string | null> = {
   keychain: (v) => (v === 'os' || v === 'none' ? null : 'must be "os" or "none"'),
   dev: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
   dev_root_token: (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string'),
+  seal: (v) => {
+    const r = normalizeSealConfig(v);
+    return typeof r === 'string' ? r : null;
+  },
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -148,6 +158,7 @@ export function resolveConfig(flags: ServerFlags, env = process.env): ResolvedCo
     log_level: flags.logLevel ?? file.log_level ?? 'info',
     keychain: flags.keychain ?? file.keychain ?? 'os',
     listenerSpecs: specs,
+    seals: file.seal === undefined ? [] : (normalizeSealConfig(file.seal) as SealStanza[]),
   };
 }
 
@@ -172,7 +183,16 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     backend = fb;
   }
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION });
+  let seals: ConfiguredSeals | undefined;
+  if (!cfg.dev) {
+    try {
+      seals = await buildSeals(cfg.seals, process.env, logger);
+    } catch (e) {
+      await backend.close();
+      throw new ConfigError(`config${flags.config ? ` ${flags.config}` : ''}: ${(e as Error).message}`);
+    }
+  }
+  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, seals });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -196,6 +216,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   out.write(`    Version: ${VERSION}\n`);
   for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
   out.write(`    Storage: ${backend.describe()}\n`);
+  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
   out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
   if (devToken) {
     out.write(`    Root Token: ${devToken}\n`);
