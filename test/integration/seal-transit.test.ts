@@ -68,11 +68,13 @@ beforeAll(async () => {
   sealToken = tok.body.auth.client_token;
 });
 
-function transitConfig(dir: string, extra: Record<string, unknown> = {}, disabled = false): string {
-  const file = join(dir, disabled ? 'seal-disabled.json' : 'seal.json');
-  const params: Record<string, unknown> = { address: `unix://${unsealer.socket}`, token: sealToken, key_name: 'autounseal', mount_path: 'transit/', ...extra };
-  if (disabled) params.disabled = 'true';
-  writeFileSync(file, JSON.stringify({ seal: { type: 'transit', params } }));
+/** A server config in Vault's HCL with the seal stanza Vault documents. */
+function transitConfig(dir: string, disabled = false): string {
+  const file = join(dir, disabled ? 'seal-disabled.hcl' : 'seal.hcl');
+  writeFileSync(
+    file,
+    `# auto-unseal by the other keyhold\nseal "transit" {\n  address = "unix://${unsealer.socket}"\n  token = "${sealToken}"\n  key_name = "autounseal"\n  mount_path = "transit/"\n${disabled ? '  disabled = "true"\n' : ''}}\n`,
+  );
   return file;
 }
 
@@ -170,15 +172,15 @@ describe('seal "transit" (auto-unseal by another keyhold)', () => {
 
   it('bad seal config stops the server with one line naming the parameter', async () => {
     const dir = newDir();
-    const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ seal: { type: 'transit', params: { address: 'http://127.0.0.1:1', token: 't', mount_path: 'transit/' } } }));
+    const file = join(dir, 'bad.hcl');
+    writeFileSync(file, 'seal "transit" {\n  address = "http://127.0.0.1:1"\n  token = "t"\n  mount_path = "transit/"\n}\n');
     const d = await startDaemon({ dev: false, dir, args: ['--keychain', 'none', '--config', file], wait: false });
     daemons.push(d);
     const code = await new Promise<number | null>((r) => d.proc.once('exit', (c) => r(c)));
     daemons.splice(daemons.indexOf(d), 1);
     expect(code).toBe(1);
     expect(d.output()).toMatch(/seal "transit": key_name is required/);
-    writeFileSync(file, JSON.stringify({ seal: { type: 'awskms', params: {} } }));
+    writeFileSync(file, JSON.stringify({ seal: { awskms: { region: 'x' } } }));
     const d2 = await startDaemon({ dev: false, dir, args: ['--keychain', 'none', '--config', file], wait: false });
     expect(await new Promise<number | null>((r) => d2.proc.once('exit', (c) => r(c)))).toBe(1);
     expect(d2.output()).toMatch(/seal type "awskms" is not supported|seal.*"awskms" is not supported/);
@@ -186,8 +188,9 @@ describe('seal "transit" (auto-unseal by another keyhold)', () => {
 
   it('VAULT_TRANSIT_SEAL_* environment variables win over the stanza (Vault wrapper precedence)', async () => {
     const dir = newDir();
+    // Vault's JSON config form of the stanza.
     const file = join(dir, 'env.json');
-    writeFileSync(file, JSON.stringify({ seal: { type: 'transit', params: { address: 'http://127.0.0.1:1', token: 'wrong', key_name: 'nope', mount_path: 'nowhere/' } } }));
+    writeFileSync(file, JSON.stringify({ seal: { transit: { address: 'http://127.0.0.1:1', token: 'wrong', key_name: 'nope', mount_path: 'nowhere/' } } }));
     const node = await start(dir, ['--config', file], {
       VAULT_TRANSIT_SEAL_ADDR: `unix://${unsealer.socket}`,
       VAULT_TRANSIT_SEAL_TOKEN: sealToken,
@@ -236,7 +239,7 @@ describe('seal migration with `operator unseal -migrate`', () => {
     expect(none.output()).toMatch(/storage is sealed by seal "transit".*disabled = "true"/);
 
     // transit -> shamir: the stanza marked disabled.
-    const off = transitConfig(dir, {}, true);
+    const off = transitConfig(dir, true);
     node = await start(dir, ['--config', off]);
     expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ type: 'transit', sealed: true, migration: true });
     for (const k of [shares[1], shares[0]]) await node.req('PUT', 'sys/unseal', { key: k, migrate: true }, { token: null });

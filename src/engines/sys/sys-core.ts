@@ -3,6 +3,7 @@ import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
+import type { WrappingService } from '../../auth/wrapping.js';
 
 /** The core as seen by system routes. */
 export interface SysCore {
@@ -29,4 +30,7 @@ export interface SysCore {
   findMount(pathOrAccessor: string): MountInfo | undefined;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
+  readonly wrapping: WrappingService;
 }
