@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field -h --help'
   _kh_vopts='--address --token --format --field'
   case "$1" in
-    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
     'operator') _kh_subs='init unseal rekey seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field' ;;
@@ -87,6 +87,8 @@ _keyhold_node() {
     'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'audit list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field -h --help' ;;
+    'service') _kh_subs='install uninstall status' ;;
+    'service install') _kh_opts='--config --no-start -v --version --address --token --format --field -h --help'; _kh_vopts='--config --address --token --format --field' ;;
   esac
 }
 
@@ -269,8 +271,9 @@ _keyhold_values() {
     'audit disable|1') echo 'd:audit-devices' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help service' ;;
+    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help service' ;;
+    'service install|--config') echo 'f' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }
