@@ -253,8 +253,10 @@ describe('command blocks of the README and docs/ run against a dev daemon', () =
     expect(readme.filter((b) => b.run).length).toBeGreaterThan(4);
   });
 
+  // Pages run side by side (each has its own daemon and folder): the RSA-4096 wrapping key of the
+  // transit page's BYOK section alone takes seconds to generate.
   for (const f of files) {
-    it(`${f}: every command block runs (or says why not)`, async () => {
+    it.concurrent(`${f}: every command block runs (or says why not)`, async ({ expect }) => {
       const blocks = docBlocks(readFileSync(join(ROOT, f), 'utf8'));
       for (const b of blocks) {
         if (b.command && !b.run) expect(b.skipReason, `${f}:${b.line}: a ${b.lang} block must be \`sh\` and run, or start with "${DOC_SKIP_MARKER} <reason>"`).toBeTruthy();
