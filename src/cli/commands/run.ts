@@ -80,7 +80,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Print the resolved variables (references and --env-file entries) as dotenv, json or shell; --output writes a 0600 file')
     .option('--env-file <file>', 'also read variables (plain or references) from this dotenv file')
     .option('--output <file>', 'write to this file (created or truncated, mode 0600) instead of stdout')
-    .addHelpText('after', '\nFormat: --format dotenv (default), json or shell.\n\nExamples:\n  $ keyhold env --env-file .env.refs --format dotenv --output .env\n  $ eval "$(keyhold env --env-file .env.refs --format shell)"')
+    .addHelpText('after', '\nFormat: --format dotenv (default), json or shell.\n\nExamples:\n  $ keyhold env --env-file .env.refs --format dotenv --output .env\n  $ keyhold env --env-file .env.refs --format json')
     .action(async (o: { envFile?: string; output?: string }, c: Command) => {
       const format = ctx.globals(c).format ?? 'dotenv';
       if (format !== 'dotenv' && format !== 'json' && format !== 'shell') throw new LocalError(`keyhold env prints --format dotenv, json or shell, not ${format}`);
