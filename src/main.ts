@@ -18,6 +18,11 @@ export function joinVersionValues(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (a === '--') {
+      // Everything after -- belongs to another program (keyhold run -- COMMAND ARGS).
+      out.push(...argv.slice(i));
+      break;
+    }
     const next = argv[i + 1];
     if (a === '--version' && i > 0 && next !== undefined && !next.startsWith('-') && argv.slice(0, i).some((w) => !w.startsWith('-'))) {
       out.push(`--version=${next}`);
