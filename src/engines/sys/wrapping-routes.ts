@@ -47,7 +47,6 @@ export const wrappingRoutes: AnyRoute[] = [
         return { data: { ...raw } };
       },
     },
-    cli: { command: 'wrap', examples: ['keyhold wrap -wrap-ttl=5m foo=bar'] },
   }),
   route({
     path: 'wrapping/lookup',
@@ -81,7 +80,6 @@ export const wrappingRoutes: AnyRoute[] = [
         return { raw: { contentType: 'application/json', body: body.endsWith('\n') ? body : body + '\n', status: 200 }, data: null };
       },
     },
-    cli: { command: 'unwrap', args: ['token'], examples: ['keyhold unwrap hvs.CAES...', 'VAULT_TOKEN=hvs.CAES... keyhold unwrap'] },
   }),
   route({
     path: 'wrapping/rewrap',
