@@ -249,6 +249,9 @@ function paramMap(n: Node, where: string, what: string): Record<string, ParamVal
       return x.value;
     });
     const key = it.key.toLowerCase();
+    // Vault ignores the values of "*" (docs: "the only value that can be used with the * parameter is []"):
+    // values that would be stored and ignored are refused instead.
+    if (key === '*' && vals.length > 0) throw bad(`${where}: ${what}: the only value "*" can take is [] (line ${it.line})`);
     // Keys are compared lower-cased (vault/policy.go); two spellings of one key merge their values.
     out[key] = key in out ? [...out[key]!, ...vals] : vals;
   }
