@@ -384,9 +384,12 @@ export function parsePolicy(name: string, text: string): Policy {
 export function decodePolicyText(text: string): string {
   const t = text.trim();
   if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return text;
-  const buf = Buffer.from(t, 'base64');
-  const s = buf.toString('utf8');
-  return Buffer.from(s, 'utf8').equals(buf) ? s : text;
+  try {
+    // Fatal decoding: bytes that are not UTF-8 mean the text was not a base64-encoded policy.
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(t, 'base64'));
+  } catch {
+    return text;
+  }
 }
 
 /** Vault's default policy (vault/policy_store.go), attached to every non-root token unless `no_default_policy`. */

@@ -33,7 +33,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, transit, kv, sync, audit, docs, wrapping]) m.register(program, ctx);
+  for (const m of [core, transit, kv, sync, audit, wrapping, docs]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

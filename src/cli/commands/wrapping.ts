@@ -8,7 +8,6 @@ export function register(program: Command, ctx: CliContext): void {
     .command('unwrap')
     .description('Unwrap a response-wrapping token (TOKEN, - for stdin, @file; default: the current token); works once')
     .argument('[token]', 'wrapping token, - (stdin) or @file; without it the client token is the wrapping token')
-    .addHelpText('after', '\nExamples:\n  keyhold write --wrap-ttl=60s sys/wrapping/wrap password=s3cret\n  echo "$WRAPPING_TOKEN" | keyhold unwrap -\n')
     .action(async (token: string | undefined, _o, cmd: Command) => {
       const client = ctx.client(cmd);
       const t = token === undefined ? undefined : (await ctx.valueOf(token)).trim();

@@ -13,7 +13,8 @@ const route = routesFor<SysCore>();
 
 /** The token a caller names: `token` in the body (a third party unwrapping), else the request's own. */
 function tokenArg(ctx: RequestContext<SysCore, { token?: string }>): { token: string | undefined; thirdParty: boolean } {
-  if (ctx.data.token) return { token: ctx.data.token, thirdParty: true };
+  const body = ctx.data.token?.trim();
+  if (body) return { token: body, thirdParty: true };
   const x = ctx.headers['x-vault-token'];
   const auth = ctx.headers.authorization;
   const header = typeof x === 'string' && x !== '' ? x : typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
@@ -30,7 +31,7 @@ function requireCaller(ctx: RequestContext<SysCore, unknown>, path: string): voi
 
 function wrapInfoReply(info: Record<string, unknown>, requestId: string): Reply {
   const body = `{"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":null,"auth":null,"mount_type":""}\n`;
-  return { raw: { contentType: 'application/json', body, status: 200 }, wrapInfo: { ...info, token: '' } };
+  return { raw: { contentType: 'application/json', body, status: 200 }, wrapInfo: { ...info } };
 }
 
 /** Routes of sys/wrapping. */
