@@ -7,81 +7,86 @@
 # Sets _kh_subs, _kh_opts and _kh_vopts (flags taking a value) for the command path "$1".
 _keyhold_node() {
   _kh_subs=''
-  _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
-  _kh_vopts='--address --token --format --field --wrap-ttl'
+  _kh_opts='-v --version --address --token --format --field -h --help'
+  _kh_vopts='--address --token --format --field'
   case "$1" in
-    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
-    'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
-    'operator') _kh_subs='init unseal seal' ;;
-    'operator init') _kh_opts='--no-keychain -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'write') _kh_opts='-f --force -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
+    'operator') _kh_subs='init unseal rekey seal' ;;
+    'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field' ;;
+    'operator unseal') _kh_opts='--reset --migrate -v --version --address --token --format --field -h --help' ;;
+    'operator rekey') _kh_opts='--init --cancel --status --key-shares --key-threshold --nonce --target --verify -v --version --address --token --format --field -h --help'; _kh_vopts='--key-shares --key-threshold --nonce --target --address --token --format --field' ;;
+    'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'write') _kh_opts='-f --force -v --version --address --token --format --field -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
-    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field --wrap-ttl' ;;
-    'token lookup') _kh_opts='--accessor -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--accessor --address --token --format --field --wrap-ttl' ;;
-    'token revoke') _kh_opts='--accessor --self -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--accessor --address --token --format --field --wrap-ttl' ;;
+    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field' ;;
+    'token lookup') _kh_opts='--accessor -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
+    'token revoke') _kh_opts='--accessor --self -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
     'policy') _kh_subs='write read list delete' ;;
-    'policy delete') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'policy delete') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'secrets') _kh_subs='enable disable list' ;;
-    'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --version --address --token --format --field --wrap-ttl' ;;
-    'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
+    'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
+    'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify jwt' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
-    'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --context --address --token --format --field --wrap-ttl' ;;
-    'transit keys delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys export') _kh_opts='--mount --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --output --address --token --format --field --wrap-ttl' ;;
-    'transit keys backup') _kh_opts='--mount --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --output --address --token --format --field --wrap-ttl' ;;
-    'transit keys restore') _kh_opts='--mount --backup --force -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --backup --address --token --format --field --wrap-ttl' ;;
-    'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field --wrap-ttl' ;;
-    'transit keys list') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field --wrap-ttl' ;;
-    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --address --token --format --field --wrap-ttl' ;;
-    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field --wrap-ttl' ;;
-    'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field --wrap-ttl' ;;
-    'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field --wrap-ttl' ;;
-    'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field --wrap-ttl' ;;
-    'transit config-keys') _kh_opts='--mount --disable-upsert -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --disable-upsert --address --token --format --field --wrap-ttl' ;;
-    'transit cache-config') _kh_opts='--mount --size -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --size --address --token --format --field --wrap-ttl' ;;
-    'transit import') _kh_opts='--file --type --hash-function --base64 --mount --allow-rotation --derived --exportable --allow-plaintext-backup --auto-rotate-period -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--file --type --hash-function --mount --auto-rotate-period --address --token --format --field --wrap-ttl' ;;
-    'transit import-version') _kh_opts='--file --type --hash-function --base64 --mount --version -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--file --type --hash-function --mount --version --address --token --format --field --wrap-ttl' ;;
-    'transit encrypt') _kh_opts='--mount --file --base64 --context --associated-data --key-version --nonce --padding-scheme --type --envelope --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --context --associated-data --key-version --nonce --padding-scheme --type --output --address --token --format --field --wrap-ttl' ;;
-    'transit decrypt') _kh_opts='--mount --base64 --context --associated-data --nonce --padding-scheme --envelope --file --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --context --associated-data --nonce --padding-scheme --file --output --address --token --format --field --wrap-ttl' ;;
-    'transit rewrap') _kh_opts='--mount --context --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --context --key-version --address --token --format --field --wrap-ttl' ;;
-    'transit datakey') _kh_opts='--mount --bits --context --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --bits --context --key-version --address --token --format --field --wrap-ttl' ;;
-    'transit random') _kh_opts='--mount --encoding --source --binary -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --encoding --source --address --token --format --field --wrap-ttl' ;;
-    'transit hash') _kh_opts='--mount --file --base64 --encoding -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --encoding --address --token --format --field --wrap-ttl' ;;
-    'transit hmac') _kh_opts='--mount --file --base64 --algorithm --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --algorithm --key-version --address --token --format --field --wrap-ttl' ;;
-    'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field --wrap-ttl' ;;
-    'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field --wrap-ttl' ;;
+    'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
+    'transit keys delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys export') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
+    'transit keys backup') _kh_opts='--mount --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --output --address --token --format --field' ;;
+    'transit keys restore') _kh_opts='--mount --backup --force -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --backup --address --token --format --field' ;;
+    'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field' ;;
+    'transit keys list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field' ;;
+    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field' ;;
+    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field' ;;
+    'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
+    'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field' ;;
+    'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field' ;;
+    'transit config-keys') _kh_opts='--mount --disable-upsert -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --disable-upsert --address --token --format --field' ;;
+    'transit cache-config') _kh_opts='--mount --size -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --size --address --token --format --field' ;;
+    'transit import') _kh_opts='--file --type --hash-function --base64 --mount --allow-rotation --derived --exportable --allow-plaintext-backup --auto-rotate-period -v --version --address --token --format --field -h --help'; _kh_vopts='--file --type --hash-function --mount --auto-rotate-period --address --token --format --field' ;;
+    'transit import-version') _kh_opts='--file --type --hash-function --base64 --mount --version -v --address --token --format --field -h --help'; _kh_vopts='--file --type --hash-function --mount --version --address --token --format --field' ;;
+    'transit encrypt') _kh_opts='--mount --file --base64 --context --associated-data --key-version --nonce --padding-scheme --type --envelope --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --context --associated-data --key-version --nonce --padding-scheme --type --output --address --token --format --field' ;;
+    'transit decrypt') _kh_opts='--mount --base64 --context --associated-data --nonce --padding-scheme --envelope --file --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --associated-data --nonce --padding-scheme --file --output --address --token --format --field' ;;
+    'transit rewrap') _kh_opts='--mount --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --key-version --address --token --format --field' ;;
+    'transit datakey') _kh_opts='--mount --bits --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --bits --context --key-version --address --token --format --field' ;;
+    'transit random') _kh_opts='--mount --encoding --source --binary -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --encoding --source --address --token --format --field' ;;
+    'transit hash') _kh_opts='--mount --file --base64 --encoding -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --encoding --address --token --format --field' ;;
+    'transit hmac') _kh_opts='--mount --file --base64 --algorithm --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --algorithm --key-version --address --token --format --field' ;;
+    'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field' ;;
+    'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field' ;;
+    'transit jwt') _kh_subs='sign verify' ;;
+    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --address --token --format --field' ;;
+    'transit jwt verify') _kh_opts='--mount --file --iss --aud --leeway -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --iss --aud --leeway --address --token --format --field' ;;
     'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
-    'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--cas --mount --address --token --format --field --wrap-ttl' ;;
-    'kv patch') _kh_opts='--cas --remove --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--cas --remove --mount --address --token --format --field --wrap-ttl' ;;
-    'kv get') _kh_opts='--version --mount -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--version --mount --address --token --format --field --wrap-ttl' ;;
-    'kv list') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'kv delete') _kh_opts='--versions --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--versions --mount --address --token --format --field --wrap-ttl' ;;
-    'kv undelete') _kh_opts='--versions --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--versions --mount --address --token --format --field --wrap-ttl' ;;
-    'kv destroy') _kh_opts='--versions --mount -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--versions --mount --address --token --format --field --wrap-ttl' ;;
+    'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --mount --address --token --format --field' ;;
+    'kv patch') _kh_opts='--cas --remove --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --remove --mount --address --token --format --field' ;;
+    'kv get') _kh_opts='--version --mount -v --address --token --format --field -h --help'; _kh_vopts='--version --mount --address --token --format --field' ;;
+    'kv list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'kv delete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv undelete') _kh_opts='--versions --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
+    'kv destroy') _kh_opts='--versions --mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--versions --mount --address --token --format --field' ;;
     'kv metadata') _kh_subs='get put patch delete' ;;
-    'kv metadata get') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'kv metadata put') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --address --token --format --field --wrap-ttl' ;;
-    'kv metadata patch') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata --address --token --format --field --wrap-ttl' ;;
-    'kv metadata delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
+    'kv metadata get') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
+    'kv metadata put') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --address --token --format --field' ;;
+    'kv metadata patch') _kh_opts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata -v --version --address --token --format --field -h --help'; _kh_vopts='--max-versions --cas-required --delete-version-after --custom-metadata --mount --remove-custom-metadata --address --token --format --field' ;;
+    'kv metadata delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'sync') _kh_subs='dest assoc status config' ;;
     'sync dest') _kh_subs='create update read list delete' ;;
-    'sync dest create') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
-    'sync dest update') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
-    'sync dest delete') _kh_opts='--purge --force -y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'sync dest create') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field' ;;
+    'sync dest update') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field' ;;
+    'sync dest delete') _kh_opts='--purge --force -y --yes -v --version --address --token --format --field -h --help' ;;
     'sync assoc') _kh_subs='set remove list' ;;
-    'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --secret --address --token --format --field --wrap-ttl' ;;
-    'sync assoc remove') _kh_opts='--mount --secret -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --secret --address --token --format --field --wrap-ttl' ;;
-    'sync status') _kh_opts='--type --name --failed -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--type --name --address --token --format --field --wrap-ttl' ;;
-    'sync config') _kh_opts='--disabled --queue-capacity --reset -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--disabled --queue-capacity --address --token --format --field --wrap-ttl' ;;
+    'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
+    'sync assoc remove') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
+    'sync status') _kh_opts='--type --name --failed --watch -v --version --address --token --format --field -h --help'; _kh_vopts='--type --name --watch --address --token --format --field' ;;
+    'sync config') _kh_opts='--disabled --queue-capacity --reset -v --version --address --token --format --field -h --help'; _kh_vopts='--disabled --queue-capacity --address --token --format --field' ;;
     'audit') _kh_subs='enable disable list' ;;
-    'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --address --token --format --field --wrap-ttl' ;;
-    'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'audit list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;
+    'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'audit list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
+    'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field -h --help' ;;
   esac
 }
 
@@ -97,6 +102,7 @@ _keyhold_values() {
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
     'login|1') echo 'n' ;;
+    'operator rekey|--target') echo 'w:barrier recovery' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
@@ -200,6 +206,11 @@ _keyhold_values() {
     'transit verify|--signature-algorithm') echo 'w:pss pkcs1v15' ;;
     'transit verify|--marshaling-algorithm') echo 'w:asn1 jws' ;;
     'transit verify|1') echo 'd:transit-keys' ;;
+    'transit jwt sign|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt sign|1') echo 'd:transit-keys' ;;
+    'transit jwt verify|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt verify|--file') echo 'f' ;;
+    'transit jwt verify|1') echo 'd:transit-keys' ;;
     'kv put|--mount') echo 'd:kv-mounts' ;;
     'kv put|1') echo 'd:kv-paths' ;;
     'kv put|2') echo 'n' ;;
@@ -256,12 +267,11 @@ _keyhold_values() {
     'audit enable|2') echo 'n' ;;
     'audit enable|+') echo 'n' ;;
     'audit disable|1') echo 'd:audit-devices' ;;
-    'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
-    *'|--format') echo 'w:table json yaml raw' ;;
+    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }
 

@@ -1,10 +1,12 @@
 /** Entry point: argv -> CLI; `keyhold server` starts the daemon. Exit 0 ok, 1 local/usage error, 2 server error. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.js';
+import { vaultStyleFlags } from './cli/commands/core.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
 import { WrappedAnswer } from './cli/context.js';
+import { installCliProcessHooks } from './cli/signals.js';
 
 export { errorLine };
 
@@ -30,9 +32,12 @@ export function joinVersionValues(argv: string[]): string[] {
 
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
+  // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
+  // The daemon keeps its own graceful shutdown.
+  if (argv[0] !== 'server') installCliProcessHooks();
   const program = buildProgram();
   try {
-    await program.parseAsync(joinVersionValues(argv), { from: 'user' });
+    await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)
