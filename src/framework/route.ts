@@ -15,7 +15,7 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
-  /** Set by the wrap stage on a wrapped answer: its wrap_info without the token (for audit). */
+  /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */
   wrapInfo?: Record<string, unknown>;
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };

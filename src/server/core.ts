@@ -505,6 +505,8 @@ export class Core implements RouterCore, CoreServices {
     let acl = this.aclCache.get(key);
     if (!acl) {
       acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      // Per-entity ACLs (templated policies) could grow without end: start over when full.
+      if (this.aclCache.size >= ACL_CACHE_MAX) this.aclCache.clear();
       this.aclCache.set(key, acl);
     }
     return acl;
@@ -576,9 +578,16 @@ async function deleteTree(s: Storage, prefix: string): Promise<void> {
 const ROOT_RESULT: AclResult = { allowed: true, rootPrivs: true };
 const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
 
+/** Compiled ACLs kept at most (policy sets times entities with templated policies). */
+const ACL_CACHE_MAX = 10_000;
+
+const identityKeys = new WeakMap<object, string>();
+
 /** A stable key of an identity (templated ACLs are cached per entity and its current metadata). */
 function identityKey(id: NonNullable<TokenInfo['identity']>): string {
-  return JSON.stringify(id);
+  let k = identityKeys.get(id);
+  if (k === undefined) identityKeys.set(id, (k = JSON.stringify(id)));
+  return k;
 }
 
 export type { AclRequest };

@@ -540,7 +540,7 @@ export class Router {
     const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
       const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
-      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info, token: '' } };
+      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
     });
   }
 
@@ -550,7 +550,7 @@ export class Router {
     const audit = f.auditor!;
     const reply = f.reply;
     if (!reply) return audit.response(f.audit, f.op === 'read' || f.op === 'list' ? 404 : 204, null);
-    // A wrapped answer is audited as sent: wrap_info (without the token), never the wrapped data.
+    // A wrapped answer is audited as sent: wrap_info (the token HMAC'd by the device), never the wrapped data.
     if (reply.wrapInfo) return audit.response(f.audit, 200, { data: null, auth: null, wrap_info: reply.wrapInfo });
     return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
   }

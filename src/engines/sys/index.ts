@@ -178,6 +178,8 @@ export const sysRoutes: AnyRoute[] = [
         const out: Record<string, unknown> = {};
         for (const m of engine.mounts()) out[m.path] = mountView(m);
         out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
+        out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
         return { data: out };
       },
     },
