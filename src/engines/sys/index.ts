@@ -8,6 +8,7 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { authRoutes } from './auth-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -334,7 +335,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -1,6 +1,7 @@
 /** What the sys and token routes need from the core (implemented by server/core.ts). */
 import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
+import type { IdentityStore } from '../../auth/identity.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 
 /** The core as seen by system routes. */
@@ -9,6 +10,7 @@ export interface SysCore {
   readonly clock: Clock;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
+  readonly identity: IdentityStore;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
@@ -23,6 +25,12 @@ export interface SysCore {
   tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
   reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]>;
   findMount(pathOrAccessor: string): MountInfo | undefined;
+  /** Auth mounts including auth/token/ (paths `auth/<name>/`). */
+  authMounts(): MountInfo[];
+  findAuthMount(path: string): MountInfo | undefined;
+  enableAuth(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown>; local?: boolean; seal_wrap?: boolean }): Promise<MountInfo>;
+  disableAuth(path: string): Promise<void>;
+  tuneAuth(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
 }
