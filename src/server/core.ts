@@ -13,6 +13,7 @@ import { LocalEventBus } from '../framework/events.js';
 import { AUTH_METHODS, ENGINES } from '../engines/registry.js';
 import { identityEngine } from '../engines/sys/identity-routes.js';
 import { IdentityStore } from '../auth/identity.js';
+import { TokenRoleStore } from '../auth/token-roles.js';
 import { issueLoginToken } from './login-tokens.js';
 import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
@@ -82,6 +83,7 @@ export class Core implements RouterCore, CoreServices {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
+  readonly tokenRoles: TokenRoleStore;
   audit?: AuditHook;
   sealConfig: SealConfig | null = null;
   private unsealed = false;
@@ -106,6 +108,7 @@ export class Core implements RouterCore, CoreServices {
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
+    this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.audit = attachAudit(this);
     this.authorizer = {
       allowed: (token, cap, path) => {

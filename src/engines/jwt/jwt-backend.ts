@@ -393,7 +393,7 @@ export class JwtBackend {
     return issue.call(
       this.env.core,
       this.env.mount,
-      loginAuthOf(role, { path: `${this.env.mount.path}login`, displayName: `-${user}`, metadata, alias: { name: user, metadata: mapped }, role: name, groupAliases: groups }),
+      loginAuthOf(role, { path: `${this.env.mount.path}login`, displayName: user, metadata, alias: { name: user, metadata: mapped }, role: name, groupAliases: groups }),
     );
   }
 

@@ -70,7 +70,7 @@ export async function validateJwt(jwt: string, spec: ValidationSpec): Promise<Re
     try {
       payload = (await compactVerify(jwt, spec.keys as never, opts)).payload;
     } catch (e) {
-      if (e instanceof joseErrors.JWKSNoMatchingKey) throw fail('error verifying token signature: no known key successfully validated the token signature');
+      if (e instanceof joseErrors.JWKSNoMatchingKey || e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('error verifying token signature: no known key successfully validated the token signature');
       if (e instanceof joseErrors.JWKSTimeout || (e as Error).name === 'TypeError' || (e as NodeJS.ErrnoException).code === 'ECONNREFUSED') {
         throw fail(`error verifying token signature: failed to fetch keys: ${(e as Error).message}`);
       }

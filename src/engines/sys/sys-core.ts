@@ -2,6 +2,7 @@
 import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { IdentityStore } from '../../auth/identity.js';
+import type { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 
 /** The core as seen by system routes. */
@@ -11,6 +12,7 @@ export interface SysCore {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
+  readonly tokenRoles: TokenRoleStore;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
