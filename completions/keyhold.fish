@@ -93,7 +93,7 @@ complete -c keyhold -n '__keyhold_arg \'\' 1' -a 'path-help' -d 'Describe the HT
 complete -c keyhold -n '__keyhold_arg \'\' 1' -a 'help' -d 'Help on a command, or on a topic: exit-codes, environment, formats'
 complete -c keyhold -n '__keyhold_at \'server\'' -l dev -d 'dev mode: in-memory storage, unsealed, root token printed, transit/ and secre...'
 complete -c keyhold -n '__keyhold_at \'server\'' -l dev-root-token -x -d 'root token id to use in dev mode'
-complete -c keyhold -n '__keyhold_at \'server\'' -l config -r -F -d 'JSON config file (storage, listeners, max_request_size, log_level)'
+complete -c keyhold -n '__keyhold_at \'server\'' -l config -r -F -d 'config file: Vault HCL or JSON (storage, listener, api_addr, seal, ...); see ...'
 complete -c keyhold -n '__keyhold_at \'server\'' -l socket -r -F -d 'Unix socket path (default: per-user runtime dir)'
 complete -c keyhold -n '__keyhold_at \'server\'' -l no-socket -d 'do not listen on a Unix socket'
 complete -c keyhold -n '__keyhold_at \'server\'' -l listen -x -d 'also listen on TCP (repeatable)'

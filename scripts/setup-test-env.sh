@@ -3,6 +3,8 @@
 # the Secret Service), when missing and when we may (root with apt-get). Never fails the test run:
 # without them the keychain tests skip and print why.
 set -euo pipefail
+# PostgreSQL for the cluster tests (its own script; never fails the run).
+bash "$(dirname "$0")/setup-postgres.sh" || true
 need=()
 command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon dbus-x11)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)

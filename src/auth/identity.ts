@@ -5,9 +5,8 @@
  * barrier; the alias index key is a SHA-256 of mount accessor and name so no storage key names a user.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Clock } from '../framework/context.js';
+import type { Clock, TokenIdentity } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
-import type { TokenIdentity } from './identity-types.js';
 
 /** A stored alias (Vault's identity alias fields, snake_case on the wire). */
 export interface AliasRecord {
@@ -130,16 +129,27 @@ export class IdentityStore {
   /** The templating view of a token's entity (policy templates), or null. */
   async tokenIdentity(entityId: string): Promise<TokenIdentity | null> {
     const e = await this.entity(entityId);
-    if (!e) return null;
-    return {
-      entity: { id: e.id, name: e.name, metadata: e.metadata },
-      aliases: e.aliases.map((a) => ({ id: a.id, mountAccessor: a.mount_accessor, mountPath: a.mount_path, mountType: a.mount_type, name: a.name, metadata: a.metadata })),
-      groups: e.group_names,
-    };
+    return e ? identityView(e) : null;
+  }
+
+  /** The templating view from memory only: undefined when the entity is not cached (the caller then awaits tokenIdentity). */
+  cachedTokenIdentity(entityId: string): TokenIdentity | undefined {
+    const e = this.cache.get(entityId);
+    return e ? identityView(e) : undefined;
   }
 
   /** Forget cached entities (seal, or another daemon changed storage). */
   clear(): void {
     this.cache.clear();
   }
+}
+
+/** An entity as the ACL's templating reads it (framework TokenIdentity). */
+function identityView(e: EntityRecord): TokenIdentity {
+  return {
+    entityId: e.id,
+    entityName: e.name,
+    entityMetadata: e.metadata,
+    aliases: e.aliases.map((a) => ({ id: a.id, mountAccessor: a.mount_accessor, name: a.name, metadata: a.metadata })),
+  };
 }

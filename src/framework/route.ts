@@ -15,6 +15,8 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /** Set by the wrap stage on a wrapped answer: its wrap_info without the token (for audit). */
+  wrapInfo?: Record<string, unknown>;
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
 }
@@ -67,6 +69,8 @@ export interface RouteDef<E, F extends Fields> {
   sudo?: boolean;
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
+  /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */
+  anyFields?: boolean;
   /** Accept a raw body instead of JSON (not used by Vault routes). */
   rawBody?: boolean;
 }

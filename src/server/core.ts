@@ -3,8 +3,10 @@
  * It implements what the router needs (RouterCore) and what engines may ask (CoreServices).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ACL } from '../auth/acl.js';
+import { ACL, type AclRequest, type AclResult, type Policy } from '../auth/acl.js';
 import { PolicyStore } from '../auth/policies.js';
+import { WrappingService } from '../auth/wrapping.js';
+import { cubbyholeEngine, destroyCubbyhole } from '../engines/cubbyhole/index.js';
 import { TokenStore, tokenInfo } from '../auth/tokens.js';
 import type { Clock, CoreServices, EngineEnv, EventBus, IssuedLogin, LoginAuth, Logger, MountInfo, TokenInfo } from '../framework/context.js';
 import type { EngineModule } from '../framework/engine.js';
@@ -48,7 +50,10 @@ function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {
 }
 
 /** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
-const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'identity/': 'sys/identity-engine/' };
+const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/', 'identity/': 'sys/identity-engine/' };
+
+/** How often tokens' cubbyholes are checked for expired owners (an unused wrapping token is gone at its TTL). */
+const CUBBYHOLE_SWEEP_MS = 30_000;
 
 const MOUNTS_KEY = 'core/mounts';
 /** Auth methods live in their own table, as Vault keeps core/auth apart from core/mounts. */
@@ -84,6 +89,10 @@ export class Core implements RouterCore, CoreServices {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly tokenRoles: TokenRoleStore;
+  /** Response wrapping (X-Vault-Wrap-TTL, sys/wrapping/*). */
+  readonly wrapping: WrappingService;
+  /** Per-token cubbyholes (behind the barrier). */
+  readonly cubbyholes: Storage;
   audit?: AuditHook;
   sealConfig: SealConfig | null = null;
   private unsealed = false;
@@ -109,12 +118,21 @@ export class Core implements RouterCore, CoreServices {
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
+    this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
+    this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
+    // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
+    this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
     this.audit = attachAudit(this);
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
-        const acl = this.aclCache.get(this.aclKeyOf(token.policies));
+        const acl = this.aclCache.get(this.aclKeyFor(token));
         return acl ? acl.allowed(cap, path) : false;
+      },
+      check: (token, req) => {
+        if (token.root) return ROOT_RESULT;
+        const acl = this.aclCache.get(this.aclKeyFor(token));
+        return acl ? acl.check(req) : DENIED_RESULT;
       },
     };
   }
@@ -171,6 +189,17 @@ export class Core implements RouterCore, CoreServices {
   }
 
   private unsealing: Promise<void> | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+
+  /** Destroy cubbyholes whose token has expired or is gone (tokens are otherwise only expired on lookup). */
+  async sweepCubbyholes(): Promise<void> {
+    if (!this.unsealed) return;
+    for (const name of await this.cubbyholes.list('')) {
+      if (!name.endsWith('/')) continue;
+      const hash = name.slice(0, -1);
+      if (!(await this.tokens.liveHash(hash))) await destroyCubbyhole(this.cubbyholes, name);
+    }
+  }
   private unwatch: (() => void) | null = null;
 
   private async doUnseal(master: Buffer): Promise<void> {
@@ -194,6 +223,9 @@ export class Core implements RouterCore, CoreServices {
         this.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
       });
     }
+    this.sweeper = setInterval(() => {
+      this.sweepCubbyholes().catch((e: unknown) => this.logger.error('cubbyhole sweep failed', { error: (e as Error)?.message }));
+    }, CUBBYHOLE_SWEEP_MS).unref();
     for (const h of this.afterUnseal) await h();
     this.logger.info('unsealed');
   }
@@ -269,6 +301,8 @@ export class Core implements RouterCore, CoreServices {
     if (!this.unsealed) return;
     this.unwatch?.();
     this.unwatch = null;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     for (const h of this.beforeSeal) await h();
     for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.();
     this.mounted = [];
@@ -330,6 +364,7 @@ export class Core implements RouterCore, CoreServices {
     if (stored.description !== undefined) tokenMount.description = stored.description;
     if (stored.config) tokenMount.config = stored.config;
     tokenMount.table = 'auth';
+    await internal(cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'), 'cubbyhole/', INTERNAL_PREFIX['cubbyhole/']!);
     for (const m of table) {
       const module = moduleOf(m);
       if (!module) {
@@ -561,34 +596,63 @@ export class Core implements RouterCore, CoreServices {
     return key;
   }
 
+  /**
+   * The ACL cache key of a token: its policy list, plus its identity when it has one (templated
+   * policies, the default policy among them, resolve per entity).
+   */
+  private aclKeyFor(token: TokenInfo): string {
+    const base = this.aclKeyOf(token.policies);
+    return token.identity ? base + '\0' + identityKey(token.identity) : base;
+  }
+
+  /** The policies of a token, loaded (unknown names are skipped, as Vault does). */
+  private async policiesOf(names: readonly string[]): Promise<Policy[]> {
+    const ps: Policy[] = [];
+    for (const n of names) {
+      const p = await this.policies.get(n);
+      if (p) ps.push(p);
+    }
+    return ps;
+  }
+
+  /** The compiled ACL of a token (cached by policy list and identity). */
+  async aclOf(token: TokenInfo): Promise<ACL> {
+    const key = this.aclKeyFor(token);
+    let acl = this.aclCache.get(key);
+    if (!acl) {
+      acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      this.aclCache.set(key, acl);
+    }
+    return acl;
+  }
+
   /** The hot path's token lookup: answers only when no storage read or write is needed, else undefined. */
   cachedToken(id: string): TokenInfo | undefined {
     if (!this.unsealed) return undefined;
     const entry = this.tokens.cachedEntry(id);
     if (!entry || entry.num_uses > 0) return undefined;
     const info = tokenInfo(id, entry);
-    if (!info.root && !this.aclCache.has(this.aclKeyOf(info.policies))) return undefined;
+    if (entry.entity_id) {
+      const identity = this.identity.cachedTokenIdentity(entry.entity_id);
+      if (!identity) return undefined;
+      info.identity = identity;
+    }
+    if (!info.root && !this.aclCache.has(this.aclKeyFor(info))) return undefined;
     return info;
   }
 
   /** Token lookup for the router; compiles and caches the ACL of its policy set. */
-  async lookupToken(id: string): Promise<TokenInfo | null> {
+  async lookupToken(id: string, opts: { peek?: boolean } = {}): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
     const entry = await this.tokens.lookup(id);
     if (!entry) return null;
     const info = tokenInfo(id, entry);
-    if (!info.root) {
-      const key = this.aclKeyOf(info.policies);
-      if (!this.aclCache.has(key)) {
-        const ps = [];
-        for (const n of info.policies) {
-          const p = await this.policies.get(n);
-          if (p) ps.push(p);
-        }
-        this.aclCache.set(key, new ACL(ps));
-      }
-    }
-    if (entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    // Login-issued tokens carry their entity: templated policies resolve against it.
+    if (entry.entity_id) info.identity = (await this.identity.tokenIdentity(entry.entity_id)) ?? undefined;
+    if (!info.root) await this.aclOf(info);
+    // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
+    // as Vault's login path does not count a use.
+    if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
     return info;
   }
 
@@ -607,12 +671,14 @@ export class Core implements RouterCore, CoreServices {
   /** Capabilities of a token on a path (sys/capabilities-self). */
   async capabilities(token: TokenInfo, path: string): Promise<string[]> {
     if (token.root) return ['root'];
-    const ps = [];
-    for (const n of token.policies) {
-      const p = await this.policies.get(n);
-      if (p) ps.push(p);
-    }
-    return new ACL(ps).capabilities(path);
+    if (token.policies.length === 0) return ['deny'];
+    return (await this.aclOf(token)).capabilities(path);
+  }
+
+  /** The resultant ACL of a token (sys/internal/ui/resultant-acl). */
+  async resultantAcl(token: TokenInfo): Promise<Record<string, unknown>> {
+    if (token.root) return { root: true };
+    return { ...(await this.aclOf(token)).resultant(), chroot_namespace: '' };
   }
 }
 
@@ -629,3 +695,13 @@ async function deleteTree(s: Storage, prefix: string): Promise<void> {
     else await s.delete(prefix + name);
   }
 }
+
+const ROOT_RESULT: AclResult = { allowed: true, rootPrivs: true };
+const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
+
+/** A stable key of an identity (templated ACLs are cached per entity and its current metadata). */
+function identityKey(id: NonNullable<TokenInfo['identity']>): string {
+  return JSON.stringify(id);
+}
+
+export type { AclRequest };

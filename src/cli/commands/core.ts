@@ -14,7 +14,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Run the keyhold daemon')
     .option('--dev', 'dev mode: in-memory storage, unsealed, root token printed, transit/ and secret/ mounted')
     .option('--dev-root-token <token>', 'root token id to use in dev mode')
-    .option('--config <file>', 'JSON config file (storage, listeners, max_request_size, log_level)')
+    .option('--config <file>', 'config file: Vault HCL or JSON (storage, listener, api_addr, seal, ...); see docs/server-config.md')
     .option('--socket <path>', 'Unix socket path (default: per-user runtime dir)')
     .option('--no-socket', 'do not listen on a Unix socket')
     .option('--listen <host:port>', 'also listen on TCP (repeatable)', (v: string, prev: string[] = []) => [...prev, v])

@@ -9,6 +9,10 @@ import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { authRoutes } from './auth-routes.js';
+import { capabilitiesRoutes } from './capabilities-routes.js';
+import { toolsRoutes } from './tools-routes.js';
+import { wrappingRoutes } from './wrapping-routes.js';
+import { decodePolicyText } from '../../auth/policies.js';
 
 const route = routesFor<SysCore>();
 
@@ -258,8 +262,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { name: p.name, policy: p.raw } };
       },
       update: async ({ engine, data }) => {
-        if (!data.policy) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, data.policy);
+        if (!data.policy) throw invalid("'policy' parameter not supplied or empty");
+        // Vault accepts a base64-encoded policy body (sys/policies/acl docs).
+        await engine.policies.put(data.name, decodePolicyText(data.policy));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -286,8 +291,8 @@ export const sysRoutes: AnyRoute[] = [
       },
       update: async ({ engine, data }) => {
         const text = data.policy ?? data.rules;
-        if (!text) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, text);
+        if (!text) throw invalid("'policy' parameter not supplied or empty");
+        await engine.policies.put(data.name, decodePolicyText(text));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -309,21 +314,6 @@ export const sysRoutes: AnyRoute[] = [
       },
     },
   }),
-  route({
-    path: 'capabilities-self',
-    summary: "The calling token's capabilities on paths",
-    fields: { path: f.string('Path'), paths: f.strings('Paths') },
-    operations: {
-      update: async ({ engine, data, token }) => {
-        const paths = data.paths ?? (data.path ? [data.path] : []);
-        if (!paths.length) throw invalid('paths', 'is required');
-        const out: Record<string, unknown> = {};
-        for (const p of paths) out[p] = await engine.capabilities(token!, p);
-        if (paths.length === 1) out.capabilities = out[paths[0]!];
-        return { data: out };
-      },
-    },
-  }),
 ];
 
 /** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
@@ -335,7 +325,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

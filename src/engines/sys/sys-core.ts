@@ -4,6 +4,7 @@ import type { TokenStore } from '../../auth/tokens.js';
 import type { IdentityStore } from '../../auth/identity.js';
 import type { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+import type { WrappingService } from '../../auth/wrapping.js';
 
 /** The core as seen by system routes. */
 export interface SysCore {
@@ -35,4 +36,7 @@ export interface SysCore {
   tuneAuth(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
+  readonly wrapping: WrappingService;
 }

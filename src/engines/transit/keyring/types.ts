@@ -61,7 +61,7 @@ export interface TransitKey {
   autoRotatePeriod: number;
   importedKey: boolean;
   allowImportedKeyRotation: boolean;
-  /** Refuse sha1 for sign/verify (keyhold extension; documented in README). */
+  /** Refuse sha1 for sign/verify (keyhold extension; documented in docs/transit.md). */
   disallowSha1?: boolean;
   /** Size in bytes for hmac keys. */
   keySize?: number;
