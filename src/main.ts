@@ -25,11 +25,26 @@ export function joinVersionValues(argv: string[]): string[] {
   return out;
 }
 
+/**
+ * The vault CLI's single-dash long flags (`-method=approle`, `-orphan`, `-period=24h`, Go's flag
+ * package style) as commander's `--method=approle`: any word of two or more letters after one dash
+ * before a `--`. Single-letter flags (`-f`, `-y`, `-v`) and values (`jwt=-`, `-`) are left alone.
+ */
+export function vaultStyleFlags(argv: string[]): string[] {
+  const out: string[] = [];
+  let rest = false;
+  for (const a of argv) {
+    if (a === '--') rest = true;
+    out.push(!rest && /^-[A-Za-z][\w-]+(=.*)?$/s.test(a) ? `-${a}` : a);
+  }
+  return out;
+}
+
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(joinVersionValues(argv), { from: 'user' });
+    await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)

@@ -1,10 +1,8 @@
-/** Core commands: server, status, login, operator, generic read/write/list/delete, token, policy, secrets. */
+/** Core commands: server, status, operator, generic read/write/list/delete, token, policy, secrets. */
 import { Command, Option } from 'commander';
-import { mkdirSync, writeFileSync, chmodSync, readFileSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
-import { tokenFile } from '../../framework/paths.js';
 import { grid, success } from '../output.js';
 
 /** Register the core commands on `program`. */
@@ -50,27 +48,6 @@ export function register(program: Command, ctx: CliContext): void {
       const res = await ctx.client(cmd).request('GET', 'sys/seal-status');
       await ctx.print(cmd, res.body);
       if (res.body?.sealed) process.exitCode = 2;
-    });
-
-  program
-    .command('login')
-    .description('Save a token for later commands (read from stdin, or the argument)')
-    .argument('[token]', 'token; prefer stdin so it stays out of shell history')
-    .action(async (tokenArg: string | undefined, _o, cmd: Command) => {
-      const token = tokenArg && tokenArg !== '-' ? tokenArg : await ctx.secret('Token (will be hidden): ');
-      if (!token) throw new LocalError('no token given on stdin');
-      const client = ctx.client(cmd);
-      client.token = token;
-      const res = await client.request('GET', 'auth/token/lookup-self');
-      const file = tokenFile();
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      // Write to a private temp file and rename, so the token is never readable by others even briefly.
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, token + '\n', { mode: 0o600 });
-      chmodSync(tmp, 0o600);
-      renameSync(tmp, file);
-      const d = (res.body?.data ?? {}) as Record<string, unknown>;
-      success(`Success! Token saved to ${file} (policies: ${(d.policies as string[] | undefined)?.join(', ') ?? ''})`);
     });
 
   const operator = program.command('operator').description('Initialise, unseal and seal the daemon');
@@ -169,9 +146,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--num-uses <n>', 'number of uses (0 = unlimited)')
     .option('--display-name <name>', 'display name')
     .option('--orphan', 'create an orphan token')
+    .option('--role <name>', 'create against a token role (auth/token/create/<name>)')
+    .option('--period <duration>', 'periodic token: each renewal resets the TTL to this')
+    .option('--type <type>', 'token type (service)')
     .option('--no-default-policy', 'do not attach the default policy')
     .option('--renewable <bool>', 'whether it can be renewed')
-    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token')
+    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token\n  $ keyhold token create -role=deployer -period=24h -orphan')
     .action(async (o, cmd: Command) => {
       const policies = [...(o.policy ?? []), ...(o.policies ? String(o.policies).split(',') : [])];
       const body: Record<string, unknown> = {};
@@ -183,7 +163,9 @@ export function register(program: Command, ctx: CliContext): void {
       if (o.orphan) body.no_parent = true;
       if (o.defaultPolicy === false) body.no_default_policy = true;
       if (o.renewable !== undefined) body.renewable = o.renewable;
-      const res = await ctx.client(cmd).write('auth/token/create', body);
+      if (o.period) body.period = o.period;
+      if (o.type) body.type = o.type;
+      const res = await ctx.client(cmd).write(o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create', body);
       const a = (res.body?.auth ?? {}) as Record<string, unknown>;
       await ctx.print(cmd, {
         token: a.client_token,
