@@ -10,14 +10,14 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field -h --help'
   _kh_vopts='--address --token --format --field'
   case "$1" in
-    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit completion openapi path-help help' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
     'operator') _kh_subs='init unseal seal' ;;
     'operator init') _kh_opts='--no-keychain -v --version --address --token --format --field -h --help' ;;
     'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'write') _kh_opts='-f --force -v --version --address --token --format --field -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
-    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field' ;;
+    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --role --period --type --no-default-policy --renewable -v --version --address --token --format --field -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --role --period --type --renewable --address --token --format --field' ;;
     'token lookup') _kh_opts='--accessor -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
     'token revoke') _kh_opts='--accessor --self -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--accessor --address --token --format --field' ;;
     'policy') _kh_subs='write read list delete' ;;
@@ -25,6 +25,11 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
+    'login') _kh_opts='--method --path --no-store -v --version --address --token --format --field -h --help'; _kh_vopts='--method --path --address --token --format --field' ;;
+    'auth') _kh_subs='enable disable list tune' ;;
+    'auth enable') _kh_opts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field' ;;
+    'auth list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
+    'auth tune') _kh_opts='--description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field -h --help'; _kh_vopts='--description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field' ;;
     'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
     'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
@@ -96,7 +101,6 @@ _keyhold_values() {
     'server|--storage-path') echo 'f' ;;
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
-    'login|1') echo 'n' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
@@ -116,6 +120,11 @@ _keyhold_values() {
     'policy delete|1') echo 'd:policies' ;;
     'secrets enable|1') echo 'n' ;;
     'secrets disable|1') echo 'd:mounts' ;;
+    'login|1') echo 'n' ;;
+    'login|+') echo 'n' ;;
+    'auth enable|1') echo 'n' ;;
+    'auth disable|1') echo 'n' ;;
+    'auth tune|1') echo 'n' ;;
     'transit keys read|--mount') echo 'd:transit-mounts' ;;
     'transit keys read|1') echo 'd:transit-keys' ;;
     'transit keys delete|--mount') echo 'd:transit-mounts' ;;
@@ -258,8 +267,8 @@ _keyhold_values() {
     'audit disable|1') echo 'd:audit-devices' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit completion openapi path-help help' ;;
+    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit completion openapi path-help help' ;;
     *'|--format') echo 'w:table json yaml raw' ;;
   esac
 }
