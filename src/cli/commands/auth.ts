@@ -135,13 +135,15 @@ export function register(program: Command, ctx: CliContext): void {
       const client = ctx.client(cmd);
       let token: string;
       let auth: Record<string, unknown> | null = null;
+      let tokenPolicies: string[] = [];
       const method = o.method.toLowerCase();
       if (method === 'token') {
         const arg = args[0];
         token = arg && arg !== '-' ? arg : await ctx.secret('Token (will be hidden): ');
         if (!token) throw new LocalError('no token given on stdin');
         client.token = token;
-        await client.request('GET', 'auth/token/lookup-self');
+        const res = await client.request('GET', 'auth/token/lookup-self');
+        tokenPolicies = ((res.body?.data as Record<string, unknown> | undefined)?.policies as string[] | undefined) ?? [];
       } else {
         const pairs = await ctx.parsePairs(args);
         const mount = (o.path ?? method).replace(/^\/+|\/+$/g, '');
@@ -171,7 +173,7 @@ export function register(program: Command, ctx: CliContext): void {
         const g = ctx.globals(cmd);
         if (g.format || g.field) await ctx.print(cmd, rows);
         else process.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
-      } else success(`Success! Token saved to ${file}`);
+      } else success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
     });
 
   const auth = program.command('auth').description('Enable, list, tune and disable auth methods');
