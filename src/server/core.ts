@@ -13,6 +13,8 @@ import type { EngineModule } from '../framework/engine.js';
 import { conflict, invalid } from '../framework/errors.js';
 import { LocalEventBus } from '../framework/events.js';
 import { AUTH_METHODS, ENGINES } from '../engines/registry.js';
+import { kvV1Engine, type KvV1Backend } from '../engines/kv/kv-v1.js';
+import type { KvBackend } from '../engines/kv/kv-backend.js';
 import { identityEngine } from '../engines/sys/identity-routes.js';
 import { IdentityStore } from '../auth/identity.js';
 import { TokenRoleStore } from '../auth/token-roles.js';
@@ -61,7 +63,10 @@ const AUTH_KEY = 'core/auth';
 
 /** The module serving a mount-table entry (auth methods by type from their own registry). */
 function moduleOf(m: MountInfo): EngineModule | undefined {
-  return m.table === 'auth' ? AUTH_METHODS[m.type] : ENGINES[m.type];
+  if (m.table === 'auth') return AUTH_METHODS[m.type];
+  // KV version 1 (and the legacy "generic" type) is its own module; `kv` with version 2 the versioned one.
+  if (m.type === 'generic' || (m.type === 'kv' && m.options?.version !== '2')) return kvV1Engine as unknown as EngineModule;
+  return ENGINES[m.type];
 }
 
 function accessorFor(prefix: string): string {
@@ -482,15 +487,17 @@ export class Core implements RouterCore, CoreServices {
   /** Mount an engine at `path`. */
   async mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {}): Promise<MountInfo> {
     const p = normalizeMountPath(path);
-    const t = type === 'kv-v2' ? 'kv' : type;
-    const module = ENGINES[t];
-    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${Object.keys(ENGINES).join(', ')}`);
+    const t = type === 'kv-v2' || type === 'kv-v1' ? 'kv' : type;
+    let module = t === 'generic' ? (kvV1Engine as unknown as EngineModule) : ENGINES[t];
+    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${[...Object.keys(ENGINES), 'generic'].join(', ')}`);
     let options = opts.options ?? null;
     if (t === 'kv') {
+      // Vault: `kv` without a version is KV version 1; kv-v1/kv-v2 name it (vault/mount.go).
       const version = String(options?.version ?? (type === 'kv-v2' ? '2' : '1'));
-      if (version !== '2') throw invalid('options.version', 'only KV version 2 is supported; set options.version to "2"');
-      options = { ...(options ?? {}), version: '2' };
-    }
+      if (version !== '1' && version !== '2') throw invalid('options.version', `invalid version provided: ${version}`);
+      options = { ...(options ?? {}), version };
+      module = version === '1' ? (kvV1Engine as unknown as EngineModule) : module;
+    } else if (options && 'version' in options) throw invalid(`secrets engine "${t}" does not allow setting a version`);
     for (const m of this.mounted) {
       if (m.mount.path === p) throw invalid('path', `path is already in use at ${p}`);
       if (p.startsWith(m.mount.path) && !m.internal) throw invalid('path', `path is already in use at ${m.mount.path}`);
@@ -531,13 +538,46 @@ export class Core implements RouterCore, CoreServices {
   }
 
   /** Update a mount's description/config (sys/mounts/:path/tune). */
-  async tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void> {
+  async tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<string[]> {
     const m = this.mounted.find((x) => x.mount.path === normalizeMountPath(path) && !x.internal);
     if (!m) throw invalid('path', `no mount at ${path}`);
     if (changes.description !== undefined) m.mount.description = changes.description;
     if (changes.config) m.mount.config = { ...m.mount.config, ...changes.config };
-    if (changes.options) m.mount.options = { ...(m.mount.options ?? {}), ...changes.options, ...(m.mount.type === 'kv' ? { version: '2' } : {}) };
+    let warnings: string[] = [];
+    if (changes.options) {
+      const next = { ...(m.mount.options ?? {}), ...changes.options };
+      if (m.mount.type === 'kv' && changes.options.version !== undefined) {
+        const from = m.mount.options?.version === '2' ? 2 : 1;
+        const to = Number(changes.options.version);
+        if (to !== 1 && to !== 2) throw invalid(`invalid version provided: ${changes.options.version}`);
+        if (to < from) throw invalid(`cannot downgrade mount from version ${from}`);
+        if (to === 2 && from === 1) warnings = await this.upgradeKv(m);
+        next.version = String(to);
+      } else if (m.mount.type !== 'kv' && 'version' in changes.options) throw invalid(`secrets engine "${m.mount.type}" does not allow setting a version`);
+      m.mount.options = next;
+    }
     await this.saveTable();
+    return warnings;
+  }
+
+  /**
+   * KV v1 -> v2 (vault-plugin-secrets-kv upgrade.go): every v1 key becomes version 1 of a v2 secret
+   * with the same data, the v1 records are removed, and the mount is served by the v2 engine. keyhold
+   * migrates within the tune request, so no request sees a half-upgraded mount.
+   */
+  private async upgradeKv(m: Mounted): Promise<string[]> {
+    const v1 = m.instance as unknown as KvV1Backend;
+    const storage = prefixed(this.barrier, `logical/${m.mount.uuid}/`);
+    const mount = { ...m.mount, options: { ...(m.mount.options ?? {}), version: '2' } };
+    const v2 = (await ENGINES.kv!.create(this.env(mount, storage))) as unknown as KvBackend;
+    for await (const [path, data] of v1.entries()) await v2.writeData(path, data, undefined);
+    await v1.clear();
+    await m.instance.close?.();
+    m.mount.options = mount.options;
+    m.module = ENGINES.kv!;
+    m.routes = ENGINES.kv!.routes;
+    m.instance = v2 as unknown as Mounted['instance'];
+    return ['Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.'];
   }
 
   /** Recreate engine instances (sys/plugins/reload/backend) for mounts matching a path or type. */

@@ -641,7 +641,7 @@ function envelopeJson(requestId: string, reply: Reply, mountType: string): strin
       request_id: requestId,
       lease_id: '',
       renewable: false,
-      lease_duration: 0,
+      lease_duration: reply.leaseDuration ?? 0,
       data: reply.data ?? null,
       wrap_info: null,
       warnings: reply.warnings?.length ? reply.warnings : null,

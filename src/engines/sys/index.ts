@@ -198,7 +198,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
       },
       update: async ({ engine, data }) => {
-        await engine.tune(data.path, { description: data.description, options: data.options });
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options });
+        // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
+        return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
     },
   }),

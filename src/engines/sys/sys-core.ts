@@ -25,7 +25,7 @@ export interface SysCore {
   mounts(): MountInfo[];
   mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> }): Promise<MountInfo>;
   unmount(path: string): Promise<void>;
-  tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
+  tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<string[] | void>;
   reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]>;
   findMount(pathOrAccessor: string): MountInfo | undefined;
   /** Auth mounts including auth/token/ (paths `auth/<name>/`). */
