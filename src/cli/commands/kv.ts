@@ -68,7 +68,7 @@ export async function resolveTarget(client: Client, arg: string, mountFlag?: str
   }
   if (mounts) {
     const best = mounts.filter(([m]) => (clean + '/').startsWith(m)).sort((a, b) => b[0].length - a[0].length)[0];
-    if (!best) throw new LocalError(`no KV mount found for "${arg}"; mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`);
+    if (!best) throw new LocalError(`no KV version 2 mount found for "${arg}" (nor a KV version 1 mount); mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`);
     return { mount: trimSlashes(best[0]), path: trimSlashes(clean.slice(best[0].length)), v1: best[1] };
   }
   const i = clean.indexOf('/');
