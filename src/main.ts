@@ -1,9 +1,11 @@
 /** Entry point: argv -> CLI; `keyhold server` starts the daemon. Exit 0 ok, 1 local/usage error, 2 server error. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.js';
+import { vaultStyleFlags } from './cli/commands/core.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
+import { installCliProcessHooks } from './cli/signals.js';
 
 export { errorLine };
 
@@ -25,23 +27,11 @@ export function joinVersionValues(argv: string[]): string[] {
   return out;
 }
 
-/**
- * The vault CLI's single-dash long flags (`-method=approle`, `-orphan`, `-period=24h`, Go's flag
- * package style) as commander's `--method=approle`: any word of two or more letters after one dash
- * before a `--`. Single-letter flags (`-f`, `-y`, `-v`) and values (`jwt=-`, `-`) are left alone.
- */
-export function vaultStyleFlags(argv: string[]): string[] {
-  const out: string[] = [];
-  let rest = false;
-  for (const a of argv) {
-    if (a === '--') rest = true;
-    out.push(!rest && /^-[A-Za-z][\w-]+(=.*)?$/s.test(a) ? `-${a}` : a);
-  }
-  return out;
-}
-
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
+  // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
+  // The daemon keeps its own graceful shutdown.
+  if (argv[0] !== 'server') installCliProcessHooks();
   const program = buildProgram();
   try {
     await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });

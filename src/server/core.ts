@@ -26,7 +26,11 @@ import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import type { Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
-import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
+import type { SealConfig } from '../seal/seal.js';
+import { SealManager, type InitParams, type InitOutcome } from '../seal/seal-manager.js';
+import { openKeyring } from '../seal/seal.js';
+import { checkKeyLength, decodeKeyText } from '../seal/shamir.js';
+import type { ConfiguredSeals } from '../seal/wrapper.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
 
 /** Options the daemon passes in. */
@@ -37,6 +41,8 @@ export interface CoreOptions {
   clock?: Clock;
   maxRequestSize: number;
   version: string;
+  /** Auto seals from the server config (none: Shamir with the OS keychain). */
+  seals?: ConfiguredSeals;
 }
 
 interface Mounted extends MountedEngine {
@@ -73,11 +79,9 @@ function accessorFor(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
 }
 
-/** Result of `sys/init`. */
-export interface InitResult {
-  recoveryKey: string;
+/** Result of `sys/init`: the key shares (or recovery shares) and the root token, shown once. */
+export interface InitResult extends Omit<InitOutcome, 'master'> {
   rootToken: string;
-  keychain: boolean;
 }
 
 /** The keyhold core. */
@@ -99,7 +103,8 @@ export class Core implements RouterCore, CoreServices {
   /** Per-token cubbyholes (behind the barrier). */
   readonly cubbyholes: Storage;
   audit?: AuditHook;
-  sealConfig: SealConfig | null = null;
+  /** Seal configuration, shares collected, rekeys, seal migration. */
+  readonly sealer: SealManager;
   private unsealed = false;
   private mounted: Mounted[] = [];
   private aclCache = new Map<string, ACL>();
@@ -115,6 +120,7 @@ export class Core implements RouterCore, CoreServices {
     this.barrier = new Barrier(opts.backend);
     this.keychain = opts.keychain;
     this.logger = opts.logger;
+    this.sealer = new SealManager(opts.backend, opts.keychain, opts.logger, opts.seals);
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
@@ -142,47 +148,40 @@ export class Core implements RouterCore, CoreServices {
     };
   }
 
-  /** Read seal config; unseal from the keychain when it holds our master key. */
+  /** The stored seal configuration (null before init). */
+  get sealConfig(): SealConfig | null {
+    return this.sealer.config;
+  }
+
+  /** Read seal config; unseal without a person (OS keychain, or the auto seal, retried while it is down). */
   async start(): Promise<void> {
-    this.sealConfig = await readSealConfig(this.backend);
-    if (!this.sealConfig?.keychain_account) return;
-    try {
-      const master = await this.keychain.get(this.sealConfig.keychain_account);
-      if (master) await this.unseal(master);
-      else this.logger.warn('keychain has no master key for this storage; waiting for operator unseal');
-    } catch (e) {
-      this.logger.warn('keychain unavailable; waiting for operator unseal', { reason: (e as Error).message });
-    }
+    await this.sealer.load();
+    await this.sealer.autoUnseal(
+      (master) => this.unseal(master),
+      () => this.isSealed(),
+    );
   }
 
   isInitialized(): boolean {
-    return this.sealConfig !== null;
+    return this.sealer.config !== null;
   }
   isSealed(): boolean {
     return !this.unsealed;
   }
 
-  /** Initialise storage: master key (to keychain when possible), root token, recovery key. */
-  async init(opts: { useKeychain: boolean; rootTokenId?: string }): Promise<InitResult> {
-    if (await readSealConfig(this.backend)) throw invalid('Vault is already initialized');
-    let account: string | null = null;
-    if (opts.useKeychain) account = `storage-${randomUUID()}`;
-    const { master, config } = await initializeStorage(this.backend, account);
-    let keychain = false;
-    if (account) {
-      try {
-        await this.keychain.set(account, master);
-        keychain = true;
-      } catch (e) {
-        this.logger.warn('could not store master key in keychain; use the recovery key to unseal', { reason: (e as Error).message });
-        config.keychain_account = null;
-        await this.backend.put('core/seal-config', Buffer.from(JSON.stringify(config)));
-      }
+  /**
+   * Initialise storage: key shares of the master key (Shamir, the keychain keeping the key itself when
+   * possible) or recovery shares (auto seal), and the root token. keyhold stays unsealed after init.
+   */
+  async init(opts: InitParams & { rootTokenId?: string }): Promise<InitResult> {
+    const { master, ...outcome } = await this.sealer.initialize(opts);
+    try {
+      await this.unseal(master);
+    } finally {
+      master.fill(0);
     }
-    this.sealConfig = config;
-    await this.unseal(master);
     const root = await this.tokens.create({ policies: ['root'], display_name: 'root', id: opts.rootTokenId, orphan: true });
-    return { recoveryKey: recoveryKeyOf(master), rootToken: root.id, keychain };
+    return { ...outcome, rootToken: root.id };
   }
 
   /** Unseal with a master key (from keychain or recovery key). */
@@ -285,20 +284,28 @@ export class Core implements RouterCore, CoreServices {
     this.setMounted(next);
   }
 
-  /** Unseal from recovery-key text. */
-  async unsealWithRecoveryKey(text: string): Promise<void> {
-    let master: Buffer;
+  /** One unseal key part (hex or base64) from `sys/unseal`; unseals once the threshold is met. */
+  async submitUnsealKey(text: string, migrate = false): Promise<void> {
+    if (!this.isInitialized()) throw invalid('Vault is not initialized');
+    const key = decodeKeyText(text);
     try {
-      master = masterFromRecoveryKey(text);
-    } catch (e) {
-      throw invalid('key', (e as Error).message);
+      if (!this.isSealed()) return checkKeyLength(key);
+      const master = await this.sealer.submitUnsealKey(key, migrate);
+      if (!master) return;
+      try {
+        await this.unseal(master);
+      } finally {
+        master.fill(0);
+      }
+    } finally {
+      key.fill(0);
     }
-    try {
-      await openKeyring(this.backend, master);
-    } catch (e) {
-      throw invalid('key', (e as Error).message);
-    }
-    await this.unseal(master);
+  }
+
+  /** Forget the unseal key parts given so far (`sys/unseal` with `reset`). */
+  resetUnseal(): void {
+    if (!this.isSealed()) throw invalid('vault is unsealed');
+    this.sealer.resetUnseal();
   }
 
   /** Seal: stop engines, forget keys. */
@@ -323,6 +330,7 @@ export class Core implements RouterCore, CoreServices {
   /** Stop everything and close storage. */
   async close(): Promise<void> {
     await this.seal();
+    await this.sealer.close();
     await this.backend.close();
   }
 
