@@ -15,6 +15,8 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /** Envelope `lease_duration` in seconds (KV v1 reads report their `ttl` key here); 0 when absent. */
+  leaseDuration?: number;
   /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */
   wrapInfo?: Record<string, unknown>;
   /** Non-envelope body (e.g. raw metrics); rarely used. */

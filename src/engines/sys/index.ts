@@ -8,6 +8,7 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { authRoutes } from './auth-routes.js';
 import { sealRoutes } from './seal-routes.js';
 import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
@@ -136,7 +137,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
       },
       update: async ({ engine, data }) => {
-        await engine.tune(data.path, { description: data.description, options: data.options });
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options });
+        // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
+        return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
     },
   }),
@@ -265,7 +268,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;
