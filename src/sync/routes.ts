@@ -173,6 +173,38 @@ export const syncRoutes: AnyRoute[] = [
     },
   }),
   route({
+    path: 'github-apps',
+    summary: 'List the GitHub Apps registered for repohost destinations',
+    fields: {},
+    operations: {
+      list: async ({ engine }) => {
+        const v = await engine.service.listGithubApps();
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  route({
+    path: 'github-apps/:name',
+    summary: 'Register, read or remove a GitHub App (app id + private key) that repohost destinations authenticate as',
+    fields: {
+      name: f.name('App name (referenced by a destination as app_name)'),
+      app_id: f.int('Numeric app id from the GitHub App settings; fixed once set').min(1),
+      private_key: f.string("The app's RSA private key (PEM, as GitHub generates it)").sensitive(),
+    },
+    exists: async ({ engine, params }) => (await engine.service.readGithubApp(params.name!)) !== null,
+    operations: {
+      read: async ({ engine, data }) => {
+        const v = await engine.service.readGithubApp(data.name);
+        return v ? { data: v } : undefined;
+      },
+      create: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
+      update: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
+      delete: async ({ engine, data }) => {
+        await engine.service.deleteGithubApp(data.name);
+      },
+    },
+  }),
+  route({
     path: 'associations',
     summary: 'List every secret that has at least one association',
     fields: {},
