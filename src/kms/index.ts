@@ -37,3 +37,5 @@ export { CURVES, MECHANISMS, mechanismOf, type MechanismInfo } from './mechanism
 export { Pkcs11Library } from './pkcs11/pkcs11-library.js';
 export { Pkcs11Key, openPkcs11Key, keyIdBytes, type Pkcs11KeyOptions, type Pkcs11KeyAttributes } from './pkcs11/pkcs11-key.js';
 export { verifyDigest } from './verify.js';
+export { AwsKmsKey, openAwsKmsKey, type AwsKmsKeyOptions } from './awskms/awskms-key.js';
+export { ManagedKeyRegistry, MANAGED_KEY_TYPES, USAGES, allowedOn, type KmsLibraryConfig, type ManagedKeyRecord, type ManagedKeyType, type Usage } from './managed-keys.js';

@@ -36,13 +36,17 @@ export function mechanismOf(text: string | number): MechanismInfo | undefined {
 /** Raw mechanisms used for the operations themselves (the caller hashes, reference 2.5). */
 export const CKM = { RSA_PKCS: 0x0001, RSA_PKCS_OAEP: 0x0009, RSA_PKCS_PSS: 0x000d, ECDSA: 0x1041, AES_GCM: 0x1087 } as const;
 
-/** CKM_SHA* and CKG_MGF1_* per hash. */
+/** CKM_SHA* and CKG_MGF1_* per hash (SHA-3 values from PKCS#11 v3.0 pkcs11t.h). */
 export const HASH_MECH: Record<KmsHash, { mech: number; mgf: number; bytes: number }> = {
   sha1: { mech: 0x0220, mgf: 1, bytes: 20 },
   sha224: { mech: 0x0255, mgf: 5, bytes: 28 },
   sha256: { mech: 0x0250, mgf: 2, bytes: 32 },
   sha384: { mech: 0x0260, mgf: 3, bytes: 48 },
   sha512: { mech: 0x0270, mgf: 4, bytes: 64 },
+  'sha3-224': { mech: 0x02b5, mgf: 6, bytes: 28 },
+  'sha3-256': { mech: 0x02b0, mgf: 7, bytes: 32 },
+  'sha3-384': { mech: 0x02c0, mgf: 8, bytes: 48 },
+  'sha3-512': { mech: 0x02d0, mgf: 9, bytes: 64 },
 };
 
 /** DER DigestInfo prefixes for CKM_RSA_PKCS signatures (RFC 8017 section 9.2, note 1). */
@@ -52,6 +56,10 @@ export const DIGEST_INFO: Record<KmsHash, Buffer> = {
   sha256: Buffer.from('3031300d060960864801650304020105000420', 'hex'),
   sha384: Buffer.from('3041300d060960864801650304020205000430', 'hex'),
   sha512: Buffer.from('3051300d060960864801650304020305000440', 'hex'),
+  'sha3-224': Buffer.from('302d300d06096086480165030402070500041c', 'hex'),
+  'sha3-256': Buffer.from('3031300d060960864801650304020805000420', 'hex'),
+  'sha3-384': Buffer.from('3041300d060960864801650304020905000430', 'hex'),
+  'sha3-512': Buffer.from('3051300d060960864801650304020a05000440', 'hex'),
 };
 
 /** Curves: Vault's names, CKA_EC_PARAMS (DER OID), JWK name, field size in bytes. */

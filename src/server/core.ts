@@ -18,6 +18,7 @@ import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import type { Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
+import { ManagedKeyRegistry, type KmsLibraryConfig } from '../kms/managed-keys.js';
 import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
 
@@ -29,6 +30,8 @@ export interface CoreOptions {
   clock?: Clock;
   maxRequestSize: number;
   version: string;
+  /** `kms_library` stanzas: the only PKCS#11 modules managed keys may load. */
+  kmsLibraries?: KmsLibraryConfig[];
 }
 
 interface Mounted extends MountedEngine {
@@ -71,6 +74,8 @@ export class Core implements RouterCore, CoreServices {
   readonly version: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
+  /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
+  readonly managedKeys: ManagedKeyRegistry;
   audit?: AuditHook;
   sealConfig: SealConfig | null = null;
   private unsealed = false;
@@ -94,6 +99,7 @@ export class Core implements RouterCore, CoreServices {
     this.version = opts.version;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
     this.audit = attachAudit(this);
     this.authorizer = {
       allowed: (token, cap, path) => {
@@ -200,6 +206,10 @@ export class Core implements RouterCore, CoreServices {
       this.tokens.forget(key.slice('sys/token/id/'.length));
       return;
     }
+    if (key.startsWith('sys/managed-keys/config/')) {
+      this.managedKeys.invalidate();
+      return;
+    }
     // Longest storage prefix first (sys/sync/ before sys/).
     const owners = this.mounted.filter((m) => (m.instance as unknown) !== this && key.startsWith(storagePrefixOf(m)));
     owners.sort((a, b) => storagePrefixOf(b).length - storagePrefixOf(a).length);
@@ -251,6 +261,8 @@ export class Core implements RouterCore, CoreServices {
     this.unwatch?.();
     this.unwatch = null;
     for (const h of this.beforeSeal) await h();
+    // Forget managed-key configurations (PINs, AWS secrets) and close their sessions.
+    this.managedKeys.invalidate();
     for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.();
     this.mounted = [];
     this.unsealed = false;
@@ -264,6 +276,7 @@ export class Core implements RouterCore, CoreServices {
   /** Stop everything and close storage. */
   async close(): Promise<void> {
     await this.seal();
+    await this.managedKeys.close();
     await this.backend.close();
   }
 

@@ -13,6 +13,7 @@ import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
+import type { KmsLibraryConfig } from '../kms/managed-keys.js';
 
 /** Daemon configuration (JSON config file; flags override). */
 export interface ServerConfig {
@@ -23,6 +24,13 @@ export interface ServerConfig {
   keychain?: 'os' | 'none';
   dev?: boolean;
   dev_root_token?: string;
+  /**
+   * PKCS#11 modules managed keys may load (Vault's `kms_library "pkcs11" { name, library }`), in
+   * Vault's JSON form `{"pkcs11": {"name": ..., "library": ...}}` (one object or a list of them).
+   */
+  kms_library?: unknown;
+  /** The same as a typed list: `[{"type": "pkcs11", "name": "softhsm", "library": "/usr/lib/softhsm/libsofthsm2.so"}]`. */
+  kms_libraries?: KmsLibraryConfig[];
 }
 
 /** Flags of `keyhold server`. */
@@ -83,7 +91,57 @@ const CONFIG_KEYS: Record<string, (v: unknown) => string | null> = {
   keychain: (v) => (v === 'os' || v === 'none' ? null : 'must be "os" or "none"'),
   dev: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
   dev_root_token: (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string'),
+  kms_library: (v) => kmsLibraryProblem(() => kmsLibrariesOf({ kms_library: v })),
+  kms_libraries: (v) => kmsLibraryProblem(() => kmsLibrariesOf({ kms_libraries: v as KmsLibraryConfig[] })),
 };
+
+function kmsLibraryProblem(fn: () => unknown): string | null {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** Vault's GenericNameRegex (configutil/kms_library.go). */
+const KMS_NAME = /^\w(([\w.-]+)?\w)?$/;
+
+/**
+ * The `kms_library` stanzas of a config, checked as Vault checks them (reference managed-keys-wire.md
+ * 1.8): type `pkcs11` only, `name` lower-cased, valid and unique, `library` not blank.
+ */
+export function kmsLibrariesOf(cfg: Pick<ServerConfig, 'kms_library' | 'kms_libraries'>): KmsLibraryConfig[] {
+  const entries: Array<{ type: string; body: unknown }> = [];
+  const addTyped = (v: unknown) => {
+    if (!isObject(v)) throw new Error('kms_library entries must be objects');
+    for (const [type, body] of Object.entries(v)) for (const b of Array.isArray(body) ? body : [body]) entries.push({ type, body: b });
+  };
+  if (cfg.kms_library !== undefined) for (const v of Array.isArray(cfg.kms_library) ? cfg.kms_library : [cfg.kms_library]) addTyped(v);
+  if (cfg.kms_libraries !== undefined) {
+    if (!Array.isArray(cfg.kms_libraries)) throw new Error('must be a list of {"type": "pkcs11", "name", "library"}');
+    for (const e of cfg.kms_libraries) {
+      if (!isObject(e)) throw new Error('entries must be objects');
+      const { type, ...body } = e as Record<string, unknown>;
+      entries.push({ type: String(type ?? ''), body });
+    }
+  }
+  const out: KmsLibraryConfig[] = [];
+  for (const { type: t, body } of entries) {
+    const type = t.toLowerCase();
+    if (!type) throw new Error('kms_library section was missing a type');
+    if (type !== 'pkcs11') throw new Error(`unknown KMS type "${type}"`);
+    if (!isObject(body)) throw new Error(`kms_library "${type}" must be an object with name and library`);
+    const library = typeof body.library === 'string' ? body.library.trim() : '';
+    if (!library) throw new Error(`library key can not be blank within kms_library type: ${type}`);
+    const name = typeof body.name === 'string' ? body.name.trim().toLowerCase() : '';
+    if (!name) throw new Error(`name key can not be blank within kms_library type: ${type}`);
+    if (!KMS_NAME.test(name)) throw new Error(`value ('${name}') for name field contained invalid characters`);
+    if (out.some((o) => o.name === name)) throw new Error(`duplicated kms_library configuration sections with name ${name}`);
+    out.push({ type: 'pkcs11', name, library });
+  }
+  return out;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -172,7 +230,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     backend = fb;
   }
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION });
+  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, kmsLibraries: kmsLibrariesOf(cfg) });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {

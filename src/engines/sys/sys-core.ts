@@ -2,6 +2,7 @@
 import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 
 /** The core as seen by system routes. */
 export interface SysCore {
@@ -9,6 +10,8 @@ export interface SysCore {
   readonly clock: Clock;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
+  /** sys/managed-keys (PKCS#11 and AWS KMS keys). */
+  readonly managedKeys: ManagedKeyRegistry;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;

@@ -37,8 +37,9 @@ const ALLOWED: Record<string, string[]> = {
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
   seal: ['framework', 'storage', 'crypto', 'kms'],
-  // External key providers (pkcs11, awskms): transit's managed keys and the HSM seal use them.
-  kms: ['framework', 'storage', 'crypto'],
+  // External key providers (pkcs11, awskms): transit's managed keys and the HSM seal use them;
+  // awskms connects through sync's network guard.
+  kms: ['framework', 'storage', 'crypto', 'sync'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   sync: ['framework', 'storage', 'crypto'],
   // The sys engine mounts the audit and OpenAPI routes; engines never reach server or cli.
