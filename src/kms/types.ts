@@ -19,6 +19,8 @@ export interface KmsSignOptions {
   padding?: 'pkcs1v15' | 'pss';
   /** PSS salt length in bytes; default: the hash length. */
   saltLength?: number;
+  /** The unhashed message, when known (AWS KMS then hashes it itself, MessageType RAW). */
+  message?: Buffer;
 }
 
 /** A key held by an HSM or a cloud KMS; its private or secret part never reaches keyhold. */

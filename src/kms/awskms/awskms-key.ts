@@ -97,7 +97,7 @@ export class AwsKmsKey implements KmsKey {
    * otherwise the digest is sent with MessageType DIGEST. moto ignores DIGEST (reference 6.3), so
    * RAW is preferred whenever the message is at hand; both yield the same signature on AWS.
    */
-  async sign(digest: Buffer, o: KmsSignOptions & { message?: Buffer }): Promise<Buffer> {
+  async sign(digest: Buffer, o: KmsSignOptions): Promise<Buffer> {
     if (!this.capabilities.sign) throw invalid('this AWS KMS key does not sign (key_type AES)');
     const alg = signingAlgorithm(this.kind as 'rsa' | 'ec', o, this.curveBytes());
     const raw = o.message && o.message.length > 0 && o.message.length <= 4096;
