@@ -7,6 +7,7 @@ import * as transit from './commands/transit.js';
 import * as kv from './commands/kv.js';
 import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
+import * as managedKeys from './commands/managed-keys.js';
 import * as docs from './commands/docs.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
@@ -31,7 +32,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, transit, kv, sync, audit, docs]) m.register(program, ctx);
+  for (const m of [core, transit, kv, sync, audit, managedKeys, docs]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

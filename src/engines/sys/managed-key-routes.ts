@@ -92,5 +92,6 @@ export const managedKeyRoutes: AnyRoute[] = [
         await engine.managedKeys.delete(data.type, data.name);
       },
     },
+    cli: { command: 'managed-keys create', args: ['type', 'name'], operation: 'update' },
   }),
 ];
