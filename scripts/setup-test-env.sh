@@ -4,6 +4,8 @@
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests.
 # Never fails the test run: without them the tests that need them skip and print why.
 set -euo pipefail
+# PostgreSQL for the cluster tests (its own script; never fails the run).
+bash "$(dirname "$0")/setup-postgres.sh" || true
 need=()
 command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon dbus-x11)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)

@@ -1,6 +1,7 @@
 /** Entry point: argv -> CLI; `keyhold server` starts the daemon. Exit 0 ok, 1 local/usage error, 2 server error. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli/program.js';
+import { vaultStyleFlags } from './cli/commands/core.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
@@ -29,7 +30,7 @@ export function joinVersionValues(argv: string[]): string[] {
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(joinVersionValues(argv), { from: 'user' });
+    await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)

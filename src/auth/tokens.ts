@@ -69,6 +69,9 @@ export class TokenStore {
    */
   private readonly hashes = new Map<string, string>();
 
+  /** Called for every revoked token (its cubbyhole goes with it); failures are the caller's to log. */
+  readonly onRevoke: Array<(entry: TokenEntry) => Promise<void>> = [];
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
@@ -168,6 +171,21 @@ export class TokenStore {
     return entry;
   }
 
+  /**
+   * Whether a valid token has this salted hash; an expired one is revoked on the way (so its
+   * cubbyhole goes too). Used by the cubbyhole sweep, which has hashes, not tokens.
+   */
+  async liveHash(hash: string): Promise<boolean> {
+    if (!this.salt || !/^[0-9a-f]{64}$/.test(hash)) return false;
+    const e = this.cache.get(hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${hash}`));
+    if (!e) return false;
+    if (e.expire_time && e.expire_time * 1000 <= this.clock.now()) {
+      await this.revokeEntry(e);
+      return false;
+    }
+    return true;
+  }
+
   /** Look up by accessor. */
   async lookupAccessor(accessor: string): Promise<TokenEntry | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(accessor)) return null;
@@ -207,6 +225,7 @@ export class TokenStore {
   async revokeEntry(entry: TokenEntry, opts: { orphanChildren?: boolean } = {}): Promise<void> {
     this.cache.delete(entry.hash);
     await this.storage.delete(`id/${entry.hash}`);
+    for (const hook of this.onRevoke) await hook(entry);
     await this.storage.delete(`accessor/${this.hash(entry.accessor)}`);
     if (entry.parent_accessor) await this.storage.delete(`parent/${this.hash(entry.parent_accessor)}/${this.hash(entry.accessor)}`);
     const parentDir = `parent/${this.hash(entry.accessor)}/`;

@@ -19,6 +19,35 @@ export interface MountInfo {
   created_at?: string;
 }
 
+/** One alias of an identity entity (one per auth mount the entity logged in through). */
+export interface TokenIdentityAlias {
+  /** Accessor of the auth mount the alias belongs to (e.g. "auth_jwt_1a2b3c4d"). */
+  mountAccessor: string;
+  /** Alias name (the user claim, role id, ...). */
+  name: string;
+  metadata: Record<string, string>;
+  /** Alias id ({{identity.entity.aliases.<accessor>.id}}), when known. */
+  id?: string;
+  /** Alias custom metadata ({{identity.entity.aliases.<accessor>.custom_metadata.K}}), when known. */
+  customMetadata?: Record<string, string>;
+}
+
+/**
+ * The identity behind a token, as Vault's ACL templating sees it ({{identity.entity.*}},
+ * {{identity.groups.*}}; vault/sdk/helper/identitytpl). The identity store fills it; the ACL only reads it.
+ */
+export interface TokenIdentity {
+  entityId: string;
+  entityName: string;
+  entityMetadata: Record<string, string>;
+  aliases: TokenIdentityAlias[];
+  /** Ids of the entity's groups; `groupNames[i]` is the name of `groupIds[i]`. */
+  groupIds?: string[];
+  groupNames?: string[];
+  /** Group metadata by group id ({{identity.groups.ids.<id>.metadata.K}}), when known. */
+  groupMetadata?: Record<string, Record<string, string>>;
+}
+
 /** The token a request carries, after lookup. */
 export interface TokenInfo {
   id: string;
@@ -30,6 +59,8 @@ export interface TokenInfo {
   meta?: Record<string, string>;
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
+  /** Entity of the token (for templated policies); absent when the token has none. */
+  identity?: TokenIdentity;
 }
 
 /** Minimal structured logger; never pass secrets. */

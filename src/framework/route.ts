@@ -15,6 +15,8 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /** Set by the wrap stage on a wrapped answer: its wrap_info without the token (for audit). */
+  wrapInfo?: Record<string, unknown>;
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
 }
@@ -61,12 +63,21 @@ export interface RouteDef<E, F extends Fields> {
   rules?: Rule[];
   /** No token needed (sys/health, sys/seal-status, sys/init, sys/unseal). */
   unauthenticated?: boolean;
+  /**
+   * No token needed for this request when the predicate says so (decided per request from the
+   * mount's state and the path parameters, e.g. a key's `public_jwks`); otherwise the route is
+   * authenticated as usual. Unauthenticated callers get the same 403 whether the predicate is
+   * false or the thing it looks at does not exist.
+   */
+  unauthenticatedWhen?: (req: { engine: E; params: Record<string, string> }) => Promise<boolean> | boolean;
   /** Answers while sealed (otherwise 503). */
   allowSealed?: boolean;
   /** Needs a root token or `sudo` capability. */
   sudo?: boolean;
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
+  /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */
+  anyFields?: boolean;
   /** Accept a raw body instead of JSON (not used by Vault routes). */
   rawBody?: boolean;
 }

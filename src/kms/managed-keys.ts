@@ -95,7 +95,7 @@ export class ManagedKeyRegistry {
     private readonly mounts: () => MountInfo[],
     private readonly logger: Logger,
   ) {
-    for (const l of libraries) this.libraries.set(l.name, new Pkcs11Library(l.name, l.library, logger));
+    for (const l of libraries) this.libraries.set(l.name.toLowerCase(), new Pkcs11Library(l.name.toLowerCase(), l.library, logger));
   }
 
   /** Names of the configured PKCS#11 libraries. */

@@ -3,8 +3,10 @@
  * It implements what the router needs (RouterCore) and what engines may ask (CoreServices).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ACL } from '../auth/acl.js';
+import { ACL, type AclRequest, type AclResult, type Policy } from '../auth/acl.js';
 import { PolicyStore } from '../auth/policies.js';
+import { WrappingService } from '../auth/wrapping.js';
+import { cubbyholeEngine, destroyCubbyhole } from '../engines/cubbyhole/index.js';
 import { TokenStore, tokenInfo } from '../auth/tokens.js';
 import type { Clock, CoreServices, EngineEnv, EventBus, Logger, MountInfo, TokenInfo } from '../framework/context.js';
 import type { EngineModule } from '../framework/engine.js';
@@ -19,7 +21,11 @@ import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../stora
 import type { Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
 import { ManagedKeyRegistry, type KmsLibraryConfig } from '../kms/managed-keys.js';
-import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
+import type { SealConfig } from '../seal/seal.js';
+import { SealManager, type InitParams, type InitOutcome } from '../seal/seal-manager.js';
+import { openKeyring } from '../seal/seal.js';
+import { checkKeyLength, decodeKeyText } from '../seal/shamir.js';
+import type { ConfiguredSeals } from '../seal/wrapper.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
 
 /** Options the daemon passes in. */
@@ -32,6 +38,8 @@ export interface CoreOptions {
   version: string;
   /** `kms_library` stanzas: the only PKCS#11 modules managed keys may load. */
   kmsLibraries?: KmsLibraryConfig[];
+  /** Auto seals from the server config (none: Shamir with the OS keychain). */
+  seals?: ConfiguredSeals;
 }
 
 interface Mounted extends MountedEngine {
@@ -47,7 +55,10 @@ function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {
 }
 
 /** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
-const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/' };
+const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/' };
+
+/** How often tokens' cubbyholes are checked for expired owners (an unused wrapping token is gone at its TTL). */
+const CUBBYHOLE_SWEEP_MS = 30_000;
 
 const MOUNTS_KEY = 'core/mounts';
 
@@ -55,11 +66,9 @@ function accessorFor(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
 }
 
-/** Result of `sys/init`. */
-export interface InitResult {
-  recoveryKey: string;
+/** Result of `sys/init`: the key shares (or recovery shares) and the root token, shown once. */
+export interface InitResult extends Omit<InitOutcome, 'master'> {
   rootToken: string;
-  keychain: boolean;
 }
 
 /** The keyhold core. */
@@ -76,8 +85,13 @@ export class Core implements RouterCore, CoreServices {
   readonly policies: PolicyStore;
   /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
   readonly managedKeys: ManagedKeyRegistry;
+  /** Response wrapping (X-Vault-Wrap-TTL, sys/wrapping/*). */
+  readonly wrapping: WrappingService;
+  /** Per-token cubbyholes (behind the barrier). */
+  readonly cubbyholes: Storage;
   audit?: AuditHook;
-  sealConfig: SealConfig | null = null;
+  /** Seal configuration, shares collected, rekeys, seal migration. */
+  readonly sealer: SealManager;
   private unsealed = false;
   private mounted: Mounted[] = [];
   private aclCache = new Map<string, ACL>();
@@ -93,6 +107,7 @@ export class Core implements RouterCore, CoreServices {
     this.barrier = new Barrier(opts.backend);
     this.keychain = opts.keychain;
     this.logger = opts.logger;
+    this.sealer = new SealManager(opts.backend, opts.keychain, opts.logger, opts.seals);
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
@@ -100,57 +115,59 @@ export class Core implements RouterCore, CoreServices {
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
+    this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
+    this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
+    // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
+    this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
     this.audit = attachAudit(this);
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
-        const acl = this.aclCache.get(this.aclKeyOf(token.policies));
+        const acl = this.aclCache.get(this.aclKeyFor(token));
         return acl ? acl.allowed(cap, path) : false;
+      },
+      check: (token, req) => {
+        if (token.root) return ROOT_RESULT;
+        const acl = this.aclCache.get(this.aclKeyFor(token));
+        return acl ? acl.check(req) : DENIED_RESULT;
       },
     };
   }
 
-  /** Read seal config; unseal from the keychain when it holds our master key. */
+  /** The stored seal configuration (null before init). */
+  get sealConfig(): SealConfig | null {
+    return this.sealer.config;
+  }
+
+  /** Read seal config; unseal without a person (OS keychain, or the auto seal, retried while it is down). */
   async start(): Promise<void> {
-    this.sealConfig = await readSealConfig(this.backend);
-    if (!this.sealConfig?.keychain_account) return;
-    try {
-      const master = await this.keychain.get(this.sealConfig.keychain_account);
-      if (master) await this.unseal(master);
-      else this.logger.warn('keychain has no master key for this storage; waiting for operator unseal');
-    } catch (e) {
-      this.logger.warn('keychain unavailable; waiting for operator unseal', { reason: (e as Error).message });
-    }
+    await this.sealer.load();
+    await this.sealer.autoUnseal(
+      (master) => this.unseal(master),
+      () => this.isSealed(),
+    );
   }
 
   isInitialized(): boolean {
-    return this.sealConfig !== null;
+    return this.sealer.config !== null;
   }
   isSealed(): boolean {
     return !this.unsealed;
   }
 
-  /** Initialise storage: master key (to keychain when possible), root token, recovery key. */
-  async init(opts: { useKeychain: boolean; rootTokenId?: string }): Promise<InitResult> {
-    if (await readSealConfig(this.backend)) throw invalid('Vault is already initialized');
-    let account: string | null = null;
-    if (opts.useKeychain) account = `storage-${randomUUID()}`;
-    const { master, config } = await initializeStorage(this.backend, account);
-    let keychain = false;
-    if (account) {
-      try {
-        await this.keychain.set(account, master);
-        keychain = true;
-      } catch (e) {
-        this.logger.warn('could not store master key in keychain; use the recovery key to unseal', { reason: (e as Error).message });
-        config.keychain_account = null;
-        await this.backend.put('core/seal-config', Buffer.from(JSON.stringify(config)));
-      }
+  /**
+   * Initialise storage: key shares of the master key (Shamir, the keychain keeping the key itself when
+   * possible) or recovery shares (auto seal), and the root token. keyhold stays unsealed after init.
+   */
+  async init(opts: InitParams & { rootTokenId?: string }): Promise<InitResult> {
+    const { master, ...outcome } = await this.sealer.initialize(opts);
+    try {
+      await this.unseal(master);
+    } finally {
+      master.fill(0);
     }
-    this.sealConfig = config;
-    await this.unseal(master);
     const root = await this.tokens.create({ policies: ['root'], display_name: 'root', id: opts.rootTokenId, orphan: true });
-    return { recoveryKey: recoveryKeyOf(master), rootToken: root.id, keychain };
+    return { ...outcome, rootToken: root.id };
   }
 
   /** Unseal with a master key (from keychain or recovery key). */
@@ -162,6 +179,17 @@ export class Core implements RouterCore, CoreServices {
   }
 
   private unsealing: Promise<void> | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+
+  /** Destroy cubbyholes whose token has expired or is gone (tokens are otherwise only expired on lookup). */
+  async sweepCubbyholes(): Promise<void> {
+    if (!this.unsealed) return;
+    for (const name of await this.cubbyholes.list('')) {
+      if (!name.endsWith('/')) continue;
+      const hash = name.slice(0, -1);
+      if (!(await this.tokens.liveHash(hash))) await destroyCubbyhole(this.cubbyholes, name);
+    }
+  }
   private unwatch: (() => void) | null = null;
 
   private async doUnseal(master: Buffer): Promise<void> {
@@ -185,6 +213,9 @@ export class Core implements RouterCore, CoreServices {
         this.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
       });
     }
+    this.sweeper = setInterval(() => {
+      this.sweepCubbyholes().catch((e: unknown) => this.logger.error('cubbyhole sweep failed', { error: (e as Error)?.message }));
+    }, CUBBYHOLE_SWEEP_MS).unref();
     for (const h of this.afterUnseal) await h();
     this.logger.info('unsealed');
   }
@@ -239,20 +270,28 @@ export class Core implements RouterCore, CoreServices {
     this.setMounted(next);
   }
 
-  /** Unseal from recovery-key text. */
-  async unsealWithRecoveryKey(text: string): Promise<void> {
-    let master: Buffer;
+  /** One unseal key part (hex or base64) from `sys/unseal`; unseals once the threshold is met. */
+  async submitUnsealKey(text: string, migrate = false): Promise<void> {
+    if (!this.isInitialized()) throw invalid('Vault is not initialized');
+    const key = decodeKeyText(text);
     try {
-      master = masterFromRecoveryKey(text);
-    } catch (e) {
-      throw invalid('key', (e as Error).message);
+      if (!this.isSealed()) return checkKeyLength(key);
+      const master = await this.sealer.submitUnsealKey(key, migrate);
+      if (!master) return;
+      try {
+        await this.unseal(master);
+      } finally {
+        master.fill(0);
+      }
+    } finally {
+      key.fill(0);
     }
-    try {
-      await openKeyring(this.backend, master);
-    } catch (e) {
-      throw invalid('key', (e as Error).message);
-    }
-    await this.unseal(master);
+  }
+
+  /** Forget the unseal key parts given so far (`sys/unseal` with `reset`). */
+  resetUnseal(): void {
+    if (!this.isSealed()) throw invalid('vault is unsealed');
+    this.sealer.resetUnseal();
   }
 
   /** Seal: stop engines, forget keys. */
@@ -260,6 +299,8 @@ export class Core implements RouterCore, CoreServices {
     if (!this.unsealed) return;
     this.unwatch?.();
     this.unwatch = null;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     for (const h of this.beforeSeal) await h();
     // Forget managed-key configurations (PINs, AWS secrets) and close their sessions.
     this.managedKeys.invalidate();
@@ -277,6 +318,7 @@ export class Core implements RouterCore, CoreServices {
   async close(): Promise<void> {
     await this.seal();
     await this.managedKeys.close();
+    await this.sealer.close();
     await this.backend.close();
   }
 
@@ -308,6 +350,7 @@ export class Core implements RouterCore, CoreServices {
     await internal(sysEngine, 'sys/', INTERNAL_PREFIX['sys/']!);
     await internal(tokenEngine, 'auth/token/', INTERNAL_PREFIX['auth/token/']!);
     await internal(syncEngine, 'sys/sync/', INTERNAL_PREFIX['sys/sync/']!);
+    await internal(cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'), 'cubbyhole/', INTERNAL_PREFIX['cubbyhole/']!);
     for (const m of table) {
       const module = ENGINES[m.type];
       if (!module) {
@@ -450,34 +493,56 @@ export class Core implements RouterCore, CoreServices {
     return key;
   }
 
+  /**
+   * The ACL cache key of a token: its policy list, plus its identity when it has one (templated
+   * policies, the default policy among them, resolve per entity).
+   */
+  private aclKeyFor(token: TokenInfo): string {
+    const base = this.aclKeyOf(token.policies);
+    return token.identity ? base + '\0' + identityKey(token.identity) : base;
+  }
+
+  /** The policies of a token, loaded (unknown names are skipped, as Vault does). */
+  private async policiesOf(names: readonly string[]): Promise<Policy[]> {
+    const ps: Policy[] = [];
+    for (const n of names) {
+      const p = await this.policies.get(n);
+      if (p) ps.push(p);
+    }
+    return ps;
+  }
+
+  /** The compiled ACL of a token (cached by policy list and identity). */
+  async aclOf(token: TokenInfo): Promise<ACL> {
+    const key = this.aclKeyFor(token);
+    let acl = this.aclCache.get(key);
+    if (!acl) {
+      acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      this.aclCache.set(key, acl);
+    }
+    return acl;
+  }
+
   /** The hot path's token lookup: answers only when no storage read or write is needed, else undefined. */
   cachedToken(id: string): TokenInfo | undefined {
     if (!this.unsealed) return undefined;
     const entry = this.tokens.cachedEntry(id);
     if (!entry || entry.num_uses > 0) return undefined;
     const info = tokenInfo(id, entry);
-    if (!info.root && !this.aclCache.has(this.aclKeyOf(info.policies))) return undefined;
+    if (!info.root && !this.aclCache.has(this.aclKeyFor(info))) return undefined;
     return info;
   }
 
   /** Token lookup for the router; compiles and caches the ACL of its policy set. */
-  async lookupToken(id: string): Promise<TokenInfo | null> {
+  async lookupToken(id: string, opts: { peek?: boolean } = {}): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
     const entry = await this.tokens.lookup(id);
     if (!entry) return null;
     const info = tokenInfo(id, entry);
-    if (!info.root) {
-      const key = this.aclKeyOf(info.policies);
-      if (!this.aclCache.has(key)) {
-        const ps = [];
-        for (const n of info.policies) {
-          const p = await this.policies.get(n);
-          if (p) ps.push(p);
-        }
-        this.aclCache.set(key, new ACL(ps));
-      }
-    }
-    if (entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    if (!info.root) await this.aclOf(info);
+    // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
+    // as Vault's login path does not count a use.
+    if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
     return info;
   }
 
@@ -496,12 +561,14 @@ export class Core implements RouterCore, CoreServices {
   /** Capabilities of a token on a path (sys/capabilities-self). */
   async capabilities(token: TokenInfo, path: string): Promise<string[]> {
     if (token.root) return ['root'];
-    const ps = [];
-    for (const n of token.policies) {
-      const p = await this.policies.get(n);
-      if (p) ps.push(p);
-    }
-    return new ACL(ps).capabilities(path);
+    if (token.policies.length === 0) return ['deny'];
+    return (await this.aclOf(token)).capabilities(path);
+  }
+
+  /** The resultant ACL of a token (sys/internal/ui/resultant-acl). */
+  async resultantAcl(token: TokenInfo): Promise<Record<string, unknown>> {
+    if (token.root) return { root: true };
+    return { ...(await this.aclOf(token)).resultant(), chroot_namespace: '' };
   }
 }
 
@@ -518,3 +585,13 @@ async function deleteTree(s: Storage, prefix: string): Promise<void> {
     else await s.delete(prefix + name);
   }
 }
+
+const ROOT_RESULT: AclResult = { allowed: true, rootPrivs: true };
+const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
+
+/** A stable key of an identity (templated ACLs are cached per entity and its current metadata). */
+function identityKey(id: NonNullable<TokenInfo['identity']>): string {
+  return JSON.stringify(id);
+}
+
+export type { AclRequest };

@@ -171,7 +171,7 @@ async function printRows(ctx: CliContext, cmd: Command, rows: StatusRow[]): Prom
     return;
   }
   const c = colors();
-  const paint = (s: string) => (s === 'SYNCED' ? c.green(s) : s === 'PENDING' ? c.yellow(s) : s === 'UNSYNCED' ? c.dim(s) : s === 'UNKNOWN' ? c.magenta(s) : c.red(s));
+  const paint = (s: string) => (s === 'SYNCED' ? c.green(s) : s === 'PENDING' ? c.yellow(s) : s === 'SYNCING' || s === 'UNSYNCING' ? c.cyan(s) : s === 'UNSYNCED' ? c.dim(s) : s === 'UNKNOWN' ? c.magenta(s) : c.red(s));
   process.stdout.write(
     grid(
       ['DESTINATION', 'MOUNT', 'SECRET', 'SUB KEY', 'STATUS', 'UPDATED', 'ERROR'],
@@ -347,7 +347,7 @@ export function register(program: Command, ctx: CliContext): void {
           rows.push(...rowsOf(type, name, (r.body?.data ?? {}) as Record<string, unknown>));
         }
       }
-      if (opts.failed) rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING'].includes(r.sync_status));
+      if (opts.failed) rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING'].includes(r.sync_status));
       await printRows(ctx, cmd, rows);
     });
 

@@ -9,29 +9,14 @@ import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { managedKeyRoutes } from './managed-key-routes.js';
+import { sealRoutes } from './seal-routes.js';
+import { capabilitiesRoutes } from './capabilities-routes.js';
+import { toolsRoutes } from './tools-routes.js';
+import { wrappingRoutes } from './wrapping-routes.js';
+import { decodePolicyText } from '../../auth/policies.js';
+import { activationRoutes } from '../../sync/activation.js';
 
 const route = routesFor<SysCore>();
-
-function sealStatus(core: SysCore): Record<string, unknown> {
-  return {
-    type: 'shamir',
-    initialized: core.isInitialized(),
-    sealed: core.isSealed(),
-    t: 1,
-    n: 1,
-    progress: 0,
-    nonce: '',
-    version: core.version,
-    build_date: '',
-    migration: false,
-    recovery_seal: false,
-    storage_type: core.backend.describe().split(':')[0],
-    cluster_name: 'keyhold',
-    cluster_id: core.sealConfig?.storage_id ?? '',
-    keychain: core.keychain.describe(),
-    keychain_unseal: Boolean(core.sealConfig?.keychain_account),
-  };
-}
 
 /** Seconds from a stored TTL ("1h", "3600", 3600); 0 when unset or unreadable. */
 function ttlSeconds(v: unknown): number {
@@ -101,15 +86,7 @@ function rawJson(body: unknown, status = 200) {
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
   openapiRoute,
-  route({
-    path: 'seal-status',
-    summary: 'Seal status, version and storage',
-    fields: {},
-    unauthenticated: true,
-    allowSealed: true,
-    // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
-    operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
-  }),
+  ...sealRoutes,
   route({
     path: 'leader',
     summary: 'High-availability status (keyhold runs single-node)',
@@ -145,40 +122,6 @@ export const sysRoutes: AnyRoute[] = [
         };
         const status = !body.initialized ? data.uninitcode : body.sealed ? data.sealedcode : data.activecode;
         return rawJson(body, status);
-      },
-    },
-  }),
-  route({
-    path: 'init',
-    summary: 'Initialise storage: master key to the OS keychain, recovery key and root token returned once',
-    fields: {
-      secret_shares: f.int('Accepted for Vault compatibility; keyhold issues one recovery key').default(1),
-      secret_threshold: f.int('Accepted for Vault compatibility').default(1),
-      keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start').default(true),
-    },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      read: ({ engine }) => rawJson({ initialized: engine.isInitialized() }),
-      update: async ({ engine, data }) => {
-        if (engine.isInitialized()) throw invalid('Vault is already initialized');
-        const r = await engine.init({ useKeychain: data.keychain });
-        const body = { keys: [r.recoveryKey], keys_base64: [r.recoveryKey], recovery_keys: [], root_token: r.rootToken, keychain: r.keychain };
-        return rawJson(body);
-      },
-    },
-  }),
-  route({
-    path: 'unseal',
-    summary: 'Unseal with the recovery key',
-    fields: { key: f.string('Recovery key (base64)').sensitive(), reset: f.bool('Accepted for compatibility') },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      update: async ({ engine, data }) => {
-        if (!engine.isInitialized()) throw invalid('Vault is not initialized');
-        if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
-        return rawJson(sealStatus(engine));
       },
     },
   }),
@@ -272,8 +215,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { name: p.name, policy: p.raw } };
       },
       update: async ({ engine, data }) => {
-        if (!data.policy) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, data.policy);
+        if (!data.policy) throw invalid("'policy' parameter not supplied or empty");
+        // Vault accepts a base64-encoded policy body (sys/policies/acl docs).
+        await engine.policies.put(data.name, decodePolicyText(data.policy));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -300,8 +244,8 @@ export const sysRoutes: AnyRoute[] = [
       },
       update: async ({ engine, data }) => {
         const text = data.policy ?? data.rules;
-        if (!text) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, text);
+        if (!text) throw invalid("'policy' parameter not supplied or empty");
+        await engine.policies.put(data.name, decodePolicyText(text));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -323,21 +267,6 @@ export const sysRoutes: AnyRoute[] = [
       },
     },
   }),
-  route({
-    path: 'capabilities-self',
-    summary: "The calling token's capabilities on paths",
-    fields: { path: f.string('Path'), paths: f.strings('Paths') },
-    operations: {
-      update: async ({ engine, data, token }) => {
-        const paths = data.paths ?? (data.path ? [data.path] : []);
-        if (!paths.length) throw invalid('paths', 'is required');
-        const out: Record<string, unknown> = {};
-        for (const p of paths) out[p] = await engine.capabilities(token!, p);
-        if (paths.length === 1) out.capabilities = out[paths[0]!];
-        return { data: out };
-      },
-    },
-  }),
 ];
 
 /** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
@@ -349,7 +278,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...managedKeyRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -3,6 +3,8 @@ import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
+import type { InitParams, SealManager } from '../../seal/seal-manager.js';
+import type { WrappingService } from '../../auth/wrapping.js';
 
 /** The core as seen by system routes. */
 export interface SysCore {
@@ -17,8 +19,11 @@ export interface SysCore {
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
   isInitialized(): boolean;
   isSealed(): boolean;
-  init(opts: { useKeychain: boolean }): Promise<{ recoveryKey: string; rootToken: string; keychain: boolean }>;
-  unsealWithRecoveryKey(key: string): Promise<void>;
+  /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
+  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType'>;
+  init(opts: InitParams): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string; keychain: boolean }>;
+  submitUnsealKey(key: string, migrate?: boolean): Promise<void>;
+  resetUnseal(): void;
   seal(): Promise<void>;
   mounts(): MountInfo[];
   mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> }): Promise<MountInfo>;
@@ -28,4 +33,7 @@ export interface SysCore {
   findMount(pathOrAccessor: string): MountInfo | undefined;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
+  readonly wrapping: WrappingService;
 }

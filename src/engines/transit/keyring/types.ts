@@ -64,8 +64,10 @@ export interface TransitKey {
   autoRotatePeriod: number;
   importedKey: boolean;
   allowImportedKeyRotation: boolean;
-  /** Refuse sha1 for sign/verify (keyhold extension; documented in README). */
+  /** Refuse sha1 for sign/verify (keyhold extension; documented in docs/transit.md). */
   disallowSha1?: boolean;
+  /** `jwks/:name` answers without a token (keyhold extension, issue 17). */
+  publicJwks?: boolean;
   /** Size in bytes for hmac keys. */
   keySize?: number;
   /** Set when a backup was taken (Vault `backup_info`; time as RFC 3339). */
