@@ -79,6 +79,19 @@ const specs = new Map<string, { spec: KeySpec; generate?: GenerateSpec }>();
 const stats: WorkerStats = { logins: 0, sessionsOpen: 0, reinitializations: 0, inFlight: 0, maxInFlight: 0 };
 let generation = 0;
 let reinitializing: Promise<void> | null = null;
+/** False after a C_Initialize failed (SoftHSM2 fails it while its token directory is missing). */
+let initialized = false;
+
+/** C_Initialize when the last attempt failed; a failure is a 503-class refusal, retried on the next call. */
+function ensureInitialized(): void {
+  if (initialized) return;
+  try {
+    lib().C_Initialize({ flags: CKF_OS_LOCKING_OK });
+  } catch (e) {
+    if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw new Refusal('token', `C_Initialize failed (${toError(e).name}); is the token available?`);
+  }
+  initialized = true;
+}
 
 function ckrOf(e: unknown): number | undefined {
   const c = (e as { code?: unknown })?.code;
@@ -117,6 +130,7 @@ function load(path: string): void {
   }
   p11 = p;
   libraryPath = path;
+  initialized = true;
 }
 
 function lib(): P11 {
@@ -431,12 +445,14 @@ async function reinitialize(): Promise<void> {
     } catch {
       /* not initialised */
     }
-    try {
-      p.C_Initialize({ flags: CKF_OS_LOCKING_OK });
-    } catch (e) {
-      if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw e;
-    }
+    initialized = false;
     stats.reinitializations++;
+    // May fail while the token is away; the next call tries again.
+    try {
+      ensureInitialized();
+    } catch {
+      /* retried by the next operation */
+    }
   })().finally(() => {
     reinitializing = null;
   });
@@ -446,17 +462,34 @@ async function reinitialize(): Promise<void> {
 /** Run an operation on a key; on token-gone errors re-initialize, reopen the key and retry once. */
 async function withRecovery<T>(ref: string, fn: () => Promise<T>): Promise<T> {
   if (reinitializing) await reinitializing;
-  if (!keys.has(ref)) await reopen(ref);
+  ensureInitialized();
   try {
+    if (!keys.has(ref)) await reopen(ref);
     return await fn();
   } catch (e) {
-    const code = ckrOf(e);
-    const k = keys.get(ref);
-    if (code === undefined || !TOKEN_GONE.has(code) || (k && tokenAlive(k))) throw e;
+    if (!(await recoverable(e, keys.get(ref)))) throw e;
     await reinitialize();
+    ensureInitialized();
     await reopen(ref);
     return fn();
   }
+}
+
+let lastRescan = 0;
+
+/**
+ * Whether an error calls for re-initializing the module: a token-gone code while the token does not
+ * answer, or a token that is not found (SoftHSM2 only sees a token directory that came back after
+ * C_Initialize; rescans are at most one per 2 s so a misconfigured key cannot thrash the others).
+ */
+async function recoverable(e: unknown, k: KeyState | undefined): Promise<boolean> {
+  if (e instanceof Refusal && e.reason === 'token') {
+    if (Date.now() - lastRescan < 2000) return false;
+    lastRescan = Date.now();
+    return true;
+  }
+  const code = ckrOf(e);
+  return code !== undefined && TOKEN_GONE.has(code) && !(k && tokenAlive(k));
 }
 
 async function reopen(ref: string): Promise<void> {
@@ -472,12 +505,14 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       return null;
     case 'open':
       specs.set(req.ref, { spec: req.spec });
+      if (reinitializing) await reinitializing;
+      ensureInitialized();
       try {
         return await openKey(req.ref, req.spec, req.generate);
       } catch (e) {
-        const code = ckrOf(e);
-        if (code === undefined || !TOKEN_GONE.has(code)) throw e;
+        if (!(await recoverable(e, undefined))) throw e;
         await reinitialize();
+        ensureInitialized();
         return openKey(req.ref, req.spec, req.generate);
       }
     case 'sign':
