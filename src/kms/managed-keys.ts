@@ -5,7 +5,7 @@
  * `allowed_managed_keys`), a usage index so a key in use cannot be deleted, and the live KmsKey of
  * each configuration, opened on first use (generated when `allow_generate_key` and missing).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger, MountInfo } from '../framework/context.js';
 import { invalid, notFound } from '../framework/errors.js';
 import type { Storage } from '../storage/backend.js';
@@ -322,9 +322,11 @@ export class ManagedKeyRegistry {
     const r = await this.get(type, name);
     const key = await this.key(r);
     if (!key.capabilities.sign) throw invalid(`managed key "${r.name}" cannot sign (${key.kind} key)`);
-    const digest = randomBytes(HASH_BYTES[o.hash]);
+    // A random message and its digest: AWS KMS signs the message (MessageType RAW), PKCS#11 the digest.
+    const message = randomBytes(32);
+    const digest = createHash(o.hash).update(message).digest();
     const opts = { hash: o.hash, padding: key.kind === 'rsa' ? (o.usePss ? ('pss' as const) : ('pkcs1v15' as const)) : undefined };
-    const sig = await key.sign(digest, opts);
+    const sig = await key.sign(digest, { ...opts, message });
     if (!(await key.verify(digest, sig, opts))) throw invalid(`managed key "${r.name}": the signature made by the key did not verify with its public key`);
   }
 
@@ -335,7 +337,6 @@ export class ManagedKeyRegistry {
   }
 }
 
-const HASH_BYTES: Record<KmsHash, number> = { sha1: 20, sha224: 28, sha256: 32, sha384: 48, sha512: 64, 'sha3-224': 28, 'sha3-256': 32, 'sha3-384': 48, 'sha3-512': 64 };
 
 /** The mount's `allowed_managed_keys` (array or comma string). */
 export function allowedOn(m: MountInfo): string[] {
