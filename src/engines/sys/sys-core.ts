@@ -4,6 +4,7 @@ import type { TokenStore } from '../../auth/tokens.js';
 import type { IdentityStore } from '../../auth/identity.js';
 import type { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { WrappingService } from '../../auth/wrapping.js';
 
@@ -15,6 +16,8 @@ export interface SysCore {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly tokenRoles: TokenRoleStore;
+  /** sys/managed-keys (PKCS#11 and AWS KMS keys). */
+  readonly managedKeys: ManagedKeyRegistry;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
