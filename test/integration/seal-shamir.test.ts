@@ -286,3 +286,37 @@ describe('sys/rekey (Vault-faithful)', () => {
     await stop(d);
   });
 });
+
+// The keychain tests need a Secret Service; scripts/with-keyring.sh starts one and says whether it works.
+const secretService = process.env.KEYHOLD_SECRET_SERVICE === '1';
+
+describe.skipIf(!secretService)('shares with the OS keychain (real Secret Service: gnome-keyring)', () => {
+  it('init 3/2 keeps the master key in the keychain; a rekey moves the keychain entry to the new key; restarts unseal by themselves', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'keyhold-shamir-kc-'));
+    dirs.push(dir);
+    let d = await startDaemon({ dev: false, dir });
+    daemons.push(d);
+    const init = (await d.req('PUT', 'sys/init', { secret_shares: 3, secret_threshold: 2 }, { token: null })).body;
+    expect(init.keychain).toBe(true);
+    const master = reconstruct([Buffer.from(init.keys[0], 'hex'), Buffer.from(init.keys[2], 'hex')]);
+    const entries = () => execFileSync('secret-tool', ['search', '--all', 'service', 'keyhold'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(entries()).toContain(`secret = ${master.toString('base64')}`);
+
+    const st = (await d.req('PUT', 'sys/rekey/init', { secret_shares: 2, secret_threshold: 2 }, { token: null })).body;
+    await d.req('PUT', 'sys/rekey/update', { key: init.keys[1], nonce: st.nonce }, { token: null });
+    const up = (await d.req('PUT', 'sys/rekey/update', { key: init.keys[0], nonce: st.nonce }, { token: null })).body;
+    expect(up.complete).toBe(true);
+    const fresh = reconstruct(up.keys.map((k: string) => Buffer.from(k, 'hex')));
+    expect(fresh.equals(master)).toBe(false);
+    const after = entries();
+    expect(after).toContain(`secret = ${fresh.toString('base64')}`);
+    expect(after).not.toContain(`secret = ${master.toString('base64')}`);
+    await stop(d);
+
+    d = await startDaemon({ dev: false, dir });
+    daemons.push(d);
+    expect((await d.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: false, t: 2, n: 2, keychain_unseal: true });
+    await stop(d);
+  });
+});
