@@ -188,6 +188,9 @@ describe('sys/rekey (Vault-faithful)', () => {
     let d = await start();
     const init = (await d.req('PUT', 'sys/init', { keychain: false }, { token: null })).body;
     expect(init.keys).toHaveLength(1);
+    // The audit log never sees key shares: Vault serves these routes outside its audited path.
+    const auditFile = join(d.dir, 'audit.log');
+    expect((await d.req('PUT', 'sys/audit/file', { type: 'file', options: { file_path: auditFile } }, { token: init.root_token })).status).toBe(204);
     expect(init.keys[0]).toMatch(/^[0-9a-f]{64}$/);
     const oldKey = init.keys_base64[0];
 
@@ -221,6 +224,12 @@ describe('sys/rekey (Vault-faithful)', () => {
     expect(cu.exitCode, cu.stderr).toBe(0);
     const three = [...cu.stdout.matchAll(/^Key \d: (\S+)$/gm)].map((m) => m[1]!);
     expect(three).toHaveLength(3);
+    expect((await d.req('GET', 'sys/mounts', undefined, { token: init.root_token })).status).toBe(200);
+    const { readFileSync } = await import('node:fs');
+    const audit = readFileSync(auditFile, 'utf8');
+    expect(audit).toContain('sys/mounts'); // the device works...
+    expect(audit).not.toMatch(/sys\/rekey/); // ...and saw no rekey request or response
+    for (const k of [oldKey, init.keys[0], ...five, ...three]) expect(audit).not.toContain(k);
     expect(cu.stdout).toMatch(/Operation nonce: [0-9a-f-]{36}/);
     await stop(d);
 
