@@ -27,7 +27,7 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
-    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
+    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify jwt' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
     'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
     'transit keys delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
@@ -38,7 +38,7 @@ _keyhold_node() {
     'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field' ;;
     'transit keys list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field' ;;
-    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --address --token --format --field' ;;
+    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field' ;;
     'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field' ;;
     'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
     'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field' ;;
@@ -56,6 +56,9 @@ _keyhold_node() {
     'transit hmac') _kh_opts='--mount --file --base64 --algorithm --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --algorithm --key-version --address --token --format --field' ;;
     'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field' ;;
     'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field' ;;
+    'transit jwt') _kh_subs='sign verify' ;;
+    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --address --token --format --field' ;;
+    'transit jwt verify') _kh_opts='--mount --file --iss --aud --leeway -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --iss --aud --leeway --address --token --format --field' ;;
     'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
     'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --mount --address --token --format --field' ;;
     'kv patch') _kh_opts='--cas --remove --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --remove --mount --address --token --format --field' ;;
@@ -77,7 +80,7 @@ _keyhold_node() {
     'sync assoc') _kh_subs='set remove list' ;;
     'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
     'sync assoc remove') _kh_opts='--mount --secret -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --secret --address --token --format --field' ;;
-    'sync status') _kh_opts='--type --name --failed -v --version --address --token --format --field -h --help'; _kh_vopts='--type --name --address --token --format --field' ;;
+    'sync status') _kh_opts='--type --name --failed --watch -v --version --address --token --format --field -h --help'; _kh_vopts='--type --name --watch --address --token --format --field' ;;
     'sync config') _kh_opts='--disabled --queue-capacity --reset -v --version --address --token --format --field -h --help'; _kh_vopts='--disabled --queue-capacity --address --token --format --field' ;;
     'audit') _kh_subs='enable disable list' ;;
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;
@@ -203,6 +206,11 @@ _keyhold_values() {
     'transit verify|--signature-algorithm') echo 'w:pss pkcs1v15' ;;
     'transit verify|--marshaling-algorithm') echo 'w:asn1 jws' ;;
     'transit verify|1') echo 'd:transit-keys' ;;
+    'transit jwt sign|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt sign|1') echo 'd:transit-keys' ;;
+    'transit jwt verify|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt verify|--file') echo 'f' ;;
+    'transit jwt verify|1') echo 'd:transit-keys' ;;
     'kv put|--mount') echo 'd:kv-mounts' ;;
     'kv put|1') echo 'd:kv-paths' ;;
     'kv put|2') echo 'n' ;;
@@ -263,7 +271,7 @@ _keyhold_values() {
     'path-help|1') echo 'd:mounts' ;;
     'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
     'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
-    *'|--format') echo 'w:table json yaml raw' ;;
+    *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }
 

@@ -5,6 +5,7 @@ import { vaultStyleFlags } from './cli/commands/core.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
+import { installCliProcessHooks } from './cli/signals.js';
 
 export { errorLine };
 
@@ -28,6 +29,9 @@ export function joinVersionValues(argv: string[]): string[] {
 
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
+  // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
+  // The daemon keeps its own graceful shutdown.
+  if (argv[0] !== 'server') installCliProcessHooks();
   const program = buildProgram();
   try {
     await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });

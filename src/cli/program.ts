@@ -1,7 +1,7 @@
 /** The CLI program: global options, then each command module registers its commands. */
 import { Command, Option } from 'commander';
 import { createContext } from './context.js';
-import { paint } from './output.js';
+import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
 import * as core from './commands/core.js';
 import * as transit from './commands/transit.js';
 import * as kv from './commands/kv.js';
@@ -24,7 +24,7 @@ export function buildProgram(): Command {
     .version(VERSION, '-v, --version')
     .option('--address <addr>', 'daemon address: unix:///path or http(s)://host:port (env KEYHOLD_ADDR, VAULT_ADDR)')
     .option('--token <token>', 'token (env KEYHOLD_TOKEN, VAULT_TOKEN, or saved by `keyhold login`)')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'yaml', 'raw']))
+    .addOption(new Option('--format <format>', 'output format (dotenv/shell: keyhold env; jwk/jwks/pem: transit keys export public-key)').choices([...FORMATS, ...COMMAND_FORMATS]))
     .option('--field <name>', 'print only this field of the response, raw, without newline')
     .enablePositionalOptions(false)
     // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).

@@ -63,6 +63,13 @@ export interface RouteDef<E, F extends Fields> {
   rules?: Rule[];
   /** No token needed (sys/health, sys/seal-status, sys/init, sys/unseal). */
   unauthenticated?: boolean;
+  /**
+   * No token needed for this request when the predicate says so (decided per request from the
+   * mount's state and the path parameters, e.g. a key's `public_jwks`); otherwise the route is
+   * authenticated as usual. Unauthenticated callers get the same 403 whether the predicate is
+   * false or the thing it looks at does not exist.
+   */
+  unauthenticatedWhen?: (req: { engine: E; params: Record<string, string> }) => Promise<boolean> | boolean;
   /** Answers while sealed (otherwise 503). */
   allowSealed?: boolean;
   /** Needs a root token or `sudo` capability. */

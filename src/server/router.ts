@@ -206,6 +206,8 @@ export class Flow {
   audit: AuditEntry | undefined = undefined;
   auditor: AuditHook | undefined = undefined;
   reply: Reply | undefined = undefined;
+  /** No token needed: the route says so, or its per-request predicate did (stage open access). */
+  open = false;
   /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
   wrapTtl = 0;
 
@@ -238,6 +240,8 @@ export class Router {
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      const opening = this.openAccess(f);
+      if (opening) await opening;
       const authenticating = this.authenticate(f);
       if (authenticating) await authenticating;
       const ctx = this.coerce(f);
@@ -352,9 +356,28 @@ export class Router {
     throw notFound(f.mounted ? 'unsupported path' : `no handler for route "${f.path}". route entry not found.`);
   }
 
-  /** Stage authenticate: the request's token (403 when missing or invalid, unless the route needs none). */
+  /**
+   * Stage open access: whether this request needs a token. Fixed per route (`unauthenticated`), or
+   * decided per request by the route's `unauthenticatedWhen` predicate (transit's jwks/:name of a
+   * key with public_jwks).
+   */
+  private openAccess(f: Flow): Promise<void> | void {
+    const route = f.route!;
+    f.open = route.unauthenticated === true;
+    if (f.open || !route.unauthenticatedWhen) return;
+    const decided = route.unauthenticatedWhen({ engine: f.mounted!.instance, params: f.params });
+    if (typeof decided === 'boolean') {
+      f.open = decided;
+      return;
+    }
+    return decided.then((open) => {
+      f.open = open;
+    });
+  }
+
+  /** Stage authenticate: the request's token (403 when missing or invalid, unless the request needs none). */
   private authenticate(f: Flow): Promise<void> | void {
-    if (!f.route!.unauthenticated) {
+    if (!f.open) {
       const cached = this.cachedToken(f);
       if (cached) {
         f.token = cached;
@@ -427,7 +450,7 @@ export class Router {
   private authorize(f: Flow, ctx: RequestContext<unknown, Record<string, unknown>>): Promise<void> | void {
     const route = f.route!;
     const token = f.token;
-    if (route.unauthenticated || !token) return;
+    if (f.open || !token) return;
     const authorizer = this.core.authorizer;
     const aclPath = f.op === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
     if (authorizer.check) {

@@ -68,6 +68,18 @@ const assocFields = {
   name: f.name('Destination name'),
 };
 
+/** Every operation of a route first checks the activation flag (see activation.ts). */
+function gated(r: AnyRoute): AnyRoute {
+  for (const [op, handler] of Object.entries(r.operations)) {
+    if (!handler) continue;
+    (r.operations as Record<string, unknown>)[op] = async (req: { engine: SyncBackend }) => {
+      await req.engine.requireActivated();
+      return (handler as (q: unknown) => unknown)(req);
+    };
+  }
+  return r;
+}
+
 /** Routes of the sync module. */
 export const syncRoutes: AnyRoute[] = [
   route({
@@ -196,4 +208,4 @@ export const syncRoutes: AnyRoute[] = [
       },
     },
   }),
-];
+].map(gated);

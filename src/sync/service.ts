@@ -5,6 +5,8 @@
 import type { Clock, KvEvent, Logger, MountInfo } from '../framework/context.js';
 import { denied, invalid, notFound } from '../framework/errors.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
+import { checkTagLimits } from './destinations/common.js';
+import { gcpLabels } from './destinations/provider-c-sm.js';
 import { nameProblem, normalizeName } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore } from './store.js';
@@ -15,9 +17,12 @@ import {
   ERROR_STATUSES,
   linkId,
   linkKey,
+  parseLinkKey,
   type DestinationOptions,
   type DestinationRecord,
   type DestinationType,
+  type ActivityStatus,
+  type EntryState,
   type Granularity,
   type LinkRecord,
   type SyncConfig,
@@ -45,6 +50,10 @@ export class SyncService {
     private readonly logger: Logger,
   ) {
     store.linkChanged = (dest, id) => this.viewLinkChanged(dest, id);
+    syncer.onActivity = (link) => {
+      const { type, name, id } = parseLinkKey(link);
+      this.viewLinkChanged(`${type}/${name}`, id);
+    };
   }
 
   private now(): string {
@@ -108,6 +117,7 @@ export class SyncService {
       }
     }
     def.check?.(conn);
+    const resyncAll = existing ? (def.onUpdate?.(existing.connection, conn) ?? false) : false;
 
     const opts: DestinationOptions = existing
       ? { ...existing.options }
@@ -120,7 +130,8 @@ export class SyncService {
     if (input.custom_tags !== undefined) {
       const tags = input.custom_tags as Record<string, string>;
       if (!def.customTags && Object.keys(tags).length > 0) throw invalid('custom_tags', `is not supported by ${type}`);
-      for (const k of Object.keys(tags)) if (k === '' || k.length > 128) throw invalid('custom_tags', 'keys must be 1-128 characters');
+      for (const k of Object.keys(tags)) if (k === '') throw invalid('custom_tags', 'keys must not be empty');
+      if (def.tagLimits) checkTagLimits(tags, def.tagLimits, type === 'provider-c-sm' ? gcpLabels : undefined);
       opts.custom_tags = tags;
     }
     if (input.allowed_ipv4_addresses !== undefined) opts.allowed_ipv4_addresses = input.allowed_ipv4_addresses as string[];
@@ -141,7 +152,8 @@ export class SyncService {
       revision: (existing?.revision ?? 0) + 1,
     };
     await this.store.putDest(record);
-    if (existing) await this.retryFailedLinks(type, name);
+    if (resyncAll) await this.resyncLinks(type, name);
+    else if (existing) await this.retryFailedLinks(type, name);
     return destinationView(record);
   }
 
@@ -151,6 +163,22 @@ export class SyncService {
       const key = linkKey(type, name, l.id);
       if (this.syncer.busy(key) || !this.syncer.hasRoom(key)) continue;
       if ([l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
+    }
+  }
+
+  /** After a change that affects what is at the provider (e.g. Vercel targets): sync every link again. */
+  private async resyncLinks(type: DestinationType, name: string): Promise<void> {
+    for (const l of [...(await this.store.links(type, name))]) {
+      const key = linkKey(type, name, l.id);
+      if (l.removing) continue;
+      await this.syncer.locks.run(key, async () => {
+        const cur = await this.store.getLink(type, name, l.id);
+        if (!cur || cur.removing) return;
+        const now = this.now();
+        await this.store.putLink({ ...cur, sync_status: 'PENDING', updated_at: now, entries: Object.fromEntries(Object.entries(cur.entries).map(([k, st]) => [k, { ...st, sync_status: 'PENDING' as const, updated_at: now }])) });
+      });
+      if (!this.syncer.hasRoom(key)) continue; // left PENDING: the reconciliation scan queues it
+      await this.syncer.enqueue(key, { now: true });
     }
   }
 
@@ -274,6 +302,8 @@ export class SyncService {
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
   private linkRecords(l: LinkRecord): Record<string, Record<string, unknown>> {
+    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
+    if (activity) l = withActivity(l, activity);
     const mount = (this.kv.mount(l.accessor)?.path ?? l.mount).replace(/\/$/, '');
     const base = { accessor: l.accessor, mount, secret_name: l.secret_name };
     const out: Record<string, Record<string, unknown>> = {};
@@ -446,8 +476,10 @@ export class SyncService {
     const out: Record<string, unknown> = {};
     for (const key of this.syncer.linksOf(m.accessor, secret)) {
       const [t, n, id] = key.split('/') as [string, string, string];
-      const l = await this.store.getLink(t, n, id);
+      let l = await this.store.getLink(t, n, id);
       if (!l) continue;
+      const activity = this.syncer.activityOf(key);
+      if (activity) l = withActivity(l, activity);
       const statuses = Object.values(l.entries).map((e) => e.sync_status);
       out[`${t}/${n}`] = { type: t, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
     }
@@ -519,6 +551,13 @@ interface AssociationView {
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
+}
+
+/** A link as shown while the worker is at it: every entry (and the link) in the in-flight status, errors hidden. */
+function withActivity(l: LinkRecord, activity: ActivityStatus): LinkRecord {
+  const entries: Record<string, EntryState> = {};
+  for (const [k, e] of Object.entries(l.entries)) entries[k] = { ...e, sync_status: activity, error: undefined };
+  return { ...l, sync_status: activity, error: undefined, entries };
 }
 
 /** Check a template for a type and granularity; throws 400 with Vault's wording. */

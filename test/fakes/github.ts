@@ -4,6 +4,9 @@
  * id compared (422 otherwise); bearer token, Accept and X-GitHub-Api-Version headers required; name
  * rules (no GITHUB_ prefix, no leading digit, stored upper-case) and 48 KB; 201 create / 204 update;
  * DELETE 204 or 404. `rotateKey()` proves the connector fetches the key again.
+ * Rate limits as GitHub documents them ("Rate limits for the REST API"): `rateLimit()` answers the
+ * next requests 403 with `retry-after` (secondary limit) or with `x-ratelimit-remaining: 0` and
+ * `x-ratelimit-reset` (primary limit); a request before the announced time is refused again.
  */
 import { randomBytes } from 'node:crypto';
 import sodiumMod from 'libsodium-wrappers';
@@ -44,8 +47,47 @@ export class GithubFake extends FakeProvider {
     return [...(this.secrets.get(env)?.keys() ?? [])].sort();
   }
 
+  /** Pending rate-limit answers and the time before which every request is refused. */
+  private limit: { remaining: number; kind: 'secondary' | 'primary'; waitS: number } | null = null;
+  private limitedUntil = 0;
+  /** Requests refused by a rate limit, and requests answered (arrival times, ms) after one. */
+  rateLimited = 0;
+  readonly arrivals: number[] = [];
+
+  /**
+   * Answer the next `times` requests with a rate limit asking to wait `waitS` seconds: `secondary`
+   * (403, `retry-after`, GitHub's secondary-limit message) or `primary` (403,
+   * `x-ratelimit-remaining: 0`, `x-ratelimit-reset` epoch seconds). Until that time has passed
+   * every request is refused the same way, as GitHub does.
+   */
+  rateLimit(times: number, kind: 'secondary' | 'primary', waitS: number): void {
+    this.limit = { remaining: times, kind, waitS };
+  }
+
+  private limited(): FakeReply | null {
+    const now = Date.now();
+    const kind = this.limit?.kind ?? 'secondary';
+    if (this.limit && this.limit.remaining > 0) {
+      this.limit.remaining--;
+      this.limitedUntil = Math.max(this.limitedUntil, now + this.limit.waitS * 1000);
+    } else if (now >= this.limitedUntil) return null;
+    this.rateLimited++;
+    const waitS = Math.max(1, Math.ceil((this.limitedUntil - now) / 1000));
+    if (kind === 'secondary') {
+      return { status: 403, json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' }, headers: { 'retry-after': String(waitS) } };
+    }
+    return {
+      status: 403,
+      json: { message: 'API rate limit exceeded for installation.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
+      headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-used': '5000', 'x-ratelimit-reset': String(Math.ceil(this.limitedUntil / 1000)) },
+    };
+  }
+
   protected handle(r: FakeRequest): FakeReply {
     if (bearerOf(r) !== this.token) return gh(401, 'Bad credentials');
+    const limited = this.limited();
+    if (limited) return limited;
+    this.arrivals.push(Date.now());
     if (!String(r.headers.accept ?? '').includes('application/vnd.github')) return gh(415, 'Unsupported Accept header');
     if (r.headers['x-github-api-version'] !== '2022-11-28') return gh(400, 'Invalid API version');
     const prefix = `/repos/${this.owner}/${this.repo}`;

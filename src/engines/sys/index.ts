@@ -13,6 +13,7 @@ import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
+import { activationRoutes } from '../../sync/activation.js';
 
 const route = routesFor<SysCore>();
 
@@ -262,7 +263,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -3,6 +3,7 @@ import type { EngineModule } from '../../framework/engine.js';
 import type { EngineEnv } from '../../framework/context.js';
 import { keyRoutes } from './routes/key-routes.js';
 import { dataRoutes } from './routes/data-routes.js';
+import { jwtRoutes } from './routes/jwt-routes.js';
 import { TransitKeyStore } from './keyring/key-store.js';
 import { AutoRotator } from './keyring/auto-rotate.js';
 import { WrappingKey } from './keyring/byok.js';
@@ -44,7 +45,7 @@ export const transitEngine: EngineModule<TransitBackend> = {
   type: 'transit',
   accessorPrefix: 'transit',
   description: 'Encryption as a service: named keys, encrypt/decrypt, sign/verify, HMAC',
-  routes: [...keyRoutes, ...dataRoutes],
+  routes: [...keyRoutes, ...dataRoutes, ...jwtRoutes],
   async create(env) {
     // cache-config takes effect here: at start-up and on sys/plugins/reload/backend (spec 2.4).
     const probe = new TransitKeyStore(env.storage, env.clock, env.logger);

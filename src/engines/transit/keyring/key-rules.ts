@@ -94,6 +94,7 @@ export interface KeyConfigChange {
   allowPlaintextBackup?: boolean;
   autoRotatePeriod?: number;
   disallowSha1?: boolean;
+  publicJwks?: boolean;
 }
 
 /** Apply a configuration change to a copy of the key; returns the warnings. Throws 400 on a broken rule. */
@@ -155,6 +156,11 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
   }
   if (c.disallowSha1 !== undefined && c.disallowSha1 !== (key.disallowSha1 ?? false)) {
     key.disallowSha1 = c.disallowSha1;
+    changed = true;
+  }
+  if (c.publicJwks !== undefined && c.publicJwks !== (key.publicJwks ?? false)) {
+    if (c.publicJwks && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
+    key.publicJwks = c.publicJwks;
     changed = true;
   }
   if (changed && key.minAvailableVersion > 0) {

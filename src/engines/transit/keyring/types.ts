@@ -63,6 +63,8 @@ export interface TransitKey {
   allowImportedKeyRotation: boolean;
   /** Refuse sha1 for sign/verify (keyhold extension; documented in docs/transit.md). */
   disallowSha1?: boolean;
+  /** `jwks/:name` answers without a token (keyhold extension, issue 17). */
+  publicJwks?: boolean;
   /** Size in bytes for hmac keys. */
   keySize?: number;
   /** Set when a backup was taken (Vault `backup_info`; time as RFC 3339). */

@@ -10,7 +10,7 @@ import { checkKeyName } from '../keyring/key-rules.js';
 import type { TransitKey, TransitState } from '../keyring/types.js';
 import { Yielder, itemError, type ItemError } from './batch.js';
 import { bool, has, int, itemBase64, str, type BatchItem } from './batch-items.js';
-import { convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
+import { checkRewrapPaddings, convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
 import { encryptionVersion, signingVersion } from './key-versions.js';
 import { hmacWithKey, verifyHmacWithKey } from './hmac.js';
 import type { HashAlgorithm } from './hash-algorithms.js';
@@ -190,13 +190,18 @@ export async function runRewrap(state: TransitState, name: string, items: BatchI
       (item) => {
         const context = itemBase64(item, 'context');
         const nonce = itemBase64(item, 'nonce');
-        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: str(item, 'decrypt_padding_scheme') });
+        const decryptPadding = str(item, 'decrypt_padding_scheme');
+        const encryptPadding = str(item, 'encrypt_padding_scheme');
+        checkRewrapPaddings(key, decryptPadding, encryptPadding);
+        // Implicit rejection: an invalid PKCS#1 v1.5 padding rewraps its synthetic message, answering
+        // exactly as a valid one would (the caller may hold only rewrap: no padding oracle).
+        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: decryptPadding, implicitRejection: true });
         const target = encryptionVersion(key, int(item, 'key_version') ?? 0);
         const r = encryptWithKey(key, plaintext, {
           keyVersion: target,
           context,
           nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
-          padding: str(item, 'encrypt_padding_scheme'),
+          padding: encryptPadding,
         });
         plaintext.fill(0);
         return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };

@@ -85,7 +85,7 @@ export const keyRoutes: AnyRoute[] = [
   }),
   route({
     path: 'keys/:name/config',
-    summary: 'Tune a key: minimum versions, deletion, export and backup flags, auto-rotation, sha1 refusal',
+    summary: 'Tune a key: minimum versions, deletion, export and backup flags, auto-rotation, sha1 refusal, public JWKS',
     fields: {
       name: keyName,
       min_decryption_version: f.int('Oldest version that may decrypt/verify'),
@@ -95,6 +95,7 @@ export const keyRoutes: AnyRoute[] = [
       allow_plaintext_backup: f.bool('Allow plaintext backup (one-way)'),
       auto_rotate_period: f.duration('Auto-rotation period (0 = off, else at least 1h); omitted = unchanged'),
       disallow_sha1: f.bool('Refuse sha1 for sign and verify with this key (keyhold extension)'),
+      public_jwks: f.bool('Serve jwks/NAME without a token, for relying parties (keyhold extension)'),
     },
     operations: {
       update: async ({ engine, data }) => {
@@ -110,6 +111,7 @@ export const keyRoutes: AnyRoute[] = [
               allowPlaintextBackup: data.allow_plaintext_backup,
               autoRotatePeriod: data.auto_rotate_period,
               disallowSha1: data.disallow_sha1,
+              publicJwks: data.public_jwks,
             }),
         );
         return { data: keyView(key), warnings: result.length ? result : undefined };
@@ -118,7 +120,7 @@ export const keyRoutes: AnyRoute[] = [
     cli: {
       command: 'transit keys config',
       args: ['name'],
-      examples: ['keyhold transit keys config payments --deletion-allowed true', 'keyhold transit keys config payments --min-decryption-version 3', 'keyhold transit keys config signer --disallow-sha1 true'],
+      examples: ['keyhold transit keys config payments --deletion-allowed true', 'keyhold transit keys config payments --min-decryption-version 3', 'keyhold transit keys config signer --disallow-sha1 true', 'keyhold transit keys config issuer --public-jwks true'],
     },
   }),
   route({
