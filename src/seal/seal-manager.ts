@@ -176,6 +176,20 @@ export class SealManager {
     this.logger.warn('seal migration pending: unseal with `keyhold operator unseal -migrate`', { from: this.migrateFrom.type, to: configured });
   }
 
+  /**
+   * Re-read the stored config: another daemon on shared storage may have initialised it, rekeyed or
+   * migrated it since this one started. Errors are logged, the last good config stays.
+   */
+  async refresh(): Promise<void> {
+    try {
+      const before = this.migrateFrom;
+      await this.load();
+      if (!before && this.migrateFrom) this.logger.warn('storage was migrated to another seal by another daemon');
+    } catch (e) {
+      this.logger.warn('seal config could not be re-read', { reason: (e as Error).message });
+    }
+  }
+
   /** Seal-status fields (Vault: t/n of the recovery config under an auto seal, 0 before init). */
   status(): SealStatusFields {
     const cfg = this.config;

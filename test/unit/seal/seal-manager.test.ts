@@ -71,6 +71,21 @@ describe('keyring rewrap (rekey, migration)', () => {
   });
 });
 
+describe('SealManager on shared storage', () => {
+  it('a daemon started before another initialised the storage sees it after refresh, and a rekey there', async () => {
+    const b = new InmemBackend();
+    const a = new SealManager(b, new NoKeychain(), quiet);
+    const late = new SealManager(b, new NoKeychain(), quiet);
+    await late.load();
+    expect(late.config).toBeNull();
+    const out = await a.initialize({ useKeychain: false, secret_shares: 3, secret_threshold: 2 });
+    await late.refresh();
+    expect(late.status()).toMatchObject({ t: 2, n: 3 });
+    await late.submitUnsealKey(out.keys[0]!, false);
+    expect((await late.submitUnsealKey(out.keys[1]!, false))!.equals(out.master)).toBe(true);
+  });
+});
+
 describe('SealManager with an auto seal', () => {
   it('init wraps master and recovery keys; storedMaster unwraps; recovery shares are verified against the stored key', async () => {
     const b = new InmemBackend();
