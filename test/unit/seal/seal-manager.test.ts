@@ -130,6 +130,28 @@ describe('SealManager with an auto seal', () => {
   });
 });
 
+describe('SealManager: one auto seal to another', () => {
+  it('re-wraps the master and recovery keys with the new seal; the old one is no longer needed', async () => {
+    const b = new InmemBackend();
+    const oldSeal = fakeSeal('transit');
+    const out = await new SealManager(b, new NoKeychain(), quiet, { active: oldSeal, disabled: null }).initialize({ useKeychain: false, recovery_shares: 2, recovery_threshold: 2 });
+    const newSeal = fakeSeal('pkcs11');
+    const m = new SealManager(b, new NoKeychain(), quiet, { active: newSeal, disabled: oldSeal });
+    await m.load();
+    expect(m.status()).toMatchObject({ type: 'transit', migration: true, t: 2, n: 2 });
+    await m.submitUnsealKey(out.recoveryKeys[0]!, true);
+    const master = await m.submitUnsealKey(out.recoveryKeys[1]!, true);
+    expect(master!.equals(out.master)).toBe(true);
+    expect(m.status()).toMatchObject({ type: 'pkcs11', migration: false, recovery_seal: true });
+    // Only the new seal is needed from now on, and the recovery key still verifies.
+    const after = new SealManager(b, new NoKeychain(), quiet, { active: newSeal, disabled: null });
+    await after.load();
+    expect((await after.storedMaster())!.equals(out.master)).toBe(true);
+    await after.submitUnsealKey(out.recoveryKeys[1]!, false);
+    expect((await after.submitUnsealKey(out.recoveryKeys[0]!, false))!.equals(out.master)).toBe(true);
+  });
+});
+
 describe('seal config', () => {
   it('accepts {type, params}, Vault JSON form and two stanzas with one disabled; refuses the rest', () => {
     expect(normalizeSealConfig({ type: 'transit', params: { key_name: 'k' } })).toEqual([{ type: 'transit', params: { key_name: 'k' } }]);
