@@ -159,6 +159,11 @@ describe('seal "transit" (auto-unseal by another keyhold)', () => {
     await sleep(1500);
     expect(node.output()).toMatch(/auto-unseal failed; retrying/);
     expect(node.output()).not.toContain(sealToken);
+    // Recovery keys cannot open the data without the seal: 503 naming the seal server, not a 500.
+    for (const k of recovery2.slice(0, 2)) await node.req('PUT', 'sys/unseal', { key: k }, { token: null });
+    const down = await node.req('PUT', 'sys/unseal', { key: recovery2[2] }, { token: null });
+    expect(down.status).toBe(503);
+    expect(down.body.errors[0]).toMatch(/^transit seal: cannot reach unix:\/\//);
     unsealer = await start(unsealerDir);
     expect((await unsealer.req('PUT', 'sys/unseal', { key: unsealerKey }, { token: null })).body.sealed).toBe(false);
     await waitUnsealed(node, 40_000);
