@@ -246,6 +246,7 @@ export class Core implements RouterCore, CoreServices {
    * engine's optional `invalidate(key)` with the key relative to its mount's storage.
    */
   async invalidate(key: string): Promise<void> {
+    if (key === 'core/seal-config') return this.sealer.refresh();
     if (!this.unsealed) return;
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
     if (key.startsWith('sys/identity/')) {
@@ -296,6 +297,8 @@ export class Core implements RouterCore, CoreServices {
 
   /** One unseal key part (hex or base64) from `sys/unseal`; unseals once the threshold is met. */
   async submitUnsealKey(text: string, migrate = false): Promise<void> {
+    // Shared storage: another daemon may have initialised or rekeyed it since we started.
+    if (this.isSealed()) await this.sealer.refresh();
     if (!this.isInitialized()) throw invalid('Vault is not initialized');
     const key = decodeKeyText(text);
     try {

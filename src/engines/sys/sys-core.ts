@@ -24,7 +24,7 @@ export interface SysCore {
   isInitialized(): boolean;
   isSealed(): boolean;
   /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
-  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType'>;
+  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh'>;
   init(opts: InitParams): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string; keychain: boolean }>;
   submitUnsealKey(key: string, migrate?: boolean): Promise<void>;
   resetUnseal(): void;
