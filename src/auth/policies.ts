@@ -207,6 +207,8 @@ function policyKey(name: string): string {
 /** Named policies stored behind the barrier (`sys/policy/<name>`), cached in memory. */
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
+  /** Bumped by forget/clear: loads that overlapped one do not fill the cache. */
+  private generation = 0;
   constructor(private readonly storage: Storage) {}
 
   /** Policy by name (`root` and `default` are built in; default may be overwritten). */
@@ -215,11 +217,13 @@ export class PolicyStore {
     if (name === 'root') return { name: 'root', rules: [], raw: '' };
     const cached = this.cache.get(name);
     if (cached) return cached;
+    const gen = this.generation;
     const rec = await getJSON<{ raw: string }>(this.storage, `policy/${name}`);
     const text = rec?.raw ?? (name === 'default' ? DEFAULT_POLICY : null);
     if (text === null) return null;
     const p = parsePolicy(name, text);
-    this.cache.set(name, p);
+    // A load that overlapped an invalidation (another node changed policies) is not cached.
+    if (gen === this.generation) this.cache.set(name, p);
     return p;
   }
   /** Create or replace a policy from HCL or JSON text. */
@@ -246,10 +250,12 @@ export class PolicyStore {
   }
   /** Forget one cached policy (changed by another daemon on shared storage). */
   forget(name: string): void {
+    this.generation++;
     this.cache.delete(name);
   }
   /** Forget cached policies (after seal). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
   }
 }

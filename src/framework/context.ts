@@ -29,6 +29,8 @@ export interface TokenInfo {
   meta?: Record<string, string>;
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
+  /** On a cluster standby: the token has a use limit, so the request must go to the active (which counts uses). */
+  mustForward?: boolean;
 }
 
 /** Minimal structured logger; never pass secrets. */
@@ -92,6 +94,11 @@ export interface EngineEnv {
   logger: Logger;
   events: EventBus;
   core: CoreServices;
+  /**
+   * True on a cluster standby: the instance serves reads and crypto but runs no background work
+   * (auto-rotation, sync worker); the core recreates instances when the node's role changes.
+   */
+  standby?: boolean;
 }
 
 /** Lifecycle an engine instance may implement. */

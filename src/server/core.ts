@@ -20,6 +20,9 @@ import type { Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
 import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
+import type { ClusterRouting } from './forward.js';
+import { haStatusOf } from './cluster.js';
+import type { HaStatus } from '../engines/sys/sys-core.js';
 
 /** Options the daemon passes in. */
 export interface CoreOptions {
@@ -29,6 +32,8 @@ export interface CoreOptions {
   clock?: Clock;
   maxRequestSize: number;
   version: string;
+  /** Start as a cluster standby (HA storage): engines run no background work until the node is active. */
+  standby?: boolean;
 }
 
 interface Mounted extends MountedEngine {
@@ -72,6 +77,8 @@ export class Core implements RouterCore, CoreServices {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   audit?: AuditHook;
+  /** Set on a cluster node (HA storage): the router's forwarding decisions. */
+  cluster?: ClusterRouting;
   sealConfig: SealConfig | null = null;
   private unsealed = false;
   private mounted: Mounted[] = [];
@@ -82,6 +89,8 @@ export class Core implements RouterCore, CoreServices {
   /** Hooks run after unseal and before seal (audit devices, schedulers). */
   readonly afterUnseal: Array<() => Promise<void>> = [];
   readonly beforeSeal: Array<() => Promise<void>> = [];
+  /** Hooks run before init writes anything (a cluster node takes the HA lock first). */
+  readonly beforeInit: Array<() => Promise<void>> = [];
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -92,6 +101,7 @@ export class Core implements RouterCore, CoreServices {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
+    this.standbyMode = opts.standby ?? false;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
     this.audit = attachAudit(this);
@@ -117,6 +127,12 @@ export class Core implements RouterCore, CoreServices {
     }
   }
 
+  /** Re-read the seal config from storage (another node of a cluster may have initialised it). */
+  async refreshSealConfig(): Promise<boolean> {
+    if (!this.sealConfig) this.sealConfig = await readSealConfig(this.backend);
+    return this.sealConfig !== null;
+  }
+
   isInitialized(): boolean {
     return this.sealConfig !== null;
   }
@@ -127,6 +143,7 @@ export class Core implements RouterCore, CoreServices {
   /** Initialise storage: master key (to keychain when possible), root token, recovery key. */
   async init(opts: { useKeychain: boolean; rootTokenId?: string }): Promise<InitResult> {
     if (await readSealConfig(this.backend)) throw invalid('Vault is already initialized');
+    for (const h of this.beforeInit) await h();
     let account: string | null = null;
     if (opts.useKeychain) account = `storage-${randomUUID()}`;
     const { master, config } = await initializeStorage(this.backend, account);
@@ -190,6 +207,8 @@ export class Core implements RouterCore, CoreServices {
    */
   async invalidate(key: string): Promise<void> {
     if (!this.unsealed) return;
+    // '' = changes may have been missed (the feed reconnected): every cache starts over.
+    if (key === '') return this.reloadAll();
     if (key === MOUNTS_KEY) return this.reloadMountTable();
     if (key.startsWith('sys/policy/')) {
       this.policies.forget(key.slice('sys/policy/'.length));
@@ -204,7 +223,64 @@ export class Core implements RouterCore, CoreServices {
     const owners = this.mounted.filter((m) => (m.instance as unknown) !== this && key.startsWith(storagePrefixOf(m)));
     owners.sort((a, b) => storagePrefixOf(b).length - storagePrefixOf(a).length);
     const owner = owners[0];
-    if (owner) await owner.instance.invalidate?.(key.slice(storagePrefixOf(owner).length));
+    if (!owner) return;
+    if (owner.instance.invalidate) await owner.instance.invalidate(key.slice(storagePrefixOf(owner).length));
+    // An engine that cannot invalidate selectively (sync's caches) is recreated, once per burst.
+    else this.recreateSoon(owner);
+  }
+
+  private readonly recreating = new Set<string>();
+
+  /** Recreate one mount's instance shortly (coalesces a burst of changes into one reload). */
+  private recreateSoon(m: Mounted): void {
+    const path = m.mount.path;
+    if (this.recreating.has(path)) return;
+    this.recreating.add(path);
+    setTimeout(() => {
+      this.recreating.delete(path);
+      void this.recreate(path).catch((e: unknown) => this.logger.error('reloading a mount after a change failed', { path, error: (e as Error)?.message }));
+    }, 20).unref();
+  }
+
+  private async recreate(path: string): Promise<void> {
+    const m = this.mounted.find((x) => x.mount.path === path);
+    if (!m || !this.unsealed || (m.instance as unknown) === this) return;
+    const instance = await m.module.create(this.env(m.mount, prefixed(this.barrier, storagePrefixOf(m))));
+    const cur = this.mounted.find((x) => x.mount.path === path);
+    if (cur !== m) {
+      await (instance as { close?(): Promise<void> }).close?.();
+      return;
+    }
+    this.setMounted(this.mounted.map((x) => (x === m ? { ...m, instance } : x)));
+    await m.instance.close?.();
+  }
+
+  /** Drop every cache and recreate every engine instance (role change, or changes possibly missed). */
+  async reloadAll(): Promise<void> {
+    if (!this.unsealed) return;
+    this.tokens.forgetAll();
+    this.policies.clear();
+    this.aclCache.clear();
+    const old = this.mounted;
+    await this.loadMounts();
+    for (const m of old) if ((m.instance as unknown) !== this) await m.instance.close?.().catch(() => {});
+  }
+
+  private standbyMode = false;
+
+  /** True while this node is a cluster standby (serves reads and crypto, forwards writes). */
+  isStandby(): boolean {
+    return this.standbyMode;
+  }
+
+  /**
+   * Switch between active and standby: engine instances are recreated so background work (auto-rotation,
+   * sync worker) runs exactly when the node is active (design note §6: workers follow the role).
+   */
+  async setStandby(standby: boolean): Promise<void> {
+    if (this.standbyMode === standby) return;
+    this.standbyMode = standby;
+    await this.reloadAll();
   }
 
   /** Re-read the mount table: start new mounts, stop removed ones, take over changed descriptions. */
@@ -270,7 +346,7 @@ export class Core implements RouterCore, CoreServices {
   // ---- mounts ----
 
   private env(mount: MountInfo, storage: Storage): EngineEnv {
-    return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this };
+    return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this, standby: this.standbyMode };
   }
 
   private async loadMounts(): Promise<void> {
@@ -450,9 +526,17 @@ export class Core implements RouterCore, CoreServices {
   /** Token lookup for the router; compiles and caches the ACL of its policy set. */
   async lookupToken(id: string): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
-    const entry = await this.tokens.lookup(id);
+    let entry;
+    try {
+      entry = await this.tokens.lookup(id);
+    } catch (e) {
+      // A standby cannot revoke an expired token (the active will): it is simply not valid here.
+      if ((e as Error)?.name === 'NotActiveError') return null;
+      throw e;
+    }
     if (!entry) return null;
     const info = tokenInfo(id, entry);
+
     if (!info.root) {
       const key = this.aclKeyOf(info.policies);
       if (!this.aclCache.has(key)) {
@@ -464,7 +548,10 @@ export class Core implements RouterCore, CoreServices {
         this.aclCache.set(key, new ACL(ps));
       }
     }
-    if (entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    if (entry.num_uses > 0 && this.standbyMode) {
+      // Uses are counted by the active (one count for the cluster): the request goes there.
+      info.mustForward = true;
+    } else if (entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
     return info;
   }
 
@@ -478,6 +565,21 @@ export class Core implements RouterCore, CoreServices {
   /** Drop compiled ACLs (after a policy change). */
   invalidateAcls(): void {
     this.aclCache.clear();
+  }
+
+  /** This node's HA status (sys/leader, sys/health). */
+  haStatus(): HaStatus {
+    return haStatusOf(this.cluster?.cluster ?? null, this);
+  }
+
+  /** Cluster nodes for sys/ha-status (none without HA). */
+  async haNodes(): Promise<Array<Record<string, unknown>>> {
+    return this.cluster ? this.cluster.cluster.nodes() : [];
+  }
+
+  /** sys/step-down: the active gives up the lock (a no-op without HA). */
+  async stepDown(): Promise<void> {
+    await this.cluster?.cluster.stepDown();
   }
 
   /** Capabilities of a token on a path (sys/capabilities-self). */

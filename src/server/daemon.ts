@@ -12,10 +12,20 @@ import { OsKeychain } from '../seal/os-keychain.js';
 import { Core } from './core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
+import { PostgresBackend, PostgresConfigError } from '../storage/postgres.js';
+import { Cluster } from './cluster.js';
+import { ClusterRouting } from './forward.js';
+import { ConfigError } from './config.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
 
 export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+
+/** Wait after sys/step-down before competing again: Vault's 10 s, shorter for tests (KEYHOLD_STEP_DOWN_WAIT_MS). */
+function stepDownWait(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.KEYHOLD_STEP_DOWN_WAIT_MS);
+  return Number.isFinite(n) && n >= 0 && env.KEYHOLD_STEP_DOWN_WAIT_MS !== '' && env.KEYHOLD_STEP_DOWN_WAIT_MS !== undefined ? n : 10_000;
+}
 
 /** Keep the default runtime folder private (0700) even if something loosened it. */
 function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
@@ -31,14 +41,34 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   const cfg = resolveConfig(flags);
   const logger = createLogger(cfg.log_level);
   let backend: Backend;
+  let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
-  else {
+  else if (cfg.storage.type === 'postgresql') {
+    try {
+      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => logger.warn(msg, fields) });
+      await pgBackend.open();
+    } catch (e) {
+      await pgBackend?.close().catch(() => {});
+      if (e instanceof PostgresConfigError) throw new ConfigError(`config ${flags.config ?? ''}: ${e.message}`);
+      throw e;
+    }
+    backend = pgBackend;
+  } else {
     const fb = new FileBackend(cfg.storage.path!);
     fb.openSync();
     backend = fb;
   }
+  const ha = pgBackend?.haEnabled() ? pgBackend : null;
+  if (ha && !cfg.api_addr) {
+    await ha.close();
+    throw new ConfigError(`config ${flags.config ?? ''}: api_addr: required with ha_enabled (standbys forward writes to the active's api_addr)`);
+  }
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION });
+  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, standby: ha !== null });
+  if (ha) {
+    const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env) });
+    core.cluster = new ClusterRouting(cluster);
+  }
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -49,6 +79,14 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       await core.mount('secret/', 'kv', { description: 'key/value secret storage', options: { version: '2' } });
     } else {
       await core.start();
+      if (pgBackend && !core.isInitialized()) {
+        // Shared storage: notice when another node initialises it (status, health, unseal from the keychain).
+        const poll = setInterval(() => {
+          if (core.isInitialized()) return clearInterval(poll);
+          void core.refreshSealConfig().catch(() => {});
+        }, 1000);
+        poll.unref();
+      }
     }
     tightenDefaultRuntimeDir(cfg.listenerSpecs);
     const router = new Router(core);

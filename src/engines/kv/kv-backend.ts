@@ -100,6 +100,11 @@ export class KvBackend {
   /** Nothing to flush: every change is durable when its call resolves. */
   async close(): Promise<void> {}
 
+  /** Another node changed `key` (cluster standby): only the engine config is cached here. */
+  invalidate(key: string): void {
+    if (key === CONFIG_KEY) this.configCache = null;
+  }
+
   // ---- engine config ----
 
   /** Current engine settings (defaults when never written). */

@@ -8,6 +8,7 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { haRoutes } from './ha-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -91,6 +92,7 @@ export const sysRoutes: AnyRoute[] = [
   openapiRoute,
   route({
     path: 'seal-status',
+    standby: 'local', // every cluster node answers for itself (cluster-wire.md §2.3)
     summary: 'Seal status, version and storage',
     fields: {},
     unauthenticated: true,
@@ -98,46 +100,10 @@ export const sysRoutes: AnyRoute[] = [
     // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
     operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
   }),
-  route({
-    path: 'leader',
-    summary: 'High-availability status (keyhold runs single-node)',
-    fields: {},
-    unauthenticated: true,
-    allowSealed: true,
-    operations: { read: () => rawJson({ ha_enabled: false, is_self: false, active_time: '0001-01-01T00:00:00Z', leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0 }) },
-  }),
-  route({
-    path: 'health',
-    summary: 'Health check: 200 unsealed, 503 sealed, 501 not initialised',
-    fields: {
-      sealedcode: f.int('Status when sealed').min(100).max(599).default(503),
-      uninitcode: f.int('Status when not initialised').min(100).max(599).default(501),
-      activecode: f.int('Status when active').min(100).max(599).default(200),
-      standbyok: f.bool('Accepted for compatibility'),
-    },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      read: ({ engine, data }) => {
-        const body = {
-          initialized: engine.isInitialized(),
-          sealed: engine.isSealed(),
-          standby: false,
-          performance_standby: false,
-          replication_performance_mode: 'disabled',
-          replication_dr_mode: 'disabled',
-          server_time_utc: Math.floor(engine.clock.now() / 1000),
-          version: engine.version,
-          cluster_name: 'keyhold',
-          cluster_id: engine.sealConfig?.storage_id ?? '',
-        };
-        const status = !body.initialized ? data.uninitcode : body.sealed ? data.sealedcode : data.activecode;
-        return rawJson(body, status);
-      },
-    },
-  }),
+  ...haRoutes,
   route({
     path: 'init',
+    standby: 'local', // every cluster node answers for itself (cluster-wire.md §2.3)
     summary: 'Initialise storage: master key to the OS keychain, recovery key and root token returned once',
     fields: {
       secret_shares: f.int('Accepted for Vault compatibility; keyhold issues one recovery key').default(1),
@@ -158,13 +124,15 @@ export const sysRoutes: AnyRoute[] = [
   }),
   route({
     path: 'unseal',
+    standby: 'local', // every cluster node answers for itself (cluster-wire.md §2.3)
     summary: 'Unseal with the recovery key',
     fields: { key: f.string('Recovery key (base64)').sensitive(), reset: f.bool('Accepted for compatibility') },
     unauthenticated: true,
     allowSealed: true,
     operations: {
       update: async ({ engine, data }) => {
-        if (!engine.isInitialized()) throw invalid('Vault is not initialized');
+        // Shared storage: another node may have initialised it since this one started.
+        if (!engine.isInitialized() && !(await engine.refreshSealConfig())) throw invalid('Vault is not initialized');
         if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
         return rawJson(sealStatus(engine));
       },
@@ -172,6 +140,7 @@ export const sysRoutes: AnyRoute[] = [
   }),
   route({
     path: 'seal',
+    standby: 'local', // every cluster node answers for itself (cluster-wire.md §2.3)
     summary: 'Seal: forget the keys until the next unseal',
     fields: {},
     sudo: true,

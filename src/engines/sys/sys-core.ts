@@ -3,6 +3,19 @@ import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 
+/** A node's place in a cluster (sys/leader, sys/health). */
+export interface HaStatus {
+  haEnabled: boolean;
+  role: 'sealed' | 'standby' | 'active';
+  isSelf: boolean;
+  activeTime: string | null;
+  leaderAddress: string;
+  leaderClusterAddress: string;
+  clusterName: string;
+  /** Standbys serve reads (sys/health answers 473 for them, as for a Vault performance standby). */
+  standbyReads: boolean;
+}
+
 /** The core as seen by system routes. */
 export interface SysCore {
   readonly version: string;
@@ -13,6 +26,8 @@ export interface SysCore {
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
   isInitialized(): boolean;
+  /** Re-read the seal config (shared storage initialised by another node); true when initialised. */
+  refreshSealConfig(): Promise<boolean>;
   isSealed(): boolean;
   init(opts: { useKeychain: boolean }): Promise<{ recoveryKey: string; rootToken: string; keychain: boolean }>;
   unsealWithRecoveryKey(key: string): Promise<void>;
@@ -25,4 +40,9 @@ export interface SysCore {
   findMount(pathOrAccessor: string): MountInfo | undefined;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  haStatus(): HaStatus;
+  /** sys/ha-status nodes (empty without HA). */
+  haNodes(): Promise<Array<Record<string, unknown>>>;
+  /** sys/step-down on the active node. */
+  stepDown(): Promise<void>;
 }
