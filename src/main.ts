@@ -25,11 +25,19 @@ export function joinVersionValues(argv: string[]): string[] {
   return out;
 }
 
+/** Vault spells long flags with one dash (`operator migrate -config f.hcl`); these are taken as `--config`. */
+const VAULT_SINGLE_DASH = /^-(config|start|reset|max-parallel)(=.*)?$/;
+
+/** `-config x` -> `--config x` for the Vault-style flags above (commander would read `-c -o -n ...`). */
+export function vaultFlags(argv: string[]): string[] {
+  return argv.map((a) => (VAULT_SINGLE_DASH.test(a) ? '-' + a : a));
+}
+
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(joinVersionValues(argv), { from: 'user' });
+    await program.parseAsync(joinVersionValues(vaultFlags(argv)), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)

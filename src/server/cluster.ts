@@ -159,6 +159,7 @@ export class Cluster {
     this.notBefore = Date.now() + waitMs;
     await this.backend.releaseLock();
     if (was === 'active' || !this.core.isStandby()) await this.core.setStandby(true);
+    await this.refreshLeader().catch(() => {});
   }
 
   /** `sys/step-down`: give the lock up and stay out of the race for a while (Vault: 10 s). */
@@ -168,7 +169,8 @@ export class Cluster {
     await this.becomeStandby(this.opts.stepDownWaitMs ?? 10_000);
   }
 
-  private async refreshLeader(): Promise<void> {
+  /** Look the active node up again (lock holder, then its advertisement). */
+  async refreshLeader(): Promise<void> {
     const holder = await this.backend.lockHolder();
     if (!holder) {
       this.leader = null;

@@ -58,6 +58,18 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     fb.openSync();
     backend = fb;
   }
+  // Vault refuses to start on storage a migration is copying (operator migrate's lock record).
+  const migrating = await backend.get('core/migration');
+  if (migrating) {
+    await backend.close();
+    let started = '?';
+    try {
+      started = String((JSON.parse(migrating.toString('utf8')) as { start?: string }).start);
+    } catch {
+      /* unreadable */
+    }
+    throw new ConfigError(`storage migration in progress (started: ${started}); wait for \`keyhold operator migrate\` to finish, or remove a stale lock with \`keyhold operator migrate -config FILE -reset\``);
+  }
   const ha = pgBackend?.haEnabled() ? pgBackend : null;
   if (ha && !cfg.api_addr) {
     await ha.close();

@@ -83,6 +83,8 @@ export class ClusterRouting {
 
   /** Replay the request to the active and copy its answer; 503 naming the active when it cannot be reached. */
   async forward(r: ForwardRequest): Promise<void> {
+    // Just stepped down or started: the active may be known a moment later.
+    if (!this.cluster.leader) await this.cluster.refreshLeader().catch(() => {});
     const leader = this.cluster.leader;
     if (!leader || !leader.api_addr) throw new KeyholdError('unavailable', 'local node not active but active cluster node not found');
     const base = new URL(leader.api_addr);

@@ -152,6 +152,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private readonly channel: string;
   /** This process (ignores its own notifications). */
   readonly nodeId = randomUUID();
+  /** Suffix of our sessions' application_name (tells our sessions from other servers'). */
+  private readonly tag = this.nodeId.slice(0, 8);
+  private readonly listen: boolean;
   /** Our lock identity while we hold (or try to hold) the lock; writes are fenced with it. */
   private identity: string | null = null;
   /** Dedicated session for the lock, whose backend pid the lock row records. */
@@ -171,8 +174,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
 
-  constructor(params: PostgresParams, opts: { env?: NodeJS.ProcessEnv; log?: (msg: string, fields?: Record<string, unknown>) => void } = {}) {
+  constructor(params: PostgresParams, opts: { env?: NodeJS.ProcessEnv; log?: (msg: string, fields?: Record<string, unknown>) => void; listen?: boolean } = {}) {
     const env = opts.env ?? process.env;
+    this.listen = opts.listen ?? true;
     this.log = opts.log ?? (() => {});
     // Vault: VAULT_PG_CONNECTION_URL, when set, replaces connection_url; keyhold's own name wins.
     const url = env.KEYHOLD_PG_CONNECTION_URL || env.VAULT_PG_CONNECTION_URL || params.connection_url || '';
@@ -198,7 +202,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       // node-postgres has no idle-count cap; idle connections beyond need close after 10 s.
       idleTimeoutMillis: maxIdle === 0 ? 1 : 10_000,
       connectionTimeoutMillis: 5_000,
-      application_name: 'keyhold',
+      application_name: `keyhold ${this.tag}`,
     } as pg.PoolConfig);
     // A connection dropped while idle in the pool must not crash the process.
     this.pool.on('error', (e) => this.log('postgresql: idle connection lost', { error: e.message }));
@@ -236,7 +240,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
         throw new PostgresConfigError(`storage.postgresql.table: table ${this.table} is not usable (skip_create_table is set): ${(e as Error).message}`);
       }
     }
-    await this.startListening();
+    if (this.listen) await this.startListening();
   }
 
   private async createTables(): Promise<void> {
@@ -338,7 +342,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   /** The lock session (its pid is recorded in the lock row); reconnected when lost. */
   private async lockSession(): Promise<pg.Client> {
     if (this.lockClient) return this.lockClient;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: 'keyhold-lock' } as pg.ClientConfig);
+    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: `keyhold-lock ${this.tag}` } as pg.ClientConfig);
     c.on('error', () => {
       if (this.lockClient === c) this.lockClient = null;
     });
@@ -453,7 +457,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
 
   private async startListening(): Promise<void> {
     if (this.closed) return;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: 'keyhold-listen' } as pg.ClientConfig);
+    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: `keyhold-listen ${this.tag}` } as pg.ClientConfig);
     const lost = () => {
       if (this.listener !== c) return;
       this.listener = null;
@@ -579,6 +583,15 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       const timer = setTimeout(() => finish(false), timeoutMs);
       this.pool.query(`SELECT pg_notify($1, $2)`, [this.channel, `sync\t${this.nodeId}\t${token}`]).catch(() => finish(false));
     });
+  }
+
+  /** Other keyhold sessions on this database (a running server: `operator migrate` refuses such a source). */
+  async otherKeyholdSessions(): Promise<number> {
+    const r = await this.q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'keyhold%' AND application_name NOT LIKE $1`,
+      ['%' + this.tag],
+    );
+    return r.rows[0]!.n;
   }
 
   /** Copy helper for migrations: every key (recursively), in sorted order. */
