@@ -12,8 +12,9 @@ _keyhold_node() {
   case "$1" in
     '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
-    'operator') _kh_subs='init unseal seal' ;;
+    'operator') _kh_subs='init unseal step-down migrate seal' ;;
     'operator init') _kh_opts='--no-keychain -v --version --address --token --format --field -h --help' ;;
+    'operator migrate') _kh_opts='--config --start --reset --max-parallel -v --version --address --token --format --field -h --help'; _kh_vopts='--config --start --max-parallel --address --token --format --field' ;;
     'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'write') _kh_opts='-f --force -v --version --address --token --format --field -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
@@ -97,6 +98,7 @@ _keyhold_values() {
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
     'login|1') echo 'n' ;;
+    'operator migrate|--config') echo 'f' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
