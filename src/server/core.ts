@@ -16,7 +16,7 @@ import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
-import type { Keychain } from '../seal/keychain.js';
+import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
 import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf, type SealConfig } from '../seal/seal.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
@@ -129,7 +129,11 @@ export class Core implements RouterCore, CoreServices {
 
   /** Re-read the seal config from storage (another node of a cluster may have initialised it). */
   async refreshSealConfig(): Promise<boolean> {
-    if (!this.sealConfig) this.sealConfig = await readSealConfig(this.backend);
+    if (this.sealConfig) return true;
+    const found = await readSealConfig(this.backend);
+    if (!found) return false;
+    // Initialised by another node since this one started: unseal from our keychain if it has the key.
+    await this.start();
     return this.sealConfig !== null;
   }
 
@@ -319,6 +323,24 @@ export class Core implements RouterCore, CoreServices {
       throw invalid('key', (e as Error).message);
     }
     await this.unseal(master);
+    await this.rememberInKeychain(master);
+  }
+
+  /**
+   * Shared storage (a cluster): a node unsealed with the recovery key keeps the master key in its
+   * own OS keychain under the storage's account, so it unseals itself at its next start, as the
+   * node that ran init does. Best effort: without a keychain the node waits for `operator unseal`.
+   */
+  private async rememberInKeychain(master: Buffer): Promise<void> {
+    const account = this.sealConfig?.keychain_account;
+    if (!account || !this.cluster || this.keychain instanceof NoKeychain) return;
+    try {
+      if (await this.keychain.get(account)) return;
+      await this.keychain.set(account, master);
+      this.logger.info('master key stored in this node\'s keychain: it unseals itself at the next start');
+    } catch (e) {
+      this.logger.warn('could not store the master key in this node\'s keychain; unseal after each start', { reason: (e as Error).message });
+    }
   }
 
   /** Seal: stop engines, forget keys. */
