@@ -76,6 +76,11 @@ export class ClusterRouting {
     return 'local';
   }
 
+  /** Change sequence of this node's last write (0 before any). */
+  writtenIndex(): number {
+    return this.cluster.backend.writtenIndex();
+  }
+
   /** The X-Vault-Index to send with a write's answer (null when this node wrote nothing yet). */
   indexHeader(): string | null {
     return this.cluster.indexHeader();

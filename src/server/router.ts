@@ -349,8 +349,10 @@ export class Router {
   private async forward(f: Flow): Promise<boolean> {
     const cluster = this.core.cluster!;
     if (cluster.active() && f.op !== 'read' && f.op !== 'list') {
+      // Only answers after a write carry the index (an encrypt writes nothing: no header, no HMAC).
+      const before = cluster.writtenIndex();
       f.res = withLateHeaders(f.res, () => {
-        const index = cluster.indexHeader();
+        const index = cluster.writtenIndex() > before ? cluster.indexHeader() : null;
         return index ? { 'X-Vault-Index': index } : null;
       });
       return false;
