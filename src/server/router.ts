@@ -12,6 +12,8 @@ import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framew
 import { sendEmpty, sendError, sendReply } from './respond.js';
 import { requestSizeLimit } from './http.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
+import type { AclRequest, AclResult } from '../auth/acl.js';
+import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
@@ -29,6 +31,14 @@ export interface MountedEngine {
 /** Capability check for a token (ACL). */
 export interface Authorizer {
   allowed(token: TokenInfo, capability: string, path: string): boolean;
+  /** Vault's AllowOperation: capability, parameter constraints and wrapping TTL bounds (falls back to `allowed`). */
+  check?(token: TokenInfo, req: AclRequest): AclResult;
+}
+
+/** Response wrapping as the router needs it (src/auth/wrapping.ts implements it). */
+export interface Wrapper {
+  /** Store `responseJson` in a new single-use token's cubbyhole for `ttl` seconds; the `wrap_info` to send. */
+  wrap(responseJson: string, ttl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo>;
 }
 
 /** An audit sink the router calls around every request (issue 8 adds file devices). */
@@ -56,10 +66,13 @@ export interface AuditEntry {
 export interface RouterCore {
   isSealed(): boolean;
   resolve(path: string): MountedEngine | null;
-  lookupToken(id: string): Promise<TokenInfo | null>;
+  /** `peek`: look without spending one of a limited-use token's uses (unauthenticated routes). */
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
   /** A valid token's view when it needs no storage read or write (no use limit, cached), else undefined. */
   cachedToken?(id: string): TokenInfo | undefined;
   authorizer: Authorizer;
+  /** Response wrapping; without it X-Vault-Wrap-TTL is refused. */
+  wrapping?: Wrapper;
   audit?: AuditHook;
   logger: Logger;
   maxRequestSize: number;
@@ -198,6 +211,10 @@ export class Flow {
   reply: Reply | undefined = undefined;
   /** The body as received (a standby forwards it byte for byte). */
   rawBody: Buffer = NO_BODY;
+  /** No token needed: the route says so, or its per-request predicate did (stage open access). */
+  open = false;
+  /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
+  wrapTtl = 0;
 
   constructor(
     readonly req: AnyRequest,
@@ -230,6 +247,8 @@ export class Router {
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
       if (this.core.cluster && (await this.forward(f))) return;
+      const opening = this.openAccess(f);
+      if (opening) await opening;
       const authenticating = this.authenticate(f);
       if (authenticating) await authenticating;
       const ctx = this.coerce(f);
@@ -241,7 +260,8 @@ export class Router {
       await this.auditRequest(f);
       await this.dispatch(f, ctx);
       this.shapeReply(f);
-      this.wrapResponse(f);
+      const wrapping = this.wrapResponse(f);
+      if (wrapping) await wrapping;
       await this.auditResponse(f);
       this.send(f);
     } catch (e) {
@@ -285,9 +305,16 @@ export class Router {
     f.op = op;
   }
 
-  /** Stage wrap (request side): keyhold has no response wrapping yet, so refuse rather than hand back the unwrapped secret. */
+  /**
+   * Stage wrap (request side): X-Vault-Wrap-TTL read as Vault's requestWrapInfo does (seconds or a
+   * duration; negative refused), capped at 768h. Without a wrapper the header is refused rather than
+   * the secret handed back unwrapped.
+   */
   private wrapRequest(f: Flow): void {
-    if (f.req.headers['x-vault-wrap-ttl'] !== undefined) throw invalid('X-Vault-Wrap-TTL: response wrapping is not supported by keyhold');
+    const h = f.req.headers['x-vault-wrap-ttl'];
+    if (h === undefined || h === '') return;
+    if (!this.core.wrapping) throw invalid('X-Vault-Wrap-TTL: response wrapping is not available');
+    f.wrapTtl = parseWrapTtl(Array.isArray(h) ? h[0]! : h);
   }
 
   /** Stage read body: the size-limited body parsed as JSON or a form (the fast lane has read it already). */
@@ -367,9 +394,28 @@ export class Router {
     return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
   }
 
-  /** Stage authenticate: the request's token (403 when missing or invalid, unless the route needs none). */
+  /**
+   * Stage open access: whether this request needs a token. Fixed per route (`unauthenticated`), or
+   * decided per request by the route's `unauthenticatedWhen` predicate (transit's jwks/:name of a
+   * key with public_jwks).
+   */
+  private openAccess(f: Flow): Promise<void> | void {
+    const route = f.route!;
+    f.open = route.unauthenticated === true;
+    if (f.open || !route.unauthenticatedWhen) return;
+    const decided = route.unauthenticatedWhen({ engine: f.mounted!.instance, params: f.params });
+    if (typeof decided === 'boolean') {
+      f.open = decided;
+      return;
+    }
+    return decided.then((open) => {
+      f.open = open;
+    });
+  }
+
+  /** Stage authenticate: the request's token (403 when missing or invalid, unless the request needs none). */
   private authenticate(f: Flow): Promise<void> | void {
-    if (!f.route!.unauthenticated) {
+    if (!f.open) {
       const cached = this.cachedToken(f);
       if (cached) {
         f.token = cached;
@@ -381,7 +427,7 @@ export class Router {
     }
     const id = tokenFrom(f.req);
     if (!id) return;
-    return this.core.lookupToken(id).then((t) => {
+    return this.core.lookupToken(id, { peek: true }).then((t) => {
       f.token = t;
     });
   }
@@ -442,10 +488,13 @@ export class Router {
   private authorize(f: Flow, ctx: RequestContext<unknown, Record<string, unknown>>): Promise<void> | void {
     const route = f.route!;
     const token = f.token;
-    if (route.unauthenticated || !token) return;
+    if (f.open || !token) return;
     const authorizer = this.core.authorizer;
     const aclPath = f.op === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
-    if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath))) return;
+    if (authorizer.check) {
+      const r = authorizer.check(token, { operation: f.op, path: aclPath, data: requestData(f), wrapTtl: f.wrapTtl > 0 ? f.wrapTtl : undefined });
+      if (r.allowed && (!route.sudo || r.rootPrivs)) return;
+    } else if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath))) return;
     return this.refuse(f);
   }
 
@@ -511,14 +560,27 @@ export class Router {
       const keys = data?.keys;
       if (keys === undefined || keys === null ? !data || Object.keys(data).length === 0 : Array.isArray(keys) && keys.length === 0) reply = undefined;
     }
-    if (f.unknownFields.length && reply) {
+    if (f.unknownFields.length && reply && !f.route!.anyFields) {
       reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${f.unknownFields.sort().join(' ')}]`];
     }
     f.reply = reply;
   }
 
-  /** Stage wrap (response side): the place response wrapping replaces the reply with a wrapping token. */
-  private wrapResponse(_f: Flow): void {}
+  /**
+   * Stage wrap (response side, Vault's wrapInCubbyhole): a non-empty, non-error answer to a request
+   * with X-Vault-Wrap-TTL is stored in a new single-use token's cubbyhole and replaced by `wrap_info`.
+   * An empty answer (204/404) is not wrapped, as in Vault.
+   */
+  private wrapResponse(f: Flow): Promise<void> | void {
+    const reply = f.reply;
+    if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
+    const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
+    const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
+    return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
+      const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
+      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
+    });
+  }
 
   /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
   private auditResponse(f: Flow): Promise<void> | void {
@@ -526,6 +588,8 @@ export class Router {
     const audit = f.auditor!;
     const reply = f.reply;
     if (!reply) return audit.response(f.audit, f.op === 'read' || f.op === 'list' ? 404 : 204, null);
+    // A wrapped answer is audited as sent: wrap_info (the token HMAC'd by the device), never the wrapped data.
+    if (reply.wrapInfo) return audit.response(f.audit, 200, { data: null, auth: null, wrap_info: reply.wrapInfo });
     return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
   }
 
@@ -571,11 +635,34 @@ export class Router {
   /** The request's token, or 403 when it carries none or an unknown/expired one. */
   private async requireToken(f: Flow): Promise<TokenInfo> {
     const id = tokenFrom(f.req);
-    if (!id) throw denied();
+    if (!id) return this.refuseToken(f);
     const token = await this.core.lookupToken(id);
-    if (!token) throw denied();
+    if (!token) return this.refuseToken(f);
     f.seen.push(token);
     return token;
+  }
+
+  /**
+   * A missing, unknown or expired token: 403, audited (issue 14 part 7; Vault audits these with
+   * "permission denied") so an operator sees probing. The request data is logged only when the route
+   * is known (its sensitive fields are then HMACed); for an unknown path nothing of the body is kept.
+   */
+  private async refuseToken(f: Flow): Promise<never> {
+    const audit = this.auditHook();
+    if (audit) {
+      const entry: AuditEntry = {
+        requestId: f.requestId,
+        operation: f.op,
+        path: trimSlashes(f.path),
+        remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+        token: null,
+        data: f.route ? f.raw : {},
+        sensitive: f.route ? sensitiveOf(f.route) : new Set(),
+      };
+      await audit.request(entry);
+      await audit.response(entry, 403, { errors: ['permission denied'] });
+    }
+    throw denied();
   }
 
   private fail(res: ResponseSink, e: unknown): void {
@@ -602,6 +689,33 @@ export class Router {
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);
   }
+}
+
+/** The request's data for parameter constraints (Vault's req.Data): query and body, not path parameters. */
+function requestData(f: Flow): Record<string, unknown> {
+  if (!f.query) return f.body;
+  const d: Record<string, unknown> = {};
+  for (const [k, v] of f.query) setOwn(d, k, v);
+  const body = f.body;
+  for (const k in body) if (Object.hasOwn(body, k)) setOwn(d, k, body[k]);
+  return d;
+}
+
+/** The HTTP body Vault would have sent for `reply` (what unwrapping hands back), without sys/ top-level copies. */
+function envelopeJson(requestId: string, reply: Reply, mountType: string): string {
+  return (
+    JSON.stringify({
+      request_id: requestId,
+      lease_id: '',
+      renewable: false,
+      lease_duration: reply.leaseDuration ?? 0,
+      data: reply.data ?? null,
+      wrap_info: null,
+      warnings: reply.warnings?.length ? reply.warnings : null,
+      auth: reply.auth ?? null,
+      mount_type: mountType,
+    }) + '\n'
+  );
 }
 
 /** `p` without trailing slashes. */
