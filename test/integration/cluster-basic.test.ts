@@ -3,7 +3,10 @@
  * active; writes through each node read back through each node with X-Vault-Index; standbys serve
  * transit crypto and see a rotation within 100 ms; status endpoints; only ciphertext in the database.
  */
+import { createServer } from 'node:http';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../support/daemon.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { roleOf, startNode, until, type ClusterNode } from '../support/cluster.js';
 
@@ -126,6 +129,49 @@ describe.skipIf(!!skip)('a three-node cluster on PostgreSQL', () => {
     expect(bad.body.errors[0]).toMatch(/not forwarded again/);
     // Bad token through a standby: the active answers 403 (the standby relays it).
     expect((await s.req('POST', 'secret/data/x', { data: { a: 1 } }, { token: 'nope' })).status).toBe(403);
+  });
+
+  it('shows HA mode, role and the active address in `keyhold status`', async () => {
+    const a = await active();
+    const s = nodes.find((n) => n !== a)!;
+    const st = async (n: ClusterNode) => {
+      const r = await execa(process.execPath, [BIN, 'status', '--format', 'json'], { reject: false, env: { KEYHOLD_ADDR: `unix://${n.socket}`, KEYHOLD_HOME: n.dir, NO_COLOR: '1' } });
+      expect(r.exitCode, String(r.stderr)).toBe(0);
+      return JSON.parse(String(r.stdout)) as Record<string, unknown>;
+    };
+    expect(await st(s)).toMatchObject({ ha_enabled: true, ha_mode: 'standby', active_node_address: a.api, sealed: false });
+    const sa = await st(a);
+    expect(sa).toMatchObject({ ha_enabled: true, ha_mode: 'active', active_node_address: a.api });
+    expect(Date.parse(String(sa.active_since))).toBeGreaterThan(0);
+  });
+
+  it('never sends a token to an address planted in the database', async () => {
+    const a = await active();
+    const s = nodes.find((n) => n !== a)!;
+    let trapped = 0;
+    const trap = createServer((_req, res) => {
+      trapped++;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => trap.listen(0, '127.0.0.1', () => r()));
+    const port = (trap.address() as { port: number }).port;
+    try {
+      // Someone with write access to the database plants an advertisement and points the lock at it.
+      const plant = JSON.stringify({ api_addr: `http://127.0.0.1:${port}`, cluster_addr: '', active_time: new Date().toISOString(), node_id: 'evil' });
+      pg.psql(`INSERT INTO vault_kv_store VALUES ('/core/', '/core/leader/', 'evil', convert_to('${plant}', 'UTF8'))`);
+      pg.psql(`UPDATE vault_ha_locks SET ha_value = 'evil' WHERE ha_key = 'core/lock'`);
+      await new Promise((r) => setTimeout(r, 1500));
+      for (let i = 0; i < 5; i++) {
+        const w = await s.req('POST', 'secret/data/planted', { data: { i } }, { token: root });
+        // The planted record does not open under the barrier: the standby keeps forwarding to the
+        // active it verified (200), or refuses (503); it never follows the database's word.
+        expect([200, 503]).toContain(w.status);
+      }
+      expect(trapped).toBe(0);
+    } finally {
+      trap.close();
+      pg.psql(`DELETE FROM vault_kv_store WHERE path = '/core/leader/' AND key = 'evil'`);
+    }
   });
 
   it('keeps only barrier ciphertext in the database', async () => {
