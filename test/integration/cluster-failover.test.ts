@@ -84,14 +84,15 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     const times: number[] = [];
     // A killed node restarts in the background while the next round runs (at most one node is down
     // at a time, so a standby is always there to take over); this keeps 20 rounds near a minute.
-    let restarting: Promise<void> = Promise.resolve();
+    const restarts: Array<Promise<void>> = [];
     const restart = async (n: ClusterNode) => {
       await n.start();
       expect((await n.req('POST', 'sys/unseal', { key: recovery })).body.sealed).toBe(false);
       await until(async () => (await roleOf(n)) === 'standby', 'the restarted node as standby');
     };
     for (let round = 0; round < 20; round++) {
-      await restarting;
+      // The node killed two rounds ago is back; the one killed last round may still be starting.
+      await restarts[round - 2];
       const old = await until(() => activeOf(nodes), 'an active node');
       const t0 = performance.now();
       await old.kill9();
@@ -111,9 +112,9 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
       );
       times.push(performance.now() - t0);
       expect(next).not.toBe(old);
-      restarting = restart(old);
+      restarts.push(restart(old));
     }
-    await restarting;
+    await Promise.all(restarts);
     stop = true;
     await Promise.all(writers);
     times.sort((a, b) => a - b);
