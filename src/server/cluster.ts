@@ -13,7 +13,9 @@
  * paused or partitioned one is replaced when its TTL runs out.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import type { Logger } from '../framework/context.js';
 import { getJSON, putJSON } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
@@ -41,6 +43,40 @@ export interface ClusterOptions {
   stepDownWaitMs?: number;
   /** Standby poll interval (ms). */
   pollMs?: number;
+  /** Node-local file remembering which cluster (storage id) this node joined. */
+  identityFile?: string;
+}
+
+/** Record the cluster this node serves (first unseal), so it never starts on another cluster's table. */
+function rememberCluster(file: string, storageId: string, database: string): void {
+  if (!storageId || existsSync(file)) return;
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ storage_id: storageId, database }) + '\n', { mode: 0o600 });
+  } catch {
+    /* best effort: the check at start is then skipped */
+  }
+}
+
+/**
+ * Refuse to start on a table that holds another cluster's data: a node that served cluster A (its
+ * storage id recorded at first unseal) pointed at cluster B's table would hold B's data under keys
+ * it cannot open, and its keychain or recovery key would not match. Returns the reason, or null.
+ */
+export function otherClusterReason(file: string, storageId: string | undefined, database: string): string | null {
+  if (!storageId || !existsSync(file)) return null;
+  let known: { storage_id?: string; database?: string };
+  try {
+    known = JSON.parse(readFileSync(file, 'utf8')) as { storage_id?: string };
+  } catch {
+    return null;
+  }
+  if (!known.storage_id || known.storage_id === storageId) return null;
+  return (
+    `this node belongs to the cluster with storage id ${known.storage_id} (first served from ${known.database ?? '?'}), ` +
+    `but ${database} holds another cluster's data (storage id ${storageId}, different barrier keys); ` +
+    `point storage at this node's own table, or remove ${file} to make this node join the other cluster`
+  );
 }
 
 const INDEX_KEY = 'core/index-header-hmac-key';
@@ -87,6 +123,7 @@ export class Cluster {
   /** Unsealed: compete for the lock; serve as standby meanwhile. */
   private async start(): Promise<void> {
     this.running = true;
+    if (this.opts.identityFile) rememberCluster(this.opts.identityFile, this.clusterId(), this.backend.describe());
     this.role = 'standby';
     await this.loadIndexKey().catch(() => {});
     await this.step();

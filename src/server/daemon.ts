@@ -15,7 +15,10 @@ import { Core } from './core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
 import { PostgresBackend, PostgresConfigError } from '../storage/postgres.js';
-import { Cluster } from './cluster.js';
+import { Cluster, otherClusterReason } from './cluster.js';
+import { readSealConfig } from '../seal/seal.js';
+import { stateDir } from '../framework/paths.js';
+import { join } from 'node:path';
 import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
@@ -71,6 +74,14 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     }
     throw new ConfigError(`storage migration in progress (started: ${started}); wait for \`keyhold operator migrate\` to finish, or remove a stale lock with \`keyhold operator migrate -config FILE -reset\``);
   }
+  const identityFile = join(stateDir(process.env), 'cluster-node.json');
+  if (pgBackend) {
+    const why = otherClusterReason(identityFile, (await readSealConfig(pgBackend))?.storage_id, pgBackend.describe());
+    if (why) {
+      await pgBackend.close();
+      throw new ConfigError(`config ${flags.config ?? ''}: storage.postgresql: ${why}`);
+    }
+  }
   const ha = pgBackend?.haEnabled() ? pgBackend : null;
   if (ha && !cfg.api_addr) {
     await ha.close();
@@ -97,7 +108,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     standby: ha !== null,
   });
   if (ha) {
-    const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env) });
+    const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });
     core.cluster = new ClusterRouting(cluster);
   }
   let devToken: string | undefined;

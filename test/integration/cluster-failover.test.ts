@@ -3,6 +3,7 @@
  * a steady write load), fencing of a paused active, and a PostgreSQL restart mid-load. Lock TTLs are
  * short (2-3 s) so the suite stays within a couple of minutes.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { roleOf, startNode, until, type ClusterNode } from '../support/cluster.js';
@@ -26,6 +27,7 @@ async function cluster(pg: TestPostgres, table: string, count: number, lockTtl =
   for (const n of nodes.slice(1)) expect((await n.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
   await until(async () => (await Promise.all(nodes.map(roleOf))).filter((r) => r === 'standby').length === count - 1, 'standbys');
   const root = init.body.root_token as string;
+  await until(() => activeOf(nodes), 'an active node');
   expect((await nodes[0]!.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root })).status).toBe(204);
   expect((await nodes[0]!.req('POST', 'sys/mounts/transit', { type: 'transit' }, { token: root })).status).toBe(204);
   expect((await nodes[0]!.req('POST', 'transit/keys/k', {}, { token: root })).status).toBeLessThan(300);
@@ -204,4 +206,18 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
     for (const n of nodes) expect(['active', 'standby']).toContain(await roleOf(n));
   }, 120_000);
+
+  it('refuses to start a node of one cluster on the table of another (different barrier keys), saying why', async () => {
+    const one = await cluster(pg, 'one', 1);
+    const other = await cluster(pg, 'other', 1);
+    const stray = other.nodes[0]!;
+    await stray.stop();
+    // The node's config now names the first cluster's table.
+    const cfg = readFileSync(stray.config, 'utf8').replace(/table = "other"/, 'table = "one"').replace(/ha_table = "other_ha"/, 'ha_table = "one_ha"');
+    writeFileSync(stray.config, cfg);
+    await expect(stray.start()).rejects.toThrow(/exited with 1/);
+    expect(stray.output()).toMatch(/storage\.postgresql: this node belongs to the cluster with storage id [0-9a-f-]+ .* holds another cluster's data \(storage id [0-9a-f-]+, different barrier keys\)/);
+    expect((await roleOf(one.nodes[0]!))).toBe('active');
+  }, 60_000);
 });
+
