@@ -108,7 +108,9 @@ export class Core implements RouterCore, CoreServices {
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
-    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
+      this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
+    );
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
     this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
