@@ -19,6 +19,11 @@ export function joinVersionValues(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i]!;
+    if (a === '--') {
+      // Everything after -- belongs to another program (keyhold run -- COMMAND ARGS).
+      out.push(...argv.slice(i));
+      break;
+    }
     // The vault CLI's single-dash `-wrap-ttl=60s` / `-wrap-ttl 60s` is accepted as `--wrap-ttl`.
     if (a === '-wrap-ttl' || a.startsWith('-wrap-ttl=')) a = '-' + a;
     const next = argv[i + 1];
