@@ -102,7 +102,9 @@ _keyhold_values() {
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
     'login|1') echo 'n' ;;
+    'operator unseal|1') echo 'n' ;;
     'operator rekey|--target') echo 'w:barrier recovery' ;;
+    'operator rekey|1') echo 'n' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
