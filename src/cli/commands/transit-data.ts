@@ -247,7 +247,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--iss <issuer>', 'expected issuer')
     .option('--aud <audience>', 'accepted audience (comma-separated for several)')
     .option('--leeway <duration>', 'clock skew tolerated for exp and nbf, e.g. 30s')
-    .addHelpText('after', '\nExamples:\n  $ keyhold transit jwt sign issuer --claims \'{"sub":"ci"}\' --field token > token.jwt\n  $ keyhold transit jwt verify issuer --aud ci < token.jwt')
+    .addHelpText('after', '\nExamples:\n  $ keyhold transit jwt verify issuer --aud ci < token.jwt\n  $ keyhold transit jwt verify issuer --file token.jwt --format json')
     .action(async (name: string, o, cmd: Command) => {
       const token = (await inputBytes(ctx, o)).toString('utf8').trim();
       if (!token) throw new LocalError('no JWT given (stdin or --file)');
