@@ -104,6 +104,8 @@ export class Pkcs11Seal implements SealWrapper {
         keyId: this.s.keyId,
         mechanism: this.s.mechanism,
         generate: this.s.generateKey,
+        // Vault generates 2048-bit RSA seal keys (reference managed-keys-wire.md 3.2).
+        keyBits: this.s.mechanism === '0x0009' ? 2048 : undefined,
         forceRwSession: this.s.forceRwSession,
         maxParallel: this.s.maxParallel,
         rsaOaepHash: this.s.rsaOaepHash,

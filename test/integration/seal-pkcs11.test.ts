@@ -129,6 +129,21 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
     await stop(node);
   });
 
+  it('RSA-OAEP (0x0009, SHA-1 as SoftHSM2 offers): a 2048-bit key pair generated in the token wraps the master key', async () => {
+    const dir = newDir();
+    const env = { VAULT_HSM_MECHANISM: '0x0009', VAULT_HSM_RSA_OAEP_HASH: 'sha1', VAULT_HSM_KEY_LABEL: 'rsa-master' };
+    let node = await start(dir, ['--config', hsmConfig(dir)], env);
+    const init = await node.req('PUT', 'sys/init', { recovery_shares: 1, recovery_threshold: 1 }, { token: null });
+    expect(init.status, JSON.stringify(init.body)).toBe(200);
+    await stop(node);
+    const objs = hsm.tool(['--token-label', 'keyhold-seal', '--login', '--pin', PIN, '--list-objects', '--type', 'privkey']);
+    expect(objs).toMatch(/Private Key Object; RSA[\s\S]*label:\s+rsa-master/);
+    node = await start(dir, ['--config', hsmConfig(dir)], env);
+    await waitUnsealed(node);
+    expect((await node.req('GET', 'sys/mounts', undefined, { token: init.body.root_token })).status).toBe(200);
+    await stop(node);
+  });
+
   it('VAULT_SEAL_TYPE=pkcs11 with VAULT_HSM_* configures the seal without a stanza', async () => {
     const dir = newDir();
     const node = await start(dir, [], { VAULT_SEAL_TYPE: 'pkcs11', VAULT_HSM_LIB: SOFTHSM_MODULE, VAULT_HSM_TOKEN_LABEL: 'keyhold-seal', VAULT_HSM_KEY_LABEL: 'env-key', VAULT_HSM_GENERATE_KEY: 'true' });
