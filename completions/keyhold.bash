@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
+    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
     'operator') _kh_subs='init unseal rekey seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
@@ -19,7 +19,7 @@ _keyhold_node() {
     'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'write') _kh_opts='-f --force -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
-    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --no-default-policy --renewable -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --renewable --address --token --format --field --wrap-ttl' ;;
+    'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --role --period --type --no-default-policy --renewable -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --role --period --type --renewable --address --token --format --field --wrap-ttl' ;;
     'token lookup') _kh_opts='--accessor -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--accessor --address --token --format --field --wrap-ttl' ;;
     'token revoke') _kh_opts='--accessor --self -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--accessor --address --token --format --field --wrap-ttl' ;;
     'policy') _kh_subs='write read list delete' ;;
@@ -27,6 +27,11 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --version --address --token --format --field --wrap-ttl' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'login') _kh_opts='--method --path --no-store -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--method --path --address --token --format --field --wrap-ttl' ;;
+    'auth') _kh_subs='enable disable list tune' ;;
+    'auth enable') _kh_opts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field --wrap-ttl' ;;
+    'auth list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'auth tune') _kh_opts='--description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field --wrap-ttl' ;;
     'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify jwt' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
     'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --context --address --token --format --field --wrap-ttl' ;;
@@ -37,9 +42,9 @@ _keyhold_node() {
     'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
     'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field --wrap-ttl' ;;
     'transit keys list') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field --wrap-ttl' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context --address --token --format --field --wrap-ttl' ;;
     'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field --wrap-ttl' ;;
-    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field --wrap-ttl' ;;
+    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id --managed-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --managed-key --address --token --format --field --wrap-ttl' ;;
     'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field --wrap-ttl' ;;
     'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field --wrap-ttl' ;;
     'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field --wrap-ttl' ;;
@@ -74,8 +79,8 @@ _keyhold_node() {
     'kv metadata delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
     'sync') _kh_subs='dest assoc status config' ;;
     'sync dest') _kh_subs='create update read list delete' ;;
-    'sync dest create') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
-    'sync dest update') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --repository-owner --repository-name --environment-name --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
+    'sync dest create') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --app-name --installation-id --secrets-location --repository-owner --repository-name --environment-name --organization-name --organization-visibility --selected-repository-ids --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --app-name --installation-id --secrets-location --repository-owner --repository-name --environment-name --organization-name --organization-visibility --selected-repository-ids --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
+    'sync dest update') _kh_opts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --app-name --installation-id --secrets-location --repository-owner --repository-name --environment-name --organization-name --organization-visibility --selected-repository-ids --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --disable-strict-networking -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--access-key-id --secret-access-key --region --endpoint-url --key-vault-uri --client-id --client-secret --tenant-id --cloud --authority-host --credentials --project-id --access-token --app-name --installation-id --secrets-location --repository-owner --repository-name --environment-name --organization-name --organization-visibility --selected-repository-ids --team-id --deployment-environments --secret-name-template --granularity --custom-tag --allowed-ipv4-address --allowed-ipv6-address --allowed-port --address --token --format --field --wrap-ttl' ;;
     'sync dest delete') _kh_opts='--purge --force -y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'sync assoc') _kh_subs='set remove list' ;;
     'sync assoc set') _kh_opts='--mount --secret -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --secret --address --token --format --field --wrap-ttl' ;;
@@ -86,7 +91,14 @@ _keyhold_node() {
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --address --token --format --field --wrap-ttl' ;;
     'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'audit list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'managed-keys') _kh_subs='create list read delete test-sign' ;;
+    'managed-keys create') _kh_opts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --allow-generate-key --allow-replace-key --allow-store-key --any-mount --force-rw-session --disable-strict-networking --pin --access-key --secret-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --pin --access-key --secret-key --address --token --format --field --wrap-ttl' ;;
+    'managed-keys test-sign') _kh_opts='--use-pss --hash-algorithm -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--hash-algorithm --address --token --format --field --wrap-ttl' ;;
+    'run') _kh_opts='--env-file --watch --signal --watch-interval --debounce --kill-timeout -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --signal --watch-interval --debounce --kill-timeout --address --token --format --field --wrap-ttl' ;;
+    'env') _kh_opts='--env-file --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --output --address --token --format --field --wrap-ttl' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'service') _kh_subs='install uninstall status' ;;
+    'service install') _kh_opts='--config --no-start -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --address --token --format --field --wrap-ttl' ;;
   esac
 }
 
@@ -101,7 +113,6 @@ _keyhold_values() {
     'server|--storage-path') echo 'f' ;;
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
-    'login|1') echo 'n' ;;
     'operator unseal|1') echo 'n' ;;
     'operator rekey|--target') echo 'w:barrier recovery' ;;
     'operator rekey|1') echo 'n' ;;
@@ -124,6 +135,11 @@ _keyhold_values() {
     'policy delete|1') echo 'd:policies' ;;
     'secrets enable|1') echo 'n' ;;
     'secrets disable|1') echo 'd:mounts' ;;
+    'login|1') echo 'n' ;;
+    'login|+') echo 'n' ;;
+    'auth enable|1') echo 'n' ;;
+    'auth disable|1') echo 'n' ;;
+    'auth tune|1') echo 'n' ;;
     'transit keys read|--mount') echo 'd:transit-mounts' ;;
     'transit keys read|1') echo 'd:transit-keys' ;;
     'transit keys delete|--mount') echo 'd:transit-mounts' ;;
@@ -269,11 +285,24 @@ _keyhold_values() {
     'audit enable|2') echo 'n' ;;
     'audit enable|+') echo 'n' ;;
     'audit disable|1') echo 'd:audit-devices' ;;
+    'managed-keys create|1') echo 'n' ;;
+    'managed-keys create|2') echo 'n' ;;
+    'managed-keys list|1') echo 'n' ;;
+    'managed-keys read|1') echo 'n' ;;
+    'managed-keys read|2') echo 'n' ;;
+    'managed-keys delete|1') echo 'n' ;;
+    'managed-keys delete|2') echo 'n' ;;
+    'managed-keys test-sign|1') echo 'n' ;;
+    'managed-keys test-sign|2') echo 'n' ;;
+    'run|1') echo 'n' ;;
+    'run|+') echo 'n' ;;
+    'env|--output') echo 'f' ;;
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit unwrap completion openapi path-help help' ;;
+    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'service install|--config') echo 'f' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }
