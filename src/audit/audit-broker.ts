@@ -319,11 +319,23 @@ export class AuditBroker {
         }
         if (data !== null && data !== undefined) response.data = hashStructure(data, d.salt, sensitive);
         if (b.auth && typeof b.auth === 'object') response.auth = hashAuth(b.auth as Record<string, unknown>, d);
+        const wrap = (b as { wrap_info?: unknown }).wrap_info;
+        if (wrap && typeof wrap === 'object') response.wrap_info = hashWrapInfo(wrap as Record<string, unknown>, d);
       }
       out.response = response;
     }
     return out;
   }
+}
+
+/** A wrapped answer's wrap_info as Vault audits it: the wrapping token HMAC'd, accessors as configured. */
+function hashWrapInfo(w: Record<string, unknown>, d: LiveDevice): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...w };
+  if (typeof w.token === 'string' && w.token !== '') out.token = hashStructure(w.token, d.salt, new Set(['token']));
+  for (const k of ['accessor', 'wrapped_accessor']) {
+    if (d.hmacAccessor && typeof w[k] === 'string' && w[k] !== '') out[k] = hashStructure(w[k], d.salt, new Set([k]));
+  }
+  return out;
 }
 
 function hashAuth(auth: Record<string, unknown>, d: LiveDevice): Record<string, unknown> {

@@ -9,6 +9,7 @@ import { LocalError, ServerError } from './errors.js';
 import { postJson } from './raw-request.js';
 import { resolveAddress, resolveToken } from './settings.js';
 import { table } from './table.js';
+import { installCliProcessHooks } from './signals.js';
 
 interface FastArgs {
   op: 'encrypt' | 'decrypt';
@@ -128,6 +129,7 @@ async function run(a: FastArgs, address: string): Promise<void> {
 export async function runFast(argv: string[]): Promise<boolean> {
   const a = parseFast(argv);
   if (!a) return false;
+  installCliProcessHooks();
   const address = resolveAddress({ address: a.address });
   // https (TLS, CA files) and unusual addresses go through the full client.
   if (!address.startsWith('unix://') && !address.startsWith('http://')) return false;

@@ -51,8 +51,8 @@ export interface ServerConfig {
   disable_mlock?: boolean;
   /** Accepted for Vault compatibility; keyhold has no web UI. */
   ui?: boolean;
-  /** `seal "<type>" { ... }`: consumed by the seal (transit auto-unseal). */
-  seal?: { type: string; params: Record<string, unknown> };
+  /** `seal "<type>" { ... }`: consumed by the seal (auto-unseal); a list of two during a seal migration (the old one `disabled`). */
+  seal?: { type: string; params: Record<string, unknown> } | Array<{ type: string; params: Record<string, unknown> }>;
   /** `kms_library "pkcs11" { name, library }` stanzas: consumed by managed keys. */
   kmsLibraries?: Array<{ type: string; name: string; library: string }>;
 }
@@ -329,11 +329,11 @@ function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
   return out;
 }
 
-function sealStanza(item: HclItem, at: At): { type: string; params: Record<string, unknown> } {
-  const list = stanzas(item, at);
-  // Vault allows two seal stanzas (one disabled) for seal migration; keyhold has no migration yet.
-  if (list.length !== 1) at.fail('only one seal stanza is allowed');
-  const { type, body, at: sat } = list[0]!;
+function sealStanza(item: HclItem, at: At): Array<{ type: string; params: Record<string, unknown> }> {
+  return stanzas(item, at).map((s) => sealParams(s));
+}
+
+function sealParams({ type, body, at: sat }: { type: string; body: HclObject; at: At }): { type: string; params: Record<string, unknown> } {
   const params: Record<string, unknown> = {};
   for (const p of body.items) {
     const pat = sat.child(p);
@@ -380,8 +380,11 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
     cfg.listeners = [...(cfg.listeners ?? []), ...expandListItems(it).flatMap((i) => listenerStanzas(i, at))];
   },
   seal: (it, at, cfg) => {
-    if (cfg.seal) at.fail('only one seal stanza is allowed');
-    cfg.seal = sealStanza(it, at);
+    // Vault allows two seal stanzas, one of them `disabled = "true"`, for a seal migration (checked by the seal).
+    const prev = cfg.seal === undefined ? [] : Array.isArray(cfg.seal) ? cfg.seal : [cfg.seal];
+    const all = [...prev, ...expandListItems(it).flatMap((i) => sealStanza(i, at))];
+    if (all.length > 2) at.fail('at most two seal stanzas (the one in use and a disabled one being migrated away from)');
+    cfg.seal = all.length === 1 ? all[0] : all;
   },
   kms_library: (it, at, cfg) => {
     const libs = [...(cfg.kmsLibraries ?? []), ...expandListItems(it).flatMap((i) => kmsLibraryStanzas(i, at))];

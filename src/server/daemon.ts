@@ -3,12 +3,14 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createLogger } from '../framework/logger.js';
 import { runtimeDir } from '../framework/paths.js';
-import { resolveConfig, type ServerFlags } from './config.js';
+import { ConfigError, resolveConfig, type ServerFlags } from './config.js';
 import { InmemBackend } from '../storage/inmem.js';
 import { FileBackend } from '../storage/file.js';
 import type { Backend } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { OsKeychain } from '../seal/os-keychain.js';
+import { buildSeals } from '../seal/seal-config.js';
+import type { ConfiguredSeals } from '../seal/wrapper.js';
 import { Core } from './core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
@@ -38,7 +40,16 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     backend = fb;
   }
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION });
+  let seals: ConfiguredSeals | undefined;
+  if (!cfg.dev) {
+    try {
+      seals = await buildSeals(cfg.seal === undefined ? [] : Array.isArray(cfg.seal) ? cfg.seal : [cfg.seal], process.env, logger);
+    } catch (e) {
+      await backend.close();
+      throw new ConfigError(`config${flags.config ? ` ${flags.config}` : ''}: ${(e as Error).message}`);
+    }
+  }
+  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, seals });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -62,6 +73,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   out.write(`    Version: ${VERSION}\n`);
   for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
   out.write(`    Storage: ${backend.describe()}\n`);
+  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
   out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
   if (devToken) {
     out.write(`    Root Token: ${devToken}\n`);

@@ -4,6 +4,7 @@
 export interface BackoffPolicy {
   baseMs: number;
   maxMs: number;
+  /** Retries with exponential backoff; later retries of a failure that can pass wait `maxMs` each (self-healing). */
   maxAttempts: number;
 }
 

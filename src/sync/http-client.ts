@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { NetworkGuard } from './network-guard.js';
-import { SyncFailure, failureFromError, failureFromStatus, parseRetryAfter } from './failure.js';
+import { SyncFailure, failureFromError, failureFromStatus, parseRetryAfter, rateLimitOf } from './failure.js';
 
 /** A provider reply. */
 export interface HttpReply {
@@ -93,7 +93,9 @@ export function jsonOf(reply: HttpReply): Record<string, unknown> | null {
 /** Turn a non-2xx reply into a SyncFailure; `detail` extracts the provider's error code/message. */
 export function failureOf(reply: HttpReply, what: string, detail: (body: Record<string, unknown> | null) => string, now: number): SyncFailure {
   const d = detail(jsonOf(reply)).replace(/\s+/g, ' ').slice(0, 300);
-  return failureFromStatus(reply.status, what, d, reply.status === 429 || reply.status === 503 ? parseRetryAfter(reply.headers['retry-after'], now) : undefined);
+  const limit = rateLimitOf(reply.status, reply.headers, reply.text, now);
+  if (limit.limited) return failureFromStatus(reply.status, what, d, limit.retryAfterMs, true);
+  return failureFromStatus(reply.status, what, d, reply.status === 503 ? parseRetryAfter(reply.headers['retry-after'], now) : undefined);
 }
 
 /** True for 2xx. */

@@ -1,7 +1,9 @@
 /** Secret sync module, mounted internally at sys/sync/ (spec 4.4, reference sync-wire.md). */
 import type { EngineModule } from '../framework/engine.js';
 import type { EngineEnv, MountInfo } from '../framework/context.js';
-import { internal } from '../framework/errors.js';
+import { internal, invalid } from '../framework/errors.js';
+import { getJSON, putJSON } from '../storage/backend.js';
+import { NOT_ACTIVATED, activationRequired } from './activation.js';
 import { syncRoutes } from './routes.js';
 import { SyncService } from './service.js';
 import { SyncStore } from './store.js';
@@ -68,6 +70,27 @@ export class SyncBackend {
       attempt === 0 ? 0 : 20,
     );
     this.startTimer.unref?.();
+  }
+
+  private readonly requireActivation = activationRequired(process.env);
+  private activatedCache: boolean | null = null;
+
+  /** Whether secret sync counts as activated (always, unless the daemon requires activation). */
+  async activated(): Promise<boolean> {
+    if (!this.requireActivation) return true;
+    this.activatedCache ??= (await getJSON<{ activated?: boolean }>(this.env.storage, 'activation'))?.activated === true;
+    return this.activatedCache;
+  }
+
+  /** Activate secret sync (idempotent; stored, so it survives restarts). */
+  async activate(): Promise<void> {
+    await putJSON(this.env.storage, 'activation', { activated: true, at: new Date(this.env.clock.now()).toISOString() });
+    this.activatedCache = true;
+  }
+
+  /** Throws Vault's 400 while the feature is not activated. */
+  async requireActivated(): Promise<void> {
+    if (!(await this.activated())) throw invalid(NOT_ACTIVATED);
   }
 
   /** Stop the worker (seal, shutdown); queued operations stay in storage for the next start. */

@@ -15,7 +15,14 @@ export function isDestinationType(s: string): s is DestinationType {
 export type Granularity = 'secret-path' | 'secret-key';
 
 /** Sync statuses (reference 1.10); every transition is documented in docs/sync.md. */
-export type SyncStatus = 'PENDING' | 'SYNCED' | 'UNSYNCED' | 'UNKNOWN' | 'INTERNAL_VAULT_ERROR' | 'CLIENT_SIDE_ERROR' | 'EXTERNAL_SERVICE_ERROR';
+export type SyncStatus = 'PENDING' | 'SYNCING' | 'UNSYNCING' | 'SYNCED' | 'UNSYNCED' | 'UNKNOWN' | 'INTERNAL_VAULT_ERROR' | 'CLIENT_SIDE_ERROR' | 'EXTERNAL_SERVICE_ERROR';
+
+/**
+ * In-flight statuses (reference 1.10: the Vault UI's status badge and test double know them): shown
+ * while the worker is pushing (`SYNCING`) or deleting (`UNSYNCING`) a link at the provider. They
+ * are never stored: after a crash the link shows what was stored before (`PENDING` or the last outcome).
+ */
+export type ActivityStatus = 'SYNCING' | 'UNSYNCING';
 
 /** Statuses that mean the last operation failed. */
 export const ERROR_STATUSES: ReadonlySet<SyncStatus> = new Set(['UNKNOWN', 'INTERNAL_VAULT_ERROR', 'CLIENT_SIDE_ERROR', 'EXTERNAL_SERVICE_ERROR']);

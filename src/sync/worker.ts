@@ -16,7 +16,7 @@ import { nameProblem, normalizeName, valueProblem } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore, QueueEntry } from './store.js';
 import { NameTemplate, type TemplateVars } from './templates.js';
-import { ERROR_STATUSES, linkKey, parseLinkKey, type DestinationRecord, type EntryState, type LinkRecord, type SyncStatus } from './types.js';
+import { ERROR_STATUSES, linkKey, parseLinkKey, type ActivityStatus, type DestinationRecord, type EntryState, type LinkRecord, type SyncStatus } from './types.js';
 import { entriesOf } from './values.js';
 
 /** What sync needs from KV v2 (resolved lazily: user mounts load after the sync module). */
@@ -130,7 +130,7 @@ interface Gate {
 const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set(['PENDING', 'UNKNOWN', 'INTERNAL_VAULT_ERROR', 'EXTERNAL_SERVICE_ERROR']);
 
 /** Severity order for summarizing several entries into one status. */
-const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
+const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
 
 /** The worst of several statuses (errors first, then PENDING). */
 export function worstStatus(list: SyncStatus[], fallback: SyncStatus): SyncStatus {
@@ -150,6 +150,12 @@ export class Syncer {
   private admitted = 0;
   private readonly runningPerDest = new Map<string, number>();
   private readonly gates = new Map<string, Gate>();
+  /**
+   * Destinations the provider throttled, and until when: none of their operations starts before
+   * (issue 19: one 403/429 rate limit slows every association of the destination down, not only
+   * the one that hit it, so a large sync does not keep hammering a provider that asked us to wait).
+   */
+  private readonly heldUntil = new Map<string, number>();
   /** Latest versions read by set for the next attempt on a link (see offerSecret). */
   private readonly offered = new Map<string, { secret: { data: Record<string, unknown>; version: number }; kvChange: number; at: number }>();
   private kvChange = 0;
@@ -189,6 +195,23 @@ export class Syncer {
 
   get tuning(): SyncTuning {
     return this.deps.tuning;
+  }
+
+  /** Links the worker is pushing or deleting at the provider right now (never stored). */
+  private readonly activity = new Map<string, ActivityStatus>();
+  /** Told when a link's in-flight status starts or ends (the service refreshes its association maps). */
+  onActivity: ((link: string) => void) | null = null;
+
+  /** `SYNCING` / `UNSYNCING` while an attempt on `link` talks to the provider, else undefined. */
+  activityOf(link: string): ActivityStatus | undefined {
+    return this.activity.get(link);
+  }
+
+  private setActivity(link: string, a: ActivityStatus | null): void {
+    if ((this.activity.get(link) ?? null) === a) return;
+    if (a) this.activity.set(link, a);
+    else this.activity.delete(link);
+    this.onActivity?.(link);
   }
 
   /** Load the index and the durable queue; start dispatching and reconciling. */
@@ -442,6 +465,11 @@ export class Syncer {
           continue;
         }
         if ((this.runningPerDest.get(dest) ?? 0) >= perDestination * PIPELINE_DEPTH) continue;
+        const hold = this.heldUntil.get(dest);
+        if (hold !== undefined) {
+          if (hold > this.deps.clock.now()) continue;
+          this.heldUntil.delete(dest);
+        }
         let pick: Op | undefined;
         for (const op of set) {
           if (!this.running.has(op.link)) {
@@ -486,6 +514,7 @@ export class Syncer {
       .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
       .finally(() => {
         clearTimeout(timer);
+        this.setActivity(op.link, null);
         this.running.delete(op.link);
         this.inflight.delete(p);
         if (admitted) release();
@@ -504,9 +533,16 @@ export class Syncer {
     if (this.closed && signal.aborted) return; // shutting down: the durable entry runs again after restart
     const f = result.failure;
     const superseded = this.pendingByLink.has(op.link);
-    if (f?.retryable && !superseded && op.attempts + 1 < this.deps.tuning.backoff.maxAttempts) {
+    if (f?.retryable && !superseded) {
+      // Self-healing (issue 19): a failure that can pass is retried until it succeeds. The first
+      // `maxAttempts` retries back off exponentially; later ones wait the maximum delay each time
+      // (the reconciliation pace), never giving up while the link is due.
       op.attempts++;
-      op.notBefore = this.deps.clock.now() + backoffDelay(this.deps.tuning.backoff, op.attempts, this.random, f.opts.retryAfterMs);
+      const now = this.deps.clock.now();
+      const policy = this.deps.tuning.backoff;
+      const delay = op.attempts < policy.maxAttempts ? backoffDelay(policy, op.attempts, this.random, f.opts.retryAfterMs) : Math.max(policy.maxMs, Math.min(f.opts.retryAfterMs ?? 0, policy.maxMs));
+      op.notBefore = now + delay;
+      if (f.opts.rateLimited) this.holdDestination(op.dest, now + Math.min(policy.maxMs, f.opts.retryAfterMs ?? delay));
       this.ops.set(op.seq, op);
       this.pendingByLink.set(op.link, op);
       this.delayed.add(op);
@@ -521,6 +557,20 @@ export class Syncer {
       this.waiters.delete(op.link);
       for (const w of ws) w(result.link);
     }
+  }
+
+  /** Start nothing of `dest` before `until` (a rate limit); the delay timer wakes the pump then. */
+  private holdDestination(dest: string, until: number): void {
+    if ((this.heldUntil.get(dest) ?? 0) >= until) return;
+    this.heldUntil.set(dest, until);
+    this.armDelay(until);
+    this.deps.logger.warn('sync: destination rate limited; its operations wait', { destination: dest, wait_ms: Math.max(0, until - this.deps.clock.now()) });
+  }
+
+  /** Until when a destination is held after a rate limit (0: not held). */
+  heldUntilOf(dest: string): number {
+    const t = this.heldUntil.get(dest) ?? 0;
+    return t > this.deps.clock.now() ? t : 0;
   }
 
   /** Run one provider call of `dest` in one of its `perDestination` slots (first come, first served). */
@@ -546,6 +596,11 @@ export class Syncer {
       });
     }
     try {
+      const held = this.heldUntilOf(dest);
+      if (held) {
+        // Admitted before the rate limit was seen: do not send; wait with the others.
+        throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'destination rate limited by the provider; waiting before sending', { retryable: true, rateLimited: true, retryAfterMs: held - this.deps.clock.now() });
+      }
       return await call();
     } finally {
       const next = g.waiting.shift();
@@ -570,7 +625,14 @@ export class Syncer {
     if (cached && cached.revision === dest.revision) return cached.connector;
     cached?.connector.close();
     const guard = new NetworkGuard(dest.options);
-    const connector = this.connect(dest, { guard, http: new HttpClient(guard, this.deps.tuning.timeoutMs), timeoutMs: this.deps.tuning.timeoutMs, now: () => this.deps.clock.now(), logger: this.deps.logger });
+    const connector = this.connect(dest, {
+      guard,
+      http: new HttpClient(guard, this.deps.tuning.timeoutMs),
+      timeoutMs: this.deps.tuning.timeoutMs,
+      now: () => this.deps.clock.now(),
+      logger: this.deps.logger,
+      githubApp: (name) => this.deps.store.getApp(name),
+    });
     this.connectors.set(key, { revision: dest.revision, connector });
     return connector;
   }
@@ -635,6 +697,7 @@ export class Syncer {
     };
 
     if (connector && (link.removing || dest.purge_initiated_at)) {
+      this.setActivity(key, 'UNSYNCING');
       await unsyncAll(connector);
       const allGone = Object.keys(link.entries).every((sub) => results.get(sub)?.present === false);
       if (allGone) removeLink = true;
@@ -659,12 +722,14 @@ export class Syncer {
         }
       }
       if (!readFailed && secret === null) {
+        this.setActivity(key, 'UNSYNCING');
         await unsyncAll(connector);
         if (!retry) {
           linkStatus = { status: 'UNSYNCED' };
           syncedVersion = 0;
         }
       } else if (secret) {
+        this.setActivity(key, 'SYNCING');
         const desired = entriesOf(secret.data, link.granularity);
         const template = NameTemplate.parse(link.template);
         const vars: TemplateVars = {
@@ -769,9 +834,12 @@ export class Syncer {
       if (err && ERROR_STATUSES.has(next.sync_status)) next.error = err;
       else delete next.error;
       if (syncedVersion !== undefined) next.synced_version = syncedVersion;
+      // The outcome replaces the in-flight status in the same step (no flash of the stale record).
+      this.activity.delete(key);
       await store.putLink(next);
       final = next;
     });
+    this.setActivity(key, null);
     if (removeLink) await this.afterLinkRemoved(type, name);
     else if (dest.purge_initiated_at && !retry && final) await this.notePurgeError(type, name, (final as LinkRecord).error ?? 'unsync failed');
     return { failure: retry, link: final };

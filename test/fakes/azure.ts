@@ -3,7 +3,12 @@
  * what the real service checks (reference sync-wire.md 3.2 and 4.2): form-encoded grant with the
  * registered client id/secret and the vault scope; bearer tokens it issued and that have not expired;
  * `api-version`; name pattern and length; 25 KB values; soft delete (409 ObjectIsDeletedButRecoverable),
- * recover and purge; 404 SecretNotFound.
+ * recover and purge; 404 SecretNotFound. Delete and recover complete asynchronously, as the real
+ * service documents (soft-delete overview; "recover deleted secret" is a long-running operation):
+ * with `deleteDelayMs` / `recoverDelayMs` set, a deleted secret is "being deleted" for that long (PUT
+ * and recover answer 409 ObjectIsBeingDeleted, GET deletedsecrets 404) and a recovered one "being
+ * recovered" (PUT and DELETE answer 409 ObjectIsBeingRecovered, GET 404). At most 15 tags per secret
+ * (Key Vault service limits), names 512 and values 256 characters.
  */
 import { randomBytes } from 'node:crypto';
 import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
@@ -30,6 +35,16 @@ export class AzureFake extends FakeProvider {
   readonly secrets = new Map<string, AzureSecret>();
   readonly deleted = new Map<string, AzureSecret>();
   tokensIssued = 0;
+  /** How long a delete and a recover take to complete (0: at once). */
+  deleteDelayMs = 0;
+  recoverDelayMs = 0;
+  /** Names (lower-case) being deleted / recovered, and until when. */
+  readonly deleting = new Map<string, number>();
+  readonly recovering = new Map<string, number>();
+  /** Recover operations accepted. */
+  recovers = 0;
+  /** 409 answers given for transient states, by inner code. */
+  readonly conflicts: Record<string, number> = {};
 
 
 
@@ -79,13 +94,39 @@ export class AzureFake extends FakeProvider {
     return { status: 200, json: { token_type: 'Bearer', expires_in: this.tokenTtl, ext_expires_in: this.tokenTtl, access_token: access } };
   }
 
+  /** Whether `key` is still being deleted / recovered (expired entries are dropped). */
+  private busy(map: Map<string, number>, key: string): boolean {
+    const until = map.get(key);
+    if (until === undefined) return false;
+    if (Date.now() < until) return true;
+    map.delete(key);
+    return false;
+  }
+
+  private conflict(name: string, inner: 'ObjectIsBeingDeleted' | 'ObjectIsBeingRecovered'): FakeReply {
+    this.conflicts[inner] = (this.conflicts[inner] ?? 0) + 1;
+    const what = inner === 'ObjectIsBeingDeleted' ? 'deleted' : 'recovered';
+    return err(409, 'Conflict', `Secret ${name} is currently being ${what}.`, inner);
+  }
+
   private secret(r: FakeRequest, name: string): FakeReply {
     if (!/^[0-9a-zA-Z-]{1,127}$/.test(name)) return err(400, 'BadParameter', 'The request URI contains an invalid name');
     const key = name.toLowerCase();
+    if (this.busy(this.recovering, key)) {
+      if (r.method === 'GET') return err(404, 'SecretNotFound', `A secret with (name/id) ${name} was not found in this key vault.`);
+      return this.conflict(name, 'ObjectIsBeingRecovered');
+    }
+    if (this.busy(this.deleting, key)) {
+      if (r.method === 'PUT') return this.conflict(name, 'ObjectIsBeingDeleted');
+      return err(404, 'SecretNotFound', `A secret with (name/id) ${name} was not found in this key vault.`);
+    }
     if (r.method === 'PUT') {
       const b = jsonBody(r);
       if (!b || typeof b.value !== 'string') return err(400, 'BadParameter', 'Property value is required');
       if (Buffer.byteLength(b.value) > 25 * 1024) return err(400, 'BadParameter', 'Secret value too large');
+      const tags = (b.tags ?? {}) as Record<string, string>;
+      if (Object.keys(tags).length > 15) return err(400, 'BadParameter', 'The number of tags exceeds the maximum of 15.');
+      for (const [k, v] of Object.entries(tags)) if (k.length > 512 || String(v).length > 256) return err(400, 'BadParameter', 'Tag name or value too long.');
       if (this.deleted.has(key)) return err(409, 'Conflict', `Secret ${name} is currently in a deleted but recoverable state, and its name cannot be reused; in this state, the secret can only be recovered or purged.`, 'ObjectIsDeletedButRecoverable');
       const s = this.secrets.get(key) ?? { name, versions: [] };
       const id = randomBytes(16).toString('hex');
@@ -102,6 +143,7 @@ export class AzureFake extends FakeProvider {
     if (r.method === 'DELETE') {
       this.secrets.delete(key);
       this.deleted.set(key, s);
+      if (this.deleteDelayMs > 0) this.deleting.set(key, Date.now() + this.deleteDelayMs);
       return { status: 200, json: { recoveryId: `${this.url}/deletedsecrets/${s.name}`, deletedDate: Math.floor(Date.now() / 1000), id: `${this.url}/secrets/${s.name}` } };
     }
     return err(405, 'MethodNotAllowed', 'method not allowed');
@@ -109,11 +151,18 @@ export class AzureFake extends FakeProvider {
 
   private deletedSecret(r: FakeRequest, name: string, recover: boolean): FakeReply {
     const key = name.toLowerCase();
+    if (this.busy(this.deleting, key)) {
+      if (recover) return this.conflict(name, 'ObjectIsBeingDeleted');
+      return err(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
+    }
+    if (this.busy(this.recovering, key)) return recover ? this.conflict(name, 'ObjectIsBeingRecovered') : err(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
     const s = this.deleted.get(key);
     if (!s) return err(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
     if (recover && r.method === 'POST') {
       this.deleted.delete(key);
       this.secrets.set(key, s);
+      this.recovers++;
+      if (this.recoverDelayMs > 0) this.recovering.set(key, Date.now() + this.recoverDelayMs);
       return { status: 200, json: { id: `${this.url}/secrets/${s.name}` } };
     }
     if (!recover && r.method === 'DELETE') {

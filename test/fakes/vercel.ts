@@ -2,7 +2,10 @@
  * Vercel project environment variables fake (reference sync-wire.md 3.5 and 4.2): bearer token
  * required; the project is visible only with its team's `teamId`; POST with and without
  * `upsert=true` (conflict without it); key regex, `type`, `target` subset with `sensitive` refused for
- * development; list returns ids; PATCH/DELETE by id; 404 on an unknown id.
+ * development; list returns ids; PATCH/DELETE by id; 404 on an unknown id. An upsert of a key whose
+ * existing variable has other (overlapping) targets is refused 400 ENV_CONFLICT, as the v10 API does;
+ * targets that do not overlap make a second variable of the same key; a PATCH whose targets would
+ * overlap another variable of the key is refused the same way.
  */
 import { randomBytes } from 'node:crypto';
 import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
@@ -37,6 +40,10 @@ export class VercelFake extends FakeProvider {
   targetsOf(key: string): string[] | undefined {
     return this.envs.find((e) => e.key === key)?.target;
   }
+  /** Every variable of a key (Vercel allows one per disjoint set of targets). */
+  allOf(key: string): VercelEnv[] {
+    return this.envs.filter((e) => e.key === key);
+  }
 
   protected handle(r: FakeRequest): FakeReply {
     if (bearerOf(r) !== this.token) return verr(403, 'forbidden', 'Not authorized');
@@ -57,7 +64,16 @@ export class VercelFake extends FakeProvider {
         const b = jsonBody(r) ?? {};
         const e = this.envs[i]!;
         if (typeof b.value === 'string') e.value = b.value;
-        if (Array.isArray(b.target)) e.target = b.target as string[];
+        if (b.target !== undefined) {
+          const t = b.target;
+          if (!Array.isArray(t) || t.length === 0 || !t.every((x) => typeof x === 'string' && TARGETS.has(x))) return verr(400, 'invalid_target', 'invalid target');
+          if (this.envs.some((o) => o !== e && o.key === e.key && o.target.some((x) => t.includes(x)))) return verr(400, 'ENV_CONFLICT', `A variable with the name ${e.key} already exists for one of the targets`);
+          e.target = t as string[];
+        }
+        if (typeof b.type === 'string') {
+          if (!TYPES.has(b.type)) return verr(400, 'invalid_type', 'invalid type');
+          e.type = b.type;
+        }
         e.updatedAt = Date.now();
         return { status: 200, json: { ...e, value: undefined } };
       }
@@ -90,6 +106,10 @@ export class VercelFake extends FakeProvider {
         continue;
       }
       const now = Date.now();
+      const sameTargets = (a: string[], b: string[]) => a.length === b.length && a.every((t) => b.includes(t));
+      if (clash && !sameTargets(clash.target, target as string[])) {
+        return verr(400, 'ENV_CONFLICT', `The environment variable ${key} already exists with different targets (${clash.target.join(', ')})`);
+      }
       if (clash) {
         clash.value = it.value;
         clash.target = target as string[];

@@ -263,4 +263,13 @@ describe('keyhold sync CLI', () => {
     expect(gone.exitCode).toBe(2);
     expect((await d.cli(['sync', 'dest', 'delete', 'hosting-project', 'cli'])).exitCode).toBe(0);
   });
+
+  it('activation flags: without KEYHOLD_SYNC_REQUIRE_ACTIVATION secrets-sync reads as activated, and activating is accepted', async () => {
+    const r = await d.req('GET', 'sys/activation-flags');
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data).toEqual({ activated: ['secrets-sync'], unactivated: [] });
+    const a = await d.req('POST', 'sys/activation-flags/secrets-sync/activate', {});
+    expect(a.status, a.text).toBe(200);
+    expect(a.body.data.activated).toEqual(['secrets-sync']);
+  });
 });

@@ -8,33 +8,15 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { authRoutes } from './auth-routes.js';
+import { sealRoutes } from './seal-routes.js';
 import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
+import { activationRoutes } from '../../sync/activation.js';
 
 const route = routesFor<SysCore>();
-
-function sealStatus(core: SysCore): Record<string, unknown> {
-  return {
-    type: 'shamir',
-    initialized: core.isInitialized(),
-    sealed: core.isSealed(),
-    t: 1,
-    n: 1,
-    progress: 0,
-    nonce: '',
-    version: core.version,
-    build_date: '',
-    migration: false,
-    recovery_seal: false,
-    storage_type: core.backend.describe().split(':')[0],
-    cluster_name: 'keyhold',
-    cluster_id: core.sealConfig?.storage_id ?? '',
-    keychain: core.keychain.describe(),
-    keychain_unseal: Boolean(core.sealConfig?.keychain_account),
-  };
-}
 
 /** Seconds from a stored TTL ("1h", "3600", 3600); 0 when unset or unreadable. */
 function ttlSeconds(v: unknown): number {
@@ -93,15 +75,7 @@ function rawJson(body: unknown, status = 200) {
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
   openapiRoute,
-  route({
-    path: 'seal-status',
-    summary: 'Seal status, version and storage',
-    fields: {},
-    unauthenticated: true,
-    allowSealed: true,
-    // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
-    operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
-  }),
+  ...sealRoutes,
   route({
     path: 'leader',
     summary: 'High-availability status (keyhold runs single-node)',
@@ -141,40 +115,6 @@ export const sysRoutes: AnyRoute[] = [
     },
   }),
   route({
-    path: 'init',
-    summary: 'Initialise storage: master key to the OS keychain, recovery key and root token returned once',
-    fields: {
-      secret_shares: f.int('Accepted for Vault compatibility; keyhold issues one recovery key').default(1),
-      secret_threshold: f.int('Accepted for Vault compatibility').default(1),
-      keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start').default(true),
-    },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      read: ({ engine }) => rawJson({ initialized: engine.isInitialized() }),
-      update: async ({ engine, data }) => {
-        if (engine.isInitialized()) throw invalid('Vault is already initialized');
-        const r = await engine.init({ useKeychain: data.keychain });
-        const body = { keys: [r.recoveryKey], keys_base64: [r.recoveryKey], recovery_keys: [], root_token: r.rootToken, keychain: r.keychain };
-        return rawJson(body);
-      },
-    },
-  }),
-  route({
-    path: 'unseal',
-    summary: 'Unseal with the recovery key',
-    fields: { key: f.string('Recovery key (base64)').sensitive(), reset: f.bool('Accepted for compatibility') },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      update: async ({ engine, data }) => {
-        if (!engine.isInitialized()) throw invalid('Vault is not initialized');
-        if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
-        return rawJson(sealStatus(engine));
-      },
-    },
-  }),
-  route({
     path: 'seal',
     summary: 'Seal: forget the keys until the next unseal',
     fields: {},
@@ -197,7 +137,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
       },
       update: async ({ engine, data }) => {
-        await engine.tune(data.path, { description: data.description, options: data.options });
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options });
+        // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
+        return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
     },
   }),
@@ -239,6 +181,8 @@ export const sysRoutes: AnyRoute[] = [
         const out: Record<string, unknown> = {};
         for (const m of engine.mounts()) out[m.path] = mountView(m);
         out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
+        out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
         return { data: out };
       },
     },
@@ -324,7 +268,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -28,6 +28,8 @@ export interface PutOptions {
 
 /** What a connector is built with. */
 export interface ConnectorDeps {
+  /** A GitHub App registered under sys/sync/github-apps, or null (repohost with app auth). */
+  githubApp?(name: string): Promise<{ app_id: number; private_key: string } | null>;
   http: HttpClient;
   guard: NetworkGuard;
   timeoutMs: number;
@@ -53,8 +55,15 @@ export interface DestinationTypeDef {
   defaultTemplates: Record<Granularity, string>;
   /** Whether `custom_tags` applies (not for repohost, hosting-project). */
   customTags: boolean;
+  /** The provider's limits on tags per secret, checked when the destination is written (issue 19). */
+  tagLimits?: TagLimits;
   /** Check and normalize connection values after a create/update merge (400 naming the field). */
   check?(conn: Record<string, unknown>): void;
+  /**
+   * Called on an update after `check`, with the stored and the new connection (which it may
+   * annotate); true when every association must be synced again because of the change.
+   */
+  onUpdate?(prev: Record<string, unknown>, next: Record<string, unknown>): boolean;
   /** Build the connector of a destination. */
   connect(dest: DestinationRecord, deps: ConnectorDeps): Connector;
 }
@@ -85,4 +94,31 @@ export function baseUrl(value: unknown, fallback: string): string {
 /** Built-in tag on every synced secret (Vault's IAM examples condition on it), merged with custom tags. */
 export function tagsOf(dest: DestinationRecord): Record<string, string> {
   return { 'hashicorp:vault': '', ...dest.options.custom_tags };
+}
+
+/** A provider's documented limits on the tags (labels) of one secret. */
+export interface TagLimits {
+  /** Tags per secret, keyhold's own `hashicorp:vault` tag included. */
+  max: number;
+  keyLength: number;
+  valueLength: number;
+  /** Where the limits are documented (cited in the error). */
+  source: string;
+}
+
+/**
+ * Check `custom_tags` against `limits`, counting keyhold's own tag (as pushed: after `normalize`,
+ * which may merge keys); throws 400 naming the limit. Without this a destination with too many tags
+ * was accepted and every sync to it then failed at the provider.
+ */
+export function checkTagLimits(custom: Record<string, string>, limits: TagLimits, normalize: (tags: Record<string, string>) => Record<string, string> = (t) => t): void {
+  const all = normalize({ 'hashicorp:vault': '', ...custom });
+  const n = Object.keys(all).length;
+  if (n > limits.max) {
+    throw invalid('custom_tags', `at most ${limits.max - 1} tags: ${limits.source} allows ${limits.max} tags per secret and keyhold adds its own "hashicorp:vault" tag (got ${Object.keys(custom).length} custom tags)`);
+  }
+  for (const [k, v] of Object.entries(custom)) {
+    if (k.length > limits.keyLength) throw invalid('custom_tags', `tag keys may have at most ${limits.keyLength} characters (${limits.source}); "${k.slice(0, 40)}..." has ${k.length}`);
+    if (v.length > limits.valueLength) throw invalid('custom_tags', `tag values may have at most ${limits.valueLength} characters (${limits.source}); the value of "${k.slice(0, 40)}" has ${v.length}`);
+  }
 }

@@ -181,6 +181,8 @@ export const providerASm: DestinationTypeDef = {
     'secret-key': 'vault/{{ .MountAccessor }}/{{ .SecretPath }}/{{ .SecretKey }}',
   },
   customTags: true,
+  // docs.aws.amazon.com Secrets Manager TagResource: 50 tags, keys 1-128, values 0-256 characters.
+  tagLimits: { max: 50, keyLength: 128, valueLength: 256, source: 'AWS Secrets Manager' },
   check(conn) {
     checkUrlField(conn, 'endpoint_url');
     if (Boolean(conn.access_key_id) !== Boolean(conn.secret_access_key)) {

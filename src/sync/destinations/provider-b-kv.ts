@@ -13,6 +13,65 @@ import type { DestinationRecord } from '../types.js';
 /** Key Vault data-plane API version (stable, still served). */
 export const AZURE_API_VERSION = '7.4';
 
+/** How long one operation waits for Key Vault's asynchronous delete or recover before the worker's backoff takes over. */
+export const TRANSIENT_BUDGET_MS = 30_000;
+
+/** Transient 409 states of a name (innererror codes of Key Vault's soft-delete, issue 19). */
+type TransientState = 'deleted' | 'recovering' | 'deleting' | 'conflict';
+
+/** The transient state a 409 reply reports, or null for any other reply. */
+function transientState(r: HttpReply): TransientState | null {
+  if (r.status !== 409) return null;
+  if (/ObjectIsDeletedButRecoverable/i.test(r.text)) return 'deleted';
+  if (/ObjectIsBeingRecovered|currently being recovered/i.test(r.text)) return 'recovering';
+  if (/ObjectIsBeingDeleted|currently being deleted/i.test(r.text)) return 'deleting';
+  return 'conflict';
+}
+
+/** Bounded polling with exponential steps (250 ms doubling to 2 s), aborted with the operation. */
+class Poller {
+  private step = 250;
+  private readonly deadline: number;
+  constructor(
+    private readonly now: () => number,
+    private readonly signal: AbortSignal,
+  ) {
+    this.deadline = now() + TRANSIENT_BUDGET_MS;
+  }
+
+  /** Wait one step; past the budget, give up with a retryable failure (the worker backs off and comes back). */
+  async pause(what: string, state: string): Promise<void> {
+    if (this.now() + this.step > this.deadline) {
+      throw new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: HTTP 409 ${state} still in progress after ${TRANSIENT_BUDGET_MS / 1000} s`, { retryable: true, httpStatus: 409, retryAfterMs: 2_000 });
+    }
+    await sleep(this.step, this.signal);
+    this.step = Math.min(2_000, this.step * 2);
+  }
+
+  /** Poll `done` until it holds, pausing between polls. */
+  async until(what: string, done: () => Promise<boolean>): Promise<void> {
+    for (;;) {
+      await this.pause(what, 'operation');
+      if (await done()) return;
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** `cloud` values: login authority and Key Vault resource of each Azure cloud. */
 export const AZURE_CLOUDS: Record<string, { authority: string; resource: string }> = {
   cloud: { authority: 'https://login.microsoftonline.com', resource: 'https://vault.azure.net' },
@@ -94,27 +153,68 @@ class AzureConnector implements Connector {
     }
   }
 
+  /**
+   * Set `name` to `value`. Key Vault is eventually consistent on delete and recover (issue 19;
+   * learn.microsoft.com "Azure Key Vault soft-delete overview" and the recover-deleted-secret
+   * operation, which completes asynchronously): a name keyhold unsynced is soft-deleted, so a PUT
+   * gets 409 ObjectIsDeletedButRecoverable; keyhold recovers it, and until the recovery finishes a
+   * PUT gets 409 ObjectIsBeingRecovered; right after a delete, a PUT (or recover) gets 409
+   * ObjectIsBeingDeleted. Each of these is waited out by polling the secret (bounded by
+   * TRANSIENT_BUDGET_MS), and the PUT always comes last, so the recovered stale value never stays.
+   */
   async put(name: string, value: string, signal: AbortSignal): Promise<void> {
     const path = `/secrets/${encodeURIComponent(name)}`;
     const body = { value, tags: tagsOf(this.dest), contentType: 'text/plain' };
-    let r = await this.call('PUT', path, body, 'set secret', signal);
-    if (r.status === 409 && /ObjectIsDeletedButRecoverable/i.test(r.text)) {
-      // The name is held by a soft-deleted secret (ours, after an unsync): recover it, then set.
-      const rec = await this.call('POST', `/deletedsecrets/${encodeURIComponent(name)}/recover`, undefined, 'recover secret', signal);
-      if (!ok(rec) && rec.status !== 409) throw failureOf(rec, 'recover secret', azureDetail, this.deps.now());
-      r = await this.call('PUT', path, body, 'set secret', signal);
-      if (r.status === 409) {
-        // Recovery finishes in the background; the retry comes with backoff.
-        throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'set secret: HTTP 409 recovery of the soft-deleted secret still in progress', { retryable: true, httpStatus: 409 });
+    const poll = new Poller(this.deps.now, signal);
+    for (;;) {
+      const r = await this.call('PUT', path, body, 'set secret', signal);
+      if (ok(r)) return;
+      const state = transientState(r);
+      if (state === 'deleted') {
+        // The name is held by a soft-deleted secret (ours, after an unsync): recover it, then set.
+        const rec = await this.call('POST', `/deletedsecrets/${encodeURIComponent(name)}/recover`, undefined, 'recover secret', signal);
+        if (ok(rec)) await poll.until('recovery of the soft-deleted secret', () => this.exists(path, signal));
+        else if (rec.status === 404) continue; // purged meanwhile: the name is free
+        else if (rec.status === 409) await poll.pause('recover secret', transientState(rec) ?? 'conflict');
+        else throw failureOf(rec, 'recover secret', azureDetail, this.deps.now());
+        continue;
       }
+      if (state === 'recovering') {
+        await poll.until('recovery of the soft-deleted secret', () => this.exists(path, signal));
+        continue;
+      }
+      if (state === 'deleting') {
+        await poll.until('deletion of the secret', () => this.exists(`/deletedsecrets/${encodeURIComponent(name)}`, signal));
+        continue;
+      }
+      throw failureOf(r, 'set secret', azureDetail, this.deps.now());
     }
-    if (!ok(r)) throw failureOf(r, 'set secret', azureDetail, this.deps.now());
+  }
+
+  /** Whether GET `path` answers 200 (404: not yet); other statuses are failures. */
+  private async exists(path: string, signal: AbortSignal): Promise<boolean> {
+    const r = await this.call('GET', path, undefined, 'poll secret', signal);
+    if (ok(r)) return true;
+    if (r.status === 404) return false;
+    if (r.status === 409) return false;
+    throw failureOf(r, 'poll secret', azureDetail, this.deps.now());
   }
 
   async remove(name: string, signal: AbortSignal): Promise<void> {
-    const r = await this.call('DELETE', `/secrets/${encodeURIComponent(name)}`, undefined, 'delete secret', signal);
-    if (r.status === 404 || ok(r)) return;
-    throw failureOf(r, 'delete secret', azureDetail, this.deps.now());
+    const path = `/secrets/${encodeURIComponent(name)}`;
+    const poll = new Poller(this.deps.now, signal);
+    for (;;) {
+      const r = await this.call('DELETE', path, undefined, 'delete secret', signal);
+      if (r.status === 404 || ok(r)) return;
+      const state = transientState(r);
+      // A secret still being recovered cannot be deleted yet; one being deleted is as good as gone.
+      if (state === 'deleting') return;
+      if (state === 'recovering') {
+        await poll.until('recovery of the soft-deleted secret', () => this.exists(path, signal));
+        continue;
+      }
+      throw failureOf(r, 'delete secret', azureDetail, this.deps.now());
+    }
   }
 
   close(): void {
@@ -143,6 +243,8 @@ export const providerBKv: DestinationTypeDef = {
     'secret-path': 'vault-{{ .MountAccessor }}-{{ .SecretPath }}',
     'secret-key': 'vault-{{ .MountAccessor }}-{{ .SecretPath }}-{{ .SecretKey }}',
   },
+  // learn.microsoft.com Key Vault service limits: 15 tags per secret, names 512 and values 256 characters.
+  tagLimits: { max: 15, keyLength: 512, valueLength: 256, source: 'Azure Key Vault' },
   customTags: true,
   check(conn) {
     checkUrlField(conn, 'key_vault_uri');

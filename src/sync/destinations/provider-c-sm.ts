@@ -66,7 +66,7 @@ export function parseServiceAccount(text: string): ServiceAccount {
 export function gcpLabels(tags: Record<string, string>): Record<string, string> {
   const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9_-]/g, '_').slice(0, 63);
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(tags).slice(0, 64)) {
+  for (const [k, v] of Object.entries(tags)) {
     let key = norm(k);
     if (!/^[a-z]/.test(key)) key = ('k' + key).slice(0, 63);
     out[key] = norm(v);
@@ -186,6 +186,9 @@ export const providerCSm: DestinationTypeDef = {
     'secret-key': 'vault_{{ .MountAccessor }}_{{ .SecretPath }}_{{ .SecretKey }}',
   },
   customTags: true,
+  // cloud.google.com Secret Manager Secret.labels: at most 64 labels, counted after normalization (which
+  // also cuts keys and values to 63 characters), keyhold's own included.
+  tagLimits: { max: 64, keyLength: 128, valueLength: 256, source: 'Google Secret Manager labels' },
   check(conn) {
     const sa = parseServiceAccount(String(conn.credentials ?? ''));
     checkUrlField(conn, 'endpoint_url');

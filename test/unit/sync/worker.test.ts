@@ -218,7 +218,7 @@ describe('sync worker', () => {
     expect(h.syncer.queued).toBe(0);
   });
 
-  it('gives up after maxAttempts and leaves the error for reconciliation, which recovers it', async () => {
+  it('self-healing: after maxAttempts a retryable failure keeps being retried at the maximum backoff until it succeeds', async () => {
     const h = harness();
     await h.syncer.start();
     h.kv.write('s', { a: '1' });
@@ -226,12 +226,87 @@ describe('sync worker', () => {
     const p = h.provider('d');
     p.failAlways = new SyncFailure('EXTERNAL_SERVICE_ERROR', 'down', { retryable: true });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
-    await until(() => h.syncer.queued, (n) => n === 0);
-    expect(p.calls).toHaveLength(tuning.backoff.maxAttempts);
+    // Well past the fast attempts: still queued (not given up), still retrying, status kept.
+    await until(() => p.calls.length, (n) => n >= tuning.backoff.maxAttempts + 3);
+    expect(h.syncer.queued).toBe(1);
     expect((await link(h.store, 'd', 's'))!.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
     p.failAlways = null;
-    expect(await h.syncer.reconcile()).toBe(1);
+    // No new trigger and no reconciliation scan (reconcileMs is an hour here): the retry heals it.
     await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    await until(() => h.syncer.queued, (n) => n === 0);
+  });
+
+  it('a rate limit holds every operation of the destination until the provider says so, not only the one that hit it', async () => {
+    const h = harness({ tuning: { backoff: { baseMs: 5, maxMs: 2_000, maxAttempts: 4 }, setWaitMs: 0 } });
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.writeDestination('provider-a-sm', 'other', {}, 'post');
+    const p = h.provider('d');
+    const q = h.provider('other');
+    p.failures = [new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put secret: HTTP 403 (rate limited)', { retryable: true, rateLimited: true, retryAfterMs: 600 })];
+    h.kv.write('s0', { a: '0' });
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's0', allowAll);
+    await until(() => p.calls.length, (n) => n === 1);
+    const limitedAt = Date.now();
+    for (let i = 1; i <= 5; i++) {
+      h.kv.write(`s${i}`, { a: String(i) });
+      await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
+      await h.service.setAssociation('provider-a-sm', 'other', 'secret', `s${i}`, allowAll);
+    }
+    // Another destination is not held.
+    await until(() => q.store.size, (n) => n === 5);
+    expect(p.calls).toHaveLength(1);
+    await until(() => p.store.size, (n) => n === 6, 5_000);
+    expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(500);
+  });
+
+  it('reports SYNCING while a push is at the provider and UNSYNCING while a delete is, then the outcome', async () => {
+    const h = harness({ tuning: { setWaitMs: 0 } });
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    const p = h.provider('d');
+    p.delayMs = 400;
+    const status = async () => {
+      const v = (await h.service.associations('provider-a-sm', 'd')) as { associated_secrets: Record<string, { sync_status: string }> };
+      return Object.values(v.associated_secrets).map((r) => r.sync_status).join(',');
+    };
+    const dests = async () => Object.values(((await h.service.destinationsOf('secret', 's'))?.associated_destinations ?? {}) as Record<string, { sync_status: string }>).map((r) => r.sync_status).join(',');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await until(status, (st) => st === 'SYNCING');
+    expect(await dests()).toBe('SYNCING');
+    await until(status, (st) => st === 'SYNCED');
+    // Never stored: the record in storage says PENDING or the outcome, not the in-flight status.
+    expect((await link(h.store, 'd', 's'))!.sync_status).toBe('SYNCED');
+    await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's');
+    await until(status, (st) => st === 'UNSYNCING');
+    expect((await link(h.store, 'd', 's'))!.sync_status).toBe('PENDING');
+    await until(status, (st) => st === '');
+  });
+
+  it('keeps the JSON of association maps equal to the serialization of the map (Go escaping included), through changes', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key', secret_name_template: 'v/{{ .SecretPath }}/{{ .SecretKey }}' }, 'post');
+    const go = (v: unknown) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    const check = async (answer: Record<string, unknown>) => {
+      const json = h.service.jsonOf(answer);
+      expect(json).toBeDefined();
+      expect(json).toBe(go(answer));
+      expect(JSON.parse(json!)).toEqual(JSON.parse(JSON.stringify(answer)));
+    };
+    for (const [path, data] of [['a&b', { 'x<y': '1', z: '2' }], ['c', { k: 'v' }], ['e>f', { '\u2028': 'w' }]] as const) {
+      h.kv.write(path, data);
+      await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', path, allowAll));
+    }
+    await check(await h.service.associations('provider-a-sm', 'd'));
+    h.kv.write('c', { k: 'v2', k2: 'new' });
+    await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll));
+    await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 'a&b');
+    await until(() => h.syncer.queued, (n) => n === 0);
+    const after = await h.service.associations('provider-a-sm', 'd');
+    await check(after);
+    expect(Object.keys(after.associated_secrets as object).some((k) => k.includes('a&b'))).toBe(false);
   });
 
   it('keeps to the per-destination and global concurrency limits', async () => {
@@ -410,7 +485,7 @@ describe('sync worker', () => {
     h.provider('d').delayMs = 300;
     h.kv.write('slow', { a: '1' });
     const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'slow', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
-    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('PENDING');
+    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('SYNCING') // in flight at the provider; stored as PENDING;
     expect((await link(new SyncStore(storage), 'd', 'slow'))!.sync_status).toBe('PENDING');
     await h.service.updateConfig({ disabled: true });
     h.kv.write('held', { a: '1' });
