@@ -159,6 +159,10 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
       });
     };
 
+    // The CLI's own SIGINT/SIGTERM handlers (src/cli/signals.ts) end the process at once; while
+    // COMMAND runs, keyhold passes signals on and ends as COMMAND ends instead. Restored at the end.
+    const saved = FORWARDED.map((s) => [s, process.listeners(s)] as const);
+    for (const [s] of saved) process.removeAllListeners(s);
     const onSignal = (sig: NodeJS.Signals) => {
       // In a terminal, Ctrl-C and Ctrl-\ already reach COMMAND (same process group): passing them
       // on as well would deliver them twice. Otherwise every signal is passed on.
@@ -172,6 +176,7 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
       stopped = true;
       if (timer) clearTimeout(timer);
       for (const s of FORWARDED) process.off(s, onSignal);
+      for (const [s, listeners] of saved) for (const l of listeners) process.on(s, l as NodeJS.SignalsListener);
       resolveEnding(e);
     };
 
