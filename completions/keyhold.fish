@@ -584,7 +584,7 @@ complete -c keyhold -n '__keyhold_at \'audit list\'' -l detailed -d 'also show o
 complete -c keyhold -n '__keyhold_at \'run\'' -l env-file -x -d 'also read variables (plain or references) from this dotenv file; it wins over...'
 complete -c keyhold -n '__keyhold_at \'run\'' -l watch -d 'restart COMMAND (or send --signal) when a referenced secret changes'
 complete -c keyhold -n '__keyhold_at \'run\'' -l signal -x -d 'with --watch: send this signal (e.g.'
-complete -c keyhold -n '__keyhold_at \'run\'' -l watch-interval -x -d 'with --watch: how often to check the secrets (default 5s, at least 1s)'
+complete -c keyhold -n '__keyhold_at \'run\'' -l watch-interval -x -d 'with --watch: how often to check for changes (default 2s, at least 1s)'
 complete -c keyhold -n '__keyhold_at \'run\'' -l debounce -x -d 'with --watch: wait this long without further change before acting (default 1s)'
 complete -c keyhold -n '__keyhold_at \'run\'' -l kill-timeout -x -d 'with --watch: on restart, SIGKILL after SIGTERM when COMMAND is still running...'
 complete -c keyhold -n '__keyhold_at \'env\'' -l env-file -x -d 'also read variables (plain or references) from this dotenv file'
