@@ -48,6 +48,8 @@ function aliasKey(mountAccessor: string, name: string): string {
 /** Entities and aliases. */
 export class IdentityStore {
   private readonly cache = new Map<string, EntityRecord>();
+  /** Alias index key -> entity id, as read or written (a repeat login reads no storage). */
+  private readonly aliases = new Map<string, string>();
 
   constructor(
     private readonly storage: Storage,
@@ -57,7 +59,8 @@ export class IdentityStore {
   /** The entity of `alias` on `mount`, created on first sight; alias metadata and groups refreshed. */
   async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
     const key = aliasKey(mount.accessor, alias.name);
-    const ref = await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
+    const known = this.aliases.get(key);
+    const ref = known ? { entity_id: known } : await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
     const now = new Date(this.clock.now()).toISOString();
     let entity = ref ? await this.entity(ref.entity_id) : null;
     if (!entity) {
@@ -82,12 +85,16 @@ export class IdentityStore {
     }
     if (changed) {
       entity.last_update_time = now;
-      await putJSON(this.storage, `entity/${entity.id}`, entity);
-      await putJSON(this.storage, `alias/${key}`, { entity_id: entity.id });
-      await putJSON(this.storage, `alias-id/${a.id}`, { entity_id: entity.id });
-      await putJSON(this.storage, `name/${entity.name}`, { entity_id: entity.id });
+      await Promise.all([
+        putJSON(this.storage, `entity/${entity.id}`, entity),
+        putJSON(this.storage, `alias/${key}`, { entity_id: entity.id }),
+        putJSON(this.storage, `alias-id/${a.id}`, { entity_id: entity.id }),
+        putJSON(this.storage, `name/${entity.name}`, { entity_id: entity.id }),
+      ]);
     }
     this.cache.set(entity.id, entity);
+    if (this.aliases.size > 100_000) this.aliases.clear();
+    this.aliases.set(key, entity.id);
     return entity;
   }
 
@@ -141,6 +148,7 @@ export class IdentityStore {
   /** Forget cached entities (seal, or another daemon changed storage). */
   clear(): void {
     this.cache.clear();
+    this.aliases.clear();
   }
 }
 
