@@ -337,5 +337,6 @@ export class TokenStore {
 export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
   if (e.entity_id) info.entityId = e.entity_id;
+  if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   return info;
 }

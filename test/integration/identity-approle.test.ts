@@ -167,6 +167,20 @@ describe('AppRole', () => {
     expect(none.body.errors).toEqual(['at least one constraint should be enabled on the role']);
   });
 
+  it('token_bound_cidrs: the issued token works only from inside the blocks (403 elsewhere)', async () => {
+    await must('POST', 'auth/approle/role/bound-far', { token_bound_cidrs: '10.0.0.0/8', token_policies: 'svc' });
+    await must('POST', 'auth/approle/role/bound-near', { token_bound_cidrs: '127.0.0.0/8', token_policies: 'svc' });
+    const far = await login({ role_id: await roleId('bound-far'), secret_id: (await secretId('bound-far')).secret_id });
+    expect(far.status, far.text).toBe(200);
+    const refused = await d.req('GET', 'auth/token/lookup-self', undefined, { token: far.body.auth.client_token });
+    expect(refused.status).toBe(403);
+    expect(refused.body.errors).toEqual(['permission denied']);
+    const near = await login({ role_id: await roleId('bound-near'), secret_id: (await secretId('bound-near')).secret_id });
+    const ok = await d.req('GET', 'auth/token/lookup-self', undefined, { token: near.body.auth.client_token });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.bound_cidrs).toEqual(['127.0.0.0/8']);
+  });
+
   it('issues periodic tokens with token_period (renewal resets to the period) and validates token_* fields', async () => {
     await must('POST', 'auth/approle/role/periodic', { token_period: '30m', token_policies: 'svc' });
     const t = (await login({ role_id: await roleId('periodic'), secret_id: (await secretId('periodic')).secret_id })).body.auth;
