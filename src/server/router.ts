@@ -539,7 +539,7 @@ export class Router {
     const reply = f.reply;
     if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
-    const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
+    const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
       const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
       f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info, token: '' } };

@@ -192,6 +192,26 @@ describe('AppRole', () => {
     expect((await d.req('POST', 'auth/approle/role/svc', { token_type: 'weird' })).body.errors).toEqual(['invalid \'token_type\' value "weird"']);
   });
 
+  it('delivers a secret id wrapped end to end: wrap_info names its accessor, the workload checks the path, unwraps once and logs in', async () => {
+    const w = await d.req('POST', 'auth/approle/role/svc/secret-id', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } });
+    expect(w.status, w.text).toBe(200);
+    expect(w.body.data).toBeNull();
+    const info = w.body.wrap_info;
+    expect(info).toMatchObject({ ttl: 60, creation_path: 'auth/approle/role/svc/secret-id' });
+    const accessors = (await must('LIST', 'auth/approle/role/svc/secret-id', undefined, 200)).body.data.keys;
+    expect(accessors).toContain(info.wrapped_accessor);
+    // The workload (Vault Agent does this): lookup is unauthenticated and checks creation_path.
+    const look = await d.req('POST', 'sys/wrapping/lookup', { token: info.token }, { token: null });
+    expect(look.body.data.creation_path).toBe('auth/approle/role/svc/secret-id');
+    const un = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(un.status, un.text).toBe(200);
+    const sid = un.body.data.secret_id;
+    expect(un.body.data.secret_id_accessor).toBe(info.wrapped_accessor);
+    expect((await login({ role_id: await roleId('svc'), secret_id: sid })).status).toBe(200);
+    const again = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(again.status).toBe(400);
+  });
+
   it('tidy answers 202 with Vault\'s warning', async () => {
     const r = await must('POST', 'auth/approle/tidy/secret-id', {}, 202);
     expect(r.body.warnings).toEqual(["Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs."]);
