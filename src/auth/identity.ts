@@ -7,6 +7,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock, TokenIdentity } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+import { KeyedLock } from '../framework/keyed-lock.js';
 
 /** A stored alias (Vault's identity alias fields, snake_case on the wire). */
 export interface AliasRecord {
@@ -50,6 +51,8 @@ export class IdentityStore {
   private readonly cache = new Map<string, EntityRecord>();
   /** Alias index key -> entity id, as read or written (a repeat login reads no storage). */
   private readonly aliases = new Map<string, string>();
+  /** One login per alias at a time: two concurrent first logins must not make two entities. */
+  private readonly locks = new KeyedLock();
 
   constructor(
     private readonly storage: Storage,
@@ -59,6 +62,10 @@ export class IdentityStore {
   /** The entity of `alias` on `mount`, created on first sight; alias metadata and groups refreshed. */
   async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
     const key = aliasKey(mount.accessor, alias.name);
+    return this.locks.run(key, () => this.entityForAlias(key, mount, alias, groups));
+  }
+
+  private async entityForAlias(key: string, mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[]): Promise<EntityRecord> {
     const known = this.aliases.get(key);
     const ref = known ? { entity_id: known } : await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
     const now = new Date(this.clock.now()).toISOString();
