@@ -409,16 +409,17 @@ export function register(program: Command, ctx: CliContext): void {
   const secrets = program.command('secrets').description('Mount, list and unmount secrets engines');
   secrets
     .command('enable')
-    .description('Mount an engine: transit, kv-v2 (or kv with --version 2)')
+    .description('Mount an engine: transit, kv-v2 (or kv with --version 2), kv-v1 or kv with --version 1 (unversioned)')
     .argument('<type>')
     .option('--path <path>', 'mount path (default: the type)')
     .option('--description <text>', 'description')
-    .option('--version <n>', 'kv version (only 2)')
+    .option('--version <n>', 'kv version: 2 (default) or 1')
     .addHelpText('after', '\nExamples:\n  $ keyhold secrets enable transit\n  $ keyhold secrets enable --path=payments transit\n  $ keyhold secrets enable --path=team kv-v2')
     .action(async (type: string, o, cmd: Command) => {
       const path = (o.path ?? type).replace(/^\/+|\/+$/g, '');
       const body: Record<string, unknown> = { type, description: o.description ?? '' };
       if (type === 'kv' || type === 'kv-v2') body.options = { version: o.version ?? '2' };
+      if (type === 'kv-v1') body.options = { version: '1' };
       await ctx.client(cmd).write(`sys/mounts/${path}`, body);
       success(`Success! Enabled the ${type} secrets engine at: ${path}/`);
     });
