@@ -1,14 +1,21 @@
 /**
- * ACL policies in Vault's HCL syntax and in JSON, plus the built-in `root` and `default` policies.
- * HCL subset understood (what Vault policies use): comments (#, //, /* *\/), `path "<glob>" { ... }`
- * blocks with `capabilities = [..]` and optional attributes we keep but do not enforce yet
- * (`required_parameters`, `allowed_parameters`, `denied_parameters`, `min_wrapping_ttl`, ...).
+ * ACL policies in Vault's HCL syntax and in JSON, plus the built-in `root`, `default` and
+ * `response-wrapping` policies. Parsing follows Vault's `ParseACLPolicy` (vault/policy.go): every key
+ * a policy may hold is either enforced by the ACL (acl.ts) or refused here with a 400 naming the key
+ * and its line, never stored and ignored.
  */
 import { invalid } from '../framework/errors.js';
-import { CAPABILITIES, type PathRule, type Policy } from './acl.js';
+import { parseDuration } from '../framework/fields.js';
+import { CAPABILITIES, type ParamValue, type PathRule, type Policy } from './acl.js';
+import { validateTemplate } from './templates.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 
 type Tok = { t: 'str' | 'ident' | 'num' | 'punct'; v: string; line: number };
+
+/** Vault answers every policy parse failure with this prefix (vault/policy.go). */
+function bad(msg: string) {
+  return invalid(`failed to parse policy: ${msg}`);
+}
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
@@ -19,49 +26,91 @@ function tokenize(src: string): Tok[] {
     if (c === '\n') {
       line++;
       i++;
-    } else if (/\s/.test(c)) i++;
+    } else if (c === ' ' || c === '\t' || c === '\r' || c === '\f' || c === '\v' || c === '\ufeff') i++;
     else if (c === '#' || (c === '/' && src[i + 1] === '/')) {
       while (i < src.length && src[i] !== '\n') i++;
     } else if (c === '/' && src[i + 1] === '*') {
       const end = src.indexOf('*/', i + 2);
-      if (end === -1) throw invalid('policy', `unterminated comment at line ${line}`);
+      if (end === -1) throw bad(`unterminated comment at line ${line}`);
       line += src.slice(i, end).split('\n').length - 1;
       i = end + 2;
+    } else if (c === '<' && src[i + 1] === '<') {
+      // Heredoc (HCL1): <<EOT ... EOT, or <<-EOT with an indented terminator.
+      const m = /^<<(-?)([A-Za-z_][\w-]*)[ \t]*\r?\n/.exec(src.slice(i));
+      if (!m) throw bad(`invalid heredoc at line ${line}`);
+      const startLine = line;
+      const body: string[] = [];
+      let j = i + m[0].length;
+      line++;
+      for (;;) {
+        if (j >= src.length) throw bad(`unterminated heredoc starting at line ${startLine}`);
+        const nl = src.indexOf('\n', j);
+        const raw = src.slice(j, nl === -1 ? src.length : nl).replace(/\r$/, '');
+        j = nl === -1 ? src.length : nl + 1;
+        if ((m[1] ? raw.trim() : raw) === m[2]) break;
+        body.push(raw);
+        line++;
+      }
+      out.push({ t: 'str', v: body.join('\n') + (body.length ? '\n' : ''), line: startLine });
+      line++;
+      i = j;
     } else if (c === '"') {
+      const startLine = line;
       let j = i + 1;
       let s = '';
       while (j < src.length && src[j] !== '"') {
-        if (src[j] === '\\') {
+        const ch = src[j]!;
+        if (ch === '\n') throw bad(`unterminated string at line ${startLine}`);
+        if (ch === '\\') {
           const n = src[j + 1];
-          s += n === 'n' ? '\n' : n === 't' ? '\t' : (n ?? '');
+          if (n === 'u') {
+            const hex = src.slice(j + 2, j + 6);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw bad(`invalid escape at line ${line}`);
+            s += String.fromCharCode(parseInt(hex, 16));
+            j += 6;
+            continue;
+          }
+          s += n === 'n' ? '\n' : n === 't' ? '\t' : n === 'r' ? '\r' : n === 'b' ? '\b' : n === 'f' ? '\f' : (n ?? '');
           j += 2;
-        } else s += src[j++];
-        if (src[j - 1] === '\n') throw invalid('policy', `unterminated string at line ${line}`);
+        } else {
+          s += ch;
+          j++;
+        }
       }
-      if (j >= src.length) throw invalid('policy', `unterminated string at line ${line}`);
+      if (j >= src.length) throw bad(`unterminated string at line ${startLine}`);
       out.push({ t: 'str', v: s, line });
       i = j + 1;
     } else if (/[A-Za-z_]/.test(c)) {
       let j = i;
-      while (j < src.length && /[\w-]/.test(src[j]!)) j++;
+      while (j < src.length && /[\w.-]/.test(src[j]!)) j++;
       out.push({ t: 'ident', v: src.slice(i, j), line });
       i = j;
-    } else if (/[0-9]/.test(c)) {
-      let j = i;
-      while (j < src.length && /[\w.]/.test(src[j]!)) j++;
+    } else if (/[0-9-]/.test(c)) {
+      let j = i + 1;
+      while (j < src.length && /[\w.+-]/.test(src[j]!)) j++;
       out.push({ t: 'num', v: src.slice(i, j), line });
       i = j;
     } else if ('{}[]=,:'.includes(c)) {
       out.push({ t: 'punct', v: c, line });
       i++;
-    } else throw invalid('policy', `unexpected character "${c}" at line ${line}`);
+    } else throw bad(`illegal char "${c}" at line ${line}`);
   }
   return out;
 }
 
-type HclValue = string | number | boolean | HclValue[] | { [k: string]: HclValue };
+/** A parsed HCL/JSON value with the line it starts on. */
+type Node =
+  | { kind: 'scalar'; value: string | number | boolean | null; line: number }
+  | { kind: 'list'; items: Node[]; line: number }
+  | { kind: 'object'; items: Item[]; line: number };
+/** One `key "label"... = value` or `key "label" { ... }` entry; blocks with labels nest as objects. */
+interface Item {
+  key: string;
+  line: number;
+  value: Node;
+}
 
-class HclParser {
+class Parser {
   private i = 0;
   constructor(private readonly toks: Tok[]) {}
   private peek(): Tok | undefined {
@@ -69,87 +118,161 @@ class HclParser {
   }
   private next(what: string): Tok {
     const t = this.toks[this.i++];
-    if (!t) throw invalid('policy', `unexpected end of input, expected ${what}`);
+    if (!t) throw bad(`unexpected end of input, expected ${what}`);
     return t;
   }
-  private expect(v: string): void {
-    const t = this.next(`"${v}"`);
-    if (t.v !== v || t.t !== 'punct') throw invalid('policy', `expected "${v}" at line ${t.line}, got "${t.v}"`);
+  /** The whole document: a body, or (JSON) one object. */
+  document(): Node {
+    const first = this.peek();
+    if (first?.t === 'punct' && first.v === '{') {
+      this.i++;
+      const o = { kind: 'object' as const, items: this.body('}'), line: first.line };
+      const rest = this.peek();
+      if (rest) throw bad(`unexpected "${rest.v}" at line ${rest.line}`);
+      return o;
+    }
+    return { kind: 'object', items: this.body(null), line: 1 };
   }
-  /** body := (ident (str)* ( '=' value | '{' body '}' ))* */
-  body(end: string | null): Array<{ key: string; labels: string[]; value: HclValue }> {
-    const items: Array<{ key: string; labels: string[]; value: HclValue }> = [];
+  /** body := (key label* ( ('='|':') value | '{' body '}' ) ','?)* */
+  private body(end: string | null): Item[] {
+    const items: Item[] = [];
     for (;;) {
       const t = this.peek();
       if (!t) {
-        if (end) throw invalid('policy', `missing "${end}"`);
+        if (end) throw bad(`missing "${end}"`);
         return items;
       }
       if (end && t.t === 'punct' && t.v === end) {
         this.i++;
         return items;
       }
-      const key = this.next('a name');
-      if (key.t !== 'ident' && key.t !== 'str') throw invalid('policy', `expected a name at line ${key.line}, got "${key.v}"`);
-      const labels: string[] = [];
-      while (this.peek()?.t === 'str') labels.push(this.next('label').v);
+      const key = this.next('a key');
+      if (key.t !== 'ident' && key.t !== 'str') throw bad(`expected a key at line ${key.line}, got "${key.v}"`);
+      const labels: Tok[] = [];
+      while (this.peek()?.t === 'str') labels.push(this.next('label'));
       const op = this.next('"=" or "{"');
-      if (op.v === '=' || op.v === ':') items.push({ key: key.v, labels, value: this.value() });
-      else if (op.v === '{') items.push({ key: key.v, labels, value: objectOf(this.body('}')) });
-      else throw invalid('policy', `expected "=" or "{" at line ${op.line}`);
-      if (this.peek()?.v === ',') this.i++;
+      let value: Node;
+      if (op.t === 'punct' && (op.v === '=' || op.v === ':') && labels.length === 0) value = this.value();
+      else if (op.t === 'punct' && op.v === '{') value = { kind: 'object', items: this.body('}'), line: op.line };
+      else throw bad(`expected "=" or "{" at line ${op.line}, got "${op.v}"`);
+      // `path "a" "b" { }` nests as { path: { a: { b: {...} } } } (HCL1 object keys).
+      for (let k = labels.length - 1; k >= 0; k--) value = { kind: 'object', items: [{ key: labels[k]!.v, line: labels[k]!.line, value }], line: labels[k]!.line };
+      items.push({ key: key.v, line: key.line, value });
+      if (this.peek()?.t === 'punct' && this.peek()?.v === ',') this.i++;
     }
   }
-  value(): HclValue {
+  private value(): Node {
     const t = this.next('a value');
-    if (t.t === 'str') return t.v;
-    if (t.t === 'num') return Number(t.v.replace(/[a-z]+$/, ''));
-    if (t.t === 'ident') return t.v === 'true' ? true : t.v === 'false' ? false : t.v;
+    if (t.t === 'str') return { kind: 'scalar', value: t.v, line: t.line };
+    if (t.t === 'num') {
+      const n = Number(t.v);
+      if (!Number.isFinite(n)) throw bad(`invalid number "${t.v}" at line ${t.line}`);
+      return { kind: 'scalar', value: n, line: t.line };
+    }
+    if (t.t === 'ident') {
+      if (t.v === 'true' || t.v === 'false') return { kind: 'scalar', value: t.v === 'true', line: t.line };
+      if (t.v === 'null') return { kind: 'scalar', value: null, line: t.line };
+      throw bad(`unexpected "${t.v}" at line ${t.line}`);
+    }
     if (t.v === '[') {
-      const arr: HclValue[] = [];
-      while (this.peek()?.v !== ']') {
-        arr.push(this.value());
-        if (this.peek()?.v === ',') this.i++;
-        else if (this.peek()?.v !== ']') throw invalid('policy', `expected "," or "]" at line ${this.peek()?.line ?? t.line}`);
+      const items: Node[] = [];
+      for (;;) {
+        const p = this.peek();
+        if (!p) throw bad(`missing "]" for the list at line ${t.line}`);
+        if (p.t === 'punct' && p.v === ']') break;
+        items.push(this.value());
+        const sep = this.peek();
+        if (sep?.t === 'punct' && sep.v === ',') this.i++;
+        else if (!(sep?.t === 'punct' && sep.v === ']')) throw bad(`expected "," or "]" at line ${sep?.line ?? t.line}`);
       }
       this.i++;
-      return arr;
+      return { kind: 'list', items, line: t.line };
     }
-    if (t.v === '{') return objectOf(this.body('}'));
-    throw invalid('policy', `unexpected "${t.v}" at line ${t.line}`);
+    if (t.v === '{') return { kind: 'object', items: this.body('}'), line: t.line };
+    throw bad(`unexpected "${t.v}" at line ${t.line}`);
   }
 }
 
-function objectOf(items: Array<{ key: string; labels: string[]; value: HclValue }>): { [k: string]: HclValue } {
-  const o: { [k: string]: HclValue } = {};
-  for (const it of items) o[it.key] = it.value;
-  return o;
+/** Keys Vault's ParseACLPolicy accepts at the top level and inside a path block. */
+const TOP_KEYS = new Set(['name', 'path']);
+const PATH_KEYS = new Set([
+  'comment',
+  'policy',
+  'capabilities',
+  'allowed_parameters',
+  'denied_parameters',
+  'required_parameters',
+  'min_wrapping_ttl',
+  'max_wrapping_ttl',
+  'mfa_methods',
+  'control_group',
+  'subscribe_event_types',
+]);
+/**
+ * Enterprise keys: they restrict access (an MFA step, an approval), so storing them unenforced would
+ * make a policy broader than written. keyhold refuses them.
+ */
+const ENTERPRISE_KEYS = new Set(['mfa_methods', 'control_group']);
+
+/** The `path` entries of the document: `path "x" {}` blocks, `"path": {"x": {}}` and `"path": [{"x": {}}]`. */
+function pathEntries(node: Node): Array<{ path: string; line: number; body: Node }> {
+  const out: Array<{ path: string; line: number; body: Node }> = [];
+  const fromObject = (o: Node) => {
+    if (o.kind !== 'object') throw bad(`path: expected an object of paths at line ${o.line}`);
+    for (const it of o.items) out.push({ path: it.key, line: it.line, body: it.value });
+  };
+  if (node.kind === 'list') for (const n of node.items) fromObject(n);
+  else fromObject(node);
+  return out;
 }
 
-function rulesFromPathMap(pathMap: unknown): PathRule[] {
-  if (!pathMap || typeof pathMap !== 'object') throw invalid('policy', 'expected "path" blocks');
-  const rules: PathRule[] = [];
-  const entries: Array<[string, unknown]> = Array.isArray(pathMap)
-    ? pathMap.flatMap((m) => Object.entries(m as object))
-    : Object.entries(pathMap as object);
-  for (const [path, body] of entries) {
-    const caps = (body as { capabilities?: unknown })?.capabilities;
-    const policyVal = (body as { policy?: unknown })?.policy; // legacy `policy = "read"` form
-    let list: string[];
-    if (Array.isArray(caps)) list = caps.map(String);
-    else if (caps !== undefined) throw invalid('policy', `path "${path}": capabilities must be a list`);
-    else list = [];
-    // Legacy `policy = "read"` adds to the capabilities (Vault merges both forms).
-    if (typeof policyVal === 'string') list = [...list, ...legacyPolicy(policyVal)];
-    for (const c of list) {
-      if (!(CAPABILITIES as readonly string[]).includes(c)) throw invalid('policy', `path "${path}": invalid capability "${c}"`);
-    }
-    rules.push({ path: path.replace(/^\//, ''), capabilities: list });
+function strList(n: Node, what: string): string[] {
+  // HCL1 decodes a lone string into a one-element list for []string fields.
+  if (n.kind === 'scalar' && typeof n.value === 'string') return [n.value];
+  if (n.kind !== 'list') throw bad(`${what}: must be a list at line ${n.line}`);
+  return n.items.map((x) => {
+    if (x.kind !== 'scalar' || typeof x.value !== 'string') throw bad(`${what}: list items must be strings at line ${x.line}`);
+    return x.value;
+  });
+}
+
+/** allowed_parameters / denied_parameters: key -> list of scalar values (Vault: map[string][]interface{}). */
+function paramMap(n: Node, where: string, what: string): Record<string, ParamValue[]> {
+  if (n.kind === 'list' && n.items.length === 1 && n.items[0]!.kind === 'object') n = n.items[0]!; // JSON list-of-object form
+  if (n.kind !== 'object') throw bad(`${where}: ${what}: must be an object of parameter lists at line ${n.line}`);
+  const out: Record<string, ParamValue[]> = Object.create(null) as Record<string, ParamValue[]>;
+  for (const it of n.items) {
+    validateParameterKey(it.key, where, what, it.line);
+    if (it.value.kind !== 'list') throw bad(`${where}: ${what}: "${it.key}" must be a list of values at line ${it.value.line}`);
+    const vals = it.value.items.map((x) => {
+      if (x.kind !== 'scalar') throw bad(`${where}: ${what}: "${it.key}" values must be strings, numbers or booleans at line ${x.line}`);
+      return x.value;
+    });
+    const key = it.key.toLowerCase();
+    // Vault ignores the values of "*" (docs: "the only value that can be used with the * parameter is []"):
+    // values that would be stored and ignored are refused instead.
+    if (key === '*' && vals.length > 0) throw bad(`${where}: ${what}: the only value "*" can take is [] (line ${it.line})`);
+    // Keys are compared lower-cased (vault/policy.go); two spellings of one key merge their values.
+    out[key] = key in out ? [...out[key]!, ...vals] : vals;
   }
-  return rules;
+  return out;
 }
 
-function legacyPolicy(p: string): string[] {
+/** Vault (vault/policy.go validateParameter): a wildcard key must be exactly "*". */
+function validateParameterKey(key: string, where: string, what: string, line: number): void {
+  if (key.includes('*') && key !== '*') throw bad(`${where}: ${what}: parameter key "${key}" cannot contain non-tail wildcards (line ${line})`);
+}
+
+function duration(n: Node, where: string, key: string): number {
+  if (n.kind !== 'scalar' || (typeof n.value !== 'string' && typeof n.value !== 'number')) throw bad(`${where}: ${key}: expected a duration at line ${n.line}`);
+  try {
+    return parseDuration(key, n.value);
+  } catch {
+    throw bad(`${where}: error parsing ${key}: invalid duration "${String(n.value)}" at line ${n.line}`);
+  }
+}
+
+function legacyPolicy(p: string, where: string): string[] {
   switch (p) {
     case 'deny':
       return ['deny'];
@@ -160,42 +283,235 @@ function legacyPolicy(p: string): string[] {
     case 'sudo':
       return ['create', 'read', 'update', 'delete', 'list', 'sudo'];
     default:
-      throw invalid('policy', `invalid policy value "${p}"`);
+      throw bad(`${where}: invalid policy "${p}"`);
   }
 }
 
-/** Parse policy text (HCL or JSON) into rules; throws 400 naming line and cause. */
+function parsePathRule(rawPath: string, line: number, body: Node): PathRule {
+  const where = `path "${rawPath}"`;
+  if (body.kind !== 'object') throw bad(`${where}: expected a block at line ${line}`);
+  // Templated paths are checked for balanced {{ }} here and resolved per request (acl.ts).
+  let templated: boolean;
+  try {
+    templated = validateTemplate(rawPath);
+  } catch (e) {
+    throw bad(`failed to validate policy templating: ${where}: ${(e as Error).message} (line ${line})`);
+  }
+  const path = rawPath.startsWith('/') ? rawPath.slice(1) : rawPath;
+  if (path.includes('+*')) throw bad(`path "${path}": invalid use of wildcards ('+*' is forbidden)`);
+  const rule: PathRule = { path, capabilities: [] };
+  if (templated) rule.templated = true;
+  let caps: string[] = [];
+  let legacy: string | undefined;
+  for (const it of body.items) {
+    if (!PATH_KEYS.has(it.key)) throw bad(`${where}: invalid key "${it.key}" on line ${it.line}`);
+    if (ENTERPRISE_KEYS.has(it.key)) throw bad(`${where}: "${it.key}" (line ${it.line}) is a Vault Enterprise feature keyhold does not enforce; remove it`);
+    const v = it.value;
+    switch (it.key) {
+      case 'comment':
+        if (v.kind !== 'scalar' || typeof v.value !== 'string') throw bad(`${where}: comment must be a string at line ${v.line}`);
+        break;
+      case 'policy':
+        if (v.kind !== 'scalar' || typeof v.value !== 'string') throw bad(`${where}: policy must be a string at line ${v.line}`);
+        legacy = v.value;
+        break;
+      case 'capabilities':
+        if (v.kind !== 'list') throw bad(`${where}: capabilities must be a list at line ${v.line}`);
+        caps = strList(v, `${where}: capabilities`);
+        break;
+      case 'allowed_parameters':
+        rule.allowedParameters = paramMap(v, where, 'allowed_parameters');
+        break;
+      case 'denied_parameters':
+        rule.deniedParameters = paramMap(v, where, 'denied_parameters');
+        break;
+      case 'required_parameters': {
+        const req = strList(v, `${where}: required_parameters`);
+        for (const r of req) if (r.includes('*')) throw bad(`${where}: required_parameters: parameter key "${r}": wildcard is not permitted here`);
+        if (req.length) rule.requiredParameters = req;
+        break;
+      }
+      case 'min_wrapping_ttl':
+        rule.minWrappingTtl = duration(v, where, 'min_wrapping_ttl');
+        break;
+      case 'max_wrapping_ttl':
+        rule.maxWrappingTtl = duration(v, where, 'max_wrapping_ttl');
+        break;
+      case 'subscribe_event_types':
+        rule.subscribeEventTypes = strList(v, `${where}: subscribe_event_types`);
+        break;
+    }
+  }
+  // Legacy `policy = "read"` adds to the capabilities; "deny" replaces them (vault/policy.go).
+  if (legacy !== undefined) {
+    const mapped = legacyPolicy(legacy, where);
+    caps = legacy === 'deny' ? mapped : [...caps, ...mapped];
+  }
+  for (const c of caps) {
+    if (!(CAPABILITIES as readonly string[]).includes(c)) throw bad(`${where}: invalid capability "${c}"`);
+  }
+  // A deny drops every other capability and parameter rule of the block (Vault stops there).
+  if (caps.includes('deny')) return { path, capabilities: ['deny'], ...(templated ? { templated: true } : {}) };
+  rule.capabilities = caps;
+  if (rule.minWrappingTtl && rule.maxWrappingTtl && rule.maxWrappingTtl < rule.minWrappingTtl) {
+    throw bad(`${where}: max_wrapping_ttl cannot be less than min_wrapping_ttl`);
+  }
+  return rule;
+}
+
+/** Parse policy text (HCL or JSON) into rules; throws 400 naming the key, line and cause. */
 export function parsePolicy(name: string, text: string): Policy {
-  const trimmed = text.trim();
-  let rules: PathRule[];
-  if (trimmed.startsWith('{')) {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(trimmed);
-    } catch (e) {
-      throw invalid('policy', `invalid JSON: ${(e as Error).message}`);
+  const doc = new Parser(tokenize(text)).document();
+  if (doc.kind !== 'object') throw bad('does not contain a root object');
+  const rules: PathRule[] = [];
+  for (const it of doc.items) {
+    if (!TOP_KEYS.has(it.key)) throw bad(`invalid key "${it.key}" on line ${it.line}`);
+    // A top-level `name` is accepted and ignored: the name comes from the API path (vault/policy_store.go).
+    if (it.key === 'name') {
+      if (it.value.kind !== 'scalar' || typeof it.value.value !== 'string') throw bad(`name must be a string at line ${it.line}`);
+      continue;
     }
-    rules = rulesFromPathMap((doc as { path?: unknown }).path ?? {});
-  } else {
-    const items = new HclParser(tokenize(text)).body(null);
-    rules = [];
-    for (const it of items) {
-      if (it.key !== 'path') throw invalid('policy', `unknown block "${it.key}"`);
-      if (it.labels.length !== 1) throw invalid('policy', 'path blocks need exactly one quoted path');
-      rules.push(...rulesFromPathMap({ [it.labels[0]!]: it.value }));
-    }
+    for (const e of pathEntries(it.value)) rules.push(parsePathRule(e.path, e.line, e.body));
   }
-  return { name, rules, raw: text };
+  const templated = rules.some((r) => r.templated);
+  return { name, rules, raw: text, ...(templated ? { templated } : {}) };
 }
 
-/** Vault's default policy, attached to every non-root token unless `no_default_policy`. */
-export const DEFAULT_POLICY = `# Allow tokens to look up, renew and revoke themselves
-path "auth/token/lookup-self" { capabilities = ["read"] }
-path "auth/token/renew-self" { capabilities = ["update"] }
-path "auth/token/revoke-self" { capabilities = ["update"] }
-path "sys/capabilities-self" { capabilities = ["update"] }
-path "sys/internal/ui/resultant-acl" { capabilities = ["read"] }
+/**
+ * Vault's `sys/policies/acl` accepts a base64-encoded policy body ("to avoid string escaping"):
+ * text that is valid standard base64 and decodes to UTF-8 is decoded first.
+ */
+export function decodePolicyText(text: string): string {
+  const t = text.trim();
+  if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return text;
+  try {
+    // Fatal decoding: bytes that are not UTF-8 mean the text was not a base64-encoded policy.
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(t, 'base64'));
+  } catch {
+    return text;
+  }
+}
+
+/** Vault's default policy (vault/policy_store.go), attached to every non-root token unless `no_default_policy`. */
+export const DEFAULT_POLICY = `
+# Allow tokens to look up their own properties
+path "auth/token/lookup-self" {
+    capabilities = ["read"]
+}
+
+# Allow tokens to renew themselves
+path "auth/token/renew-self" {
+    capabilities = ["update"]
+}
+
+# Allow tokens to revoke themselves
+path "auth/token/revoke-self" {
+    capabilities = ["update"]
+}
+
+# Allow a token to look up its own capabilities on a path
+path "sys/capabilities-self" {
+    capabilities = ["update"]
+}
+
+# Allow a token to look up its own entity by id or name
+path "identity/entity/id/{{identity.entity.id}}" {
+  capabilities = ["read"]
+}
+path "identity/entity/name/{{identity.entity.name}}" {
+  capabilities = ["read"]
+}
+
+
+# Allow a token to look up its resultant ACL from all policies. This is useful
+# for UIs. It is an internal path because the format may change at any time
+# based on how the internal ACL features and capabilities change.
+path "sys/internal/ui/resultant-acl" {
+    capabilities = ["read"]
+}
+
+# Allow a token to renew a lease via lease_id in the request body; old path for
+# old clients, new path for newer
+path "sys/renew" {
+    capabilities = ["update"]
+}
+path "sys/leases/renew" {
+    capabilities = ["update"]
+}
+
+# Allow looking up lease properties. This requires knowing the lease ID ahead
+# of time and does not divulge any sensitive information.
+path "sys/leases/lookup" {
+    capabilities = ["update"]
+}
+
+# Allow a token to manage its own cubbyhole
+path "cubbyhole/*" {
+    capabilities = ["create", "read", "update", "delete", "list"]
+}
+
+# Allow a token to wrap arbitrary values in a response-wrapping token
+path "sys/wrapping/wrap" {
+    capabilities = ["update"]
+}
+
+# Allow a token to look up the creation time and TTL of a given
+# response-wrapping token
+path "sys/wrapping/lookup" {
+    capabilities = ["update"]
+}
+
+# Allow a token to unwrap a response-wrapping token. This is a convenience to
+# avoid client token swapping since this is also part of the response wrapping
+# policy.
+path "sys/wrapping/unwrap" {
+    capabilities = ["update"]
+}
+
+# Allow general purpose tools
+path "sys/tools/hash" {
+    capabilities = ["update"]
+}
+path "sys/tools/hash/*" {
+    capabilities = ["update"]
+}
+path "sys/tools/random" {
+    capabilities = ["update"]
+}
+path "sys/tools/random/*" {
+    capabilities = ["update"]
+}
+
+# Allow checking the status of a Control Group request if the user has the
+# accessor
+path "sys/control-group/request" {
+    capabilities = ["update"]
+}
+
+# Allow a token to make requests to the Authorization Endpoint for OIDC providers.
+path "identity/oidc/provider/+/authorize" {
+    capabilities = ["read", "update"]
+}
 `;
+
+/** Name of the fixed policy of response-wrapping tokens (vault/policy_store.go). */
+export const RESPONSE_WRAPPING_POLICY_NAME = 'response-wrapping';
+
+/** The response-wrapping policy: a wrapping token may only read its cubbyhole and unwrap. */
+export const RESPONSE_WRAPPING_POLICY = `
+path "cubbyhole/response" {
+    capabilities = ["create", "read"]
+}
+
+path "sys/wrapping/unwrap" {
+    capabilities = ["update"]
+}
+`;
+
+/** Policies no API call may change (Vault's immutablePolicies). */
+const IMMUTABLE = new Set(['root', RESPONSE_WRAPPING_POLICY_NAME, 'control-group']);
+/** Policies no token may be given by a caller (Vault's nonAssignablePolicies). */
+export const NON_ASSIGNABLE_POLICIES: readonly string[] = [RESPONSE_WRAPPING_POLICY_NAME, 'control-group'];
 
 /** Vault treats policy names case-insensitively and stores them lowercased. */
 function policyKey(name: string): string {
@@ -209,36 +525,41 @@ export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
   constructor(private readonly storage: Storage) {}
 
-  /** Policy by name (`root` and `default` are built in; default may be overwritten). */
+  /** Policy by name (`root`, `default` and `response-wrapping` are built in; default may be overwritten). */
   async get(nameIn: string): Promise<Policy | null> {
     const name = policyKey(nameIn);
     if (name === 'root') return { name: 'root', rules: [], raw: '' };
     const cached = this.cache.get(name);
     if (cached) return cached;
-    const rec = await getJSON<{ raw: string }>(this.storage, `policy/${name}`);
-    const text = rec?.raw ?? (name === 'default' ? DEFAULT_POLICY : null);
+    let text: string | null;
+    if (name === RESPONSE_WRAPPING_POLICY_NAME) text = RESPONSE_WRAPPING_POLICY;
+    else {
+      const rec = await getJSON<{ raw: string }>(this.storage, `policy/${name}`);
+      text = rec?.raw ?? (name === 'default' ? DEFAULT_POLICY : null);
+    }
     if (text === null) return null;
     const p = parsePolicy(name, text);
     this.cache.set(name, p);
     return p;
   }
-  /** Create or replace a policy from HCL or JSON text. */
+  /** Create or replace a policy from HCL or JSON text (nothing is stored when it does not parse). */
   async put(nameIn: string, text: string): Promise<Policy> {
     const name = policyKey(nameIn);
-    if (name === 'root') throw invalid('name', 'cannot update the root policy');
+    if (IMMUTABLE.has(name)) throw invalid(`cannot update "${name}" policy`);
     const p = parsePolicy(name, text);
     await putJSON(this.storage, `policy/${name}`, { raw: text });
     this.cache.set(name, p);
     return p;
   }
-  /** Delete a policy (root and default cannot be deleted). */
+  /** Delete a policy (root, default and response-wrapping cannot be deleted). */
   async delete(nameIn: string): Promise<void> {
     const name = policyKey(nameIn);
-    if (name === 'root' || name === 'default') throw invalid('name', `cannot delete the ${name} policy`);
+    if (name === 'default') throw invalid('cannot delete "default" policy');
+    if (IMMUTABLE.has(name)) throw invalid(`cannot delete "${name}" policy`);
     await this.storage.delete(`policy/${name}`);
     this.cache.delete(name);
   }
-  /** Names of all policies, including built-ins. */
+  /** Names of all assignable policies, including `default` and `root`. */
   async list(): Promise<string[]> {
     const names = new Set(['default', 'root']);
     for (const n of await this.storage.list('policy/')) if (!n.endsWith('/')) names.add(n);

@@ -5,8 +5,16 @@ import { scalar, table } from './table.js';
 
 export { table };
 
-/** Output formats. */
-export type Format = 'table' | 'json' | 'yaml' | 'raw';
+/** Output formats every command takes. */
+export const FORMATS = ['table', 'json', 'yaml', 'raw'] as const;
+/**
+ * Formats only some commands take (`keyhold env`: dotenv, shell; `transit keys export public-key`:
+ * jwk, jwks, pem). They share the global --format option: commander reads a program-level option
+ * anywhere on the line, so a command cannot declare its own --format.
+ */
+export const COMMAND_FORMATS = ['dotenv', 'shell', 'jwk', 'jwks', 'pem'] as const;
+/** One of FORMATS or COMMAND_FORMATS. */
+export type Format = (typeof FORMATS)[number] | (typeof COMMAND_FORMATS)[number];
 
 /** Whether colour may be used on this stream: a TTY, NO_COLOR unset or empty (no-color.org), TERM not dumb. */
 export function useColor(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -61,6 +69,8 @@ export async function printData(data: unknown, opts: { format?: Format; field?: 
       else if (data && typeof data === 'object') write(table(data as Record<string, unknown>));
       else write(scalar(data) + '\n');
       return;
+    default:
+      throw new LocalError(`--format ${opts.format} does not apply to this command (use ${FORMATS.join(', ')})`);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Regenerate the committed docs from the code: completions/, man/, docs/readme/commands.md and
+ * Regenerate the committed docs from the code: completions/, man/, docs/reference/cli.md and
  * docs/openapi.json.
  * `npm run docs` (after a build) runs this file; test/unit/docs/drift.test.ts regenerates in memory and
  * fails when the committed files differ.
@@ -51,7 +51,7 @@ export function generateAll(program: Command = buildProgram()): Record<string, s
     [COMPLETION_FILES.bash]: bashCompletion(spec),
     [COMPLETION_FILES.zsh]: zshCompletion(spec),
     [COMPLETION_FILES.fish]: fishCompletion(spec),
-    'docs/readme/commands.md': commandReference(model),
+    'docs/reference/cli.md': commandReference(model),
     // The API as `keyhold server --dev` serves it (transit/ and secret/ mounted), for client generators.
     'docs/openapi.json': JSON.stringify(buildOpenApi(mountedRoutes(DEV_MOUNTS), { version: VERSION }), null, 2) + '\n',
   };

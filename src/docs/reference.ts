@@ -1,4 +1,4 @@
-/** The README command reference (docs/readme/commands.md), from the same command model as the man pages. */
+/** The command reference (docs/reference/cli.md), from the same command model as the man pages. */
 import { flatten, usageOf, type CommandDoc, type OptionDoc } from './cli-model.js';
 
 function cell(s: string): string {
@@ -21,17 +21,17 @@ export function commandReference(root: CommandDoc): string {
   const out: string[] = [
     '<!-- Generated from the command tree by `npm run docs` (src/docs/reference.ts); do not edit. -->',
     '',
-    '## Command reference',
+    '# Command reference',
     '',
     'Every command accepts the global options below and `-h, --help`. Run `keyhold help TOPIC` for `exit-codes`, `environment` and `formats`, and `keyhold path-help PATH` for an HTTP route.',
     '',
-    '### Global options',
+    '## Global options',
     '',
     '| Option | Description |',
     '|---|---|',
     ...root.options.map(optionRow),
     '',
-    '### Commands',
+    '## Commands',
     '',
   ];
   const all = flatten(root).filter((c) => c.path.length > 0);
@@ -39,10 +39,10 @@ export function commandReference(root: CommandDoc): string {
   out.push('');
   for (const c of all) {
     if (c.subcommands.length) {
-      out.push(`<a id="${anchor(c)}"></a>`, '', `### \`keyhold ${c.path.join(' ')}\``, '', c.description, '');
+      out.push(`<a id="${anchor(c)}"></a>`, '', `## \`keyhold ${c.path.join(' ')}\``, '', c.description, '');
       continue;
     }
-    out.push(`<a id="${anchor(c)}"></a>`, '', `#### \`keyhold ${c.path.join(' ')}\``, '', c.description, '', '```', usageOf(c), '```', '');
+    out.push(`<a id="${anchor(c)}"></a>`, '', `### \`keyhold ${c.path.join(' ')}\``, '', c.description, '', '```', usageOf(c), '```', '');
     if (c.args.length) {
       out.push('| Argument | Description |', '|---|---|');
       for (const a of c.args) out.push(`| \`${a.name}${a.variadic ? '...' : ''}\`${a.required ? '' : ' (optional)'} | ${cell(a.description)} |`);

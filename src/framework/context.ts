@@ -1,6 +1,7 @@
 /** The request context handlers receive, and the environment engines are created with. */
 import type { Storage } from '../storage/backend.js';
 import type { Operation } from './route.js';
+import type { ManagedKeyRegistry } from '../kms/managed-keys.js';
 
 /** A mount-table entry (sys/mounts). */
 export interface MountInfo {
@@ -16,6 +17,37 @@ export interface MountInfo {
   seal_wrap: boolean;
   external_entropy_access: boolean;
   created_at?: string;
+  /** "auth" for auth methods (sys/auth; `path` is then `auth/<name>/`), absent for secrets engines. */
+  table?: 'auth';
+}
+
+/** One alias of an identity entity (one per auth mount the entity logged in through). */
+export interface TokenIdentityAlias {
+  /** Accessor of the auth mount the alias belongs to (e.g. "auth_jwt_1a2b3c4d"). */
+  mountAccessor: string;
+  /** Alias name (the user claim, role id, ...). */
+  name: string;
+  metadata: Record<string, string>;
+  /** Alias id ({{identity.entity.aliases.<accessor>.id}}), when known. */
+  id?: string;
+  /** Alias custom metadata ({{identity.entity.aliases.<accessor>.custom_metadata.K}}), when known. */
+  customMetadata?: Record<string, string>;
+}
+
+/**
+ * The identity behind a token, as Vault's ACL templating sees it ({{identity.entity.*}},
+ * {{identity.groups.*}}; vault/sdk/helper/identitytpl). The identity store fills it; the ACL only reads it.
+ */
+export interface TokenIdentity {
+  entityId: string;
+  entityName: string;
+  entityMetadata: Record<string, string>;
+  aliases: TokenIdentityAlias[];
+  /** Ids of the entity's groups; `groupNames[i]` is the name of `groupIds[i]`. */
+  groupIds?: string[];
+  groupNames?: string[];
+  /** Group metadata by group id ({{identity.groups.ids.<id>.metadata.K}}), when known. */
+  groupMetadata?: Record<string, Record<string, string>>;
 }
 
 /** The token a request carries, after lookup. */
@@ -27,8 +59,12 @@ export interface TokenInfo {
   root: boolean;
   displayName: string;
   meta?: Record<string, string>;
+  /** Identity entity of a login-issued token ("" or absent for none). */
+  entityId?: string;
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
+  /** Entity of the token (for templated policies); absent when the token has none. */
+  identity?: TokenIdentity;
 }
 
 /** Minimal structured logger; never pass secrets. */
@@ -74,13 +110,54 @@ export interface EventBus {
   on(topic: 'kv', listener: (event: KvEvent) => void): () => void;
 }
 
+/**
+ * What an auth method hands the token store after a successful login (Vault's logical.Auth): the
+ * token store applies the TTL rules, creates the token and the identity entity/alias, and answers
+ * the `auth` block. Field meanings follow Vault's sdk/helper/tokenutil.
+ */
+export interface LoginAuth {
+  /** Creation path, e.g. "auth/approle/login". */
+  path: string;
+  /** Display name suffix after the mount ("" for approle, the user claim value for jwt). */
+  displayName: string;
+  policies: string[];
+  noDefaultPolicy: boolean;
+  /** String-only token metadata (Go clients decode map[string]string). */
+  metadata: Record<string, string>;
+  /** The entity alias this login authenticates as. */
+  alias: { name: string; metadata?: Record<string, string> };
+  /** Group alias names (jwt groups_claim); recorded on the entity's metadata only. */
+  groupAliases?: string[];
+  /** Seconds; 0 = unset (mount/system default). */
+  ttl: number;
+  maxTtl: number;
+  period: number;
+  explicitMaxTtl: number;
+  numUses: number;
+  boundCidrs: string[];
+  /** "service", "batch", "default" (mount decides). */
+  tokenType: string;
+  /** Role name shown in token lookups (approle/jwt role). */
+  role?: string;
+}
+
+/** The `auth` block of a login plus the warnings the TTL rules produced. */
+export interface IssuedLogin {
+  auth: Record<string, unknown>;
+  warnings: string[];
+}
+
 /** What the core offers engines (mount lookup for sync, KV reads). */
 export interface CoreServices {
+  /** Issue a token for a successful login on `mount` (auth methods only). */
+  issueLoginToken?(mount: MountInfo, login: LoginAuth): Promise<IssuedLogin>;
   /** Mount by path ("secret/" or "secret") or by accessor. */
   findMount(pathOrAccessor: string): MountInfo | undefined;
   /** The live engine instance of a mount (typed by the caller). */
   engineOf<T>(mountPath: string): T | undefined;
   mounts(): MountInfo[];
+  /** Managed keys (sys/managed-keys), for transit's managed_key type. */
+  readonly managedKeys?: ManagedKeyRegistry;
 }
 
 /** What an engine instance is created with. */

@@ -15,6 +15,10 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /** Envelope `lease_duration` in seconds (KV v1 reads report their `ttl` key here); 0 when absent. */
+  leaseDuration?: number;
+  /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */
+  wrapInfo?: Record<string, unknown>;
   /**
    * `data` already serialized as the router would (JSON with Go's escaping of <, >, &, U+2028,
    * U+2029), for large answers a handler keeps serialized (sync association maps); `data` is still
@@ -67,12 +71,21 @@ export interface RouteDef<E, F extends Fields> {
   rules?: Rule[];
   /** No token needed (sys/health, sys/seal-status, sys/init, sys/unseal). */
   unauthenticated?: boolean;
+  /**
+   * No token needed for this request when the predicate says so (decided per request from the
+   * mount's state and the path parameters, e.g. a key's `public_jwks`); otherwise the route is
+   * authenticated as usual. Unauthenticated callers get the same 403 whether the predicate is
+   * false or the thing it looks at does not exist.
+   */
+  unauthenticatedWhen?: (req: { engine: E; params: Record<string, string> }) => Promise<boolean> | boolean;
   /** Answers while sealed (otherwise 503). */
   allowSealed?: boolean;
   /** Needs a root token or `sudo` capability. */
   sudo?: boolean;
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
+  /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */
+  anyFields?: boolean;
   /** Accept a raw body instead of JSON (not used by Vault routes). */
   rawBody?: boolean;
 }

@@ -12,7 +12,7 @@ import { installListVerb } from './list-verb.js';
 import { FastConnection, type FastHandler, type FastHooks } from './fast-http.js';
 
 /** A listener from flags or the config file. */
-export type ListenerSpec = ({ type: 'unix'; path: string } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string }) & {
+export type ListenerSpec = ({ type: 'unix'; path: string; /** File mode of the socket (Vault's socket_mode); default 0600. */ socketMode?: number } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string }) & {
   /** Body limit for requests on this listener (Vault's per-listener max_request_size); else the daemon's. */
   maxRequestSize?: number;
 };
@@ -158,7 +158,7 @@ export async function startListeners(
         } finally {
           process.umask(old);
         }
-        chmodSync(spec.path, 0o600);
+        chmodSync(spec.path, spec.socketMode ?? 0o600);
         servers.push(srv);
         unixPaths.push(spec.path);
         addresses.push(`unix://${spec.path}`);

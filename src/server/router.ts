@@ -12,6 +12,8 @@ import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framew
 import { sendEmpty, sendError, sendReply } from './respond.js';
 import { requestSizeLimit } from './http.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
+import type { AclRequest, AclResult } from '../auth/acl.js';
+import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 
@@ -28,6 +30,14 @@ export interface MountedEngine {
 /** Capability check for a token (ACL). */
 export interface Authorizer {
   allowed(token: TokenInfo, capability: string, path: string): boolean;
+  /** Vault's AllowOperation: capability, parameter constraints and wrapping TTL bounds (falls back to `allowed`). */
+  check?(token: TokenInfo, req: AclRequest): AclResult;
+}
+
+/** Response wrapping as the router needs it (src/auth/wrapping.ts implements it). */
+export interface Wrapper {
+  /** Store `responseJson` in a new single-use token's cubbyhole for `ttl` seconds; the `wrap_info` to send. */
+  wrap(responseJson: string, ttl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo>;
 }
 
 /** An audit sink the router calls around every request (issue 8 adds file devices). */
@@ -55,10 +65,13 @@ export interface AuditEntry {
 export interface RouterCore {
   isSealed(): boolean;
   resolve(path: string): MountedEngine | null;
-  lookupToken(id: string): Promise<TokenInfo | null>;
+  /** `peek`: look without spending one of a limited-use token's uses (unauthenticated routes). */
+  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
   /** A valid token's view when it needs no storage read or write (no use limit, cached), else undefined. */
   cachedToken?(id: string): TokenInfo | undefined;
   authorizer: Authorizer;
+  /** Response wrapping; without it X-Vault-Wrap-TTL is refused. */
+  wrapping?: Wrapper;
   audit?: AuditHook;
   logger: Logger;
   maxRequestSize: number;
@@ -159,203 +172,459 @@ export function tokenFrom(req: { headers: Record<string, string | string[] | und
   return undefined;
 }
 
-/** The request pipeline. */
+/**
+ * One request on its way through the pipeline: what each stage has learned so far. Every field is
+ * set in the constructor so all flows share one shape (the hot path stays monomorphic).
+ */
+export class Flow {
+  /** Vault's request id, also the response's `request_id`. */
+  readonly requestId = randomUUID();
+  /** Request path under `/v1/`, percent-decoded. */
+  path = '';
+  /** Query parameters (without `list`), or null when the URL has none. */
+  query: URLSearchParams | null = null;
+  /** The operation the HTTP method asks for (`update` may become `create` after the existence check). */
+  op: Operation = 'read';
+  /** Parsed JSON or form body. */
+  body: Record<string, unknown> = EMPTY;
+  mounted: MountedEngine | null = null;
+  route: AnyRoute | null = null;
+  params: Record<string, string> = EMPTY_PARAMS;
+  /** Path under the mount, without trailing slashes. */
+  sub = '';
+  /** Request data: query, then body, then path parameters. */
+  raw: Record<string, unknown> = EMPTY;
+  token: TokenInfo | null = null;
+  /** Tokens looked up for this request; one on its last use is revoked when the request ends. */
+  readonly seen: TokenInfo[] = [];
+  /** Coerced fields, or the coercion error (raised only after the ACL has spoken). */
+  data: Record<string, unknown> = EMPTY;
+  unknownFields: string[] = NO_NAMES;
+  fieldError: unknown = null;
+  ctx: RequestContext<unknown, Record<string, unknown>> | null = null;
+  /** Audit entry when an audit device is enabled, and the hook that logged it (kept: a handler may disable the last device). */
+  audit: AuditEntry | undefined = undefined;
+  auditor: AuditHook | undefined = undefined;
+  reply: Reply | undefined = undefined;
+  /** No token needed: the route says so, or its per-request predicate did (stage open access). */
+  open = false;
+  /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
+  wrapTtl = 0;
+
+  constructor(
+    readonly req: AnyRequest,
+    readonly res: ResponseSink,
+  ) {}
+}
+
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_NAMES: string[] = [];
+
+/**
+ * The request pipeline (design note section 6; the order follows Vault's vault/request_handling.go):
+ * parse -> read body -> resolve mount and route -> authenticate -> coerce fields -> existence check
+ * -> authorize -> validate -> audit request -> dispatch -> shape reply -> wrap -> audit response
+ * -> send. Each stage is one small method with one job; a stage that needs no I/O stays synchronous
+ * so the hot path (a cached token, an in-memory key) costs no promise turns.
+ */
 export class Router {
   constructor(private readonly core: RouterCore) {}
 
   /** Handle one HTTP request end to end. */
   async handle(req: AnyRequest, res: ResponseSink): Promise<void> {
-    const requestId = randomUUID();
-    let mountType: string | undefined;
-    // Tokens looked up for this request; one on its last use is revoked when the request ends.
-    const seen: TokenInfo[] = [];
+    const f = new Flow(req, res);
     try {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const rawPath = q === -1 ? url : url.slice(0, q);
-      const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
-      if (!rawPath.startsWith('/v1/')) throw notFound();
-      // keyhold has no response wrapping: refuse rather than hand back the unwrapped secret.
-      if (req.headers['x-vault-wrap-ttl'] !== undefined) throw invalid('X-Vault-Wrap-TTL: response wrapping is not supported by keyhold');
-      let listFlag = false;
-      if (query?.has('list')) {
-        listFlag = parseBool('list', query.get('list'));
-        query.delete('list');
-      }
-      let path = rawPath.slice(4);
-      try {
-        path = decodeURIComponent(path);
-      } catch {
-        throw invalid('path', 'invalid percent-encoding');
-      }
-      if (path.includes('\0')) throw invalid('path', 'must not contain NUL');
-      // HEAD is only meaningful for load-balancer health checks (Vault answers it on sys/health).
-      const method = req.method === 'HEAD' && trimSlashes(path) === 'sys/health' ? 'GET' : (req.method ?? '');
-      const op0 = methodToOp(method, listFlag);
-      if (!op0) throw unsupported();
-      const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
-      let body: Buffer;
-      if (req instanceof FastRequest) {
-        if (req.body.length > limit) throw new KeyholdError('tooLarge', 'http: request body too large');
-        body = req.body;
-      } else body = op0 === 'read' || op0 === 'list' ? await drain(req, limit) : await readBody(req, limit);
-      const bodyData = parseBody(body, req.headers['content-type']);
-      if (op0 === 'patch' && !String(req.headers['content-type'] ?? '').includes('merge-patch+json')) {
-        throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
-      }
-      const mounted = this.core.resolve(path);
-      if (!mounted) {
-        // Sealed: everything but the unauthenticated sys routes answers 503. Unsealed: an unknown
-        // path is 404 for a valid token and 403 without one (Vault checks the token first).
-        if (this.core.isSealed()) throw sealed();
-        await this.requireToken(req, seen);
-        throw notFound(`no handler for route "${path}". route entry not found.`);
-      }
-      mountType = mounted.mount.type;
-      const sub = trimSlashes(path.slice(mounted.mount.path.length));
-      const match = matchRoute(mounted.routes, sub);
-      if (!match) {
-        if (this.core.isSealed()) throw sealed();
-        await this.requireToken(req, seen);
-        throw notFound('unsupported path');
-      }
-      const { route, params } = match;
-      if (this.core.isSealed() && !route.allowSealed) throw sealed();
-      let handlerOp: Operation = op0;
-      if (!route.operations[op0] && !(op0 === 'update' && route.operations.create)) throw unsupported();
-
-      // Request data: query (GET/DELETE/LIST) and body, path parameters win. Object.fromEntries
-      // defines own properties, so a "__proto__" key in a body stays data (no prototype change).
-      const raw: Record<string, unknown> = {};
-      if (query) for (const [k, v] of query) setOwn(raw, k, v);
-      for (const k in bodyData) if (Object.hasOwn(bodyData, k)) setOwn(raw, k, bodyData[k]);
-      for (const k in params) setOwn(raw, k, params[k]);
-
-      let token: TokenInfo | null = null;
-      if (!route.unauthenticated) token = this.cachedToken(req, seen) ?? (await this.requireToken(req, seen));
-      else {
-        const id = tokenFrom(req);
-        if (id) token = await this.core.lookupToken(id);
-      }
-
-      // Field errors wait until the ACL has spoken (Vault checks the ACL before the backend validates),
-      // so a caller without access learns nothing about the fields; the existence check then sees
-      // only the path parameters.
-      let coerced: { data: Record<string, unknown>; unknown: string[] } | null = null;
-      let fieldError: unknown = null;
-      try {
-        coerced = coerceFields(route.fields, raw);
-      } catch (e) {
-        fieldError = e;
-      }
-      const data: Record<string, unknown> = coerced?.data ?? paramsOnly(route, params);
-      const unknown = coerced?.unknown ?? [];
-      const authorizer = this.core.authorizer;
-      const ctx: RequestContext<unknown, Record<string, unknown>> = {
-        engine: mounted.instance,
-        data: data as Record<string, unknown>,
-        raw,
-        operation: op0,
-        path: sub,
-        fullPath: trimSlashes(path),
-        params,
-        mount: mounted.mount,
-        token,
-        requestId,
-        remoteAddress: req.socket.remoteAddress ?? 'unix',
-        headers: req.headers,
-        allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
-      };
-      if (op0 === 'update' && route.exists) {
-        const check = route.exists(ctx);
-        const exists = typeof check === 'boolean' ? check : await check;
-        if (!exists) handlerOp = 'create';
-      }
-      ctx.operation = handlerOp;
-      if (!route.unauthenticated && token) {
-        const aclPath = handlerOp === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
-        if (!authorizer.allowed(token, handlerOp, aclPath) || (route.sudo && !authorizer.allowed(token, 'sudo', aclPath))) {
-          // Refusals are audited too (Vault logs them with "permission denied"), so an operator sees probing.
-          const audit = this.core.audit?.enabled() ? this.core.audit : undefined;
-          if (audit) {
-            const entry: AuditEntry = { requestId, operation: handlerOp, path: ctx.fullPath, remoteAddress: ctx.remoteAddress, token, data: raw, sensitive: sensitiveOf(route) };
-            await audit.request(entry);
-            await audit.response(entry, 403, { errors: ['permission denied'] });
-          }
-          throw denied();
-        }
-      }
-      if (fieldError) throw fieldError;
-      for (const rule of route.rules ?? []) {
-        if (rule.kind === 'oneOf' && !rule.fields.some((n) => data[n] !== undefined && data[n] !== '')) {
-          throw invalid(rule.fields.join(' or '), 'one of these fields is required');
-        }
-        if (rule.kind === 'requires' && data[rule.field] !== undefined && data[rule.needs] === undefined) {
-          throw invalid(rule.field, `requires ${rule.needs}`);
-        }
-      }
-      const audit = this.core.audit?.enabled() ? this.core.audit : undefined;
-      const entry: AuditEntry | undefined = audit
-        ? { requestId, operation: handlerOp, path: ctx.fullPath, remoteAddress: ctx.remoteAddress, token, data: raw, sensitive: sensitiveOf(route) }
-        : undefined;
-      if (audit && entry) await audit.request(entry);
-      const handler = route.operations[handlerOp] ?? (handlerOp === 'create' ? route.operations.update : undefined);
-      if (!handler) throw unsupported();
-      let reply: Reply | void;
-      try {
-        reply = await handler(ctx);
-      } catch (e) {
-        if (audit && entry) await audit.response(entry, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
-        throw e;
-      }
-      // Vault: a list answer with an empty `keys` is a 404, as is one with neither keys nor other
-      // data; warnings, or data besides keys (list metadata), keep it (vault/wrapping.go).
-      if (reply && handlerOp === 'list' && !reply.raw && !reply.warnings?.length) {
-        const data = reply.data as Record<string, unknown> | null | undefined;
-        const keys = data?.keys;
-        if (keys === undefined || keys === null ? !data || Object.keys(data).length === 0 : Array.isArray(keys) && keys.length === 0) reply = undefined;
-      }
-      if (unknown.length && reply) {
-        reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.sort().join(' ')}]`];
-      }
-      if (!reply) {
-        if (audit && entry) await audit.response(entry, handlerOp === 'read' || handlerOp === 'list' ? 404 : 204, null);
-        if (handlerOp === 'read' || handlerOp === 'list') throw notFound();
-        sendEmpty(res);
-        return;
-      }
-      if (audit && entry) await audit.response(entry, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
-      // Vault copies `data` to the top level of sys/ answers (http/handler.go, handleLogicalWithInjector).
-      sendReply(res, requestId, reply, mountType, 200, path.startsWith('sys/'));
+      this.parse(f);
+      this.wrapRequest(f);
+      const reading = this.readBody(f);
+      if (reading) await reading;
+      if (!this.resolve(f)) return await this.unknownPath(f);
+      const opening = this.openAccess(f);
+      if (opening) await opening;
+      const authenticating = this.authenticate(f);
+      if (authenticating) await authenticating;
+      const ctx = this.coerce(f);
+      const checking = this.existence(f, ctx);
+      if (checking) await checking;
+      const authorizing = this.authorize(f, ctx);
+      if (authorizing) await authorizing;
+      this.validate(f);
+      await this.auditRequest(f);
+      await this.dispatch(f, ctx);
+      this.shapeReply(f);
+      const wrapping = this.wrapResponse(f);
+      if (wrapping) await wrapping;
+      await this.auditResponse(f);
+      this.send(f);
     } catch (e) {
       this.fail(res, e);
     } finally {
-      for (const t of seen) {
-        if (t.lastUse && this.core.requestDone) {
-          await this.core.requestDone(t).catch((e: unknown) => this.core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
-        }
+      if (f.seen.length) await this.spendTokens(f);
+    }
+  }
+
+  /** Stage parse: URL to path, query and operation; malformed paths and unknown methods refused. */
+  private parse(f: Flow): void {
+    const url = f.req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
+    const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
+    if (!rawPath.startsWith('/v1/')) throw notFound();
+    let listFlag = false;
+    if (query?.has('list')) {
+      listFlag = parseBool('list', query.get('list'));
+      query.delete('list');
+    }
+    let path = rawPath.slice(4);
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      throw invalid('path', 'invalid percent-encoding');
+    }
+    if (path.includes('\0')) throw invalid('path', 'must not contain NUL');
+    // HEAD is only meaningful for load-balancer health checks (Vault answers it on sys/health).
+    const method = f.req.method === 'HEAD' && trimSlashes(path) === 'sys/health' ? 'GET' : (f.req.method ?? '');
+    const op = methodToOp(method, listFlag);
+    if (!op) throw unsupported();
+    if (op === 'patch' && !String(f.req.headers['content-type'] ?? '').includes('merge-patch+json')) {
+      throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
+    }
+    f.path = path;
+    f.query = query;
+    f.op = op;
+  }
+
+  /**
+   * Stage wrap (request side): X-Vault-Wrap-TTL read as Vault's requestWrapInfo does (seconds or a
+   * duration; negative refused), capped at 768h. Without a wrapper the header is refused rather than
+   * the secret handed back unwrapped.
+   */
+  private wrapRequest(f: Flow): void {
+    const h = f.req.headers['x-vault-wrap-ttl'];
+    if (h === undefined || h === '') return;
+    if (!this.core.wrapping) throw invalid('X-Vault-Wrap-TTL: response wrapping is not available');
+    f.wrapTtl = parseWrapTtl(Array.isArray(h) ? h[0]! : h);
+  }
+
+  /** Stage read body: the size-limited body parsed as JSON or a form (the fast lane has read it already). */
+  private readBody(f: Flow): Promise<void> | void {
+    const req = f.req;
+    const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
+    if (req instanceof FastRequest) {
+      if (req.body.length > limit) throw new KeyholdError('tooLarge', 'http: request body too large');
+      f.body = parseBody(req.body, req.headers['content-type']);
+      return;
+    }
+    const reading = f.op === 'read' || f.op === 'list' ? drain(req, limit) : readBody(req, limit);
+    return reading.then((body) => {
+      f.body = parseBody(body, req.headers['content-type']);
+    });
+  }
+
+  /** Stage resolve: the mount and the route under it; false when none matches. */
+  private resolve(f: Flow): boolean {
+    const mounted = this.core.resolve(f.path);
+    if (!mounted) return false;
+    f.mounted = mounted;
+    f.sub = trimSlashes(f.path.slice(mounted.mount.path.length));
+    const match = matchRoute(mounted.routes, f.sub);
+    if (!match) return false;
+    const route = match.route;
+    if (this.core.isSealed() && !route.allowSealed) throw sealed();
+    if (!route.operations[f.op] && !(f.op === 'update' && route.operations.create)) throw unsupported();
+    f.route = route;
+    f.params = match.params;
+    // Request data: query (GET/DELETE/LIST) and body, path parameters win. Object.fromEntries
+    // defines own properties, so a "__proto__" key in a body stays data (no prototype change).
+    const raw: Record<string, unknown> = {};
+    if (f.query) for (const [k, v] of f.query) setOwn(raw, k, v);
+    const body = f.body;
+    for (const k in body) if (Object.hasOwn(body, k)) setOwn(raw, k, body[k]);
+    for (const k in match.params) setOwn(raw, k, match.params[k]);
+    f.raw = raw;
+    return true;
+  }
+
+  /**
+   * No mount or no route: sealed answers 503 (only the unauthenticated sys routes answer then);
+   * unsealed, 404 for a valid token and 403 without one (Vault checks the token first).
+   */
+  private async unknownPath(f: Flow): Promise<never> {
+    if (this.core.isSealed()) throw sealed();
+    await this.requireToken(f);
+    throw notFound(f.mounted ? 'unsupported path' : `no handler for route "${f.path}". route entry not found.`);
+  }
+
+  /**
+   * Stage open access: whether this request needs a token. Fixed per route (`unauthenticated`), or
+   * decided per request by the route's `unauthenticatedWhen` predicate (transit's jwks/:name of a
+   * key with public_jwks).
+   */
+  private openAccess(f: Flow): Promise<void> | void {
+    const route = f.route!;
+    f.open = route.unauthenticated === true;
+    if (f.open || !route.unauthenticatedWhen) return;
+    const decided = route.unauthenticatedWhen({ engine: f.mounted!.instance, params: f.params });
+    if (typeof decided === 'boolean') {
+      f.open = decided;
+      return;
+    }
+    return decided.then((open) => {
+      f.open = open;
+    });
+  }
+
+  /** Stage authenticate: the request's token (403 when missing or invalid, unless the request needs none). */
+  private authenticate(f: Flow): Promise<void> | void {
+    if (!f.open) {
+      const cached = this.cachedToken(f);
+      if (cached) {
+        f.token = cached;
+        return;
+      }
+      return this.requireToken(f).then((t) => {
+        f.token = t;
+      });
+    }
+    const id = tokenFrom(f.req);
+    if (!id) return;
+    return this.core.lookupToken(id, { peek: true }).then((t) => {
+      f.token = t;
+    });
+  }
+
+  /**
+   * Stage coerce: the declared fields typed and checked, and the handler's context. Field errors
+   * wait until the ACL has spoken (Vault checks the ACL before the backend validates), so a caller
+   * without access learns nothing about the fields; the existence check then sees only the path
+   * parameters.
+   */
+  private coerce(f: Flow): RequestContext<unknown, Record<string, unknown>> {
+    const route = f.route!;
+    try {
+      const coerced = coerceFields(route.fields, f.raw);
+      f.data = coerced.data;
+      f.unknownFields = coerced.unknown;
+    } catch (e) {
+      f.fieldError = e;
+      f.data = paramsOnly(route, f.params);
+    }
+    const token = f.token;
+    const authorizer = this.core.authorizer;
+    const mounted = f.mounted!;
+    const ctx: RequestContext<unknown, Record<string, unknown>> = {
+      engine: mounted.instance,
+      data: f.data,
+      raw: f.raw,
+      operation: f.op,
+      path: f.sub,
+      fullPath: trimSlashes(f.path),
+      params: f.params,
+      mount: mounted.mount,
+      token,
+      requestId: f.requestId,
+      remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+      headers: f.req.headers,
+      allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
+    };
+    f.ctx = ctx;
+    return ctx;
+  }
+
+  /** Stage existence check: an update of something that does not exist is a create (Vault's upsert rule). */
+  private existence(f: Flow, ctx: RequestContext<unknown, Record<string, unknown>>): Promise<void> | void {
+    const route = f.route!;
+    if (f.op !== 'update' || !route.exists) return;
+    const check = route.exists(ctx);
+    if (typeof check === 'boolean') {
+      if (!check) f.op = ctx.operation = 'create';
+      return;
+    }
+    return check.then((exists) => {
+      if (!exists) f.op = ctx.operation = 'create';
+    });
+  }
+
+  /** Stage authorize: the ACL decides from the operation and path (and sudo where the route needs it). */
+  private authorize(f: Flow, ctx: RequestContext<unknown, Record<string, unknown>>): Promise<void> | void {
+    const route = f.route!;
+    const token = f.token;
+    if (f.open || !token) return;
+    const authorizer = this.core.authorizer;
+    const aclPath = f.op === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
+    if (authorizer.check) {
+      const r = authorizer.check(token, { operation: f.op, path: aclPath, data: requestData(f), wrapTtl: f.wrapTtl > 0 ? f.wrapTtl : undefined });
+      if (r.allowed && (!route.sudo || r.rootPrivs)) return;
+    } else if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath))) return;
+    return this.refuse(f);
+  }
+
+  /** A refusal is audited too (Vault logs it with "permission denied"), so an operator sees probing. */
+  private async refuse(f: Flow): Promise<never> {
+    const audit = this.auditHook();
+    if (audit) {
+      const entry = this.auditEntry(f);
+      await audit.request(entry);
+      await audit.response(entry, 403, { errors: ['permission denied'] });
+    }
+    throw denied();
+  }
+
+  /** Stage validate: the field error held back for the ACL, then the route's cross-field rules. */
+  private validate(f: Flow): void {
+    if (f.fieldError) throw f.fieldError;
+    const rules = f.route!.rules;
+    if (!rules) return;
+    const data = f.data;
+    for (const rule of rules) {
+      if (rule.kind === 'oneOf' && !rule.fields.some((n) => data[n] !== undefined && data[n] !== '')) {
+        throw invalid(rule.fields.join(' or '), 'one of these fields is required');
+      }
+      if (rule.kind === 'requires' && data[rule.field] !== undefined && data[rule.needs] === undefined) {
+        throw invalid(rule.field, `requires ${rule.needs}`);
       }
     }
   }
 
-  /** The request's token, or 403 when it carries none or an unknown/expired one. */
+  /** Stage audit request: logged before the handler runs; a failing device fails the request closed. */
+  private auditRequest(f: Flow): Promise<void> | void {
+    const audit = this.auditHook();
+    if (!audit) return;
+    f.audit = this.auditEntry(f);
+    f.auditor = audit;
+    return audit.request(f.audit);
+  }
+
+  /** Stage dispatch: the route's handler for the operation; a failure is audited with its status. */
+  private async dispatch(f: Flow, ctx: RequestContext<unknown, Record<string, unknown>>): Promise<void> {
+    const route = f.route!;
+    const handler = route.operations[f.op] ?? (f.op === 'create' ? route.operations.update : undefined);
+    if (!handler) throw unsupported();
+    try {
+      const reply = handler(ctx);
+      f.reply = (reply instanceof Promise ? await reply : reply) ?? undefined;
+    } catch (e) {
+      if (f.audit) await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
+      throw e;
+    }
+  }
+
+  /**
+   * Stage shape reply: Vault's list rule (an answer with an empty `keys`, or with neither keys nor
+   * other data, is a 404; warnings or data besides keys keep it: vault/wrapping.go), and a warning
+   * naming unrecognised parameters.
+   */
+  private shapeReply(f: Flow): void {
+    let reply = f.reply;
+    if (reply && f.op === 'list' && !reply.raw && !reply.warnings?.length) {
+      const data = reply.data as Record<string, unknown> | null | undefined;
+      const keys = data?.keys;
+      if (keys === undefined || keys === null ? !data || Object.keys(data).length === 0 : Array.isArray(keys) && keys.length === 0) reply = undefined;
+    }
+    if (f.unknownFields.length && reply && !f.route!.anyFields) {
+      reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${f.unknownFields.sort().join(' ')}]`];
+    }
+    f.reply = reply;
+  }
+
+  /**
+   * Stage wrap (response side, Vault's wrapInCubbyhole): a non-empty, non-error answer to a request
+   * with X-Vault-Wrap-TTL is stored in a new single-use token's cubbyhole and replaced by `wrap_info`.
+   * An empty answer (204/404) is not wrapped, as in Vault.
+   */
+  private wrapResponse(f: Flow): Promise<void> | void {
+    const reply = f.reply;
+    if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
+    const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
+    const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
+    return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
+      const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
+      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
+    });
+  }
+
+  /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
+  private auditResponse(f: Flow): Promise<void> | void {
+    if (!f.audit) return;
+    const audit = f.auditor!;
+    const reply = f.reply;
+    if (!reply) return audit.response(f.audit, f.op === 'read' || f.op === 'list' ? 404 : 204, null);
+    // A wrapped answer is audited as sent: wrap_info (the token HMAC'd by the device), never the wrapped data.
+    if (reply.wrapInfo) return audit.response(f.audit, 200, { data: null, auth: null, wrap_info: reply.wrapInfo });
+    return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
+  }
+
+  /** Stage send: the envelope; Vault copies `data` to the top level of sys/ answers (http/handler.go). */
+  private send(f: Flow): void {
+    const reply = f.reply;
+    if (!reply) {
+      if (f.op === 'read' || f.op === 'list') throw notFound();
+      sendEmpty(f.res);
+      return;
+    }
+    sendReply(f.res, f.requestId, reply, f.mounted!.mount.type, 200, f.path.startsWith('sys/'));
+  }
+
+  /** After the answer: tokens on their last use (num_uses) are revoked. */
+  private async spendTokens(f: Flow): Promise<void> {
+    for (const t of f.seen) {
+      if (t.lastUse && this.core.requestDone) {
+        await this.core.requestDone(t).catch((e: unknown) => this.core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
+      }
+    }
+  }
+
+  private auditHook(): AuditHook | undefined {
+    const audit = this.core.audit;
+    return audit?.enabled() ? audit : undefined;
+  }
+
+  private auditEntry(f: Flow): AuditEntry {
+    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!) };
+  }
+
   /** The request's token when the core can tell without storage (the hot path), else undefined. */
-  private cachedToken(req: AnyRequest, seen: TokenInfo[]): TokenInfo | undefined {
-    const id = tokenFrom(req);
+  private cachedToken(f: Flow): TokenInfo | undefined {
+    const id = tokenFrom(f.req);
     if (!id || !this.core.cachedToken) return undefined;
     const token = this.core.cachedToken(id);
     if (!token) return undefined; // unknown here: the full lookup decides (and answers 403)
-    seen.push(token);
+    f.seen.push(token);
     return token;
   }
 
-  private async requireToken(req: AnyRequest, seen: TokenInfo[]): Promise<TokenInfo> {
-    const id = tokenFrom(req);
-    if (!id) throw denied();
+  /** The request's token, or 403 when it carries none or an unknown/expired one. */
+  private async requireToken(f: Flow): Promise<TokenInfo> {
+    const id = tokenFrom(f.req);
+    if (!id) return this.refuseToken(f);
     const token = await this.core.lookupToken(id);
-    if (!token) throw denied();
-    seen.push(token);
+    if (!token) return this.refuseToken(f);
+    f.seen.push(token);
     return token;
+  }
+
+  /**
+   * A missing, unknown or expired token: 403, audited (issue 14 part 7; Vault audits these with
+   * "permission denied") so an operator sees probing. The request data is logged only when the route
+   * is known (its sensitive fields are then HMACed); for an unknown path nothing of the body is kept.
+   */
+  private async refuseToken(f: Flow): Promise<never> {
+    const audit = this.auditHook();
+    if (audit) {
+      const entry: AuditEntry = {
+        requestId: f.requestId,
+        operation: f.op,
+        path: trimSlashes(f.path),
+        remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+        token: null,
+        data: f.route ? f.raw : {},
+        sensitive: f.route ? sensitiveOf(f.route) : new Set(),
+      };
+      await audit.request(entry);
+      await audit.response(entry, 403, { errors: ['permission denied'] });
+    }
+    throw denied();
   }
 
   private fail(res: ResponseSink, e: unknown): void {
@@ -376,6 +645,33 @@ export class Router {
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);
   }
+}
+
+/** The request's data for parameter constraints (Vault's req.Data): query and body, not path parameters. */
+function requestData(f: Flow): Record<string, unknown> {
+  if (!f.query) return f.body;
+  const d: Record<string, unknown> = {};
+  for (const [k, v] of f.query) setOwn(d, k, v);
+  const body = f.body;
+  for (const k in body) if (Object.hasOwn(body, k)) setOwn(d, k, body[k]);
+  return d;
+}
+
+/** The HTTP body Vault would have sent for `reply` (what unwrapping hands back), without sys/ top-level copies. */
+function envelopeJson(requestId: string, reply: Reply, mountType: string): string {
+  return (
+    JSON.stringify({
+      request_id: requestId,
+      lease_id: '',
+      renewable: false,
+      lease_duration: reply.leaseDuration ?? 0,
+      data: reply.data ?? null,
+      wrap_info: null,
+      warnings: reply.warnings?.length ? reply.warnings : null,
+      auth: reply.auth ?? null,
+      mount_type: mountType,
+    }) + '\n'
+  );
 }
 
 /** `p` without trailing slashes. */

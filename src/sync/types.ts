@@ -14,7 +14,7 @@ export function isDestinationType(s: string): s is DestinationType {
 /** How a secret maps to external entries: the whole secret as JSON, or one entry per top-level key. */
 export type Granularity = 'secret-path' | 'secret-key';
 
-/** Sync statuses (reference 1.10); every transition is documented in docs/readme/sync.md. */
+/** Sync statuses (reference 1.10); every transition is documented in docs/sync.md. */
 export type SyncStatus = 'PENDING' | 'SYNCING' | 'UNSYNCING' | 'SYNCED' | 'UNSYNCED' | 'UNKNOWN' | 'INTERNAL_VAULT_ERROR' | 'CLIENT_SIDE_ERROR' | 'EXTERNAL_SERVICE_ERROR';
 
 /**

@@ -29,7 +29,7 @@ export interface KvSource {
   exists(mount: MountInfo, path: string): Promise<boolean>;
 }
 
-/** Tuning of the worker (daemon environment variables; see docs/readme/sync.md). */
+/** Tuning of the worker (daemon environment variables; see docs/sync.md). */
 export interface SyncTuning {
   /** Operations processed at once (over all destinations). */
   concurrency: number;

@@ -214,12 +214,20 @@ describe('response envelope and errors as Vault clients read them', () => {
     expect(s.warnings).toEqual(['Endpoint ignored these unrecognized parameters: [bogus]']);
   });
 
-  it('refuses X-Vault-Wrap-TTL with a 400 naming the header rather than returning the unwrapped secret', async () => {
-    // Vault (http/logical.go) would wrap; keyhold has no response wrapping, so it must not silently hand back plaintext.
+  it('wraps the answer when X-Vault-Wrap-TTL is sent: wrap_info as api.SecretWrapInfo reads it, data withheld, unwrapped once', async () => {
+    // Vault (http/logical.go, vault/wrapping.go): the response is replaced by a single-use wrapping token.
     const a = await goReq('PUT', 'transit/random/16', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } });
-    expect(a.status).toBe(400);
-    expect(a.text).toMatch(/X-Vault-Wrap-TTL/);
+    expect(a.status).toBe(200);
+    const s = parseSecret(a.text);
+    expect(s.data).toBeNull();
     expect(a.text).not.toMatch(/random_bytes/);
+    expect(s.wrap_info).toMatchObject({ ttl: 60, creation_path: 'transit/random/16' });
+    expect(s.wrap_info.token).toMatch(/\S/);
+    const u = await goReq('PUT', 'sys/wrapping/unwrap', { token: s.wrap_info.token });
+    expect(u.status).toBe(200);
+    expect(parseSecret(u.text).data.random_bytes).toMatch(/\S/);
+    const again = await goReq('PUT', 'sys/wrapping/unwrap', { token: s.wrap_info.token });
+    expect(again.status).toBe(400);
   });
 
   it('returns a typed auth block from token create (vault token create)', async () => {

@@ -203,7 +203,7 @@ describe('CLI: status, token, policy, secrets', () => {
     expect(JSON.parse((await cli(['policy', 'list', '--format', 'json'])).stdout)).toEqual(expect.arrayContaining(['team', 'team-json']));
     const bad = await cli(['policy', 'write', 'broken', '-'], { input: 'path "a" { capabilities = ["fly"] }' });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/^Error: policy: path "a": invalid capability "fly" \(HTTP 400: POST sys\/policies\/acl\/broken\)\n$/);
+    expect(bad.stderr).toMatch(/^Error: failed to parse policy: path "a": invalid capability "fly" \(HTTP 400: POST sys\/policies\/acl\/broken\)\n$/);
     expect((await cli(['policy', 'delete', 'team'])).exitCode).toBe(0);
     expect((await cli(['policy', 'read', 'team'])).exitCode).toBe(2);
   });

@@ -81,9 +81,10 @@ describe('recovery-key unseal (no keychain)', () => {
     expect(health.status).toBe(501);
     const init = await d.cli(['operator', 'init', '--no-keychain'], { token: null });
     expect(init.exitCode, init.stderr).toBe(0);
-    const recovery = /Recovery Key: (\S+)/.exec(init.stdout)![1]!;
+    const recovery = /Unseal Key 1: (\S+)/.exec(init.stdout)![1]!;
     const root = /Initial Root Token: (\S+)/.exec(init.stdout)![1]!;
-    expect(init.stdout).toMatch(/unseal after each start with `keyhold operator unseal`/);
+    expect(init.stdout).toMatch(/initialized with 1 key share and a key threshold of 1/);
+    expect(init.stdout).toMatch(/after each start, unseal with 1 of these keys \(`keyhold operator unseal`\)/);
     // Unsealed right after init.
     expect((await d.req('GET', 'sys/mounts', undefined, { token: root })).status).toBe(200);
     expect((await d.req('POST', 'sys/init', {}, { token: null })).status).toBe(400);
@@ -109,10 +110,10 @@ describe('recovery-key unseal (no keychain)', () => {
 
     const wrong = await d.cli(['operator', 'unseal'], { input: Buffer.alloc(32, 1).toString('base64'), token: null });
     expect(wrong.exitCode).toBe(2);
-    expect(wrong.stderr).toMatch(/^Error: key: invalid key/);
+    expect(wrong.stderr).toMatch(/^Error: invalid key: the unseal key does not open this storage/);
     const junk = await d.cli(['operator', 'unseal'], { input: 'not-a-key', token: null });
     expect(junk.exitCode).toBe(2);
-    expect(junk.stderr).toMatch(/key: recovery key must decode to 32 bytes/);
+    expect(junk.stderr).toMatch(/'key' must be a valid hex or base64 string/);
     const empty = await d.cli(['operator', 'unseal'], { input: '', token: null });
     expect(empty.exitCode).toBe(1);
 

@@ -1,11 +1,25 @@
-/** Core commands: server, status, login, operator, generic read/write/list/delete, token, policy, secrets. */
+/** Core commands: server, status, operator, generic read/write/list/delete, token, policy, secrets. */
 import { Command, Option } from 'commander';
-import { mkdirSync, writeFileSync, chmodSync, readFileSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
-import { tokenFile } from '../../framework/paths.js';
 import { grid, success } from '../output.js';
+
+/**
+ * Vault's CLI takes long flags with one dash (Go's flag package: `vault operator init -key-shares=5`,
+ * `vault login -method=approle`, `vault token create -orphan -period=24h`). Any word of two or more
+ * letters after one dash, before a `--`, becomes `--word...`; single-letter flags (`-f`, `-y`, `-v`)
+ * and values (`jwt=-`, `-`) are left alone.
+ */
+export function vaultStyleFlags(argv: string[]): string[] {
+  const out: string[] = [];
+  let rest = false;
+  for (const a of argv) {
+    if (a === '--') rest = true;
+    out.push(!rest && /^-[A-Za-z][\w-]+(=.*)?$/s.test(a) ? `-${a}` : a);
+  }
+  return out;
+}
 
 /** Register the core commands on `program`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -14,7 +28,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Run the keyhold daemon')
     .option('--dev', 'dev mode: in-memory storage, unsealed, root token printed, transit/ and secret/ mounted')
     .option('--dev-root-token <token>', 'root token id to use in dev mode')
-    .option('--config <file>', 'JSON config file (storage, listeners, max_request_size, log_level)')
+    .option('--config <file>', 'config file: Vault HCL or JSON (storage, listener, api_addr, seal, ...); see docs/server-config.md')
     .option('--socket <path>', 'Unix socket path (default: per-user runtime dir)')
     .option('--no-socket', 'do not listen on a Unix socket')
     .option('--listen <host:port>', 'also listen on TCP (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
@@ -52,56 +66,175 @@ export function register(program: Command, ctx: CliContext): void {
       if (res.body?.sealed) process.exitCode = 2;
     });
 
-  program
-    .command('login')
-    .description('Save a token for later commands (read from stdin, or the argument)')
-    .argument('[token]', 'token; prefer stdin so it stays out of shell history')
-    .action(async (tokenArg: string | undefined, _o, cmd: Command) => {
-      const token = tokenArg && tokenArg !== '-' ? tokenArg : await ctx.secret('Token (will be hidden): ');
-      if (!token) throw new LocalError('no token given on stdin');
-      const client = ctx.client(cmd);
-      client.token = token;
-      const res = await client.request('GET', 'auth/token/lookup-self');
-      const file = tokenFile();
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      // Write to a private temp file and rename, so the token is never readable by others even briefly.
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, token + '\n', { mode: 0o600 });
-      chmodSync(tmp, 0o600);
-      renameSync(tmp, file);
-      const d = (res.body?.data ?? {}) as Record<string, unknown>;
-      success(`Success! Token saved to ${file} (policies: ${(d.policies as string[] | undefined)?.join(', ') ?? ''})`);
-    });
-
-  const operator = program.command('operator').description('Initialise, unseal and seal the daemon');
+  const operator = program.command('operator').description('Initialise, unseal, rekey and seal the daemon');
+  const int = (name: string) => (v: string) => {
+    if (!/^\d+$/.test(v)) throw new LocalError(`--${name} must be a whole number, got "${v}"`);
+    return Number(v);
+  };
   operator
     .command('init')
-    .description('Initialise storage; the master key goes to the OS keychain, the recovery key and root token are printed once')
+    .description('Initialise storage: unseal key shares (or recovery key shares under an auto seal) and the root token are printed once; the OS keychain keeps the master key')
+    .option('--key-shares <n>', 'number of unseal key shares to split the master key into (Vault: -key-shares; default 1)', int('key-shares'))
+    .option('--key-threshold <n>', 'shares needed to unseal (default 1; more than 1 when shares > 1)', int('key-threshold'))
+    .option('--recovery-shares <n>', 'auto seal: number of recovery key shares (default 1)', int('recovery-shares'))
+    .option('--recovery-threshold <n>', 'auto seal: recovery shares needed (default 1)', int('recovery-threshold'))
+    .option('--status', 'only say whether the daemon is initialised (exit 0 yes, 2 no)')
     .option('--no-keychain', 'do not store the master key in the OS keychain')
+    .addHelpText('after', '\nVault-style single-dash flags work too (-key-shares=5).\n\nExamples:\n  $ keyhold operator init\n  $ keyhold operator init -key-shares=5 -key-threshold=3 --format json > init.json')
     .action(async (opts, cmd: Command) => {
-      const res = await ctx.client(cmd).request('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1, keychain: opts.keychain });
-      const b = res.body ?? {};
+      const client = ctx.client(cmd);
       const g = ctx.globals(cmd);
-      if (g.format === 'json' || g.field) {
-        await ctx.print(cmd, { recovery_key: (b.keys as string[])[0], root_token: b.root_token, keychain: b.keychain });
+      if (opts.status) {
+        const st = await client.request('GET', 'sys/init');
+        const inited = Boolean(st.body?.initialized);
+        if (g.format === 'json' || g.field) await ctx.print(cmd, { initialized: inited });
+        else process.stdout.write(inited ? 'keyhold is initialized\n' : 'keyhold is not initialized\n');
+        if (!inited) process.exitCode = 2;
         return;
       }
-      process.stdout.write(
-        `Recovery Key: ${(b.keys as string[])[0]}\nInitial Root Token: ${b.root_token}\n\n` +
-          (b.keychain
-            ? 'The master key is stored in the OS keychain: the daemon unseals itself at start.\n'
-            : 'No keychain stored the master key: unseal after each start with `keyhold operator unseal`.\n') +
-          'Keep the recovery key safe: it is shown only once and unseals the data if the keychain is lost.\n',
-      );
+      // One share needs no threshold flag (it can only be 1).
+      if (opts.keyShares === 1) opts.keyThreshold ??= 1;
+      if (opts.recoveryShares === 1) opts.recoveryThreshold ??= 1;
+      const body: Record<string, unknown> = { keychain: opts.keychain };
+      if (opts.keyShares !== undefined) body.secret_shares = opts.keyShares;
+      if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;
+      if (opts.recoveryShares !== undefined) body.recovery_shares = opts.recoveryShares;
+      if (opts.recoveryThreshold !== undefined) body.recovery_threshold = opts.recoveryThreshold;
+      const res = await client.request('POST', 'sys/init', body);
+      const b = (res.body ?? {}) as Record<string, unknown>;
+      const keys = (b.keys_base64 as string[] | undefined) ?? [];
+      const rkeys = (b.recovery_keys_base64 as string[] | undefined) ?? [];
+      const shares = keys.length ? (opts.keyShares ?? keys.length) : 0;
+      const threshold = keys.length ? (opts.keyThreshold ?? 1) : 0;
+      const rshares = rkeys.length;
+      const rthreshold = rkeys.length ? (opts.recoveryThreshold ?? 1) : 0;
+      if (g.format === 'json' || g.format === 'yaml' || g.field) {
+        // Vault's machine-readable init output [vault src command/operator_init.go], plus keyhold's fields.
+        const out: Record<string, unknown> = {
+          unseal_keys_b64: keys,
+          unseal_keys_hex: (b.keys as string[] | undefined) ?? [],
+          unseal_shares: shares,
+          unseal_threshold: threshold,
+          recovery_keys_b64: rkeys,
+          recovery_keys_hex: (b.recovery_keys as string[] | undefined) ?? [],
+          recovery_keys_shares: rshares,
+          recovery_keys_threshold: rthreshold,
+          root_token: b.root_token,
+          keychain: b.keychain,
+        };
+        if (keys.length === 1) out.recovery_key = keys[0];
+        await ctx.print(cmd, out);
+        return;
+      }
+      let text = '';
+      keys.forEach((k, i) => (text += `Unseal Key ${i + 1}: ${k}\n`));
+      rkeys.forEach((k, i) => (text += `Recovery Key ${i + 1}: ${k}\n`));
+      text += `\nInitial Root Token: ${b.root_token}\n\n`;
+      if (keys.length) {
+        text += `keyhold initialized with ${shares} key share${shares === 1 ? '' : 's'} and a key threshold of ${threshold}. Distribute the key shares printed above securely: they are shown only once.\n`;
+        text += b.keychain
+          ? 'The master key is stored in the OS keychain: the daemon unseals itself at start. The key shares are the recovery path if the keychain is lost.\n'
+          : `No keychain stored the master key: after each start, unseal with ${threshold} of these keys (\`keyhold operator unseal\`).\n`;
+        text += 'New key shares can be made from a quorum of these with `keyhold operator rekey`.\n';
+      } else {
+        text += 'Success! keyhold is initialized; the auto seal unseals it at each start.\n';
+      }
+      if (rkeys.length) text += `Recovery key initialized with ${rshares} key share${rshares === 1 ? '' : 's'} and a key threshold of ${rthreshold}. Distribute the shares printed above securely.\n`;
+      process.stdout.write(text);
     });
   operator
     .command('unseal')
-    .description('Unseal with the recovery key read from stdin')
-    .action(async (_o, cmd: Command) => {
-      const key = await ctx.secret('Recovery key (will be hidden): ');
-      if (!key) throw new LocalError('give the recovery key on stdin');
-      const res = await ctx.client(cmd).request('POST', 'sys/unseal', { key });
-      await ctx.print(cmd, res.body);
+    .description('Give unseal key shares (recovery shares under an auto seal): one typed on a TTY, or one or more on stdin, one per line')
+    .option('--reset', 'forget the shares given so far')
+    .option('--migrate', 'the shares belong to the seal being migrated away from (seal migration)')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator unseal                 # prompts for one share\n  $ keyhold operator unseal < shares.txt    # several shares, one per line\n  $ keyhold operator unseal -migrate < recovery-shares.txt')
+    .action(async (opts, cmd: Command) => {
+      const client = ctx.client(cmd);
+      if (opts.reset) {
+        const res = await client.request('POST', 'sys/unseal', { reset: true });
+        await ctx.print(cmd, res.body);
+        return;
+      }
+      const text = await ctx.secret('Unseal Key (will be hidden): ');
+      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      if (!keys.length) throw new LocalError('give an unseal key share on stdin (one per line)');
+      let res: Awaited<ReturnType<typeof client.request>> | undefined;
+      for (const key of keys) {
+        res = await client.request('POST', 'sys/unseal', opts.migrate ? { key, migrate: true } : { key });
+        if (res.body?.sealed === false) break;
+      }
+      await ctx.print(cmd, res!.body);
+    });
+  operator
+    .command('rekey')
+    .description('Make new unseal key shares (or recovery shares with --target recovery) from a quorum of the current ones')
+    .option('--init', 'start a rekey (with --key-shares and --key-threshold)')
+    .option('--cancel', 'cancel the rekey in progress')
+    .option('--status', 'show the rekey in progress')
+    .option('--key-shares <n>', 'number of new key shares (default 1)', int('key-shares'))
+    .option('--key-threshold <n>', 'new shares needed (default 1)', int('key-threshold'))
+    .option('--nonce <nonce>', 'nonce of the rekey in progress (read from the daemon when absent)')
+    .addOption(new Option('--target <target>', 'which key: the unseal key (barrier) or the recovery key of an auto seal').choices(['barrier', 'recovery']).default('barrier'))
+    .option('--verify', 'with --init: require the new shares to be given back before the rekey takes effect; alone: give back new shares')
+    .addHelpText(
+      'after',
+      '\nVault-style single-dash flags work too (-init -key-shares=5).\n\nExamples:\n  $ keyhold operator rekey --init --key-shares 5 --key-threshold 3\n  $ keyhold operator rekey < old-shares.txt     # one current share per line; prints the new shares\n  $ keyhold operator rekey --cancel',
+    )
+    .action(async (opts, cmd: Command) => {
+      const client = ctx.client(cmd);
+      const base = opts.target === 'recovery' ? 'sys/rekey-recovery-key' : 'sys/rekey';
+      if (opts.cancel) {
+        await client.request('DELETE', `${base}/init`);
+        success('Success! Canceled rekeying (if it was started)');
+        return;
+      }
+      if (opts.status) {
+        const res = await client.request('GET', `${base}/init`);
+        await ctx.print(cmd, res.body);
+        return;
+      }
+      if (opts.init) {
+        const res = await client.request('PUT', `${base}/init`, {
+          secret_shares: opts.keyShares ?? 1,
+          secret_threshold: opts.keyThreshold ?? 1,
+          require_verification: Boolean(opts.verify),
+        });
+        await ctx.print(cmd, res.body);
+        return;
+      }
+      const verify = Boolean(opts.verify);
+      let nonce: string | undefined = opts.nonce;
+      if (!nonce) {
+        const st = await client.request('GET', verify ? `${base}/verify` : `${base}/init`);
+        nonce = String(st.body?.nonce ?? '');
+        if (!verify && !st.body?.started) throw new LocalError('no rekey is in progress: start one with `keyhold operator rekey --init`');
+      }
+      const text = await ctx.secret(verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
+      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      if (!keys.length) throw new LocalError('give a key share on stdin (one per line)');
+      let res: Awaited<ReturnType<typeof client.request>> | undefined;
+      for (const key of keys) {
+        res = await client.request('PUT', verify ? `${base}/verify` : `${base}/update`, { key, nonce });
+        if (res.body?.complete) break;
+      }
+      const b = (res!.body ?? {}) as Record<string, unknown>;
+      const g = ctx.globals(cmd);
+      if (!b.complete || g.format === 'json' || g.format === 'yaml' || g.field) return ctx.print(cmd, b);
+      if (verify) {
+        process.stdout.write(`Success! Rekey verified (nonce ${b.nonce}): the new key shares are now in use.\n`);
+        return;
+      }
+      let out = '';
+      ((b.keys_base64 as string[]) ?? []).forEach((k, i) => (out += `Key ${i + 1}: ${k}\n`));
+      out += `\nOperation nonce: ${b.nonce}\n\n`;
+      if (b.verification_required) {
+        out += `The new shares are not in use yet: give ${opts.keyThreshold ?? 'the threshold'} of them back with \`keyhold operator rekey --verify\` (verification nonce ${b.verification_nonce}).\n`;
+      } else if (((b.keys_base64 as string[]) ?? []).length) {
+        out += 'keyhold rekeyed: the key shares above replace the old ones, which no longer unseal. Distribute them securely: they are shown only once.\n';
+      } else {
+        out += 'keyhold rekeyed: a new master key is stored wrapped by the auto seal.\n';
+      }
+      process.stdout.write(out);
     });
   operator
     .command('seal')
@@ -169,9 +302,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--num-uses <n>', 'number of uses (0 = unlimited)')
     .option('--display-name <name>', 'display name')
     .option('--orphan', 'create an orphan token')
+    .option('--role <name>', 'create against a token role (auth/token/create/<name>)')
+    .option('--period <duration>', 'periodic token: each renewal resets the TTL to this')
+    .option('--type <type>', 'token type (service)')
     .option('--no-default-policy', 'do not attach the default policy')
     .option('--renewable <bool>', 'whether it can be renewed')
-    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token')
+    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token\n  $ keyhold token create -role=deployer -period=24h -orphan')
     .action(async (o, cmd: Command) => {
       const policies = [...(o.policy ?? []), ...(o.policies ? String(o.policies).split(',') : [])];
       const body: Record<string, unknown> = {};
@@ -183,7 +319,9 @@ export function register(program: Command, ctx: CliContext): void {
       if (o.orphan) body.no_parent = true;
       if (o.defaultPolicy === false) body.no_default_policy = true;
       if (o.renewable !== undefined) body.renewable = o.renewable;
-      const res = await ctx.client(cmd).write('auth/token/create', body);
+      if (o.period) body.period = o.period;
+      if (o.type) body.type = o.type;
+      const res = await ctx.client(cmd).write(o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create', body);
       const a = (res.body?.auth ?? {}) as Record<string, unknown>;
       await ctx.print(cmd, {
         token: a.client_token,

@@ -5,10 +5,12 @@
  * `--envelope` encrypts or decrypts any size locally in chunks with a data key from the daemon.
  * Heavy modules (crypto, streams) are imported lazily so start-up stays lean.
  */
+import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
-import { commandPath } from '../route-commands.js';
+import { commandPath, registerRouteCommands } from '../route-commands.js';
+import { jwtRoutes } from '../../engines/transit/routes/jwt-routes.js';
 
 interface InputOpts {
   file?: string;
@@ -233,6 +235,33 @@ export function register(program: Command, ctx: CliContext): void {
       else await writeOut(data.valid === true ? 'Verified OK\n' : 'Verification failure\n');
       if (data.valid !== true) process.exitCode = 1;
     });
+
+  // transit jwt sign (from its route); verify is written here: the JWT comes from stdin or a file
+  // (it is a bearer credential: never argv), and the exit status says valid (0) or not (1).
+  commandPath(program, ['transit', 'jwt']).description('JWTs signed with transit keys (JWKS at transit/jwks/NAME)');
+  registerRouteCommands(program, ctx, jwtRoutes, { defaultMount: 'transit', skip: (r) => r.cli?.command === 'transit jwt verify' });
+  withCommon(commandPath(program, ['transit', 'jwt']).command('verify'))
+    .description('Verify a JWT (stdin or --file) signed by a transit key; prints its claims; exit 0 when valid, 1 when not')
+    .argument('<name>', 'key name')
+    .option('--file <path>', 'read the JWT from this file instead of stdin')
+    .option('--iss <issuer>', 'expected issuer')
+    .option('--aud <audience>', 'accepted audience (comma-separated for several)')
+    .option('--leeway <duration>', 'clock skew tolerated for exp and nbf, e.g. 30s')
+    .addHelpText('after', '\nExamples:\n  $ keyhold transit jwt verify issuer --aud ci < token.jwt\n  $ keyhold transit jwt verify issuer --file token.jwt --format json')
+    .action(async (name: string, o, cmd: Command) => {
+      const token = (await inputBytes(ctx, o)).toString('utf8').trim();
+      if (!token) throw new LocalError('no JWT given (stdin or --file)');
+      const body: Record<string, unknown> = { token };
+      setIf(body, 'iss', o.iss);
+      setIf(body, 'aud', o.aud);
+      setIf(body, 'leeway', o.leeway);
+      const res = await ctx.client(cmd).write(`${mountOf(o)}/jwt/verify/${seg(name)}`, body);
+      const data = (res.body?.data ?? {}) as Record<string, unknown>;
+      if (structured(ctx, cmd)) await ctx.print(cmd, data);
+      else if (data.valid === true) await writeOut(JSON.stringify(data.claims, null, 2) + '\n');
+      else process.stderr.write(`Verification failure: ${String(data.error ?? 'invalid')}\n`);
+      if (data.valid !== true) process.exitCode = 1;
+    });
 }
 
 function withSignatureOptions(c: Command): Command {
@@ -306,11 +335,22 @@ async function runPipeline(o: EnvelopeOpts, transform: import('node:stream').Tra
   let total: number | undefined;
   if (o.file) total = (await import('node:fs')).statSync(o.file).size;
   const progress = progressBar({ total, label: 'envelope' });
+  // Ctrl-C or a closed output pipe must not leave a partial --output behind (runPipeline's catch does
+  // the same for failures).
+  const { onInterrupt } = await import('../signals.js');
+  const outPath = o.output;
+  const forget = onInterrupt(() => {
+    progress.done();
+    if (outPath) (output as import('node:fs').WriteStream).destroy();
+    if (outPath) rmSync(outPath, { force: true });
+  });
   try {
     if (progress.active) await pipeline(input, meter(progress), transform, output);
     else await pipeline(input, transform, output);
+    forget();
     progress.done();
   } catch (e) {
+    forget();
     progress.done();
     if (o.output) await rm(o.output, { force: true });
     if (e instanceof EnvelopeError) throw new LocalError(e.message);

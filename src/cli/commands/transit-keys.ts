@@ -5,7 +5,7 @@
  * delete, export, backup, restore, wrapping-key, byok-export, import) are written here so that backups
  * and exports go to stdout or `--output`, and secrets only come from stdin or files, never argv.
  */
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
@@ -15,6 +15,7 @@ import { keyRoutes } from '../../engines/transit/routes/key-routes.js';
 import { importHash, wrapForImport } from '../../engines/transit/keyring/byok.js';
 import { pemBlocks } from '../../engines/transit/keyring/der.js';
 import { KEY_TYPES, keyTypeInfo } from '../../engines/transit/keyring/key-types.js';
+import { publicJwk } from '../../engines/transit/ops/jwt.js';
 
 /** Commands written by hand below (skipped by the route-table generator). */
 const HAND_WRITTEN = new Set(['transit keys export', 'transit keys backup', 'transit keys restore', 'transit keys wrapping-key', 'transit keys byok-export', 'transit import', 'transit import-version']);
@@ -110,6 +111,30 @@ async function byokSend(ctx: CliContext, c: Command, name: string, endpoint: 'im
   process.stderr.write(`Success! ${endpoint === 'import' ? 'Imported key' : 'Imported a version into key'} ${name} (${publicKey ? 'public key only' : type})\n`);
 }
 
+/** A public key as exported (PEM, or base64 raw for ed25519) to a KeyObject. */
+function publicKeyObject(text: string): KeyObject {
+  if (text.includes('-----BEGIN')) return createPublicKey(text);
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(text, 'base64').toString('base64url') }, format: 'jwk' });
+}
+
+/** `export public-key NAME [VERSION] --format jwk|jwks|pem`: text for stdout or --output. */
+async function publicKeyAs(ctx: CliContext, c: Command, name: string, version: string | undefined, format: 'jwk' | 'jwks' | 'pem'): Promise<string> {
+  const client = ctx.client(c);
+  if (format === 'jwks' && !version) {
+    // The server's JWK Set: exactly what relying parties fetch from jwks/NAME.
+    const res = await client.request('GET', `${mountOf(c)}/jwks/${enc(name)}`);
+    return JSON.stringify(res.body, null, 2) + '\n';
+  }
+  const res = await client.request('GET', `${mountOf(c)}/export/public-key/${enc(name)}/${enc(version ?? 'latest')}`);
+  const keys = ((res.body?.data as { keys?: Record<string, string> } | undefined)?.keys ?? {}) as Record<string, string>;
+  const text = Object.values(keys)[0];
+  if (!text) throw new LocalError(`key ${name} has no public key for version ${version ?? 'latest'}`);
+  const pub = publicKeyObject(text);
+  if (format === 'pem') return String(pub.export({ format: 'pem', type: 'spki' }));
+  const jwk = publicJwk(pub);
+  return JSON.stringify(format === 'jwk' ? jwk : { keys: [jwk] }, null, 2) + '\n';
+}
+
 /** Register the transit-keys commands. */
 export function register(program: Command, ctx: CliContext): void {
   const keys = commandPath(program, ['transit', 'keys']).description('Transit keys: create, read, rotate, configure, export, back up, import');
@@ -145,8 +170,21 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('[version]', 'a version number or "latest" (default: all live versions)')
     .option('--mount <path>', 'mount path of the transit engine', 'transit')
     .option('--output <file>', 'write the JSON export to this file (mode 0600) instead of stdout')
-    .addHelpText('after', '\nExamples:\n  $ keyhold transit keys export encryption-key payments latest --field keys\n  $ keyhold transit keys export public-key signer --output signer-public.json')
+    .addHelpText(
+      'after',
+      '\npublic-key also prints with --format jwk (one version, default latest), jwks (the JWK Set of jwks/NAME, or one version) or pem.\n' +
+        '\nExamples:\n  $ keyhold transit keys export encryption-key payments latest --field keys\n  $ keyhold transit keys export public-key signer --output signer-public.json\n  $ keyhold transit keys export public-key issuer --format jwks',
+    )
     .action(async (kind: string, name: string, version: string | undefined, _o: unknown, c: Command) => {
+      const format = ctx.globals(c).format;
+      if (format === 'jwk' || format === 'jwks' || format === 'pem') {
+        if (kind !== 'public-key') throw new LocalError(`--format ${format} applies to public-key exports only`);
+        const out = (c.opts() as { output?: string }).output;
+        const text = await publicKeyAs(ctx, c, name, version, format);
+        if (out) emit(text, out, 'Export');
+        else process.stdout.write(text);
+        return;
+      }
       const res = await ctx.client(c).request('GET', `${mountOf(c)}/export/${enc(kind)}/${enc(name)}${version ? '/' + enc(version) : ''}`);
       const data = res.body?.data ?? null;
       const out = (c.opts() as { output?: string }).output;

@@ -8,30 +8,16 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { authRoutes } from './auth-routes.js';
+import { managedKeyRoutes } from './managed-key-routes.js';
+import { sealRoutes } from './seal-routes.js';
+import { capabilitiesRoutes } from './capabilities-routes.js';
+import { toolsRoutes } from './tools-routes.js';
+import { wrappingRoutes } from './wrapping-routes.js';
+import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
 
 const route = routesFor<SysCore>();
-
-function sealStatus(core: SysCore): Record<string, unknown> {
-  return {
-    type: 'shamir',
-    initialized: core.isInitialized(),
-    sealed: core.isSealed(),
-    t: 1,
-    n: 1,
-    progress: 0,
-    nonce: '',
-    version: core.version,
-    build_date: '',
-    migration: false,
-    recovery_seal: false,
-    storage_type: core.backend.describe().split(':')[0],
-    cluster_name: 'keyhold',
-    cluster_id: core.sealConfig?.storage_id ?? '',
-    keychain: core.keychain.describe(),
-    keychain_unseal: Boolean(core.sealConfig?.keychain_account),
-  };
-}
 
 /** Seconds from a stored TTL ("1h", "3600", 3600); 0 when unset or unreadable. */
 function ttlSeconds(v: unknown): number {
@@ -51,7 +37,17 @@ function mountConfigView(c: Record<string, unknown>): Record<string, unknown> {
     force_no_cache: c.force_no_cache === true || c.force_no_cache === 'true',
   };
   if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '') out.listing_visibility = c.listing_visibility;
+  if (Array.isArray(c.allowed_managed_keys) && c.allowed_managed_keys.length) out.allowed_managed_keys = c.allowed_managed_keys;
   return out;
+}
+
+/** `allowed_managed_keys` as a list of names (a list, or one string per Vault's CLI flag; reference 1.9). */
+function managedKeyList(v: unknown): string[] {
+  const list = Array.isArray(v) ? v : v === undefined || v === null || v === '' ? [] : [v];
+  return list.map((x) => {
+    if (typeof x !== 'string' || x === '') throw invalid('allowed_managed_keys', 'must be a list of managed key names');
+    return x.toLowerCase();
+  });
 }
 
 /** Validate a mount's config at write time: TTLs to seconds (400 naming the key), unknown keys dropped. */
@@ -60,6 +56,7 @@ function normalizeMountConfig(c: Record<string, unknown>): Record<string, unknow
   for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const) if (c[k] !== undefined && c[k] !== '') out[k] = parseDuration(`config.${k}`, c[k]);
   if (c.force_no_cache !== undefined) out.force_no_cache = c.force_no_cache === true || c.force_no_cache === 'true';
   if (typeof c.listing_visibility === 'string') out.listing_visibility = c.listing_visibility;
+  if (c.allowed_managed_keys !== undefined) out.allowed_managed_keys = managedKeyList(c.allowed_managed_keys);
   return out;
 }
 
@@ -90,15 +87,7 @@ function rawJson(body: unknown, status = 200) {
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
   openapiRoute,
-  route({
-    path: 'seal-status',
-    summary: 'Seal status, version and storage',
-    fields: {},
-    unauthenticated: true,
-    allowSealed: true,
-    // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
-    operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
-  }),
+  ...sealRoutes,
   route({
     path: 'leader',
     summary: 'High-availability status (keyhold runs single-node)',
@@ -138,40 +127,6 @@ export const sysRoutes: AnyRoute[] = [
     },
   }),
   route({
-    path: 'init',
-    summary: 'Initialise storage: master key to the OS keychain, recovery key and root token returned once',
-    fields: {
-      secret_shares: f.int('Accepted for Vault compatibility; keyhold issues one recovery key').default(1),
-      secret_threshold: f.int('Accepted for Vault compatibility').default(1),
-      keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start').default(true),
-    },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      read: ({ engine }) => rawJson({ initialized: engine.isInitialized() }),
-      update: async ({ engine, data }) => {
-        if (engine.isInitialized()) throw invalid('Vault is already initialized');
-        const r = await engine.init({ useKeychain: data.keychain });
-        const body = { keys: [r.recoveryKey], keys_base64: [r.recoveryKey], recovery_keys: [], root_token: r.rootToken, keychain: r.keychain };
-        return rawJson(body);
-      },
-    },
-  }),
-  route({
-    path: 'unseal',
-    summary: 'Unseal with the recovery key',
-    fields: { key: f.string('Recovery key (base64)').sensitive(), reset: f.bool('Accepted for compatibility') },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      update: async ({ engine, data }) => {
-        if (!engine.isInitialized()) throw invalid('Vault is not initialized');
-        if (data.key && engine.isSealed()) await engine.unsealWithRecoveryKey(data.key);
-        return rawJson(sealStatus(engine));
-      },
-    },
-  }),
-  route({
     path: 'seal',
     summary: 'Seal: forget the keys until the next unseal',
     fields: {},
@@ -186,15 +141,20 @@ export const sysRoutes: AnyRoute[] = [
   route({
     path: 'mounts/*path/tune',
     summary: 'Read or tune a mount',
-    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored') },
+    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored'), allowed_managed_keys: f.any('Managed keys this mount may use (the whole list is replaced)') },
     operations: {
       read: ({ engine, data }) => {
         const m = engine.findMount(data.path);
         if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
-        return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
+        const d: Record<string, unknown> = { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false };
+        if (Array.isArray(m.config.allowed_managed_keys) && m.config.allowed_managed_keys.length) d.allowed_managed_keys = m.config.allowed_managed_keys;
+        return { data: d };
       },
       update: async ({ engine, data }) => {
-        await engine.tune(data.path, { description: data.description, options: data.options });
+        const config = data.allowed_managed_keys !== undefined ? { allowed_managed_keys: managedKeyList(data.allowed_managed_keys) } : undefined;
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options, config });
+        // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
+        return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
     },
   }),
@@ -236,6 +196,8 @@ export const sysRoutes: AnyRoute[] = [
         const out: Record<string, unknown> = {};
         for (const m of engine.mounts()) out[m.path] = mountView(m);
         out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
+        out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
         return { data: out };
       },
     },
@@ -258,8 +220,9 @@ export const sysRoutes: AnyRoute[] = [
         return { data: { name: p.name, policy: p.raw } };
       },
       update: async ({ engine, data }) => {
-        if (!data.policy) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, data.policy);
+        if (!data.policy) throw invalid("'policy' parameter not supplied or empty");
+        // Vault accepts a base64-encoded policy body (sys/policies/acl docs).
+        await engine.policies.put(data.name, decodePolicyText(data.policy));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -286,8 +249,8 @@ export const sysRoutes: AnyRoute[] = [
       },
       update: async ({ engine, data }) => {
         const text = data.policy ?? data.rules;
-        if (!text) throw invalid('policy', 'is required');
-        await engine.policies.put(data.name, text);
+        if (!text) throw invalid("'policy' parameter not supplied or empty");
+        await engine.policies.put(data.name, decodePolicyText(text));
         engine.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
@@ -309,21 +272,6 @@ export const sysRoutes: AnyRoute[] = [
       },
     },
   }),
-  route({
-    path: 'capabilities-self',
-    summary: "The calling token's capabilities on paths",
-    fields: { path: f.string('Path'), paths: f.strings('Paths') },
-    operations: {
-      update: async ({ engine, data, token }) => {
-        const paths = data.paths ?? (data.path ? [data.path] : []);
-        if (!paths.length) throw invalid('paths', 'is required');
-        const out: Record<string, unknown> = {};
-        for (const p of paths) out[p] = await engine.capabilities(token!, p);
-        if (paths.length === 1) out.capabilities = out[paths[0]!];
-        return { data: out };
-      },
-    },
-  }),
 ];
 
 /** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
@@ -335,7 +283,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...activationRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

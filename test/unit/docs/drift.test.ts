@@ -10,7 +10,7 @@ describe('generated docs stay in step with the code', () => {
 
   it('writes completions for three shells, the command reference and a man page per group', () => {
     expect(Object.keys(files)).toEqual(
-      expect.arrayContaining(['completions/keyhold.bash', 'completions/_keyhold', 'completions/keyhold.fish', 'docs/readme/commands.md', 'man/keyhold.1', 'man/keyhold-server.1', 'man/keyhold-transit.1', 'man/keyhold-kv.1']),
+      expect.arrayContaining(['completions/keyhold.bash', 'completions/_keyhold', 'completions/keyhold.fish', 'docs/reference/cli.md', 'man/keyhold.1', 'man/keyhold-server.1', 'man/keyhold-transit.1', 'man/keyhold-kv.1']),
     );
   });
 

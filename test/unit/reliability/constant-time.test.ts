@@ -17,6 +17,7 @@ const REVIEWED = [
   /key-io-routes\.ts: .*publicKey\.export\(\{ format: 'der', type: 'spki' \}\)\)\.equals/, // public keys
   /envelope\.ts: .*\.equals\(ENVELOPE_MAGIC\)/, // file-format magic bytes
   /cli\/commands\/transit-data\.ts: .*!o\.signature === !o\.hmac/, // flag presence
+  /auth\/policies\.ts: .*Buffer\.from\(s, 'utf8'\)\.equals\(buf\)/, // a policy body's base64 round trip (policy text is not secret)
 ];
 
 describe('secret comparisons are constant time', () => {

@@ -46,7 +46,7 @@ async function pair() {
   const b = new Core({ backend: view(), keychain: new NoKeychain(), logger: quiet, maxRequestSize: 1 << 20, version: 't' });
   const init = await a.init({ useKeychain: false });
   await b.start();
-  await b.unsealWithRecoveryKey(init.recoveryKey);
+  await b.submitUnsealKey(init.keys[0]!.toString("base64"));
   return { a, b, root: init.rootToken };
 }
 

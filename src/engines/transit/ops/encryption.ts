@@ -12,7 +12,7 @@ import type { KeyVersion, TransitKey } from '../keyring/types.js';
 import { AEAD_SUITES, NoncePool, aeadOpen, aeadSeal, isAeadSuite, type AeadSuite } from './aead.js';
 import { encryptionVersion, liveVersion } from './key-versions.js';
 import { decodeStdBase64, parseVersioned, versionPrefix } from './version-prefix.js';
-import { modulusBits, rsaPkcs1Decrypt } from './rsa-padding.js';
+import { modulusBits, rsaPkcs1DecryptImplicit } from './rsa-padding.js';
 
 /** Random AEAD nonces for this process (see NoncePool). */
 const nonces = new NoncePool();
@@ -38,7 +38,16 @@ export interface DecryptOptions {
   nonce?: Buffer;
   associatedData?: Buffer;
   padding?: string;
+  /**
+   * PKCS#1 v1.5 only: answer the implicit-rejection message instead of an error when the padding
+   * is invalid. Set where the caller never sees the plaintext (rewrap), so no answer depends on the
+   * padding's validity (docs/security.md, "RSA PKCS#1 v1.5 and implicit rejection").
+   */
+  implicitRejection?: boolean;
 }
+
+/** Vault's answer for every RSA decryption failure, whatever its cause (one message: no Manger/Bleichenbacher hints). */
+const RSA_DECRYPT_FAILED = 'failed to RSA decrypt the ciphertext: crypto/rsa: decryption error';
 
 /** The convergent scheme version that applies to key version `v` (0 when not convergent). */
 export function convergentVersionOf(key: TransitKey, v: number): number {
@@ -67,6 +76,20 @@ function rsaPublic(v: KeyVersion): KeyObject {
   const k = v.publicKey ?? v.privateKey;
   if (!k) throw invalid('no such key version');
   return k;
+}
+
+/**
+ * Rewrap from PKCS#1 v1.5 must encrypt with PKCS#1 v1.5 too: OAEP carries fewer bytes (k-66 against
+ * k-11), so a re-encryption could fail by length, and whether it fails would depend on the real or
+ * synthetic message, i.e. on the padding's validity. Refused up front, from the request alone.
+ */
+export function checkRewrapPaddings(key: TransitKey, decryptPadding: string | undefined, encryptPadding: string | undefined): void {
+  const bits = KEY_TYPES[key.type].rsaBits;
+  if (!bits || decryptPadding !== 'pkcs1v15' || encryptPadding === 'pkcs1v15') return;
+  const k = Math.ceil(bits / 8);
+  throw invalid(
+    `encrypt_padding_scheme: must be pkcs1v15 when decrypt_padding_scheme is pkcs1v15 (OAEP carries at most ${k - 66} bytes, PKCS#1 v1.5 up to ${k - 11}; a failure by length would reveal whether the padding was valid)`,
+  );
 }
 
 /** Check nonce rules for encryption with version `ver`: only convergent v1 takes a caller nonce, of exactly the suite's size. */
@@ -146,12 +169,18 @@ export function decryptWithKey(key: TransitKey, ciphertext: string, opts: Decryp
   if (!v.privateKey) throw invalid(`failed to RSA decrypt the ciphertext: key version ${version} holds only a public key`);
   let pt: Buffer | null;
   if (padding === 'oaep') {
+    // OpenSSL's OAEP decoding (RSA_padding_check_PKCS1_OAEP_mgf1) is constant time and fails with one
+    // error whatever the cause; the message node:crypto throws is dropped, every failure is RSA_DECRYPT_FAILED.
     try {
       pt = privateDecrypt({ key: v.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, raw);
     } catch {
       pt = null;
     }
-  } else pt = rsaPkcs1Decrypt(v.privateKey, raw);
-  if (!pt) throw invalid('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
+  } else {
+    const r = rsaPkcs1DecryptImplicit(v.privateKey, raw);
+    // Decrypt keeps Vault's error (its caller may read plaintext anyway); rewrap takes the message as is.
+    pt = r && (r.valid || opts.implicitRejection) ? r.message : null;
+  }
+  if (!pt) throw invalid(RSA_DECRYPT_FAILED);
   return { plaintext: pt, version };
 }

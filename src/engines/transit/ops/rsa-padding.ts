@@ -1,35 +1,122 @@
 /**
- * RSA operations node:crypto does not offer directly: PKCS#1 v1.5 decryption (Node 20 refuses
- * RSA_PKCS1_PADDING in privateDecrypt, CVE-2023-46809), EMSA-PSS over a prehashed digest, and
- * PKCS#1 v1.5 verification of a given digest. Built from raw RSA (RSA_NO_PADDING) per RFC 8017.
+ * RSA operations node:crypto does not offer directly: PKCS#1 v1.5 decryption with implicit
+ * rejection (Node 20 refuses RSA_PKCS1_PADDING in privateDecrypt, CVE-2023-46809, and OpenSSL
+ * 3.0 has no implicit rejection), EMSA-PSS over a prehashed digest, and PKCS#1 v1.5 verification
+ * of a given digest. Built from raw RSA (RSA_NO_PADDING) per RFC 8017.
  */
-import { constants, createHash, privateDecrypt, privateEncrypt, publicDecrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { constants, createHash, createHmac, privateDecrypt, privateEncrypt, publicDecrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** Modulus length in bits of an RSA KeyObject. */
 export function modulusBits(k: KeyObject): number {
   return k.asymmetricKeyDetails?.modulusLength ?? 0;
 }
 
-/** RSAES-PKCS1-v1_5 decryption (RFC 8017 7.2.2); null when the padding is wrong. */
-export function rsaPkcs1Decrypt(priv: KeyObject, ct: Buffer): Buffer | null {
+/** Outcome of RSAES-PKCS1-v1_5 decryption with implicit rejection. */
+export interface Pkcs1Decryption {
+  /** The real message when the padding is valid, else the synthetic one; never tells which by itself. */
+  message: Buffer;
+  /** Whether the padding was valid. Only a caller allowed to see plaintext may branch on it. */
+  valid: boolean;
+}
+
+// Implicit rejection for RSAES-PKCS1-v1_5 (draft-irtf-cfrg-rsa-guidance, "Implicit rejection";
+// the same algorithm OpenSSL 3.2+ uses by default, crypto/rsa/rsa_pk1.c): whatever the padding, the
+// decryption computes a synthetic message from a key derived from the private exponent and the
+// ciphertext, and selects between the real and the synthetic message with masks instead of
+// branches. A caller who sees only what is done with the result (rewrap) cannot tell a valid
+// padding from an invalid one. Checked against OpenSSL's known answers (test/vectors/README.md).
+
+/** How many 16-bit length candidates the PRF yields (OpenSSL MAX_LEN_GEN_TRIES). */
+const LENGTH_CANDIDATES = 128;
+
+/** SHA-256 of d (big-endian, left-padded to the modulus length), per private key: the KDK's HMAC key. */
+const exponentHashes = new WeakMap<KeyObject, Buffer>();
+
+function exponentHash(priv: KeyObject, k: number): Buffer {
+  let h = exponentHashes.get(priv);
+  if (!h) {
+    const d = Buffer.from(priv.export({ format: 'jwk' }).d as string, 'base64url');
+    const padded = Buffer.alloc(k);
+    d.copy(padded, k - d.length);
+    h = createHash('sha256').update(padded).digest();
+    padded.fill(0);
+    d.fill(0);
+    exponentHashes.set(priv, h);
+  }
+  return h;
+}
+
+/** The draft's PRF: HMAC-SHA256(kdk, I || label || bitLength) for I = 0, 1, ... (16-bit big-endian each). */
+function implicitPrf(kdk: Buffer, label: string, bytes: number): Buffer {
+  const out = Buffer.alloc(bytes);
+  const tail = Buffer.alloc(2);
+  tail.writeUInt16BE(bytes * 8);
+  const labelBytes = Buffer.from(label, 'latin1');
+  const counter = Buffer.alloc(2);
+  for (let i = 0, off = 0; off < bytes; i++, off += 32) {
+    counter.writeUInt16BE(i);
+    createHmac('sha256', kdk).update(counter).update(labelBytes).update(tail).digest().copy(out, off);
+  }
+  return out;
+}
+
+// Branch-free helpers over small non-negative integers (< 2^31): 1 or 0, no data-dependent jumps.
+const isZero = (x: number): number => ((x - 1) >>> 31) & 1;
+const lessThan = (a: number, b: number): number => ((a - b) >>> 31) & 1;
+const select = (bit: number, a: number, b: number): number => (a & -bit) | (b & ~-bit);
+
+/**
+ * RSAES-PKCS1-v1_5 decryption (RFC 8017 7.2.2) with implicit rejection: returns the message and
+ * whether the padding was valid, having done the same work either way. Null only for what the
+ * public key alone decides (a ciphertext longer than the modulus or not below it).
+ */
+export function rsaPkcs1DecryptImplicit(priv: KeyObject, ct: Buffer): Pkcs1Decryption | null {
   const k = Math.ceil(modulusBits(priv) / 8);
-  if (ct.length !== k || k < 11) return null;
+  if (ct.length > k || k < 11 || k * 8 > 0xffff) return null;
+  // A shorter ciphertext is the same integer with leading zeros (OpenSSL reads it so; its vectors test it).
+  const c = ct.length === k ? ct : Buffer.concat([Buffer.alloc(k - ct.length), ct]);
   let em: Buffer;
   try {
-    em = privateDecrypt({ key: priv, padding: constants.RSA_NO_PADDING }, ct);
+    em = privateDecrypt({ key: priv, padding: constants.RSA_NO_PADDING }, c);
   } catch {
-    return null;
+    return null; // c >= n: public knowledge, nothing about the padding
   }
-  // EM = 0x00 || 0x02 || PS (>= 8 non-zero bytes) || 0x00 || M. Scan every byte (no early exit on PS).
-  let good = (em[0] === 0 ? 1 : 0) & (em[1] === 2 ? 1 : 0);
-  let sep = 0;
-  for (let i = 2; i < em.length; i++) {
-    const isZero = em[i] === 0 ? 1 : 0;
-    const first = isZero & (sep === 0 ? 1 : 0);
-    sep = first ? i : sep;
+  if (em.length !== k) return null;
+
+  // Synthetic message, always computed: KDK = HMAC-SHA256(SHA-256(d), C), then the PRF.
+  const kdk = createHmac('sha256', exponentHash(priv, k)).update(c).digest();
+  const synthetic = implicitPrf(kdk, 'message', k);
+  const candidates = implicitPrf(kdk, 'length', LENGTH_CANDIDATES * 2);
+  const maxLength = k - 2 - 8;
+  let mask = maxLength;
+  mask |= mask >> 1;
+  mask |= mask >> 2;
+  mask |= mask >> 4;
+  mask |= mask >> 8;
+  let syntheticLength = 0;
+  for (let i = 0; i < candidates.length; i += 2) {
+    const candidate = ((candidates[i]! << 8) | candidates[i + 1]!) & mask;
+    syntheticLength = select(lessThan(candidate, maxLength), candidate, syntheticLength);
   }
-  good &= sep >= 10 ? 1 : 0;
-  return good ? Buffer.from(em.subarray(sep + 1)) : null;
+
+  // EM = 0x00 || 0x02 || PS (>= 8 non-zero bytes) || 0x00 || M, scanned in full.
+  let good = isZero(em[0]!) & isZero(em[1]! ^ 2);
+  let found = 0;
+  let zeroIndex = 0;
+  for (let i = 2; i < k; i++) {
+    const z = isZero(em[i]!);
+    zeroIndex = select(~found & z & 1, i, zeroIndex);
+    found |= z;
+  }
+  good &= 1 - lessThan(zeroIndex, 10);
+  const start = select(good, zeroIndex + 1, k - syntheticLength);
+  const out = Buffer.alloc(k - start);
+  const byteMask = -good & 0xff;
+  for (let i = start, j = 0; i < k; i++, j++) out[j] = (em[i]! & byteMask) | (synthetic[i]! & ~byteMask & 0xff);
+  em.fill(0);
+  synthetic.fill(0);
+  kdk.fill(0);
+  return { message: out, valid: good === 1 };
 }
 
 function mgf1(hash: string, seed: Buffer, len: number): Buffer {

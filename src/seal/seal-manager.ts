@@ -1,0 +1,742 @@
+/**
+ * The seal as Vault runs it: init with Shamir shares (or recovery shares under an auto seal), unseal
+ * by collecting shares (progress, nonce, reset), seal migration (`unseal -migrate`) and rekey of the
+ * unseal or recovery key. The core owns the barrier; this class owns everything stored outside it
+ * (core/seal-config, core/keyring, the wrapped keys) and the key parts collected in memory.
+ * Anchors: vault/core.go (unsealFragment, getUnsealKey, migrateSeal), vault/init.go, vault/rekey.go,
+ * http/sys_init.go, http/sys_seal.go, http/sys_rekey.go.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { invalid, KeyholdError, unavailable } from '../framework/errors.js';
+import type { Logger } from '../framework/context.js';
+import type { Backend } from '../storage/backend.js';
+import type { Keychain } from './keychain.js';
+import {
+  BARRIER_KEYS_PATH,
+  RECOVERY_KEY_PATH,
+  barrierShares,
+  forgetPreviousKeyring,
+  initializeStorage,
+  openKeyring,
+  readBlob,
+  readSealConfig,
+  rewrapKeyring,
+  sealTypeOf,
+  writeBlob,
+  writeSealConfig,
+  type SealBlob,
+  type SealConfig,
+} from './seal.js';
+import { KeyParts, checkKeyLength, combineShares, decodeKeyText, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
+import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
+
+/** What `sys/init` asks for (absent numbers are undefined, so Vault's "present" checks can be made). */
+export interface InitParams {
+  secret_shares?: number;
+  secret_threshold?: number;
+  stored_shares?: number;
+  pgp_keys?: string[];
+  recovery_shares?: number;
+  recovery_threshold?: number;
+  recovery_pgp_keys?: string[];
+  root_token_pgp_key?: string;
+  /** keyhold: keep the master key in the OS keychain (Shamir seal only). */
+  useKeychain: boolean;
+}
+
+/** What init produced (the core unseals with `master` and makes the root token). */
+export interface InitOutcome {
+  master: Buffer;
+  keys: Buffer[];
+  recoveryKeys: Buffer[];
+  keychain: boolean;
+  shares: ShareConfig;
+  recovery: ShareConfig | null;
+}
+
+/** Seal-status fields owned by the seal. */
+export interface SealStatusFields {
+  type: string;
+  t: number;
+  n: number;
+  progress: number;
+  nonce: string;
+  migration: boolean;
+  recovery_seal: boolean;
+  recovery_seal_type?: string;
+}
+
+/** Rekey request (sys/rekey/init, sys/rekey-recovery-key/init). */
+export interface RekeyParams {
+  secret_shares: number;
+  secret_threshold: number;
+  pgp_keys?: string[];
+  backup?: boolean;
+  require_verification?: boolean;
+}
+
+interface RekeyState {
+  nonce: string;
+  config: ShareConfig;
+  verificationRequired: boolean;
+  parts: KeyParts;
+  /** After the old key's threshold is met with verification on: the new key and the new shares given back. */
+  verification: { nonce: string; key: Buffer; parts: KeyParts } | null;
+  /** Shamir barrier rekey waiting for verification: the verified current master key. */
+  oldMaster?: Buffer;
+}
+
+/** Rekey status (GET sys/rekey/init), Vault's RekeyStatusResponse. */
+export interface RekeyStatus {
+  nonce: string;
+  started: boolean;
+  t: number;
+  n: number;
+  progress: number;
+  required: number;
+  pgp_fingerprints: string[] | null;
+  backup: boolean;
+  verification_required: boolean;
+  verification_nonce?: string;
+}
+
+/** Result of a rekey update that reached the threshold. */
+export interface RekeyResult {
+  nonce: string;
+  complete: true;
+  keys: Buffer[];
+  verification_required: boolean;
+  verification_nonce?: string;
+}
+
+const SHAMIR = 'shamir';
+
+/** Where unattended unseal retries wait between attempts (auto seal server down at start). */
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
+/** Seal state and operations of one daemon. */
+export class SealManager {
+  config: SealConfig | null = null;
+  private unlock: KeyParts | null = null;
+  private rekeys: { barrier: RekeyState | null; recovery: RekeyState | null } = { barrier: null, recovery: null };
+  /** Set when storage's seal differs from the configured one: the seal to migrate away from. */
+  private migrateFrom: { type: string; wrapper: SealWrapper | null } | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly keychain: Keychain,
+    private readonly logger: Logger,
+    private readonly seals: ConfiguredSeals = { active: null, disabled: null },
+  ) {}
+
+  /** Type of the configured (active) seal. */
+  get configuredType(): string {
+    return this.seals.active?.type ?? SHAMIR;
+  }
+
+  /** Barrier seal type: what storage was sealed with, or the configured seal before init. */
+  get barrierType(): string {
+    return this.config ? sealTypeOf(this.config) : this.configuredType;
+  }
+
+  /** Whether unseal keys are recovery keys (auto seal), as seal-status `recovery_seal` says. */
+  get recoverySeal(): boolean {
+    return this.barrierType !== SHAMIR;
+  }
+
+  /** A seal migration is pending (configured seal differs from storage's). */
+  get migration(): boolean {
+    return this.migrateFrom !== null;
+  }
+
+  /** Read the stored config and compare it with the configured seals; throws when they cannot work together. */
+  async load(): Promise<void> {
+    this.config = await readSealConfig(this.backend);
+    this.migrateFrom = null;
+    if (!this.config) return;
+    const stored = sealTypeOf(this.config);
+    const configured = this.configuredType;
+    if (stored === configured) {
+      if (this.seals.disabled) this.logger.warn('a disabled seal is configured but storage already uses the configured seal; the migration is done, remove the disabled stanza', { type: this.seals.disabled.type });
+      return;
+    }
+    if (stored === SHAMIR) {
+      this.migrateFrom = { type: SHAMIR, wrapper: null };
+    } else if (this.seals.disabled?.type === stored) {
+      this.migrateFrom = { type: stored, wrapper: this.seals.disabled };
+    } else {
+      throw new Error(
+        `seal: storage is sealed by seal "${stored}" but the configuration ${configured === SHAMIR ? 'has no seal stanza' : `names seal "${configured}"`}; ` +
+          `to migrate away from it, keep its stanza with disabled = "true" and run \`keyhold operator unseal -migrate\``,
+      );
+    }
+    this.logger.warn('seal migration pending: unseal with `keyhold operator unseal -migrate`', { from: this.migrateFrom.type, to: configured });
+  }
+
+  /**
+   * Re-read the stored config: another daemon on shared storage may have initialised it, rekeyed or
+   * migrated it since this one started. Errors are logged, the last good config stays.
+   */
+  async refresh(): Promise<void> {
+    try {
+      const before = this.migrateFrom;
+      await this.load();
+      if (!before && this.migrateFrom) this.logger.warn('storage was migrated to another seal by another daemon');
+    } catch (e) {
+      this.logger.warn('seal config could not be re-read', { reason: (e as Error).message });
+    }
+  }
+
+  /** Seal-status fields (Vault: t/n of the recovery config under an auto seal, 0 before init). */
+  status(): SealStatusFields {
+    const cfg = this.config;
+    let t = 0;
+    let n = 0;
+    if (cfg) {
+      const sc = this.recoverySeal ? (cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 }) : barrierShares(cfg);
+      t = sc.secret_threshold;
+      n = sc.secret_shares;
+      // During a migration the keys asked for are the old seal's.
+      if (this.migrateFrom) ({ secret_threshold: t, secret_shares: n } = this.unsealConfig(this.migrateFrom.type));
+    }
+    const out: SealStatusFields = {
+      type: this.barrierType,
+      t,
+      n,
+      progress: this.unlock?.progress ?? 0,
+      nonce: this.unlock?.nonce ?? '',
+      migration: this.migration,
+      recovery_seal: this.recoverySeal,
+    };
+    if (this.recoverySeal) out.recovery_seal_type = SHAMIR;
+    return out;
+  }
+
+  /** Shares config that unseal keys of a seal of `type` follow (recovery config for auto seals). */
+  private unsealConfig(type: string): ShareConfig {
+    const cfg = this.config!;
+    if (type === SHAMIR) return sealTypeOf(cfg) === SHAMIR ? barrierShares(cfg) : (cfg.recovery ?? barrierShares(cfg));
+    return cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 };
+  }
+
+  // ---------------------------------------------------------------- init
+
+  /** Initialise storage (Vault's Core.Initialize); the caller unseals with `master`. */
+  async initialize(p: InitParams): Promise<InitOutcome> {
+    if (this.config || (await readSealConfig(this.backend))) throw invalid('Vault is already initialized');
+    const auto = this.seals.active;
+    const present = (names: Array<[string, unknown]>) => names.filter(([, v]) => v !== undefined && v !== 0 && !(Array.isArray(v) && v.length === 0)).map(([k]) => k);
+    if (auto) {
+      // Vault: barrier parameters with an auto seal are refused, naming them [vault-1.14 src http/sys_init.go].
+      const bad = present([
+        ['secret_shares', p.secret_shares],
+        ['secret_threshold', p.secret_threshold],
+        ['pgp_keys', p.pgp_keys],
+      ]);
+      if (bad.length) throw invalid(`parameters ${bad.join(',')} not applicable to seal type ${auto.type}`);
+    } else {
+      const bad = present([
+        ['recovery_shares', p.recovery_shares],
+        ['recovery_threshold', p.recovery_threshold],
+        ['recovery_pgp_keys', p.recovery_pgp_keys],
+      ]);
+      if (bad.length) throw invalid(`parameters ${bad.join(',')} not applicable to seal type shamir`);
+    }
+    if (p.pgp_keys?.length || p.recovery_pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold; distribute the shares over a secure channel');
+    if (p.root_token_pgp_key) throw invalid('root_token_pgp_key', 'PGP encryption of the root token is not supported by keyhold');
+
+    if (auto) {
+      // keyhold default when both are absent: one recovery key (Vault's CLI defaults to 5/3, its API requires them).
+      const recovery: ShareConfig = p.recovery_shares === undefined && p.recovery_threshold === undefined ? { secret_shares: 1, secret_threshold: 1 } : { secret_shares: p.recovery_shares ?? 0, secret_threshold: p.recovery_threshold ?? 0 };
+      if (recovery.secret_shares < 1) throw invalid('recovery configuration must specify a positive number of shares');
+      const why = shareConfigError(recovery);
+      if (why) throw invalid(`invalid recovery configuration: ${why}`);
+      await this.viaSeal(async () => auto.init?.());
+      const recoveryKey = randomBytes(32);
+      const { master, config } = await initializeStorage(this.backend, null, {
+        extra: { type: auto.type, secret_shares: 1, secret_threshold: 1, recovery },
+        beforeConfig: async (m) => {
+          await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(auto, m));
+          await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(auto, recoveryKey));
+        },
+      });
+      this.config = config;
+      const recoveryKeys = await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold);
+      recoveryKey.fill(0);
+      return { master, keys: [], recoveryKeys, keychain: false, shares: { secret_shares: 1, secret_threshold: 1 }, recovery };
+    }
+
+    const shares: ShareConfig = p.secret_shares === undefined && p.secret_threshold === undefined ? { secret_shares: 1, secret_threshold: 1 } : { secret_shares: p.secret_shares ?? 0, secret_threshold: p.secret_threshold ?? 0 };
+    const why = shareConfigError(shares);
+    if (why) throw invalid(`invalid seal configuration: ${why}`);
+    const account = p.useKeychain ? `storage-${randomUUID()}` : null;
+    const { master, config } = await initializeStorage(this.backend, account, { extra: { type: SHAMIR, ...shares } });
+    let keychain = false;
+    if (account) {
+      try {
+        await this.keychain.set(account, master);
+        keychain = true;
+      } catch (e) {
+        this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
+        config.keychain_account = null;
+        await writeSealConfig(this.backend, config);
+      }
+    }
+    this.config = config;
+    const keys = await splitKey(master, shares.secret_shares, shares.secret_threshold);
+    return { master, keys, recoveryKeys: [], keychain, shares, recovery: null };
+  }
+
+  // ---------------------------------------------------------------- unattended unseal
+
+  /** The master key without a person: from the OS keychain (Shamir) or the auto seal; null when neither can give it. */
+  async storedMaster(): Promise<Buffer | null> {
+    const cfg = this.config;
+    if (!cfg || this.migrateFrom) return null;
+    if (sealTypeOf(cfg) === SHAMIR) {
+      if (!cfg.keychain_account) return null;
+      try {
+        const master = await this.keychain.get(cfg.keychain_account);
+        if (!master) this.logger.warn('keychain has no master key for this storage; waiting for operator unseal');
+        return master;
+      } catch (e) {
+        this.logger.warn('keychain unavailable; waiting for operator unseal', { reason: (e as Error).message });
+        return null;
+      }
+    }
+    const blob = await readBlob(this.backend, BARRIER_KEYS_PATH);
+    if (!blob) throw new Error(`seal: ${BARRIER_KEYS_PATH} is missing; storage cannot be auto-unsealed`);
+    return this.decryptBlob(blob);
+  }
+
+  /**
+   * Unseal without a person at start. An auto seal whose server is down is retried in the background
+   * (1 s doubling to 30 s) until it answers, so a node restarts unattended once its seal is back.
+   */
+  async autoUnseal(unseal: (master: Buffer) => Promise<void>, isSealed: () => boolean): Promise<void> {
+    const attempt = async (): Promise<boolean> => {
+      const master = await this.storedMaster();
+      if (!master) return true; // nothing to wait for (no keychain entry, migration pending)
+      try {
+        await unseal(master);
+      } finally {
+        master.fill(0);
+      }
+      return true;
+    };
+    if (!this.config || this.migrateFrom || sealTypeOf(this.config) === SHAMIR) {
+      await attempt();
+      return;
+    }
+    let delay = RETRY_MIN_MS;
+    const retry = async (): Promise<void> => {
+      this.retryTimer = null;
+      if (this.closed || !isSealed()) return;
+      try {
+        await attempt();
+      } catch (e) {
+        this.logger.warn('auto-unseal failed; retrying', { seal: this.barrierType, reason: (e as Error).message, retry_in_ms: delay });
+        this.retryTimer = setTimeout(() => void retry(), delay);
+        this.retryTimer.unref();
+        delay = Math.min(delay * 2, RETRY_MAX_MS);
+      }
+    };
+    await retry();
+  }
+
+  /** Stop retries and close the seals' sessions. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.unlock?.wipe();
+    for (const r of [this.rekeys.barrier, this.rekeys.recovery]) this.wipeRekey(r);
+    await this.seals.active?.close?.();
+    await this.seals.disabled?.close?.();
+  }
+
+  /** A seal that cannot be reached or refuses answers 503 naming it (a client's request is not at fault). */
+  private async viaSeal<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof KeyholdError) throw e;
+      throw unavailable((e as Error).message);
+    }
+  }
+
+  private encryptWith(w: SealWrapper, plaintext: Buffer): Promise<SealBlob> {
+    return this.viaSeal(() => w.encrypt(plaintext));
+  }
+
+  /** Decrypt a blob with a configured seal of its type (active first, then the disabled one). */
+  private decryptBlob(blob: SealBlob): Promise<Buffer> {
+    return this.viaSeal(() => this.decryptBlobRaw(blob));
+  }
+
+  private async decryptBlobRaw(blob: SealBlob): Promise<Buffer> {
+    const candidates = [this.seals.active, this.seals.disabled].filter((w): w is SealWrapper => w?.type === blob.seal_type);
+    if (!candidates.length) throw new Error(`seal: a key is wrapped by seal "${blob.seal_type}", which is not configured`);
+    let last: unknown;
+    for (const w of candidates) {
+      try {
+        return await w.decrypt(blob);
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  // ---------------------------------------------------------------- operator unseal
+
+  /** Forget the key parts given so far (`reset`). */
+  resetUnseal(): void {
+    this.unlock?.wipe();
+    this.unlock = null;
+  }
+
+  /**
+   * One unseal (or, under an auto seal, recovery) key part. Returns the master key once the threshold
+   * is met (after performing the seal migration when `migrate`), null while more parts are needed.
+   */
+  async submitUnsealKey(key: Buffer, migrate: boolean): Promise<Buffer | null> {
+    if (!this.config) throw invalid('Vault is not initialized');
+    checkKeyLength(key);
+    if (migrate && !this.migrateFrom) throw invalid("can't perform a seal migration, no migration seal found");
+    if (!migrate && this.migrateFrom) throw invalid('migrate option not provided and seal migration is pending');
+    const sealType = migrate ? this.migrateFrom!.type : sealTypeOf(this.config);
+    const need = this.unsealConfig(sealType).secret_threshold;
+    this.unlock ??= new KeyParts(randomUUID());
+    if (!this.unlock.add(key)) return null;
+    if (this.unlock.progress < need) return null;
+    const parts = this.unlock;
+    this.unlock = null;
+    let combined: Buffer;
+    try {
+      combined = await combineShares(parts.parts, need);
+    } catch (e) {
+      throw invalid(`failed to compute combined key: ${(e as Error).message}`);
+    } finally {
+      parts.wipe();
+    }
+    try {
+      const master = await this.masterFromUnsealKey(sealType, combined);
+      if (!migrate) return master;
+      return await this.migrate(combined, master);
+    } finally {
+      combined.fill(0);
+    }
+  }
+
+  /** Turn a combined unseal key into the master key, checking it (Shamir: it opens the keyring; auto: it matches the stored recovery key). */
+  private async masterFromUnsealKey(sealType: string, combined: Buffer): Promise<Buffer> {
+    if (sealType === SHAMIR) {
+      try {
+        await openKeyring(this.backend, combined);
+      } catch (e) {
+        throw invalid((e as Error).message.replace('recovery key', 'unseal key'));
+      }
+      return Buffer.from(combined);
+    }
+    await this.verifyRecoveryKey(combined);
+    const blob = await readBlob(this.backend, BARRIER_KEYS_PATH);
+    if (!blob) throw new Error(`seal: ${BARRIER_KEYS_PATH} is missing`);
+    return this.decryptBlob(blob);
+  }
+
+  /** Vault's VerifyRecoveryKey: the stored recovery key, unwrapped by the seal, must equal `key`. */
+  private async verifyRecoveryKey(key: Buffer): Promise<void> {
+    const blob = await readBlob(this.backend, RECOVERY_KEY_PATH);
+    if (!blob) throw new Error(`seal: ${RECOVERY_KEY_PATH} is missing`);
+    const stored = await this.decryptBlob(blob);
+    try {
+      if (!sameKey(stored, key)) throw invalid('failed to verify recovery key: recovery key verification failed: supplied key does not match stored keys');
+    } finally {
+      stored.fill(0);
+    }
+  }
+
+  /**
+   * Seal migration after the old seal's keys were verified (Vault's migrateSeal): returns the master
+   * key to unseal with. shamir -> auto: the unseal key becomes the recovery key and a fresh master key
+   * goes under the new seal; auto -> shamir: the recovery key becomes the unseal key; auto -> auto:
+   * both keys are re-wrapped by the new seal.
+   */
+  private async migrate(unsealKey: Buffer, master: Buffer): Promise<Buffer> {
+    const cfg = this.config!;
+    const from = this.migrateFrom!.type;
+    const to = this.seals.active;
+    const barrierKey = await openKeyring(this.backend, master);
+    try {
+      if (from === SHAMIR && to) {
+        const fresh = randomBytes(32);
+        await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to, fresh));
+        await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to, unsealKey));
+        await rewrapKeyring(this.backend, barrierKey, fresh);
+        const oldAccount = cfg.keychain_account;
+        const next: SealConfig = { ...cfg, type: to.type, secret_shares: 1, secret_threshold: 1, recovery: barrierShares(cfg), keychain_account: null };
+        await writeSealConfig(this.backend, next);
+        await forgetPreviousKeyring(this.backend);
+        if (oldAccount) await this.keychain.delete(oldAccount).catch(() => {});
+        this.finishMigration(next, from);
+        master.fill(0);
+        return fresh;
+      }
+      if (from !== SHAMIR && !to) {
+        const fresh = Buffer.from(unsealKey);
+        await rewrapKeyring(this.backend, barrierKey, fresh);
+        const account = await this.keepInKeychain(fresh);
+        const next: SealConfig = { ...cfg, type: SHAMIR, ...(cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 }), recovery: null, keychain_account: account };
+        await writeSealConfig(this.backend, next);
+        await forgetPreviousKeyring(this.backend);
+        await this.backend.delete(BARRIER_KEYS_PATH);
+        await this.backend.delete(RECOVERY_KEY_PATH);
+        this.finishMigration(next, from);
+        master.fill(0);
+        return fresh;
+      }
+      // auto -> auto
+      await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to!, master));
+      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to!, unsealKey));
+      const next: SealConfig = { ...cfg, type: to!.type };
+      await writeSealConfig(this.backend, next);
+      this.finishMigration(next, from);
+      return master;
+    } finally {
+      barrierKey.fill(0);
+    }
+  }
+
+  private finishMigration(next: SealConfig, from: string): void {
+    this.config = next;
+    this.migrateFrom = null;
+    this.logger.info('seal migration complete', { from, to: sealTypeOf(next) });
+  }
+
+  /** Keychain entry for a (new) master key when the daemon uses a keychain; null when it cannot be written. */
+  private async keepInKeychain(master: Buffer): Promise<string | null> {
+    if (this.keychain.describe() === 'none') return null;
+    const account = `storage-${randomUUID()}`;
+    try {
+      await this.keychain.set(account, master);
+      return account;
+    } catch (e) {
+      this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
+      return null;
+    }
+  }
+
+  // ---------------------------------------------------------------- rekey
+
+  private rekeyKind(recovery: boolean): 'barrier' | 'recovery' {
+    if (recovery && !this.recoverySeal) throw invalid('recovery rekeying not supported');
+    return recovery ? 'recovery' : 'barrier';
+  }
+
+  /** Threshold of the keys a rekey asks for: the recovery config under an auto seal (Vault's RekeyThreshold). */
+  private rekeyRequired(recovery: boolean): number {
+    if (!this.config) throw invalid('Vault is not initialized');
+    return recovery || this.recoverySeal ? (this.config.recovery ?? { secret_threshold: 1 }).secret_threshold : barrierShares(this.config).secret_threshold;
+  }
+
+  /** GET sys/rekey/init. */
+  rekeyStatus(recovery: boolean): RekeyStatus {
+    if (!this.config) throw invalid('server is not yet initialized');
+    const r = this.rekeys[this.rekeyKind(recovery)];
+    const out: RekeyStatus = { nonce: '', started: false, t: 0, n: 0, progress: 0, required: this.rekeyRequired(recovery), pgp_fingerprints: null, backup: false, verification_required: false };
+    if (r) {
+      Object.assign(out, { nonce: r.nonce, started: true, t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.parts.progress, verification_required: r.verificationRequired });
+      if (r.verification) out.verification_nonce = r.verification.nonce;
+    }
+    return out;
+  }
+
+  /** PUT sys/rekey/init: start a rekey (Vault's RekeyInit / BarrierRekeyInit / RecoveryRekeyInit). */
+  rekeyInit(recovery: boolean, p: RekeyParams): RekeyStatus {
+    const kind = this.rekeyKind(recovery);
+    if (p.backup && !p.pgp_keys?.length) throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
+    if (p.pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold');
+    const config: ShareConfig = { secret_shares: p.secret_shares, secret_threshold: p.secret_threshold };
+    if (config.secret_threshold > config.secret_shares) throw invalid('provided threshold greater than the total shares');
+    // Under an auto seal the barrier key is stored, never split: Vault forces 1/1 [vault src vault/rekey.go].
+    if (kind === 'barrier' && this.recoverySeal) {
+      if (p.require_verification) throw invalid('requiring verification not supported when rekeying the barrier key with recovery keys');
+      config.secret_shares = 1;
+      config.secret_threshold = 1;
+    }
+    const why = shareConfigError(config);
+    if (why) throw invalid(`${kind === 'recovery' ? 'invalid recovery configuration' : 'invalid rekey seal configuration'}: ${why}`);
+    if (this.rekeys[kind]) throw invalid('rekey already in progress');
+    this.rekeys[kind] = { nonce: randomUUID(), config, verificationRequired: Boolean(p.require_verification), parts: new KeyParts(''), verification: null };
+    this.logger.info('rekey initialized', { target: kind, shares: config.secret_shares, threshold: config.secret_threshold, verification_required: Boolean(p.require_verification) });
+    return this.rekeyStatus(recovery);
+  }
+
+  /** DELETE sys/rekey/init. */
+  rekeyCancel(recovery: boolean): void {
+    const kind = this.rekeyKind(recovery);
+    this.wipeRekey(this.rekeys[kind]);
+    this.rekeys[kind] = null;
+  }
+
+  private wipeRekey(r: RekeyState | null): void {
+    r?.parts.wipe();
+    r?.verification?.parts.wipe();
+    r?.verification?.key.fill(0);
+    r?.oldMaster?.fill(0);
+  }
+
+  /** PUT sys/rekey/update: one key part of the current key; the new shares once the threshold is met. */
+  async rekeyUpdate(recovery: boolean, keyText: string, nonce: string): Promise<RekeyResult | null> {
+    const kind = this.rekeyKind(recovery);
+    if (!this.config) throw invalid('Vault is not initialized');
+    const key = decodeKeyText(keyText);
+    checkKeyLength(key);
+    const r = this.rekeys[kind];
+    if (!r) throw invalid(kind === 'barrier' ? 'no barrier rekey in progress' : 'no recovery rekey in progress');
+    if (r.verification) throw invalid(`rekey operation already finished; verification must be performed; nonce for the verification operation is "${r.verification.nonce}"`);
+    if (nonce !== r.nonce) throw invalid(`incorrect nonce supplied; nonce for this rekey operation is "${r.nonce}"`);
+    if (!r.parts.add(key)) throw invalid(kind === 'barrier' ? 'given key has already been provided during this generation operation' : 'given key has already been provided during this rekey operation');
+    const need = this.rekeyRequired(recovery);
+    if (r.parts.progress < need) return null;
+    let current: Buffer;
+    try {
+      current = await combineShares(r.parts.parts, need);
+    } catch (e) {
+      throw invalid(`failed to compute ${kind === 'barrier' && !this.recoverySeal ? 'root' : 'recovery'} key: ${(e as Error).message}`);
+    } finally {
+      r.parts.wipe();
+    }
+    let oldMaster: Buffer | undefined;
+    try {
+      if (this.recoverySeal) {
+        try {
+          await this.verifyRecoveryKey(current);
+        } catch (e) {
+          if (e instanceof KeyholdError) throw invalid(`recovery key verification failed: ${e.message.replace(/^failed to verify recovery key: recovery key verification failed: /, '')}`);
+          throw e;
+        }
+      } else {
+        try {
+          await openKeyring(this.backend, current);
+        } catch {
+          throw invalid('root key verification failed: the key parts do not rebuild the current unseal key');
+        }
+        if (kind === 'barrier') oldMaster = Buffer.from(current);
+      }
+    } finally {
+      current.fill(0);
+    }
+    const fresh = randomBytes(32);
+    // Auto seal barrier rekey: the new master key is stored wrapped, no shares are handed out.
+    const keys = kind === 'barrier' && this.recoverySeal ? [] : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
+    if (r.verificationRequired) {
+      r.verification = { nonce: randomUUID(), key: fresh, parts: new KeyParts('') };
+      r.oldMaster = oldMaster;
+      return { nonce: r.nonce, complete: true, keys, verification_required: true, verification_nonce: r.verification.nonce };
+    }
+    try {
+      await this.performRekey(kind, fresh, r.config, oldMaster);
+    } finally {
+      oldMaster?.fill(0);
+    }
+    this.rekeys[kind] = null;
+    fresh.fill(0);
+    return { nonce: r.nonce, complete: true, keys, verification_required: false };
+  }
+
+  /** GET sys/rekey/verify. */
+  rekeyVerifyStatus(recovery: boolean): { nonce: string; started: boolean; t: number; n: number; progress: number } {
+    if (!this.config) throw invalid('server is not yet initialized');
+    const r = this.rekeys[this.rekeyKind(recovery)];
+    if (!r) throw invalid('no rekey configuration found');
+    return { nonce: r.verification?.nonce ?? '', started: Boolean(r.verification), t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.verification?.parts.progress ?? 0 };
+  }
+
+  /** DELETE sys/rekey/verify: start the verification over with a new nonce. */
+  rekeyVerifyRestart(recovery: boolean): void {
+    const r = this.rekeys[this.rekeyKind(recovery)];
+    if (!r) throw invalid('no rekey in progress');
+    if (!r.verification) throw invalid('no rekey verification in progress');
+    r.verification.parts.wipe();
+    r.verification = { nonce: randomUUID(), key: r.verification.key, parts: new KeyParts('') };
+  }
+
+  /** PUT sys/rekey/verify: one of the new key's parts; the rekey is applied when they rebuild the new key. */
+  async rekeyVerify(recovery: boolean, keyText: string, nonce: string): Promise<{ nonce: string; complete: true } | null> {
+    const kind = this.rekeyKind(recovery);
+    const key = decodeKeyText(keyText);
+    checkKeyLength(key);
+    const r = this.rekeys[kind];
+    if (!r) throw invalid('no rekey in progress');
+    const v = r.verification;
+    if (!v) throw invalid('no rekey verification in progress');
+    if (nonce !== v.nonce) throw invalid(`incorrect nonce supplied; nonce for this verify operation is "${v.nonce}"`);
+    if (!v.parts.add(key)) throw invalid('given key has already been provided during this verify operation');
+    if (v.parts.progress < r.config.secret_threshold) return null;
+    let rebuilt: Buffer | null = null;
+    try {
+      rebuilt = await combineShares(v.parts.parts, r.config.secret_threshold).catch(() => null);
+    } finally {
+      v.parts.wipe();
+    }
+    const ok = rebuilt !== null && sameKey(rebuilt, v.key);
+    rebuilt?.fill(0);
+    if (!ok) throw invalid('rekey verification failed; incorrect key shares supplied');
+    await this.performRekey(kind, v.key, r.config, r.oldMaster);
+    this.wipeRekey(r);
+    this.rekeys[kind] = null;
+    return { nonce: v.nonce, complete: true };
+  }
+
+  /** Install a new unseal/master key (barrier) or recovery key, then the new share config. */
+  private async performRekey(kind: 'barrier' | 'recovery', fresh: Buffer, shares: ShareConfig, oldMaster?: Buffer): Promise<void> {
+    const cfg = this.config!;
+    if (kind === 'recovery') {
+      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(this.seals.active!, fresh));
+      this.config = { ...cfg, recovery: shares };
+      await writeSealConfig(this.backend, this.config);
+      this.logger.info('recovery key rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold });
+      return;
+    }
+    // Shamir: the verified unseal key is the master key; auto seal: unwrap the stored one.
+    const master = oldMaster ? Buffer.from(oldMaster) : await this.decryptBlob((await readBlob(this.backend, BARRIER_KEYS_PATH))!);
+    const barrierKey = await openKeyring(this.backend, master);
+    master.fill(0);
+    try {
+      if (this.recoverySeal) {
+        // Vault's auto-seal barrier rekey: a new root key stored wrapped by the seal.
+        const blob = await this.encryptWith(this.seals.active!, fresh);
+        await rewrapKeyring(this.backend, barrierKey, fresh);
+        await writeBlob(this.backend, BARRIER_KEYS_PATH, blob);
+        await forgetPreviousKeyring(this.backend);
+        this.logger.info('security barrier rekeyed', { seal: this.barrierType });
+        return;
+      }
+      await rewrapKeyring(this.backend, barrierKey, fresh);
+      const oldAccount = cfg.keychain_account;
+      const account = oldAccount ? await this.keepInKeychainAlways(fresh) : null;
+      this.config = { ...cfg, ...shares, keychain_account: account };
+      await writeSealConfig(this.backend, this.config);
+      await forgetPreviousKeyring(this.backend);
+      if (oldAccount) await this.keychain.delete(oldAccount).catch(() => {});
+      this.logger.info('security barrier rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold, keychain: account !== null });
+    } finally {
+      barrierKey.fill(0);
+    }
+  }
+
+  private async keepInKeychainAlways(master: Buffer): Promise<string | null> {
+    const account = `storage-${randomUUID()}`;
+    try {
+      await this.keychain.set(account, master);
+      return account;
+    } catch (e) {
+      this.logger.warn('could not store the new master key in the keychain; unseal with the new key shares', { reason: (e as Error).message });
+      return null;
+    }
+  }
+}
