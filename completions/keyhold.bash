@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field -h --help'
   _kh_vopts='--address --token --format --field'
   case "$1" in
-    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
+    '') _kh_subs='server status login operator read write list delete token policy secrets transit kv sync audit managed-keys completion openapi path-help help' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field' ;;
     'operator') _kh_subs='init unseal rekey seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field' ;;
@@ -27,7 +27,7 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field -h --help'; _kh_vopts='--path --description --version --address --token --format --field' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
-    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify' ;;
+    'transit') _kh_subs='keys config-keys cache-config import import-version encrypt decrypt rewrap datakey random hash hmac sign verify jwt' ;;
     'transit keys') _kh_subs='read delete export backup restore wrapping-key byok-export list create config rotate trim csr set-certificate' ;;
     'transit keys read') _kh_opts='--mount --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --context --address --token --format --field' ;;
     'transit keys delete') _kh_opts='--mount -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
@@ -37,9 +37,9 @@ _keyhold_node() {
     'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
     'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field' ;;
     'transit keys list') _kh_opts='--mount -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --address --token --format --field' ;;
-    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field' ;;
-    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --address --token --format --field' ;;
-    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context --address --token --format --field' ;;
+    'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field' ;;
+    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id --managed-key -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --managed-key --address --token --format --field' ;;
     'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field' ;;
     'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field' ;;
     'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field' ;;
@@ -56,6 +56,9 @@ _keyhold_node() {
     'transit hmac') _kh_opts='--mount --file --base64 --algorithm --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --algorithm --key-version --address --token --format --field' ;;
     'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field' ;;
     'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field' ;;
+    'transit jwt') _kh_subs='sign verify' ;;
+    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --address --token --format --field' ;;
+    'transit jwt verify') _kh_opts='--mount --file --iss --aud --leeway -v --version --address --token --format --field -h --help'; _kh_vopts='--mount --file --iss --aud --leeway --address --token --format --field' ;;
     'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
     'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --mount --address --token --format --field' ;;
     'kv patch') _kh_opts='--cas --remove --mount -v --version --address --token --format --field -h --help'; _kh_vopts='--cas --remove --mount --address --token --format --field' ;;
@@ -83,6 +86,9 @@ _keyhold_node() {
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field -h --help'; _kh_vopts='--path --description --address --token --format --field' ;;
     'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field -h --help' ;;
     'audit list') _kh_opts='--detailed -v --version --address --token --format --field -h --help' ;;
+    'managed-keys') _kh_subs='create list read delete test-sign' ;;
+    'managed-keys create') _kh_opts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --allow-generate-key --allow-replace-key --allow-store-key --any-mount --force-rw-session --disable-strict-networking --pin --access-key --secret-key -v --version --address --token --format --field -h --help'; _kh_vopts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --pin --access-key --secret-key --address --token --format --field' ;;
+    'managed-keys test-sign') _kh_opts='--use-pss --hash-algorithm -v --version --address --token --format --field -h --help'; _kh_vopts='--hash-algorithm --address --token --format --field' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field -h --help' ;;
   esac
 }
@@ -203,6 +209,11 @@ _keyhold_values() {
     'transit verify|--signature-algorithm') echo 'w:pss pkcs1v15' ;;
     'transit verify|--marshaling-algorithm') echo 'w:asn1 jws' ;;
     'transit verify|1') echo 'd:transit-keys' ;;
+    'transit jwt sign|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt sign|1') echo 'd:transit-keys' ;;
+    'transit jwt verify|--mount') echo 'd:transit-mounts' ;;
+    'transit jwt verify|--file') echo 'f' ;;
+    'transit jwt verify|1') echo 'd:transit-keys' ;;
     'kv put|--mount') echo 'd:kv-mounts' ;;
     'kv put|1') echo 'd:kv-paths' ;;
     'kv put|2') echo 'n' ;;
@@ -259,11 +270,20 @@ _keyhold_values() {
     'audit enable|2') echo 'n' ;;
     'audit enable|+') echo 'n' ;;
     'audit disable|1') echo 'd:audit-devices' ;;
+    'managed-keys create|1') echo 'n' ;;
+    'managed-keys create|2') echo 'n' ;;
+    'managed-keys list|1') echo 'n' ;;
+    'managed-keys read|1') echo 'n' ;;
+    'managed-keys read|2') echo 'n' ;;
+    'managed-keys delete|1') echo 'n' ;;
+    'managed-keys delete|2') echo 'n' ;;
+    'managed-keys test-sign|1') echo 'n' ;;
+    'managed-keys test-sign|2') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit completion openapi path-help help' ;;
-    *'|--format') echo 'w:table json yaml raw' ;;
+    'help|1') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit managed-keys completion openapi path-help help' ;;
+    'help|+') echo 'w:exit-codes environment formats server status login operator read write list delete token policy secrets transit kv sync audit managed-keys completion openapi path-help help' ;;
+    *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }
 
