@@ -90,7 +90,11 @@ export class Pkcs11Library {
       this.pending.set(id, { resolve, reject });
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
       if (this.pending.size === 1) w.ref();
-      this.outbox.push({ ...req, id } as WorkerRequest);
+      const r = { ...req, id } as WorkerRequest & { data?: Uint8Array };
+      // A small Buffer is a view into Node's 8 KiB pool, and structured clone copies the whole pool
+      // slab: send an exact-size copy instead.
+      if (r.data && r.data.byteLength !== r.data.buffer.byteLength) r.data = new Uint8Array(r.data);
+      this.outbox.push(r);
       if (this.outbox.length === 1) setImmediate(() => this.flush(w));
     });
   }

@@ -578,7 +578,8 @@ function reply(r: WorkerReply): void {
 parentPort!.on('message', (batch: WorkerRequest[]) => {
   for (const req of batch) {
     handle(req).then(
-      (result) => reply({ id: req.id, ok: true, result }),
+      // Exact-size copies of pooled Buffers (structured clone would copy the whole 8 KiB slab).
+      (result) => reply({ id: req.id, ok: true, result: result instanceof Uint8Array && result.byteLength !== result.buffer.byteLength ? new Uint8Array(result) : result }),
       (e) => reply({ id: req.id, ok: false, error: toError(e) }),
     );
   }
