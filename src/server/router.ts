@@ -267,7 +267,7 @@ export class Router {
 
   /** Stage parse: URL to path, query and operation; malformed paths and unknown methods refused. */
   private parse(f: Flow): void {
-    const url = f.req.url ?? '/';
+    const url = originForm(f.req.url ?? '/');
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
     const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
@@ -725,4 +725,18 @@ async function drain(req: IncomingMessage, limit: number): Promise<Buffer> {
     return Buffer.alloc(0);
   }
   return readBody(req, limit);
+}
+
+/**
+ * The origin form (`/v1/...?...`) of a request target. An absolute-form target
+ * (`GET http://host:8200/v1/sys/health HTTP/1.1`, RFC 9112 section 3.2.2, sent by clients through a
+ * proxy) is served as Go's net/http server serves it to Vault: url.ParseRequestURI takes any
+ * `scheme://authority`, and Vault routes on the URL's path alone. The fast lane hands such requests to
+ * node:http, which passes the target on unchanged, so this one place serves both lanes.
+ */
+export function originForm(target: string): string {
+  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!m) return target;
+  const rest = target.slice(m[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
