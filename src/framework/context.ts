@@ -61,6 +61,8 @@ export interface TokenInfo {
   meta?: Record<string, string>;
   /** Identity entity of a login-issued token ("" or absent for none). */
   entityId?: string;
+  /** Source CIDRs the token may be used from (token_bound_cidrs); absent = anywhere. */
+  boundCidrs?: string[];
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
   /** On a cluster standby: the token has a use limit, so the request must go to the active (which counts uses). */
