@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit run env unwrap completion openapi path-help help' ;;
+    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
     'operator') _kh_subs='init unseal rekey seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
@@ -42,9 +42,9 @@ _keyhold_node() {
     'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
     'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field --wrap-ttl' ;;
     'transit keys list') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --context --address --token --format --field --wrap-ttl' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context --address --token --format --field --wrap-ttl' ;;
     'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field --wrap-ttl' ;;
-    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --address --token --format --field --wrap-ttl' ;;
+    'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id --managed-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --managed-key --address --token --format --field --wrap-ttl' ;;
     'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field --wrap-ttl' ;;
     'transit keys csr') _kh_opts='--mount --version --csr -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --csr --address --token --format --field --wrap-ttl' ;;
     'transit keys set-certificate') _kh_opts='--mount --version --certificate-chain -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --version --certificate-chain --address --token --format --field --wrap-ttl' ;;
@@ -91,9 +91,14 @@ _keyhold_node() {
     'audit enable') _kh_opts='--path --description --local -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --address --token --format --field --wrap-ttl' ;;
     'audit disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'audit list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'managed-keys') _kh_subs='create list read delete test-sign' ;;
+    'managed-keys create') _kh_opts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --allow-generate-key --allow-replace-key --allow-store-key --any-mount --force-rw-session --disable-strict-networking --pin --access-key --secret-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--library --slot --token-label --key-label --key-id --mechanism --key-bits --curve --max-parallel --rsa-oaep-hash --usages --kms-key --key-type --region --endpoint --allowed-ipv4-address --allowed-port --pin --access-key --secret-key --address --token --format --field --wrap-ttl' ;;
+    'managed-keys test-sign') _kh_opts='--use-pss --hash-algorithm -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--hash-algorithm --address --token --format --field --wrap-ttl' ;;
     'run') _kh_opts='--env-file --watch --signal --watch-interval --debounce --kill-timeout -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --signal --watch-interval --debounce --kill-timeout --address --token --format --field --wrap-ttl' ;;
     'env') _kh_opts='--env-file --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --output --address --token --format --field --wrap-ttl' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'service') _kh_subs='install uninstall status' ;;
+    'service install') _kh_opts='--config --no-start -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --address --token --format --field --wrap-ttl' ;;
   esac
 }
 
@@ -278,14 +283,24 @@ _keyhold_values() {
     'audit enable|2') echo 'n' ;;
     'audit enable|+') echo 'n' ;;
     'audit disable|1') echo 'd:audit-devices' ;;
+    'managed-keys create|1') echo 'n' ;;
+    'managed-keys create|2') echo 'n' ;;
+    'managed-keys list|1') echo 'n' ;;
+    'managed-keys read|1') echo 'n' ;;
+    'managed-keys read|2') echo 'n' ;;
+    'managed-keys delete|1') echo 'n' ;;
+    'managed-keys delete|2') echo 'n' ;;
+    'managed-keys test-sign|1') echo 'n' ;;
+    'managed-keys test-sign|2') echo 'n' ;;
     'run|1') echo 'n' ;;
     'run|+') echo 'n' ;;
     'env|--output') echo 'f' ;;
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit run env unwrap completion openapi path-help help' ;;
-    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit run env unwrap completion openapi path-help help' ;;
+    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'service install|--config') echo 'f' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }

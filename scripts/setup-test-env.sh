@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the keychain tests use (a private D-Bus session and gnome-keyring as
-# the Secret Service), when missing and when we may (root with apt-get). Never fails the test run:
-# without them the keychain tests skip and print why.
+# Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
+# - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
+# - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests.
+# Never fails the test run: without them the tests that need them skip and print why.
 set -euo pipefail
 # PostgreSQL for the cluster tests (its own script; never fails the run).
 bash "$(dirname "$0")/setup-postgres.sh" || true
@@ -9,15 +10,19 @@ need=()
 command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon dbus-x11)
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
 command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
+command -v softhsm2-util >/dev/null 2>&1 || need+=(softhsm2)
+command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
+# systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null 2>&1 || echo "setup: apt-get update failed" >&2
   if ! apt-get install -y -qq --no-install-recommends "${need[@]}" >/tmp/keyhold-setup-apt.log 2>&1; then
-    echo "setup: apt-get install failed for ${need[*]} (see /tmp/keyhold-setup-apt.log); keychain tests will be skipped" >&2
+    echo "setup: apt-get install failed for ${need[*]} (see /tmp/keyhold-setup-apt.log); the tests needing them will be skipped" >&2
   fi
 else
-  echo "setup: missing ${need[*]} and cannot install (not root or no apt-get); keychain tests will be skipped" >&2
+  echo "setup: missing ${need[*]} and cannot install (not root or no apt-get); the tests needing them will be skipped" >&2
 fi
 exit 0

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh
 bash scripts/setup-docs-env.sh
 [ -d node_modules ] || npm ci
-npx tsc -p tsconfig.json
+npm run build --silent    # tsc, then the CLI fast-path bundle (scripts/bundle-cli.mjs)
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
 # unlocked gnome-keyring (scripts/with-keyring.sh). Without dbus-run-session they skip, saying why.
 if command -v dbus-run-session >/dev/null 2>&1; then

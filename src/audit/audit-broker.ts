@@ -98,8 +98,18 @@ export const AUDIT_DEVICE_TYPES: Record<string, DeviceType> = {
   },
 };
 
-/** Unauthenticated status endpoints Vault serves outside its audited request path. */
-const UNAUDITED = new Set(['sys/health', 'sys/seal-status', 'sys/leader', 'sys/init', 'sys/unseal']);
+/**
+ * Unauthenticated endpoints Vault serves outside its audited request path (raw HTTP handlers). The
+ * rekey routes carry key shares both ways, as init and unseal do: not even their HMACs reach a device.
+ */
+const UNAUDITED = new Set([
+  'sys/health',
+  'sys/seal-status',
+  'sys/leader',
+  'sys/init',
+  'sys/unseal',
+  ...['rekey', 'rekey-recovery-key'].flatMap((p) => [`sys/${p}/init`, `sys/${p}/update`, `sys/${p}/verify`]),
+]);
 
 /** Auth-block keys that name policies or flags rather than secrets; everything else is hashed. */
 const AUTH_CLEAR = new Set(['policies', 'token_policies', 'identity_policies', 'token_type', 'display_name', 'entity_id', 'orphan', 'renewable', 'lease_duration', 'num_uses', 'mfa_requirement']);

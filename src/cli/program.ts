@@ -7,10 +7,12 @@ import * as transit from './commands/transit.js';
 import * as kv from './commands/kv.js';
 import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
+import * as managedKeys from './commands/managed-keys.js';
 import * as docs from './commands/docs.js';
 import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
+import * as service from './commands/service.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 
@@ -35,7 +37,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, auth, transit, kv, sync, audit, run, wrapping, docs]) m.register(program, ctx);
+  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

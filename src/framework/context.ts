@@ -1,6 +1,7 @@
 /** The request context handlers receive, and the environment engines are created with. */
 import type { Storage } from '../storage/backend.js';
 import type { Operation } from './route.js';
+import type { ManagedKeyRegistry } from '../kms/managed-keys.js';
 
 /** A mount-table entry (sys/mounts). */
 export interface MountInfo {
@@ -155,6 +156,8 @@ export interface CoreServices {
   /** The live engine instance of a mount (typed by the caller). */
   engineOf<T>(mountPath: string): T | undefined;
   mounts(): MountInfo[];
+  /** Managed keys (sys/managed-keys), for transit's managed_key type. */
+  readonly managedKeys?: ManagedKeyRegistry;
 }
 
 /** What an engine instance is created with. */

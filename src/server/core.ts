@@ -26,6 +26,7 @@ import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import type { Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
+import { ManagedKeyRegistry, type KmsLibraryConfig } from '../kms/managed-keys.js';
 import type { SealConfig } from '../seal/seal.js';
 import { SealManager, type InitParams, type InitOutcome } from '../seal/seal-manager.js';
 import { openKeyring } from '../seal/seal.js';
@@ -41,6 +42,8 @@ export interface CoreOptions {
   clock?: Clock;
   maxRequestSize: number;
   version: string;
+  /** `kms_library` stanzas: the only PKCS#11 modules managed keys may load. */
+  kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
   seals?: ConfiguredSeals;
 }
@@ -98,6 +101,8 @@ export class Core implements RouterCore, CoreServices {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly tokenRoles: TokenRoleStore;
+  /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
+  readonly managedKeys: ManagedKeyRegistry;
   /** Response wrapping (X-Vault-Wrap-TTL, sys/wrapping/*). */
   readonly wrapping: WrappingService;
   /** Per-token cubbyholes (behind the barrier). */
@@ -129,6 +134,7 @@ export class Core implements RouterCore, CoreServices {
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
+    this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
     this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
@@ -240,6 +246,7 @@ export class Core implements RouterCore, CoreServices {
    * engine's optional `invalidate(key)` with the key relative to its mount's storage.
    */
   async invalidate(key: string): Promise<void> {
+    if (key === 'core/seal-config') return this.sealer.refresh();
     if (!this.unsealed) return;
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
     if (key.startsWith('sys/identity/')) {
@@ -253,6 +260,10 @@ export class Core implements RouterCore, CoreServices {
     }
     if (key.startsWith('sys/token/id/')) {
       this.tokens.forget(key.slice('sys/token/id/'.length));
+      return;
+    }
+    if (key.startsWith('sys/managed-keys/config/')) {
+      this.managedKeys.invalidate();
       return;
     }
     // Longest storage prefix first (sys/sync/ before sys/).
@@ -286,6 +297,8 @@ export class Core implements RouterCore, CoreServices {
 
   /** One unseal key part (hex or base64) from `sys/unseal`; unseals once the threshold is met. */
   async submitUnsealKey(text: string, migrate = false): Promise<void> {
+    // Shared storage: another daemon may have initialised or rekeyed it since we started.
+    if (this.isSealed()) await this.sealer.refresh();
     if (!this.isInitialized()) throw invalid('Vault is not initialized');
     const key = decodeKeyText(text);
     try {
@@ -316,6 +329,8 @@ export class Core implements RouterCore, CoreServices {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
     for (const h of this.beforeSeal) await h();
+    // Forget managed-key configurations (PINs, AWS secrets) and close their sessions.
+    this.managedKeys.invalidate();
     for (const m of this.mounted) if ((m.instance as unknown) !== this) await m.instance.close?.();
     this.mounted = [];
     this.unsealed = false;
@@ -330,6 +345,7 @@ export class Core implements RouterCore, CoreServices {
   /** Stop everything and close storage. */
   async close(): Promise<void> {
     await this.seal();
+    await this.managedKeys.close();
     await this.sealer.close();
     await this.backend.close();
   }

@@ -49,7 +49,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       throw new ConfigError(`config${flags.config ? ` ${flags.config}` : ''}: ${(e as Error).message}`);
     }
   }
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, seals });
+  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, seals, kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })) });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {

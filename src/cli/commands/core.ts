@@ -92,6 +92,9 @@ export function register(program: Command, ctx: CliContext): void {
         if (!inited) process.exitCode = 2;
         return;
       }
+      // One share needs no threshold flag (it can only be 1).
+      if (opts.keyShares === 1) opts.keyThreshold ??= 1;
+      if (opts.recoveryShares === 1) opts.recoveryThreshold ??= 1;
       const body: Record<string, unknown> = { keychain: opts.keychain };
       if (opts.keyShares !== undefined) body.secret_shares = opts.keyShares;
       if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;

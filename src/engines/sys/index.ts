@@ -9,6 +9,7 @@ import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { authRoutes } from './auth-routes.js';
+import { managedKeyRoutes } from './managed-key-routes.js';
 import { sealRoutes } from './seal-routes.js';
 import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
@@ -36,7 +37,17 @@ function mountConfigView(c: Record<string, unknown>): Record<string, unknown> {
     force_no_cache: c.force_no_cache === true || c.force_no_cache === 'true',
   };
   if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '') out.listing_visibility = c.listing_visibility;
+  if (Array.isArray(c.allowed_managed_keys) && c.allowed_managed_keys.length) out.allowed_managed_keys = c.allowed_managed_keys;
   return out;
+}
+
+/** `allowed_managed_keys` as a list of names (a list, or one string per Vault's CLI flag; reference 1.9). */
+function managedKeyList(v: unknown): string[] {
+  const list = Array.isArray(v) ? v : v === undefined || v === null || v === '' ? [] : [v];
+  return list.map((x) => {
+    if (typeof x !== 'string' || x === '') throw invalid('allowed_managed_keys', 'must be a list of managed key names');
+    return x.toLowerCase();
+  });
 }
 
 /** Validate a mount's config at write time: TTLs to seconds (400 naming the key), unknown keys dropped. */
@@ -45,6 +56,7 @@ function normalizeMountConfig(c: Record<string, unknown>): Record<string, unknow
   for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const) if (c[k] !== undefined && c[k] !== '') out[k] = parseDuration(`config.${k}`, c[k]);
   if (c.force_no_cache !== undefined) out.force_no_cache = c.force_no_cache === true || c.force_no_cache === 'true';
   if (typeof c.listing_visibility === 'string') out.listing_visibility = c.listing_visibility;
+  if (c.allowed_managed_keys !== undefined) out.allowed_managed_keys = managedKeyList(c.allowed_managed_keys);
   return out;
 }
 
@@ -129,15 +141,18 @@ export const sysRoutes: AnyRoute[] = [
   route({
     path: 'mounts/*path/tune',
     summary: 'Read or tune a mount',
-    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored') },
+    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored'), allowed_managed_keys: f.any('Managed keys this mount may use (the whole list is replaced)') },
     operations: {
       read: ({ engine, data }) => {
         const m = engine.findMount(data.path);
         if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
-        return { data: { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false } };
+        const d: Record<string, unknown> = { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false };
+        if (Array.isArray(m.config.allowed_managed_keys) && m.config.allowed_managed_keys.length) d.allowed_managed_keys = m.config.allowed_managed_keys;
+        return { data: d };
       },
       update: async ({ engine, data }) => {
-        const warnings = await engine.tune(data.path, { description: data.description, options: data.options });
+        const config = data.allowed_managed_keys !== undefined ? { allowed_managed_keys: managedKeyList(data.allowed_managed_keys) } : undefined;
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options, config });
         // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
         return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
@@ -268,7 +283,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

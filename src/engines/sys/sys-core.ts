@@ -4,6 +4,7 @@ import type { TokenStore } from '../../auth/tokens.js';
 import type { IdentityStore } from '../../auth/identity.js';
 import type { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
+import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { WrappingService } from '../../auth/wrapping.js';
 
@@ -15,13 +16,15 @@ export interface SysCore {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly tokenRoles: TokenRoleStore;
+  /** sys/managed-keys (PKCS#11 and AWS KMS keys). */
+  readonly managedKeys: ManagedKeyRegistry;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
   isInitialized(): boolean;
   isSealed(): boolean;
   /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
-  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType'>;
+  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh'>;
   init(opts: InitParams): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string; keychain: boolean }>;
   submitUnsealKey(key: string, migrate?: boolean): Promise<void>;
   resetUnseal(): void;

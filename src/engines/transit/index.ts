@@ -7,7 +7,8 @@ import { jwtRoutes } from './routes/jwt-routes.js';
 import { TransitKeyStore } from './keyring/key-store.js';
 import { AutoRotator } from './keyring/auto-rotate.js';
 import { WrappingKey } from './keyring/byok.js';
-import type { TransitState } from './keyring/types.js';
+import type { ManagedKeyAccess, TransitState } from './keyring/types.js';
+import { invalid } from '../../framework/errors.js';
 
 /** Stored `config/keys` record. */
 export interface KeysConfig {
@@ -22,11 +23,30 @@ export class TransitBackend implements TransitState {
   readonly rotator: AutoRotator;
   /** The mount's BYOK wrapping key (RSA-4096, created on first use). */
   readonly wrapping: WrappingKey;
+  /** sys/managed-keys as this mount may use them. */
+  readonly managed?: ManagedKeyAccess;
 
   constructor(readonly env: EngineEnv, cacheSize = 0) {
     this.keys = new TransitKeyStore(env.storage, env.clock, env.logger, cacheSize);
     this.rotator = new AutoRotator(this.keys, env.clock, env.logger);
     this.wrapping = new WrappingKey(env.storage);
+    const reg = env.core.managedKeys;
+    if (reg) {
+      // The mount's permission (any_mount or allowed_managed_keys) is checked on every use, not only
+      // at create: a tune that drops the key takes effect at once (reference 2.1 note on UUIDs).
+      const record = async (uuid: string) => {
+        const r = await reg.byUuid(uuid);
+        if (!r) throw invalid(`the managed key ${uuid} of this key no longer exists`);
+        return reg.resolve({ id: uuid }, env.mount);
+      };
+      this.managed = {
+        resolve: async (ref) => (await reg.resolve(ref, env.mount)).uuid,
+        key: async (uuid, usage) => reg.key(await record(uuid), usage),
+        nameOf: async (uuid) => (await reg.byUuid(uuid))?.name ?? '',
+        markUsed: (uuid, name) => reg.markUsed(uuid, env.mount, name),
+        unmarkUsed: (uuid, name) => reg.unmarkUsed(uuid, env.mount, name),
+      };
+    }
   }
 
   /** `config/keys` disable_upsert. */

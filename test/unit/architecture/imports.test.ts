@@ -36,14 +36,17 @@ const ALLOWED: Record<string, string[]> = {
   'version.ts': [],
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
-  seal: ['framework', 'storage', 'crypto'],
+  seal: ['framework', 'storage', 'crypto', 'kms'],
+  // External key providers (pkcs11, awskms): transit's managed keys and the HSM seal use them;
+  // awskms connects through sync's network guard.
+  kms: ['framework', 'storage', 'crypto', 'sync'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   sync: ['framework', 'storage', 'crypto'],
   // The sys engine mounts the audit and OpenAPI routes; engines never reach server or cli.
-  engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'docs', 'sync', 'version.ts'],
-  docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit'],
+  engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'docs', 'sync', 'kms', 'version.ts'],
+  docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
   cli: ['framework', 'engines', 'sync', 'docs', 'crypto', 'version.ts'],
-  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'version.ts'],
+  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'version.ts'],
   'main.ts': ['cli'],
 };
 

@@ -39,7 +39,10 @@ export function validateCreate(opts: CreateKeyOptions): Required<Pick<CreateKeyO
   const info = KEY_TYPES[opts.type];
   if (!info) throw invalid('type', `unknown key type ${String(opts.type)}`);
   if (info.kind === 'managed') {
-    throw invalid('type', 'managed_key: no managed-key backend is configured (managed_key_name / managed_key_id cannot be resolved); managed keys are not available yet');
+    // Vault's lock manager refuses these for managed keys (reference managed-keys-wire.md 2.1).
+    if (opts.derived || opts.convergentEncryption) throw invalid('derived', 'key derivation and convergent encryption not supported for keys of type managed_key');
+    if (opts.autoRotatePeriod) throw invalid('auto_rotate_period', 'Auto rotation can not be set for managed keys');
+    if (!opts.managedKeyId) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
   }
   if (opts.convergentEncryption && !opts.derived) {
     throw invalid('convergent_encryption', 'convergent encryption requires derivation to be enabled');
@@ -187,9 +190,9 @@ export function checkTrim(key: TransitKey, minAvailable: number): void {
 }
 
 /** Whether the key may be rotated now (imported keys need allow_rotation); returns a refusal message or null. */
-export function rotationRefusal(key: TransitKey): string | null {
+export function rotationRefusal(key: TransitKey, managedKeyId?: string): string | null {
   if (key.importedKey && !key.allowImportedKeyRotation) return `imported key ${key.name} does not allow rotation within Vault`;
-  if (KEY_TYPES[key.type].kind === 'managed') return 'managed keys cannot be rotated without a managed-key backend';
+  if (KEY_TYPES[key.type].kind === 'managed' && !managedKeyId) return 'managed_key_name or managed_key_id is required to rotate a key of type managed_key';
   return null;
 }
 

@@ -158,7 +158,7 @@ export class TransitKeyStore implements KeyStore {
       const existing = await this.get(name);
       if (existing) return { key: existing, created: false };
       const key = newKeyConfig(name, opts);
-      const v1 = await generateVersion(key.type, 1, { keySize: key.keySize, now: this.nowSeconds(), convergentVersion: key.convergentEncryption ? 3 : undefined });
+      const v1 = await generateVersion(key.type, 1, { keySize: key.keySize, now: this.nowSeconds(), convergentVersion: key.convergentEncryption ? 3 : undefined, managedKeyId: opts.managedKeyId });
       key.latestVersion = 1;
       key.versions.set(1, v1);
       await this.writeVersion(key, v1);
@@ -193,23 +193,24 @@ export class TransitKeyStore implements KeyStore {
   }
 
   /** Add a new latest version with fresh material of the same size (the caller holds no lock). */
-  async rotate(name: string, missing: () => Error, refuse: (msg: string) => Error): Promise<TransitKey> {
+  async rotate(name: string, missing: () => Error, refuse: (msg: string) => Error, managedKeyId?: string): Promise<TransitKey> {
     return this.locks.with(name, 'exclusive', async () => {
       const key = await this.get(name);
       if (!key) throw missing();
-      return this.rotateLocked(key, refuse);
+      return this.rotateLocked(key, refuse, managedKeyId);
     });
   }
 
   /** Rotate a key whose exclusive lock the caller holds. */
-  async rotateLocked(key: TransitKey, refuse: (msg: string) => Error): Promise<TransitKey> {
-    const refusal = rotationRefusal(key);
+  async rotateLocked(key: TransitKey, refuse: (msg: string) => Error, managedKeyId?: string): Promise<TransitKey> {
+    const refusal = rotationRefusal(key, managedKeyId);
     if (refusal) throw refuse(refusal);
     const n = key.latestVersion + 1;
     const v = await generateVersion(key.type, n, {
       keySize: key.keySize,
       now: this.nowSeconds(),
       convergentVersion: key.convergentEncryption ? 3 : undefined,
+      managedKeyId,
     });
     await this.writeVersion(key, v);
     const draft = cloneConfig(key);

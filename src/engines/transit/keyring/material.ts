@@ -25,6 +25,7 @@ export class LoadedVersion implements KeyVersion {
   creationTime: number;
   convergentVersion?: number;
   certificateChain?: string[];
+  managedKeyId?: string;
   private privDer?: Buffer;
   private pubDer?: Buffer;
   private priv?: KeyObject;
@@ -43,6 +44,7 @@ export class LoadedVersion implements KeyVersion {
     privDer?: Buffer;
     pubDer?: Buffer;
     ed25519?: boolean;
+    managedKeyId?: string;
   }) {
     this.version = init.version;
     this.key = init.key;
@@ -50,6 +52,7 @@ export class LoadedVersion implements KeyVersion {
     this.creationTime = init.creationTime;
     if (init.convergentVersion) this.convergentVersion = init.convergentVersion;
     if (init.certificateChain?.length) this.certificateChain = init.certificateChain;
+    if (init.managedKeyId) this.managedKeyId = init.managedKeyId;
     this.priv = init.privateKey;
     this.pub = init.publicKey;
     this.privDer = init.privDer;
@@ -98,6 +101,8 @@ export interface VersionRecord {
   convergent_version?: number;
   /** PEM certificates, leaf first. */
   certificate_chain?: string[];
+  /** managed_key type: UUID of the managed key (Vault's key entry field of the same name). */
+  managed_key_id?: string;
 }
 
 const b64 = (b: Buffer): string => b.toString('base64');
@@ -113,6 +118,7 @@ export function toRecord(v: KeyVersion, type: KeyTypeName): VersionRecord {
   }
   if (v.convergentVersion) rec.convergent_version = v.convergentVersion;
   if (v.certificateChain?.length) rec.certificate_chain = v.certificateChain;
+  if (v.managedKeyId) rec.managed_key_id = v.managedKeyId;
   return rec;
 }
 
@@ -128,6 +134,7 @@ export function fromRecord(rec: VersionRecord, type: KeyTypeName): LoadedVersion
     convergentVersion: rec.convergent_version,
     certificateChain: rec.certificate_chain,
     ed25519: type === 'ed25519',
+    managedKeyId: rec.managed_key_id,
   });
 }
 
@@ -144,7 +151,7 @@ export function ed25519Stored(priv: KeyObject): Buffer {
 }
 
 /** Generate fresh material for a new version of `type` (async for asymmetric types). */
-export async function generateVersion(type: KeyTypeName, version: number, opts: { keySize?: number; now: number; convergentVersion?: number }): Promise<LoadedVersion> {
+export async function generateVersion(type: KeyTypeName, version: number, opts: { keySize?: number; now: number; convergentVersion?: number; managedKeyId?: string }): Promise<LoadedVersion> {
   const info = KEY_TYPES[type];
   const base = { version, creationTime: opts.now, convergentVersion: opts.convergentVersion, hmacKey: randomBytes(HMAC_KEY_BYTES) };
   switch (info.kind) {
@@ -165,7 +172,9 @@ export async function generateVersion(type: KeyTypeName, version: number, opts: 
       return new LoadedVersion({ ...base, privateKey, publicKey });
     }
     case 'managed':
-      throw invalid('type', 'managed_key: no managed-key backend is configured; managed keys are not available yet');
+      // No material here: the version points at the managed key (its HMAC key stays unused: HMAC is refused).
+      if (!opts.managedKeyId) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
+      return new LoadedVersion({ ...base, managedKeyId: opts.managedKeyId });
   }
   throw internal(`unknown key kind for ${type}`);
 }

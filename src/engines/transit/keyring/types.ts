@@ -4,6 +4,7 @@
  * the store; backup/export formats follow reference transit-wire.md section 5.
  */
 import type { KeyObject } from 'node:crypto';
+import type { KmsKey } from '../../../kms/types.js';
 
 /** Key type names as on the wire. */
 export type KeyTypeName =
@@ -38,6 +39,8 @@ export interface KeyVersion {
   convergentVersion?: number;
   /** PEM certificate chain set with set-certificate (leaf first). */
   certificateChain?: string[];
+  /** managed_key type: the UUID of the managed key behind this version (Vault's `managed_key_id`). */
+  managedKeyId?: string;
 }
 
 /** A named key with its configuration and versions. */
@@ -84,6 +87,8 @@ export interface CreateKeyOptions {
   allowPlaintextBackup?: boolean;
   keySize?: number;
   autoRotatePeriod?: number;
+  /** managed_key type: UUID of the managed key of version 1 (resolved and permission-checked by the route). */
+  managedKeyId?: string;
 }
 
 /**
@@ -101,9 +106,24 @@ export interface KeyStore {
   withLock<T>(name: string, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T>;
 }
 
+/** A mount's view of sys/managed-keys: resolution and use are checked against the mount's permission. */
+export interface ManagedKeyAccess {
+  /** The UUID of a managed key named or id'd by the request (400 when missing or not allowed here). */
+  resolve(ref: { name?: string; id?: string }): Promise<string>;
+  /** The live key behind a UUID for one usage (400 when not allowed; 503 when the HSM/KMS is unavailable). */
+  key(uuid: string, usage?: 'sign' | 'verify' | 'encrypt' | 'decrypt'): Promise<KmsKey>;
+  /** The managed key's name, or "" when it no longer exists. */
+  nameOf(uuid: string): Promise<string>;
+  /** Record / forget that transit key `name` uses the managed key (delete of the managed key is refused meanwhile). */
+  markUsed(uuid: string, name: string): Promise<void>;
+  unmarkUsed(uuid: string, name: string): Promise<void>;
+}
+
 /** What data-operation routes need from a transit mount's live state. */
 export interface TransitState {
   keys: KeyStore;
+  /** Managed keys as this mount may use them (absent when the core offers none). */
+  managed?: ManagedKeyAccess;
   /** `config/keys` disable_upsert. */
   upsertDisabled(): Promise<boolean>;
 }

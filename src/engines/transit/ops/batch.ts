@@ -9,11 +9,13 @@ import { isKeyholdError } from '../../../framework/errors.js';
 export interface ItemError {
   message: string;
   user: boolean;
+  /** 503 when a managed key's HSM/KMS is unavailable (a single-item request answers with it). */
+  unavailable?: boolean;
 }
 
 /** Turn a thrown error into an item error (400-class errors are user errors; anything else internal). */
 export function itemError(e: unknown): ItemError {
-  if (isKeyholdError(e)) return { message: e.message, user: e.status < 500 };
+  if (isKeyholdError(e)) return e.status === 503 ? { message: e.message, user: false, unavailable: true } : { message: e.message, user: e.status < 500 };
   return { message: 'internal error', user: false };
 }
 

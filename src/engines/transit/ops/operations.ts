@@ -15,6 +15,7 @@ import { encryptionVersion, signingVersion } from './key-versions.js';
 import { hmacWithKey, verifyHmacWithKey } from './hmac.js';
 import type { HashAlgorithm } from './hash-algorithms.js';
 import { checkSignatureRequest, signWithKeyAsync, verifyWithKeyAsync, type SignatureOptions } from './signing.js';
+import { managedDecrypt, managedEncrypt, managedSign, managedVerify } from './managed-ops.js';
 
 /** Results of a batch: wire-shaped items plus the per-item errors for status rules. */
 export interface BatchOutcome {
@@ -143,7 +144,16 @@ export async function runEncrypt(state: TransitState, name: string, items: Batch
   const warnings: string[] = [];
   await upsertKey(state, name, items, up, warnings);
   const out = await withKey(state, name, NOT_FOUND, (key) =>
-    eachItem(
+    key.type === 'managed_key'
+      ? eachItemAsync(
+          items,
+          async (item) => {
+            const r = await managedEncrypt(state, key, itemBase64(item, 'plaintext') ?? Buffer.alloc(0), { keyVersion: int(item, 'key_version') ?? 0, nonce: itemBase64(item, 'nonce'), associatedData: itemBase64(item, 'associated_data') });
+            return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+          },
+          (item, e) => ({ error: e.message, reference: ref(item) }),
+        )
+      : eachItem(
       items,
       (item) => {
         const plaintext = itemBase64(item, 'plaintext') ?? Buffer.alloc(0);
@@ -166,7 +176,16 @@ export async function runEncrypt(state: TransitState, name: string, items: Batch
 /** decrypt/:name. */
 export async function runDecrypt(state: TransitState, name: string, items: BatchItem[]): Promise<BatchOutcome> {
   return withKey(state, name, NOT_FOUND, (key) =>
-    eachItem(
+    key.type === 'managed_key'
+      ? eachItemAsync(
+          items,
+          async (item) => {
+            const r = await managedDecrypt(state, key, str(item, 'ciphertext') ?? '', { associatedData: itemBase64(item, 'associated_data') });
+            return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
+          },
+          (item, e) => ({ plaintext: '', error: e.message, reference: ref(item) }),
+        )
+      : eachItem(
       items,
       (item) => {
         const r = decryptWithKey(key, str(item, 'ciphertext') ?? '', {
@@ -185,7 +204,18 @@ export async function runDecrypt(state: TransitState, name: string, items: Batch
 /** rewrap/:name: decrypt and encrypt again with `key_version` (default latest); plaintext never leaves. */
 export async function runRewrap(state: TransitState, name: string, items: BatchItem[]): Promise<BatchOutcome> {
   return withKey(state, name, NOT_FOUND, (key) =>
-    eachItem(
+    key.type === 'managed_key'
+      ? eachItemAsync(
+          items,
+          async (item) => {
+            const { plaintext } = await managedDecrypt(state, key, str(item, 'ciphertext') ?? '', {});
+            const r = await managedEncrypt(state, key, plaintext, { keyVersion: int(item, 'key_version') ?? 0 });
+            plaintext.fill(0);
+            return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+          },
+          (item, e) => ({ error: e.message, reference: ref(item) }),
+        )
+      : eachItem(
       items,
       (item) => {
         const context = itemBase64(item, 'context');
@@ -226,7 +256,8 @@ export async function runDatakey(state: TransitState, name: string, o: DatakeyOp
   if (o.bits !== 128 && o.bits !== 256 && o.bits !== 512) throw invalid('invalid bit length');
   return withKey(state, name, NOT_FOUND, async (key) => {
     const dk = randomBytes(o.bits / 8);
-    const r = encryptWithKey(key, dk, { keyVersion: o.keyVersion, context: o.context, nonce: o.nonce, padding: o.padding });
+    // A managed key wraps the data key inside the HSM/KMS (reference 2.4, datakey row).
+    const r = key.type === 'managed_key' ? await managedEncrypt(state, key, dk, { keyVersion: o.keyVersion, nonce: o.nonce }) : encryptWithKey(key, dk, { keyVersion: o.keyVersion, context: o.context, nonce: o.nonce, padding: o.padding });
     const data: Record<string, unknown> = { ciphertext: r.ciphertext, key_version: r.version };
     if (o.includePlaintext) data.plaintext = dk.toString('base64');
     dk.fill(0);
@@ -269,6 +300,17 @@ function decodeContext(item: BatchItem): Buffer | undefined {
 /** sign/:name for one or many items. */
 export async function runSign(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean, keyVersion: number): Promise<BatchOutcome> {
   return withKey(state, name, 'signing key not found', async (key) => {
+    if (key.type === 'managed_key') {
+      const ver = signingVersion(key, keyVersion);
+      return eachItemAsync(
+        items,
+        async (item) => {
+          if (!has(item, 'input')) throw invalid('missing input');
+          return { signature: await managedSign(state, key, ver, decodeInput(item), opts), key_version: ver, reference: ref(item) };
+        },
+        (item, e) => ({ key_version: 0, error: e.message, reference: ref(item) }),
+      );
+    }
     checkSignatureRequest(key, opts, explicitHash);
     const ver = signingVersion(key, keyVersion);
     return eachItemAsync(
@@ -310,7 +352,18 @@ export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 
 /** verify/:name, signature branch. */
 export async function runVerifySignature(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean): Promise<BatchOutcome> {
   return withKey(state, name, 'signature verification key not found', async (key) => {
-    if (!KEY_TYPES[key.type].sign || key.type === 'managed_key') throw invalid(`key type ${key.type} does not support verification`);
+    if (key.type === 'managed_key') {
+      return eachItemAsync(
+        items,
+        async (item) => {
+          if (!has(item, 'input')) throw invalid('missing input');
+          if (!has(item, 'signature')) throw invalid('missing signature');
+          return { valid: await managedVerify(state, key, decodeInput(item), str(item, 'signature') ?? '', opts), reference: ref(item) };
+        },
+        (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),
+      );
+    }
+    if (!KEY_TYPES[key.type].sign) throw invalid(`key type ${key.type} does not support verification`);
     checkSignatureRequest(key, opts, explicitHash);
     return eachItemAsync(
       items,

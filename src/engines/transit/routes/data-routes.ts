@@ -4,7 +4,7 @@
  * fields, call ops/operations.ts, shape the reply (batch statuses per spec section 7 items 1-3).
  */
 import { f, decodeBase64 } from '../../../framework/fields.js';
-import { internal, invalid } from '../../../framework/errors.js';
+import { internal, invalid, unavailable } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute, type Reply } from '../../../framework/route.js';
 import type { TransitState } from '../keyring/types.js';
 import { batchStatus } from '../ops/batch.js';
@@ -49,7 +49,7 @@ function batchReply(out: BatchOutcome, statusRules: boolean, override?: number):
 /** Reply for a single item: its error becomes the request's error. */
 function singleReply(out: BatchOutcome, shape: (r: Record<string, unknown>) => Record<string, unknown>): Reply {
   const e = out.errors[0];
-  if (e) throw e.user ? invalid(e.message) : internal(e.message);
+  if (e) throw e.user ? invalid(e.message) : e.unavailable ? unavailable(e.message) : internal(e.message);
   return { data: shape(out.results[0]!), warnings: out.warnings.length ? out.warnings : undefined };
 }
 

@@ -16,8 +16,8 @@ import { formatGoTime } from '../keyring/go-time.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
 import { checkAutoRotatePeriod, checkKeyName, cloneConfig, newKeyConfig, parseKeyType, validateCreate } from '../keyring/key-rules.js';
 import { keyExists } from '../keyring/key-store.js';
-import { HMAC_KEY_BYTES, LoadedVersion } from '../keyring/material.js';
-import type { KeyVersion } from '../keyring/types.js';
+import { HMAC_KEY_BYTES, LoadedVersion, publicPem } from '../keyring/material.js';
+import type { KeyVersion, TransitKey } from '../keyring/types.js';
 
 const route = routesFor<TransitBackend>();
 
@@ -41,6 +41,27 @@ function importedVersion(
   return { version: new LoadedVersion({ version: n, creationTime: now, hmacKey: randomBytes(HMAC_KEY_BYTES), publicKey: pub, ed25519: type === 'ed25519' }) };
 }
 
+/** Refusal for operations that would need a managed key's material, which never leaves the HSM/KMS. */
+function refuseManaged(key: { type: string } | null | undefined, what: string): void {
+  if (key?.type === 'managed_key') throw invalid(`${what} is not supported for keys of type managed_key: the key material stays in the HSM or KMS`);
+}
+
+/** `export/public-key` of a managed key: the public keys read from the HSM/KMS, per version. */
+async function managedPublicExport(engine: TransitBackend, key: TransitKey, version?: string): Promise<Record<string, unknown>> {
+  const want = version === undefined || version === '' ? null : version === 'latest' ? key.latestVersion : Number(version);
+  if (want !== null && (!Number.isInteger(want) || want < 1 || want > key.latestVersion)) throw invalid('version', 'invalid key version');
+  const keys: Record<string, string> = {};
+  for (let n = Math.max(1, key.minDecryptionVersion); n <= key.latestVersion; n++) {
+    if (want !== null && n !== want) continue;
+    const id = key.versions.get(n)?.managedKeyId;
+    if (!id) continue;
+    const pub = (await engine.managed!.key(id)).publicKey();
+    if (!pub) throw invalid('export of public-key is not supported for a symmetric managed key');
+    keys[String(n)] = publicPem(pub);
+  }
+  return { name: key.name, type: key.type, keys };
+}
+
 /** Routes: export, backup/restore, wrapping key, import, import_version, byok-export, csr, set-certificate. */
 export const keyIoRoutes: AnyRoute[] = [
   route({
@@ -55,6 +76,10 @@ export const keyIoRoutes: AnyRoute[] = [
       read: async ({ engine, data }) => {
         const key = await engine.keys.get(data.name);
         if (!key) return undefined;
+        if (key.type === 'managed_key') {
+          if (data.key_type !== 'public-key') refuseManaged(key, `export of ${data.key_type}`);
+          return { data: await managedPublicExport(engine, key, data.version) };
+        }
         return { data: exportKey(key, data.key_type, data.version) };
       },
     },
@@ -70,6 +95,7 @@ export const keyIoRoutes: AnyRoute[] = [
           data.name,
           () => notFound(`key "${data.name}" not found`),
           (draft) => {
+            refuseManaged(draft, 'backup');
             if (!draft.exportable) throw invalid('exportable', 'exporting is disallowed on the policy');
             if (!draft.allowPlaintextBackup) throw invalid('allow_plaintext_backup', 'plaintext backup is disallowed on the policy');
             draft.backupInfo = { time: formatGoTime(engine.keys.nowSeconds()), version: draft.latestVersion };
@@ -129,6 +155,7 @@ export const keyIoRoutes: AnyRoute[] = [
         checkKeyName(data.name);
         if (data.convergent_encryption !== undefined) throw invalid('convergent_encryption', 'import cannot be used on keys with convergent encryption enabled');
         const type = parseKeyType(data.type);
+        if (type === 'managed_key') throw invalid('type', 'unable to import keys to a policy of type managed_key: the key material stays in the HSM or KMS');
         checkAutoRotatePeriod(data.auto_rotate_period);
         if (data.auto_rotate_period !== 0 && !data.allow_rotation) throw invalid('allow_rotation', 'allow_rotation must be set to true if auto-rotation is enabled');
         validateCreate({ type, derived: data.derived });
@@ -225,6 +252,7 @@ export const keyIoRoutes: AnyRoute[] = [
         const hash = importHash(data.hash, 'hash');
         const source = await engine.keys.get(data.source);
         if (!source) return undefined;
+        refuseManaged(source, 'BYOK export');
         if (!source.exportable) throw invalid('exportable', 'key is not exportable');
         const dest = await engine.keys.get(data.destination);
         if (!dest) throw invalid('destination', 'no such destination key to export to');
@@ -255,6 +283,7 @@ export const keyIoRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const key = await engine.keys.get(data.name);
         if (!key) throw invalid('name', `key with provided name '${data.name}' not found`);
+        refuseManaged(key, 'CSR signing');
         const csr = signCsr(key, pickVersion(key, data.version), data.csr);
         return { data: { name: key.name, type: key.type, csr } };
       },
@@ -274,6 +303,7 @@ export const keyIoRoutes: AnyRoute[] = [
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           const key = await engine.keys.get(data.name);
           if (!key) throw invalid('name', `key with provided name '${data.name}' not found`);
+          refuseManaged(key, 'set-certificate');
           const v = pickVersion(key, data.version);
           const chain = checkCertificateChain(key, v, data.certificate_chain);
           v.certificateChain = chain;

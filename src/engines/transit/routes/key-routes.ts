@@ -9,6 +9,7 @@ import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitBackend } from '../index.js';
 import { applyConfig, checkKeyName, checkTrim, parseKeyType } from '../keyring/key-rules.js';
 import { keyView } from '../keyring/key-view.js';
+import { managedKeyId, managedView, releaseManaged } from './managed-key-support.js';
 import { keyIoRoutes } from './key-io-routes.js';
 
 const route = routesFor<TransitBackend>();
@@ -46,12 +47,14 @@ export const keyRoutes: AnyRoute[] = [
       auto_rotate_period: f.duration('Rotate automatically after this period (0 = never, else at least 1h)').default(0),
       managed_key_name: f.string('Managed key name (type managed_key)'),
       managed_key_id: f.string('Managed key id (type managed_key)'),
+      managed_key: f.string('Alias of managed_key_name (keyhold; the CLI flag --managed-key)'),
       context: f.base64('Read only: base64 context to show derived Ed25519 public keys'),
     },
     operations: {
       update: async ({ engine, data }) => {
         checkKeyName(data.name);
         const type = parseKeyType(data.type);
+        const managed = type === 'managed_key' ? await managedKeyId(engine, data) : undefined;
         const { key, created } = await engine.keys.create(data.name, {
           type,
           derived: data.derived,
@@ -60,11 +63,15 @@ export const keyRoutes: AnyRoute[] = [
           allowPlaintextBackup: data.allow_plaintext_backup,
           keySize: data.key_size,
           autoRotatePeriod: data.auto_rotate_period,
+          managedKeyId: managed,
         });
-        return { data: keyView(key), warnings: created ? undefined : [`key ${data.name} already existed`] };
+        if (created && managed) await engine.managed!.markUsed(managed, data.name);
+        const view = key.type === 'managed_key' ? await managedView(engine, key) : keyView(key);
+        return { data: view, warnings: created ? undefined : [`key ${data.name} already existed`] };
       },
       read: async ({ engine, data }) => {
         const key = await engine.keys.get(data.name);
+        if (key?.type === 'managed_key') return { data: await managedView(engine, key) };
         return key ? { data: keyView(key, data.context) } : undefined;
       },
       delete: async ({ engine, data }) => {
@@ -73,6 +80,7 @@ export const keyRoutes: AnyRoute[] = [
           if (!key) throw invalid(`error deleting policy ${data.name}: could not delete key; not found`);
           if (!key.deletionAllowed) throw invalid('deletion_allowed', `error deleting policy ${data.name}: deletion is not allowed for this key`);
           await engine.keys.deleteLocked(key);
+          if (key.type === 'managed_key') await releaseManaged(engine, key);
         });
       },
     },
@@ -130,14 +138,22 @@ export const keyRoutes: AnyRoute[] = [
       name: keyName,
       managed_key_name: f.string('Managed key name (type managed_key)'),
       managed_key_id: f.string('Managed key id (type managed_key)'),
+      managed_key: f.string('Alias of managed_key_name (keyhold; the CLI flag --managed-key)'),
     },
     operations: {
       update: async ({ engine, data }) => {
+        const current = await engine.keys.get(data.name);
+        const managed = current?.type === 'managed_key' ? await managedKeyId(engine, data) : undefined;
         const key = await engine.keys.rotate(
           data.name,
           () => invalid('key not found'),
           (msg) => invalid('allow_rotation', msg),
+          managed,
         );
+        if (managed) {
+          await engine.managed!.markUsed(managed, data.name);
+          return { data: await managedView(engine, key) };
+        }
         return { data: keyView(key) };
       },
     },

@@ -1,0 +1,123 @@
+/**
+ * The main thread's handle on one PKCS#11 library: a worker thread (pkcs11-worker.ts) that owns the
+ * module, a request/reply channel, and the error boundary. A native error comes back as data and
+ * becomes a 4xx/503 KeyholdError naming the reason; a worker that dies (a crashing module) fails its
+ * pending calls with 503 and is started again on the next call, so the daemon keeps serving.
+ */
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
+import type { Logger } from '../../framework/context.js';
+import type { WorkerError, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+/** A request without its id (the library numbers requests). */
+type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** CKR names that mean the request or the key's configuration is wrong (400), not that the HSM is unavailable. */
+const CLIENT_CKR = new Set([
+  'CKR_PIN_INCORRECT', 'CKR_PIN_INVALID', 'CKR_PIN_LEN_RANGE', 'CKR_PIN_LOCKED', 'CKR_PIN_EXPIRED', 'CKR_ARGUMENTS_BAD',
+  'CKR_MECHANISM_INVALID', 'CKR_MECHANISM_PARAM_INVALID', 'CKR_DATA_LEN_RANGE', 'CKR_DATA_INVALID', 'CKR_KEY_TYPE_INCONSISTENT',
+  'CKR_KEY_FUNCTION_NOT_PERMITTED', 'CKR_KEY_SIZE_RANGE', 'CKR_ENCRYPTED_DATA_INVALID', 'CKR_ENCRYPTED_DATA_LEN_RANGE',
+  'CKR_TEMPLATE_INCONSISTENT', 'CKR_TEMPLATE_INCOMPLETE', 'CKR_ATTRIBUTE_VALUE_INVALID', 'CKR_CURVE_NOT_SUPPORTED',
+  'CKR_DOMAIN_PARAMS_INVALID', 'CKR_SIGNATURE_INVALID', 'CKR_SIGNATURE_LEN_RANGE', 'key',
+]);
+
+/** The error a worker failure becomes (no PIN can be in it: the worker never puts one in a message). */
+export function pkcs11Error(library: string, e: WorkerError): KeyholdError {
+  const text = `pkcs11 library "${library}": ${e.message}`;
+  return CLIENT_CKR.has(e.name) ? invalid(text) : unavailable(text);
+}
+
+/** Where the compiled worker lives (next to this file in dist/). */
+function workerUrl(): URL {
+  const js = new URL('./pkcs11-worker.js', import.meta.url);
+  if (existsSync(js)) return js;
+  // Running from TypeScript sources (vitest): use the build output instead.
+  return new URL(import.meta.url.replace(/\/src\/kms\/pkcs11\/[^/]+$/, '/dist/kms/pkcs11/pkcs11-worker.js'));
+}
+
+/** One loaded PKCS#11 library (one worker thread). */
+export class Pkcs11Library {
+  private worker: Worker | null = null;
+  private loaded: Promise<void> | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    /** The `kms_library` name (what managed keys refer to). */
+    readonly name: string,
+    /** Path of the PKCS#11 module. */
+    readonly path: string,
+    private readonly logger?: Logger,
+  ) {}
+
+  private start(): Worker {
+    const w = new Worker(workerUrl(), { name: `pkcs11:${this.name}` });
+    w.unref();
+    w.on('message', (r: WorkerReply) => {
+      const p = this.pending.get(r.id);
+      if (!p) return;
+      this.pending.delete(r.id);
+      if (r.ok) p.resolve(r.result);
+      else p.reject(pkcs11Error(this.name, r.error));
+    });
+    const fail = (why: string) => {
+      if (this.worker !== w) return;
+      this.worker = null;
+      this.loaded = null;
+      const err = unavailable(`pkcs11 library "${this.name}": worker stopped (${why})`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+      if (!this.closed) this.logger?.error('pkcs11 worker stopped; it restarts on the next call', { library: this.name, reason: why });
+    };
+    w.on('error', (e) => fail(e.message));
+    w.on('exit', (code) => fail(`exit code ${code}`));
+    this.worker = w;
+    return w;
+  }
+
+  private send(req: Request): Promise<unknown> {
+    if (this.closed) return Promise.reject(unavailable(`pkcs11 library "${this.name}" is closed`));
+    const w = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
+      w.ref();
+      const done = () => {
+        if (this.pending.size === 0) w.unref();
+      };
+      this.pending.get(id)!.resolve = (v) => (resolve(v), done());
+      this.pending.get(id)!.reject = (e) => (reject(e), done());
+      w.postMessage({ ...req, id });
+    });
+  }
+
+  /** Send a call, loading the module first (once per worker). */
+  async call<T>(req: Request): Promise<T> {
+    if (!this.loaded) {
+      const l = this.send({ op: 'load', library: this.path }).then(() => undefined);
+      this.loaded = l;
+      l.catch(() => {
+        if (this.loaded === l) this.loaded = null;
+      });
+    }
+    await this.loaded;
+    return (await this.send(req)) as T;
+  }
+
+  /** Counters of the worker (logins, sessions, re-initializations). */
+  stats(): Promise<WorkerStats> {
+    return this.call<WorkerStats>({ op: 'stats' });
+  }
+
+  /** Stop the worker. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = null;
+    if (w) await w.terminate();
+  }
+}

@@ -1,0 +1,564 @@
+/**
+ * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Every native call
+ * runs here, never on the daemon's event loop: setup calls (C_OpenSession, C_Login, C_FindObjects,
+ * C_*Init) are synchronous in pkcs11js, data calls use its `*Async` forms so operations of several
+ * keys overlap. Native errors are caught here and sent back as data.
+ *
+ * Facts (reference managed-keys-wire.md 4.5, 5.3): login is per process and per token and ends when
+ * the token's last session closes, so each token keeps one persistent logged-in session; one
+ * operation per session, so each key keeps a small pool of sessions (at most its max_parallel, which
+ * the main thread enforces); SoftHSM2 forgets a token whose directory went away until the library is
+ * finalized and initialized again, so on token-gone errors the worker re-initializes and retries once.
+ */
+import { createRequire } from 'node:module';
+import { parentPort } from 'node:worker_threads';
+import type { GenerateSpec, KeyFacts, KeySpec, MechParams, WorkerError, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type P11 = any;
+type Handle = Buffer;
+
+// PKCS#11 v2.40 constants (pkcs11t.h; reference 4.1/4.4).
+const CKU_USER = 1;
+const CKF_SERIAL_SESSION = 4;
+const CKF_RW_SESSION = 2;
+const CKF_OS_LOCKING_OK = 2;
+const CKO_PUBLIC_KEY = 2;
+const CKO_PRIVATE_KEY = 3;
+const CKO_SECRET_KEY = 4;
+const CKK_RSA = 0;
+const CKK_EC = 3;
+const CKK_AES = 0x1f;
+const CKA = {
+  CLASS: 0x0, TOKEN: 0x1, PRIVATE: 0x2, LABEL: 0x3, VALUE: 0x11, KEY_TYPE: 0x100, ID: 0x102, SENSITIVE: 0x103,
+  ENCRYPT: 0x104, DECRYPT: 0x105, WRAP: 0x106, UNWRAP: 0x107, SIGN: 0x108, VERIFY: 0x10a, MODULUS: 0x120,
+  MODULUS_BITS: 0x121, PUBLIC_EXPONENT: 0x122, VALUE_LEN: 0x161, EXTRACTABLE: 0x162, NEVER_EXTRACTABLE: 0x164,
+  ALWAYS_SENSITIVE: 0x165, EC_PARAMS: 0x180, EC_POINT: 0x181,
+} as const;
+const CKM_RSA_PKCS_KEY_PAIR_GEN = 0x0;
+const CKM_EC_KEY_PAIR_GEN = 0x1040;
+const CKM_AES_KEY_GEN = 0x1080;
+const CKS_RO_USER_FUNCTIONS = 1;
+const CKS_RW_USER_FUNCTIONS = 3;
+const CKR_USER_ALREADY_LOGGED_IN = 0x100;
+const CKR_CRYPTOKI_ALREADY_INITIALIZED = 0x191;
+/** Codes after which sessions, logins and handles are suspect: drop them, re-initialize, retry once. */
+const TOKEN_GONE = new Set([0x05 /* GENERAL_ERROR */, 0x30 /* DEVICE_ERROR */, 0x32 /* DEVICE_REMOVED */, 0x60 /* KEY_HANDLE_INVALID */, 0x82 /* OBJECT_HANDLE_INVALID */, 0xb0 /* SESSION_CLOSED */, 0xb3 /* SESSION_HANDLE_INVALID */, 0xe0 /* TOKEN_NOT_PRESENT */, 0x101 /* USER_NOT_LOGGED_IN */, 0x190 /* CRYPTOKI_NOT_INITIALIZED */]);
+
+/** A failure with a keyhold reason (sent to the main thread as data). */
+class Refusal extends Error {
+  constructor(readonly reason: string, message: string, readonly code?: number) {
+    super(message);
+  }
+}
+
+interface TokenState {
+  slot: Handle;
+  label: string;
+  /** The persistent session that holds the login for the whole process. */
+  loginSession: Handle;
+  pin: string;
+}
+
+interface KeyState {
+  spec: KeySpec;
+  token: TokenState;
+  /** Private key (RSA/EC) or secret key (AES). */
+  key: Handle;
+  publicKey?: Handle;
+  facts: KeyFacts;
+  idle: Handle[];
+}
+
+let p11: P11 | null = null;
+let libraryPath = '';
+const tokens = new Map<string, TokenState>();
+const keys = new Map<string, KeyState>();
+/** Specs by ref, so a key can be reopened after a re-initialization. */
+const specs = new Map<string, { spec: KeySpec; generate?: GenerateSpec }>();
+const stats: WorkerStats = { logins: 0, sessionsOpen: 0, reinitializations: 0, inFlight: 0, maxInFlight: 0 };
+let generation = 0;
+let reinitializing: Promise<void> | null = null;
+/** False after a C_Initialize failed (SoftHSM2 fails it while its token directory is missing). */
+let initialized = false;
+
+/** C_Initialize when the last attempt failed; a failure is a 503-class refusal, retried on the next call. */
+function ensureInitialized(): void {
+  if (initialized) return;
+  try {
+    lib().C_Initialize({ flags: CKF_OS_LOCKING_OK });
+  } catch (e) {
+    if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw new Refusal('token', `C_Initialize failed (${toError(e).name}); is the token available?`);
+  }
+  initialized = true;
+}
+
+function ckrOf(e: unknown): number | undefined {
+  const c = (e as { code?: unknown })?.code;
+  return typeof c === 'number' ? c : undefined;
+}
+
+function toError(e: unknown): WorkerError {
+  if (e instanceof Refusal) return { name: e.reason, code: e.code, message: e.message };
+  const code = ckrOf(e);
+  const msg = String((e as Error)?.message ?? e);
+  // pkcs11js puts the CKR name in `message`; method names the PKCS#11 function when known.
+  const method = (e as { method?: string })?.method;
+  if (code !== undefined) return { name: msg.split(/[\s:]/)[0] || 'CKR_UNKNOWN', code, message: method ? `${method}: ${msg}` : msg };
+  return { name: 'binding', message: msg };
+}
+
+function load(path: string): void {
+  if (p11 && libraryPath === path) return;
+  let mod: any;
+  try {
+    mod = createRequire(import.meta.url)('pkcs11js');
+  } catch (e) {
+    throw new Refusal('binding', `the PKCS#11 binding (npm package pkcs11js) is not installed or did not build: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const p = new mod.PKCS11();
+  try {
+    p.load(path);
+  } catch (e) {
+    throw new Refusal('library', `cannot load PKCS#11 library ${path}: ${(e as Error).message.split('\n')[0]}`);
+  }
+  try {
+    // OS locking: the *Async calls run on libuv's pool threads (reference 5.3).
+    p.C_Initialize({ flags: CKF_OS_LOCKING_OK });
+  } catch (e) {
+    if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw e;
+  }
+  p11 = p;
+  libraryPath = path;
+  initialized = true;
+}
+
+function lib(): P11 {
+  if (!p11) throw new Refusal('library', 'PKCS#11 library not loaded');
+  return p11;
+}
+
+function findSlot(spec: KeySpec): { slot: Handle; label: string } {
+  const p = lib();
+  const slots: Handle[] = p.C_GetSlotList(true);
+  for (const s of slots) {
+    const id = s.readBigUInt64LE(0).toString();
+    let label: string;
+    try {
+      label = String(p.C_GetTokenInfo(s).label).trim();
+    } catch {
+      continue;
+    }
+    if (spec.slot !== undefined ? id === spec.slot : label === spec.tokenLabel) return { slot: s, label };
+  }
+  const what = spec.slot !== undefined ? `slot ${spec.slot}` : `token label "${spec.tokenLabel}"`;
+  throw new Refusal('token', `no token with ${what} is present in ${libraryPath}`);
+}
+
+function openToken(spec: KeySpec): TokenState {
+  const { slot, label } = findSlot(spec);
+  const k = slot.readBigUInt64LE(0).toString();
+  const have = tokens.get(k);
+  if (have) {
+    // The login is shared by every key of the token: a key configured with another PIN must not ride on it.
+    if (have.pin !== spec.pin) throw new Refusal('CKR_PIN_INCORRECT', `login to token "${have.label}" failed: CKR_PIN_INCORRECT (the PIN differs from the one the token is logged in with)`, 0xa0);
+    return have;
+  }
+  const p = lib();
+  const s: Handle = p.C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION);
+  stats.sessionsOpen++;
+  // One login per token per process: another key on the same token finds it logged in already.
+  const state = p.C_GetSessionInfo(s).state as number;
+  if (state !== CKS_RO_USER_FUNCTIONS && state !== CKS_RW_USER_FUNCTIONS) {
+    try {
+      p.C_Login(s, CKU_USER, spec.pin);
+      stats.logins++;
+    } catch (e) {
+      if (ckrOf(e) !== CKR_USER_ALREADY_LOGGED_IN) {
+        closeSession(s);
+        const name = toError(e).name;
+        throw new Refusal(name, `login to token "${label}" failed: ${name}`, ckrOf(e));
+      }
+    }
+  }
+  const t: TokenState = { slot, label, loginSession: s, pin: spec.pin };
+  tokens.set(k, t);
+  return t;
+}
+
+function closeSession(s: Handle): void {
+  try {
+    lib().C_CloseSession(s);
+  } catch {
+    /* already gone */
+  }
+  stats.sessionsOpen--;
+}
+
+function template(spec: KeySpec, cls: number): Array<{ type: number; value: unknown }> {
+  const t: Array<{ type: number; value: unknown }> = [{ type: CKA.CLASS, value: cls }];
+  if (spec.keyLabel) t.push({ type: CKA.LABEL, value: spec.keyLabel });
+  if (spec.keyId) t.push({ type: CKA.ID, value: Buffer.from(spec.keyId) });
+  return t;
+}
+
+function find(session: Handle, tpl: Array<{ type: number; value: unknown }>): Handle[] {
+  const p = lib();
+  p.C_FindObjectsInit(session, tpl);
+  try {
+    return p.C_FindObjects(session, 2);
+  } finally {
+    p.C_FindObjectsFinal(session);
+  }
+}
+
+function attr(session: Handle, h: Handle, type: number): Buffer | undefined {
+  try {
+    return lib().C_GetAttributeValue(session, h, [{ type }])[0]?.value as Buffer | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ulong(b: Buffer | undefined): number | undefined {
+  if (!b || b.length === 0) return undefined;
+  return b.length >= 8 ? Number(b.readBigUInt64LE(0)) : b.readUInt32LE(0);
+}
+
+/** Unwrap the DER OCTET STRING around CKA_EC_POINT (reference 4.3). */
+function unwrapOctetString(b: Buffer): Buffer {
+  if (b[0] !== 0x04 || b.length < 2) return b;
+  let len = b[1]!;
+  let off = 2;
+  if (len & 0x80) {
+    const n = len & 0x7f;
+    len = 0;
+    for (let i = 0; i < n; i++) len = len * 256 + b[2 + i]!;
+    off = 2 + n;
+  }
+  return off + len === b.length ? b.subarray(off) : b;
+}
+
+function describe(session: Handle, key: Handle, pub: Handle | undefined, spec: KeySpec, generated: boolean): KeyFacts {
+  const kt = ulong(attr(session, key, CKA.KEY_TYPE));
+  const id = attr(session, key, CKA.ID) ?? Buffer.alloc(0);
+  const label = attr(session, key, CKA.LABEL)?.toString('utf8') ?? spec.keyLabel ?? '';
+  if (kt === CKK_AES) return { kind: 'aes', bits: (ulong(attr(session, key, CKA.VALUE_LEN)) ?? 0) * 8, id, label, generated };
+  if (kt === CKK_RSA) {
+    const src = pub ?? key;
+    const modulus = attr(session, src, CKA.MODULUS);
+    return { kind: 'rsa', bits: modulus ? modulus.length * 8 : undefined, modulus, publicExponent: attr(session, src, CKA.PUBLIC_EXPONENT), id, label, generated };
+  }
+  if (kt === CKK_EC) {
+    const point = pub ? attr(session, pub, CKA.EC_POINT) : undefined;
+    return { kind: 'ec', ecParams: attr(session, key, CKA.EC_PARAMS) ?? (pub ? attr(session, pub, CKA.EC_PARAMS) : undefined), ecPoint: point ? unwrapOctetString(point) : undefined, id, label, generated };
+  }
+  throw new Refusal('key', `key "${label}" has an unsupported key type ${kt}`);
+}
+
+function lookup(token: TokenState, spec: KeySpec): { key?: Handle; pub?: Handle } {
+  const s = token.loginSession;
+  const priv = find(s, template(spec, CKO_PRIVATE_KEY));
+  const secret = priv.length ? [] : find(s, template(spec, CKO_SECRET_KEY));
+  const hits = priv.length ? priv : secret;
+  if (hits.length > 1) throw new Refusal('key', `more than one key matches label/id on token "${token.label}"; set key_id to pick one`);
+  const key = hits[0];
+  const pub = priv.length ? find(s, template(spec, CKO_PUBLIC_KEY))[0] : undefined;
+  return { key, pub };
+}
+
+function destroyMatching(token: TokenState, spec: KeySpec): void {
+  const s = token.loginSession;
+  for (const cls of [CKO_PRIVATE_KEY, CKO_PUBLIC_KEY, CKO_SECRET_KEY]) for (const h of find(s, template(spec, cls))) lib().C_DestroyObject(s, h);
+}
+
+async function generate(token: TokenState, spec: KeySpec, g: GenerateSpec): Promise<{ key: Handle; pub?: Handle }> {
+  const p = lib();
+  const s = token.loginSession;
+  const id = spec.keyId ? Buffer.from(spec.keyId) : randomId();
+  const common = (cls: number): Array<{ type: number; value: unknown }> => [
+    { type: CKA.CLASS, value: cls },
+    { type: CKA.TOKEN, value: true },
+    { type: CKA.ID, value: id },
+    ...(spec.keyLabel ? [{ type: CKA.LABEL, value: spec.keyLabel }] : []),
+  ];
+  // Generated keys never leave the token: sensitive, not extractable, private (reference 3.2).
+  const secretAttrs = [{ type: CKA.PRIVATE, value: true }, { type: CKA.SENSITIVE, value: true }, { type: CKA.EXTRACTABLE, value: false }];
+  if (g.kind === 'aes') {
+    const key: Handle = await p.C_GenerateKeyAsync(s, { mechanism: CKM_AES_KEY_GEN }, [
+      ...common(CKO_SECRET_KEY), { type: CKA.KEY_TYPE, value: CKK_AES }, { type: CKA.VALUE_LEN, value: (g.bits ?? 256) / 8 }, ...secretAttrs,
+      { type: CKA.ENCRYPT, value: true }, { type: CKA.DECRYPT, value: true }, { type: CKA.WRAP, value: true }, { type: CKA.UNWRAP, value: true },
+    ]);
+    return { key };
+  }
+  const pubTpl: Array<{ type: number; value: unknown }> = [...common(CKO_PUBLIC_KEY), { type: CKA.VERIFY, value: true }, { type: CKA.PRIVATE, value: false }];
+  const privTpl: Array<{ type: number; value: unknown }> = [...common(CKO_PRIVATE_KEY), ...secretAttrs, { type: CKA.SIGN, value: true }];
+  if (g.kind === 'rsa') {
+    pubTpl.push({ type: CKA.KEY_TYPE, value: CKK_RSA }, { type: CKA.MODULUS_BITS, value: g.bits ?? 2048 }, { type: CKA.PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) }, { type: CKA.ENCRYPT, value: true }, { type: CKA.WRAP, value: true });
+    privTpl.push({ type: CKA.KEY_TYPE, value: CKK_RSA }, { type: CKA.DECRYPT, value: true }, { type: CKA.UNWRAP, value: true });
+    const r = await p.C_GenerateKeyPairAsync(s, { mechanism: CKM_RSA_PKCS_KEY_PAIR_GEN }, pubTpl, privTpl);
+    return { key: r.privateKey, pub: r.publicKey };
+  }
+  pubTpl.push({ type: CKA.KEY_TYPE, value: CKK_EC }, { type: CKA.EC_PARAMS, value: Buffer.from(g.ecParams ?? []) });
+  privTpl.push({ type: CKA.KEY_TYPE, value: CKK_EC });
+  const r = await p.C_GenerateKeyPairAsync(s, { mechanism: CKM_EC_KEY_PAIR_GEN }, pubTpl, privTpl);
+  return { key: r.privateKey, pub: r.publicKey };
+}
+
+function randomId(): Buffer {
+  const b = Buffer.alloc(4);
+  lib().C_GenerateRandom([...tokens.values()][0]!.loginSession, b);
+  return b;
+}
+
+async function openKey(ref: string, spec: KeySpec, g?: GenerateSpec): Promise<KeyFacts> {
+  const old = keys.get(ref);
+  if (old) dropKey(ref, old);
+  const token = openToken(spec);
+  let { key, pub } = lookup(token, spec);
+  let generated = false;
+  if (g && (!key || g.replace)) {
+    if (key && g.replace) destroyMatching(token, spec);
+    ({ key, pub } = await generate(token, spec, g));
+    generated = true;
+  }
+  if (!key) {
+    const what = [spec.keyLabel ? `label "${spec.keyLabel}"` : '', spec.keyId ? `id 0x${Buffer.from(spec.keyId).toString('hex')}` : ''].filter(Boolean).join(' and ');
+    throw new Refusal('key', `no key with ${what} on token "${token.label}"`);
+  }
+  const facts = describe(token.loginSession, key, pub, spec, generated);
+  keys.set(ref, { spec, token, key, publicKey: pub, facts, idle: [] });
+  specs.set(ref, { spec, generate: undefined });
+  return facts;
+}
+
+function dropKey(ref: string, k: KeyState): void {
+  for (const s of k.idle) closeSession(s);
+  k.idle = [];
+  keys.delete(ref);
+}
+
+function keyOf(ref: string): KeyState {
+  const k = keys.get(ref);
+  if (!k) throw new Refusal('key', 'managed key is not open');
+  return k;
+}
+
+function mechanismOf(mechanism: number, params: MechParams): unknown {
+  switch (params.type) {
+    case 'none':
+      return { mechanism };
+    case 'pss':
+      return { mechanism, parameter: { type: 5 /* CK_PARAMS_RSA_PSS */, hashAlg: params.hashAlg, mgf: params.mgf, saltLen: params.saltLen } };
+    case 'oaep':
+      // CKZ_DATA_SPECIFIED = 1, no label (reference 5.3: `source` is required).
+      return { mechanism, parameter: { type: 4 /* CK_PARAMS_RSA_OAEP */, hashAlg: params.hashAlg, mgf: params.mgf, source: 1 } };
+    case 'gcm':
+      // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
+      return { mechanism, parameter: { type: 25, iv: Buffer.from(params.iv), ivBits: params.iv.length * 8, aad: params.aad ? Buffer.from(params.aad) : undefined, tagBits: params.tagBits } };
+  }
+}
+
+async function withSession<T>(k: KeyState, fn: (s: Handle) => Promise<T>): Promise<T> {
+  let s = k.idle.pop();
+  if (!s) {
+    const flags = CKF_SERIAL_SESSION | (k.spec.forceRw ? CKF_RW_SESSION : 0);
+    s = lib().C_OpenSession(k.token.slot, flags) as Handle;
+    stats.sessionsOpen++;
+  }
+  stats.inFlight++;
+  stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+  let healthy = true;
+  try {
+    return await fn(s);
+  } catch (e) {
+    // A session whose operation failed may still hold the operation: do not reuse it.
+    healthy = false;
+    throw e;
+  } finally {
+    stats.inFlight--;
+    if (healthy && keys.get(keyRefOf(k)) === k) k.idle.push(s);
+    else closeSession(s);
+  }
+}
+
+function keyRefOf(k: KeyState): string {
+  for (const [ref, v] of keys) if (v === k) return ref;
+  return '';
+}
+
+async function operate(req: Extract<WorkerRequest, { op: 'sign' | 'encrypt' | 'decrypt' }>): Promise<Buffer> {
+  const k = keyOf(req.ref);
+  const p = lib();
+  const mech = mechanismOf(req.mechanism, req.params);
+  const data = Buffer.from(req.data);
+  return withSession(k, async (s) => {
+    const out = Buffer.alloc(req.outLen);
+    if (req.op === 'sign') {
+      p.C_SignInit(s, mech, k.key);
+      return p.C_SignAsync(s, data, out);
+    }
+    if (req.op === 'encrypt') {
+      if (req.params.type === 'gcm') {
+        // The IV comes from the token's RNG unless the caller gave one; it is returned in front of ct || tag.
+        const iv = req.params.iv.length ? Buffer.from(req.params.iv) : p.C_GenerateRandom(s, Buffer.alloc(12));
+        p.C_EncryptInit(s, mechanismOf(req.mechanism, { ...req.params, iv }), k.key);
+        return Buffer.concat([iv, await p.C_EncryptAsync(s, data, out)]);
+      }
+      p.C_EncryptInit(s, mech, k.publicKey && k.facts.kind === 'rsa' ? k.publicKey : k.key);
+      return p.C_EncryptAsync(s, data, out);
+    }
+    p.C_DecryptInit(s, mech, k.key);
+    return p.C_DecryptAsync(s, data, out);
+  });
+}
+
+/** Whether the token behind `k` still answers (a GENERAL_ERROR from a GCM tag check must not trigger recovery). */
+function tokenAlive(k: KeyState): boolean {
+  try {
+    lib().C_GetTokenInfo(k.token.slot);
+    lib().C_GetAttributeValue(k.token.loginSession, k.key, [{ type: CKA.CLASS }]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Drop every session, finalize and initialize the library again, then reopen the keys: SoftHSM2 (and
+ * real HSMs after a connection loss) keep failing on old handles until then (reference 4.5).
+ */
+async function reinitialize(): Promise<void> {
+  if (reinitializing) return reinitializing;
+  const gen = generation;
+  reinitializing = (async () => {
+    // Let operations already on pool threads finish (they fail fast on a gone token).
+    while (stats.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    if (gen !== generation) return;
+    generation++;
+    const p = lib();
+    for (const [ref, k] of [...keys]) dropKey(ref, k);
+    for (const t of tokens.values()) closeSession(t.loginSession);
+    tokens.clear();
+    try {
+      p.C_Finalize();
+    } catch {
+      /* not initialised */
+    }
+    initialized = false;
+    stats.reinitializations++;
+    // May fail while the token is away; the next call tries again.
+    try {
+      ensureInitialized();
+    } catch {
+      /* retried by the next operation */
+    }
+  })().finally(() => {
+    reinitializing = null;
+  });
+  return reinitializing;
+}
+
+/** Run an operation on a key; on token-gone errors re-initialize, reopen the key and retry once. */
+async function withRecovery<T>(ref: string, fn: () => Promise<T>): Promise<T> {
+  if (reinitializing) await reinitializing;
+  ensureInitialized();
+  try {
+    if (!keys.has(ref)) await reopen(ref);
+    return await fn();
+  } catch (e) {
+    if (!(await recoverable(e, keys.get(ref)))) throw e;
+    await reinitialize();
+    ensureInitialized();
+    await reopen(ref);
+    return fn();
+  }
+}
+
+let lastRescan = 0;
+
+/**
+ * Whether an error calls for re-initializing the module: a token-gone code while the token does not
+ * answer, or a token that is not found (SoftHSM2 only sees a token directory that came back after
+ * C_Initialize; rescans are at most one per 2 s so a misconfigured key cannot thrash the others).
+ */
+async function recoverable(e: unknown, k: KeyState | undefined): Promise<boolean> {
+  if (e instanceof Refusal && e.reason === 'token') {
+    if (Date.now() - lastRescan < 2000) return false;
+    lastRescan = Date.now();
+    return true;
+  }
+  const code = ckrOf(e);
+  return code !== undefined && TOKEN_GONE.has(code) && !(k && tokenAlive(k));
+}
+
+async function reopen(ref: string): Promise<void> {
+  const s = specs.get(ref);
+  if (!s) throw new Refusal('key', 'managed key is not open');
+  if (!keys.has(ref)) await openKey(ref, s.spec);
+}
+
+async function handle(req: WorkerRequest): Promise<unknown> {
+  switch (req.op) {
+    case 'load':
+      load(req.library);
+      return null;
+    case 'open':
+      specs.set(req.ref, { spec: req.spec });
+      if (reinitializing) await reinitializing;
+      ensureInitialized();
+      try {
+        return await openKey(req.ref, req.spec, req.generate);
+      } catch (e) {
+        if (!(await recoverable(e, undefined))) throw e;
+        await reinitialize();
+        ensureInitialized();
+        return openKey(req.ref, req.spec, req.generate);
+      }
+    case 'sign':
+    case 'encrypt':
+    case 'decrypt':
+      return withRecovery(req.ref, () => operate(req));
+    case 'random':
+      return withRecovery(req.ref, async () => {
+        const k = keyOf(req.ref);
+        return lib().C_GenerateRandom(k.token.loginSession, Buffer.alloc(req.length));
+      });
+    case 'attributes':
+      return withRecovery(req.ref, async () => {
+        const k = keyOf(req.ref);
+        const s = k.token.loginSession;
+        const bool = (t: number) => {
+          const v = attr(s, k.key, t);
+          return v ? v[0] === 1 : null;
+        };
+        let valueReadable: boolean;
+        try {
+          lib().C_GetAttributeValue(s, k.key, [{ type: CKA.VALUE }]);
+          valueReadable = true;
+        } catch {
+          valueReadable = false;
+        }
+        return {
+          token: bool(CKA.TOKEN), private: bool(CKA.PRIVATE), sensitive: bool(CKA.SENSITIVE), extractable: bool(CKA.EXTRACTABLE),
+          always_sensitive: bool(CKA.ALWAYS_SENSITIVE), never_extractable: bool(CKA.NEVER_EXTRACTABLE), value_readable: valueReadable,
+          label: attr(s, k.key, CKA.LABEL)?.toString('utf8') ?? '', id: (attr(s, k.key, CKA.ID) ?? Buffer.alloc(0)).toString('hex'),
+        };
+      });
+    case 'close': {
+      const k = keys.get(req.ref);
+      if (k) dropKey(req.ref, k);
+      specs.delete(req.ref);
+      return null;
+    }
+    case 'stats':
+      return { ...stats };
+  }
+}
+
+parentPort!.on('message', (req: WorkerRequest) => {
+  handle(req).then(
+    (result) => parentPort!.postMessage({ id: req.id, ok: true, result } satisfies WorkerReply),
+    (e) => parentPort!.postMessage({ id: req.id, ok: false, error: toError(e) } satisfies WorkerReply),
+  );
+});

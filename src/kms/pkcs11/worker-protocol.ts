@@ -1,0 +1,85 @@
+/**
+ * Messages between the main thread and a PKCS#11 library's worker thread (pkcs11-worker.ts). Plain
+ * structured-clone data: Buffers travel as Uint8Array copies; the PIN crosses only this in-memory
+ * channel and is never logged or echoed back.
+ */
+
+/** How a key is found (or generated) on a token. */
+export interface KeySpec {
+  /** Decimal slot id, or undefined when the token is chosen by label. */
+  slot?: string;
+  tokenLabel?: string;
+  pin: string;
+  keyLabel?: string;
+  /** CKA_ID bytes. */
+  keyId?: Uint8Array;
+  /** Open read-write sessions for every operation (CloudHSM v5 workaround, Vault's force_rw_session). */
+  forceRw: boolean;
+}
+
+/** What to generate when a key is missing and generation is allowed. */
+export interface GenerateSpec {
+  kind: 'rsa' | 'ec' | 'aes';
+  bits?: number;
+  /** DER OID of the curve (CKA_EC_PARAMS). */
+  ecParams?: Uint8Array;
+  /** Replace an existing key with the same label/id (allow_replace_key). */
+  replace?: boolean;
+}
+
+/** Facts about a key found on the token. */
+export interface KeyFacts {
+  kind: 'rsa' | 'ec' | 'aes';
+  /** RSA modulus bits or AES key bits. */
+  bits?: number;
+  /** DER OID of the curve for EC keys. */
+  ecParams?: Uint8Array;
+  /** RSA public key (modulus, exponent) or EC point (uncompressed, unwrapped from the OCTET STRING). */
+  modulus?: Uint8Array;
+  publicExponent?: Uint8Array;
+  ecPoint?: Uint8Array;
+  /** CKA_ID of the private/secret key. */
+  id: Uint8Array;
+  label: string;
+  /** Whether this call generated the key. */
+  generated: boolean;
+}
+
+/** Mechanism parameters (a tagged union the worker turns into pkcs11js parameter objects). */
+export type MechParams =
+  | { type: 'none' }
+  | { type: 'pss'; hashAlg: number; mgf: number; saltLen: number }
+  | { type: 'oaep'; hashAlg: number; mgf: number }
+  | { type: 'gcm'; iv: Uint8Array; aad?: Uint8Array; tagBits: number };
+
+/** A request to the worker. */
+export type WorkerRequest =
+  | { id: number; op: 'load'; library: string }
+  | { id: number; op: 'open'; ref: string; spec: KeySpec; generate?: GenerateSpec }
+  | { id: number; op: 'sign'; ref: string; mechanism: number; params: MechParams; data: Uint8Array; outLen: number }
+  | { id: number; op: 'encrypt' | 'decrypt'; ref: string; mechanism: number; params: MechParams; data: Uint8Array; outLen: number }
+  | { id: number; op: 'random'; ref: string; length: number }
+  | { id: number; op: 'attributes'; ref: string }
+  | { id: number; op: 'close'; ref: string }
+  | { id: number; op: 'stats' };
+
+/** A PKCS#11 or binding error, as data (never the PIN). */
+export interface WorkerError {
+  /** CKR name (`CKR_PIN_INCORRECT`) or a keyhold reason (`library`, `token`, `key`, `binding`). */
+  name: string;
+  /** Numeric CKR code when the error came from the token. */
+  code?: number;
+  message: string;
+}
+
+/** A reply from the worker. */
+export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: WorkerError };
+
+/** Counters the tests and `stats` read. */
+export interface WorkerStats {
+  logins: number;
+  sessionsOpen: number;
+  reinitializations: number;
+  inFlight: number;
+  maxInFlight: number;
+}
