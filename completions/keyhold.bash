@@ -113,7 +113,9 @@ _keyhold_values() {
     'server|--storage-path') echo 'f' ;;
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
+    'operator unseal|1') echo 'n' ;;
     'operator rekey|--target') echo 'w:barrier recovery' ;;
+    'operator rekey|1') echo 'n' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
