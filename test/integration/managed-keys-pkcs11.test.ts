@@ -228,6 +228,17 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     expect(Buffer.from(dec.body.data.plaintext, 'base64').equals(secret)).toBe(true);
     const e = await d.req('POST', 'transit/encrypt/oaep', { plaintext: b64('hello') });
     expect(Buffer.from((await d.req('POST', 'transit/decrypt/oaep', { ciphertext: e.body.data.ciphertext })).body.data.plaintext, 'base64').toString()).toBe('hello');
+    // Every OAEP failure reads the same, whatever the cause (no Manger oracle through rewrap): flipped
+    // bytes, random bytes, a PKCS#1 v1.5 ciphertext, a value above the modulus (issue 20).
+    const flipped = Buffer.from(ct);
+    flipped[77] ^= 0x10;
+    const v15 = execFileSync('openssl', ['pkeyutl', '-encrypt', '-pubin', '-inkey', join(work, 'oaep.pub'), '-pkeyopt', 'rsa_padding_mode:pkcs1', '-in', join(work, 'secret.bin')]);
+    const answers = new Set<string>();
+    for (const bad of [flipped, Buffer.concat([Buffer.from([1]), randomBytes(255)]), v15, Buffer.alloc(256, 0xff)]) {
+      const r = await d.req('POST', 'transit/rewrap/oaep', { ciphertext: `vault:v1:${bad.toString('base64')}` });
+      answers.add(`${r.status} ${JSON.stringify(r.body.errors)}`);
+    }
+    expect([...answers].join(' | ')).toBe('400 ["failed to RSA decrypt the ciphertext: crypto/rsa: decryption error"]');
   });
 
   it('rotate with another managed key adds a version; old ciphertexts and signatures keep working', async () => {
