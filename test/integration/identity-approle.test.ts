@@ -212,6 +212,23 @@ describe('AppRole', () => {
     expect(again.status).toBe(400);
   });
 
+  it('locks a role id out after repeated wrong secret ids (user lockout, tunable), then lets it in again', async () => {
+    await must('POST', 'sys/auth/locked', { type: 'approle' });
+    await must('POST', 'sys/auth/locked/tune', { user_lockout_config: { lockout_threshold: 2, lockout_duration: '2s', lockout_counter_reset: '1m' } });
+    await must('POST', 'auth/locked/role/r', { token_policies: 'svc' });
+    const rid = (await must('GET', 'auth/locked/role/r/role-id', undefined, 200)).body.data.role_id;
+    const sid = (await must('POST', 'auth/locked/role/r/secret-id', {}, 200)).body.data.secret_id;
+    const try_ = (secret: string) => d.req('POST', 'auth/locked/login', { role_id: rid, secret_id: secret }, { token: null });
+    expect((await try_('wrong-1')).status).toBe(400);
+    expect((await try_('wrong-2')).status).toBe(400);
+    const locked = await try_(sid);
+    expect(locked.status).toBe(403);
+    expect(locked.body.errors).toEqual(['permission denied']);
+    await new Promise((r) => setTimeout(r, 2200));
+    expect((await try_(sid)).status).toBe(200);
+    expect((await d.req('POST', 'sys/auth/approle/tune', { user_lockout_config: { lockout_threshold: 'x' } })).status).toBe(400);
+  });
+
   it('tidy answers 202 with Vault\'s warning', async () => {
     const r = await must('POST', 'auth/approle/tidy/secret-id', {}, 202);
     expect(r.body.warnings).toEqual(["Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs."]);
