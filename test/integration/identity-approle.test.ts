@@ -69,6 +69,14 @@ describe('sys/auth', () => {
     expect((await d.req('GET', 'sys/auth/nothing')).status).toBe(400);
   });
 
+  it('lists auth mounts tuned listing_visibility=unauth in sys/internal/ui/mounts without a token', async () => {
+    await must('POST', 'sys/auth/visible', { type: 'approle', description: 'login here', config: { listing_visibility: 'unauth' } });
+    const r = await d.req('GET', 'sys/internal/ui/mounts', undefined, { token: null });
+    expect(r.status).toBe(200);
+    expect(r.body.data.auth).toEqual({ 'visible/': { type: 'approle', description: 'login here', options: null } });
+    await must('DELETE', 'sys/auth/visible');
+  });
+
   it('needs sudo for enable but not for list', async () => {
     await must('PUT', 'sys/policies/acl/auth-reader', { policy: 'path "sys/auth" { capabilities = ["read"] }\npath "sys/auth/*" { capabilities = ["create", "update"] }' });
     const t = (await must('POST', 'auth/token/create', { policies: ['auth-reader'] }, 200)).body.auth.client_token;
