@@ -5,6 +5,8 @@ import { vaultStyleFlags } from './cli/commands/core.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
+import { WrappedAnswer } from './cli/context.js';
+import { installCliProcessHooks } from './cli/signals.js';
 
 export { errorLine };
 
@@ -16,7 +18,14 @@ export { errorLine };
 export function joinVersionValues(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
+    let a = argv[i]!;
+    if (a === '--') {
+      // Everything after -- belongs to another program (keyhold run -- COMMAND ARGS).
+      out.push(...argv.slice(i));
+      break;
+    }
+    // The vault CLI's single-dash `-wrap-ttl=60s` / `-wrap-ttl 60s` is accepted as `--wrap-ttl`.
+    if (a === '-wrap-ttl' || a.startsWith('-wrap-ttl=')) a = '-' + a;
     const next = argv[i + 1];
     if (a === '--version' && i > 0 && next !== undefined && !next.startsWith('-') && argv.slice(0, i).some((w) => !w.startsWith('-'))) {
       out.push(`--version=${next}`);
@@ -28,12 +37,16 @@ export function joinVersionValues(argv: string[]): string[] {
 
 /** Run the CLI with `argv` (without node and script). */
 export async function main(argv: string[]): Promise<void> {
+  // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
+  // The daemon keeps its own graceful shutdown.
+  if (argv[0] !== 'server') installCliProcessHooks();
   const program = buildProgram();
   try {
     await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)
+    if (e instanceof WrappedAnswer) return; // the wrapping token was printed; exit 0
     const c = paint(process.stderr);
     process.stderr.write(c.red(errorLine(e)) + '\n');
   }
@@ -42,6 +55,7 @@ export async function main(argv: string[]): Promise<void> {
 /** Map an error to the documented exit status. */
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 1;
+  if (e instanceof WrappedAnswer) return 0;
   if (e instanceof ServerError) return 2;
   if (e instanceof LocalError) return 1;
   return 1;

@@ -98,8 +98,18 @@ export const AUDIT_DEVICE_TYPES: Record<string, DeviceType> = {
   },
 };
 
-/** Unauthenticated status endpoints Vault serves outside its audited request path. */
-const UNAUDITED = new Set(['sys/health', 'sys/seal-status', 'sys/leader', 'sys/init', 'sys/unseal']);
+/**
+ * Unauthenticated endpoints Vault serves outside its audited request path (raw HTTP handlers). The
+ * rekey routes carry key shares both ways, as init and unseal do: not even their HMACs reach a device.
+ */
+const UNAUDITED = new Set([
+  'sys/health',
+  'sys/seal-status',
+  'sys/leader',
+  'sys/init',
+  'sys/unseal',
+  ...['rekey', 'rekey-recovery-key'].flatMap((p) => [`sys/${p}/init`, `sys/${p}/update`, `sys/${p}/verify`]),
+]);
 
 /** Auth-block keys that name policies or flags rather than secrets; everything else is hashed. */
 const AUTH_CLEAR = new Set(['policies', 'token_policies', 'identity_policies', 'token_type', 'display_name', 'entity_id', 'orphan', 'renewable', 'lease_duration', 'num_uses', 'mfa_requirement']);
@@ -319,11 +329,23 @@ export class AuditBroker {
         }
         if (data !== null && data !== undefined) response.data = hashStructure(data, d.salt, sensitive);
         if (b.auth && typeof b.auth === 'object') response.auth = hashAuth(b.auth as Record<string, unknown>, d);
+        const wrap = (b as { wrap_info?: unknown }).wrap_info;
+        if (wrap && typeof wrap === 'object') response.wrap_info = hashWrapInfo(wrap as Record<string, unknown>, d);
       }
       out.response = response;
     }
     return out;
   }
+}
+
+/** A wrapped answer's wrap_info as Vault audits it: the wrapping token HMAC'd, accessors as configured. */
+function hashWrapInfo(w: Record<string, unknown>, d: LiveDevice): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...w };
+  if (typeof w.token === 'string' && w.token !== '') out.token = hashStructure(w.token, d.salt, new Set(['token']));
+  for (const k of ['accessor', 'wrapped_accessor']) {
+    if (d.hmacAccessor && typeof w[k] === 'string' && w[k] !== '') out[k] = hashStructure(w[k], d.salt, new Set([k]));
+  }
+  return out;
 }
 
 function hashAuth(auth: Record<string, unknown>, d: LiveDevice): Record<string, unknown> {

@@ -249,6 +249,9 @@ function paramMap(n: Node, where: string, what: string): Record<string, ParamVal
       return x.value;
     });
     const key = it.key.toLowerCase();
+    // Vault ignores the values of "*" (docs: "the only value that can be used with the * parameter is []"):
+    // values that would be stored and ignored are refused instead.
+    if (key === '*' && vals.length > 0) throw bad(`${where}: ${what}: the only value "*" can take is [] (line ${it.line})`);
     // Keys are compared lower-cased (vault/policy.go); two spellings of one key merge their values.
     out[key] = key in out ? [...out[key]!, ...vals] : vals;
   }
@@ -381,9 +384,12 @@ export function parsePolicy(name: string, text: string): Policy {
 export function decodePolicyText(text: string): string {
   const t = text.trim();
   if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return text;
-  const buf = Buffer.from(t, 'base64');
-  const s = buf.toString('utf8');
-  return Buffer.from(s, 'utf8').equals(buf) ? s : text;
+  try {
+    // Fatal decoding: bytes that are not UTF-8 mean the text was not a base64-encoded policy.
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(t, 'base64'));
+  } catch {
+    return text;
+  }
 }
 
 /** Vault's default policy (vault/policy_store.go), attached to every non-root token unless `no_default_policy`. */

@@ -7,6 +7,7 @@
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock, TokenInfo } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+import { invalid } from '../framework/errors.js';
 
 /** A stored token entry (never holds the token itself). */
 export interface TokenEntry {
@@ -28,6 +29,22 @@ export interface TokenEntry {
   orphan: boolean;
   parent_accessor: string;
   type: 'service';
+  /** Creation path ("auth/token/create", "auth/approle/login"). Absent on entries written before issue 14. */
+  path?: string;
+  /** Identity entity of a login-issued token. */
+  entity_id?: string;
+  /** Periodic token: every renewal sets the TTL to this (seconds). */
+  period?: number;
+  /** Token role (auth/token/roles) or auth-method role name. */
+  role?: string;
+  /** Accessor of the auth mount that issued it (disabling the mount revokes it). */
+  mount_accessor?: string;
+  /** Effective max TTL of a non-periodic token, from creation (mount/role max); 0 = none. */
+  max_ttl?: number;
+  /** Source CIDRs the token may be used from (token_bound_cidrs). */
+  bound_cidrs?: string[];
+  /** Unix seconds of the last renewal. */
+  last_renewal_time?: number;
   /** The last of `num_uses` is in use; revoked when that request ends. */
   spent?: boolean;
 }
@@ -53,6 +70,13 @@ export interface CreateTokenOptions {
   parent_accessor?: string;
   /** Use this exact token id (dev root token). */
   id?: string;
+  path?: string;
+  entity_id?: string;
+  period?: number;
+  role?: string;
+  mount_accessor?: string;
+  max_ttl?: number;
+  bound_cidrs?: string[];
 }
 
 /** Entries kept by the hash() memo before it starts over. */
@@ -106,7 +130,8 @@ export class TokenStore {
     const id = opts.id ?? `hvs.${base62(24)}`;
     // Seconds with millisecond precision: a 1s token must live a full second, whatever the phase.
     const now = this.clock.now() / 1000;
-    const ttl = opts.ttl ?? 0;
+    // A periodic token lives one period at a time (Vault sdk/framework/lease.go CalculateTTL).
+    const ttl = opts.period || opts.ttl || 0;
     const maxTtl = opts.explicit_max_ttl ?? 0;
     const effective = ttl && maxTtl ? Math.min(ttl, maxTtl) : ttl || maxTtl;
     const entry: TokenEntry = {
@@ -125,6 +150,13 @@ export class TokenStore {
       parent_accessor: opts.parent_accessor ?? '',
       type: 'service',
     };
+    if (opts.path) entry.path = opts.path;
+    if (opts.entity_id) entry.entity_id = opts.entity_id;
+    if (opts.period) entry.period = opts.period;
+    if (opts.role) entry.role = opts.role;
+    if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
+    if (opts.max_ttl) entry.max_ttl = opts.max_ttl;
+    if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
     await putJSON(this.storage, `id/${entry.hash}`, entry);
     await putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor });
     // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
@@ -207,12 +239,21 @@ export class TokenStore {
     return entry.spent === true;
   }
 
-  /** Extend a renewable token's lease by `increment` seconds (bounded by explicit_max_ttl). */
+  /**
+   * Renew a token: a periodic token gets its period again (the increment is ignored); any other gets
+   * `increment` (else its creation TTL), bounded by its max TTL from creation and by the explicit max
+   * (Vault sdk/framework/lease.go CalculateTTL). Past the bound: 400 `past the max TTL, cannot renew`.
+   */
   async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
     const now = this.clock.now() / 1000;
-    let ttl = increment ?? entry.ttl;
-    if (entry.explicit_max_ttl) ttl = Math.min(ttl, entry.creation_time + entry.explicit_max_ttl - now);
+    let ttl = entry.period ? entry.period : increment || entry.ttl;
+    let limit = Infinity;
+    if (!entry.period && entry.max_ttl) limit = entry.creation_time + entry.max_ttl - now;
+    if (entry.explicit_max_ttl) limit = Math.min(limit, entry.creation_time + entry.explicit_max_ttl - now);
+    if (limit <= 0) throw invalid('past the max TTL, cannot renew');
+    ttl = Math.min(ttl, limit);
     entry.expire_time = ttl > 0 ? now + ttl : entry.expire_time;
+    entry.last_renewal_time = now;
     await putJSON(this.storage, `id/${entry.hash}`, entry);
     this.cache.set(entry.hash, entry);
     return entry;
@@ -242,6 +283,20 @@ export class TokenStore {
         this.cache.set(child.hash, child);
       } else await this.revokeEntry({ ...child, parent_accessor: '' });
     }
+  }
+
+  /** Revoke every token an auth mount issued (sys/auth disable); returns how many. */
+  async revokeByMount(mountAccessor: string): Promise<number> {
+    let n = 0;
+    for (const name of await this.storage.list('id/')) {
+      if (name.endsWith('/')) continue;
+      const e = await getJSON<TokenEntry>(this.storage, `id/${name}`);
+      if (e?.mount_accessor === mountAccessor) {
+        await this.revokeEntry(e);
+        n++;
+      }
+    }
+    return n;
   }
 
   /** All token accessors. */
@@ -275,5 +330,7 @@ export class TokenStore {
 
 /** The request-facing view of a token entry. */
 export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
-  return { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
+  const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
+  if (e.entity_id) info.entityId = e.entity_id;
+  return info;
 }

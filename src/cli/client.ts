@@ -24,11 +24,14 @@ export { resolveAddress, resolveToken, type ClientOptions } from './settings.js'
 export class Client {
   readonly address: string;
   token: string | undefined;
+  /** X-Vault-Wrap-TTL sent with every request (the CLI's -wrap-ttl, env VAULT_WRAP_TTL). */
+  wrapTtl: string | undefined;
   private readonly envVars: NodeJS.ProcessEnv;
   constructor(opts: ClientOptions = {}) {
     this.address = resolveAddress(opts);
     this.token = resolveToken(opts);
     this.envVars = opts.env ?? process.env;
+    this.wrapTtl = opts.wrapTtl || this.envVars.VAULT_WRAP_TTL || undefined;
   }
 
   /** Send a request to `/v1/<path>`; throws ServerError on >= 400 (unless `allowStatus` includes it). */
@@ -36,6 +39,7 @@ export class Client {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Vault-Request': 'true', ...opts.headers };
     if (this.token) headers['X-Vault-Token'] = this.token;
+    if (this.wrapTtl) headers['X-Vault-Wrap-TTL'] ??= this.wrapTtl;
     if (payload) {
       headers['Content-Type'] ??= 'application/json';
       headers['Content-Length'] = String(payload.length);

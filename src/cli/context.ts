@@ -11,6 +11,27 @@ export interface GlobalOptions {
   token?: string;
   format?: Format;
   field?: string;
+  /** -wrap-ttl: wrap the answer in a single-use token. */
+  wrapTtl?: string;
+}
+
+/**
+ * Thrown after a wrapped answer was printed: the command's own output is skipped (the data is in
+ * the wrapping token's cubbyhole) and the CLI exits 0.
+ */
+export class WrappedAnswer extends Error {}
+
+/** The Vault CLI's view of a wrapped answer (command/format.go: wrapping_token, ...). */
+export function wrapInfoView(w: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    wrapping_token: w.token,
+    wrapping_accessor: w.accessor,
+    wrapping_token_ttl: w.ttl,
+    wrapping_token_creation_time: w.creation_time,
+    wrapping_token_creation_path: w.creation_path,
+  };
+  if (w.wrapped_accessor) out.wrapped_accessor = w.wrapped_accessor;
+  return out;
 }
 
 /** What command modules use: a client, printing, stdin and value helpers. */
@@ -89,10 +110,19 @@ export function createContext(): CliContext {
     globals,
     client: (cmd) => {
       const g = globals(cmd);
-      const client = new Client({ address: g.address, token: g.token });
+      const client = new Client({ address: g.address, token: g.token, wrapTtl: g.wrapTtl });
       // On a terminal, a spinner appears when the daemon takes longer than 250 ms to answer.
       const request = client.request.bind(client);
-      client.request = (method, path, body, opts) => withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
+      client.request = async (method, path, body, opts) => {
+        const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
+        const w = (res.body as { wrap_info?: Record<string, unknown> | null } | undefined)?.wrap_info;
+        if (client.wrapTtl && w) {
+          // As `vault write -wrap-ttl`: the wrapping token is the answer (json: the whole envelope).
+          await printData(g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w), { format: g.format, field: g.field });
+          throw new WrappedAnswer('wrapped');
+        }
+        return res;
+      };
       return client;
     },
     print: (cmd, data) => {

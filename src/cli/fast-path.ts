@@ -1,17 +1,21 @@
 /**
- * The fast path for the two commands scripts call in loops: `keyhold transit encrypt NAME` and
- * `keyhold transit decrypt NAME [CIPHERTEXT]`. Loading commander and every route table costs more than
- * Node's own start-up, so when argv holds only the flags below we answer with the bare client and skip
- * the full program. Anything else (help, other flags, envelope mode) returns false and the full CLI runs,
- * so behaviour is the same either way (test/integration/cli-fast-path.test.ts compares both).
+ * The fast path for the commands scripts call in loops: `keyhold transit encrypt NAME`,
+ * `keyhold transit decrypt NAME [CIPHERTEXT]`, `keyhold status` and `keyhold --version`. Loading
+ * commander and every route table costs more than Node's own start-up, so when argv holds only the
+ * flags below we answer with the bare client and skip the full program. Anything else (help, other
+ * flags, envelope mode) returns false and the full CLI runs, so behaviour is the same either way
+ * (test/integration/cli-fast-path.test.ts compares both; KEYHOLD_NO_FAST_PATH=1 turns it off).
+ * bin/keyhold.js loads this file bundled into one CommonJS file (scripts/bundle-cli.mjs).
  */
 import { LocalError, ServerError } from './errors.js';
-import { postJson } from './raw-request.js';
+import { postJson, rawRequest } from './raw-request.js';
+import { VERSION } from '../version.js';
 import { resolveAddress, resolveToken } from './settings.js';
 import { table } from './table.js';
+import { installCliProcessHooks } from './signals.js';
 
 interface FastArgs {
-  op: 'encrypt' | 'decrypt';
+  op: 'encrypt' | 'decrypt' | 'status' | 'version';
   name: string;
   ciphertext?: string;
   field?: string;
@@ -27,11 +31,13 @@ const VALUE_FLAGS = new Set(['--field', '--format', '--mount', '--file', '--addr
 
 /** Parse argv for the fast path; null when the full CLI must handle it. */
 export function parseFast(argv: string[]): FastArgs | null {
-  if (argv[0] !== 'transit' || (argv[1] !== 'encrypt' && argv[1] !== 'decrypt')) return null;
-  const op = argv[1];
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) return { op: 'version', name: '', mount: 'transit', base64: false };
+  const status = argv[0] === 'status';
+  if (!status && (argv[0] !== 'transit' || (argv[1] !== 'encrypt' && argv[1] !== 'decrypt'))) return null;
+  const op = status ? 'status' : (argv[1] as 'encrypt' | 'decrypt');
   const positional: string[] = [];
   const flags: Record<string, string | true> = {};
-  for (let i = 2; i < argv.length; i++) {
+  for (let i = status ? 1 : 2; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return null;
     if (a.startsWith('--')) {
@@ -51,6 +57,11 @@ export function parseFast(argv: string[]): FastArgs | null {
   }
   const format = flags.format as string | undefined;
   if (format !== undefined && !['table', 'json', 'raw'].includes(format)) return null;
+  if (op === 'status') {
+    // Global flags only: --mount, --file and --base64 belong to transit and are usage errors here.
+    if (positional.length || flags.mount !== undefined || flags.file !== undefined || flags.base64) return null;
+    return { op, name: '', field: flags.field as string | undefined, format, mount: 'transit', base64: false, address: flags.address as string | undefined, token: flags.token as string | undefined };
+  }
   if (op === 'encrypt' && positional.length !== 1) return null;
   if (op === 'decrypt' && (positional.length < 1 || positional.length > 2 || flags.file !== undefined)) return null;
   return {
@@ -93,6 +104,13 @@ async function print(data: Record<string, unknown>, a: FastArgs): Promise<void> 
 
 async function run(a: FastArgs, address: string): Promise<void> {
   const token = resolveToken({ token: a.token });
+  if (a.op === 'status') {
+    // As the full CLI's `status`: the whole answer (sys/seal-status is not enveloped), exit 2 when sealed.
+    const res = (await rawRequest('GET', address, 'sys/seal-status', token)) ?? {};
+    await print(res, a);
+    if (res.sealed) process.exitCode = 2;
+    return;
+  }
   const path = `${a.mount}/${a.op}/${encodeURIComponent(a.name)}`;
   if (a.op === 'encrypt') {
     let input: Buffer;
@@ -126,8 +144,14 @@ async function run(a: FastArgs, address: string): Promise<void> {
 
 /** Run `argv` on the fast path; false (having done nothing) when the full CLI must handle it. */
 export async function runFast(argv: string[]): Promise<boolean> {
+  if (process.env.KEYHOLD_NO_FAST_PATH === '1') return false;
   const a = parseFast(argv);
   if (!a) return false;
+  installCliProcessHooks();
+  if (a.op === 'version') {
+    await write(VERSION + '\n');
+    return true;
+  }
   const address = resolveAddress({ address: a.address });
   // https (TLS, CA files) and unusual addresses go through the full client.
   if (!address.startsWith('unix://') && !address.startsWith('http://')) return false;

@@ -9,6 +9,10 @@ import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
 import * as managedKeys from './commands/managed-keys.js';
 import * as docs from './commands/docs.js';
+import * as run from './commands/run.js';
+import * as wrapping from './commands/wrapping.js';
+import * as auth from './commands/auth.js';
+import * as service from './commands/service.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 
@@ -27,12 +31,13 @@ export function buildProgram(): Command {
     .option('--token <token>', 'token (env KEYHOLD_TOKEN, VAULT_TOKEN, or saved by `keyhold login`)')
     .addOption(new Option('--format <format>', 'output format (dotenv/shell: keyhold env; jwk/jwks/pem: transit keys export public-key)').choices([...FORMATS, ...COMMAND_FORMATS]))
     .option('--field <name>', 'print only this field of the response, raw, without newline')
+    .option('--wrap-ttl <duration>', 'wrap the response in a single-use token living this long, e.g. 60s (env VAULT_WRAP_TTL); read it once with `keyhold unwrap`')
     .enablePositionalOptions(false)
     // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, transit, kv, sync, audit, managedKeys, docs]) m.register(program, ctx);
+  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

@@ -8,7 +8,12 @@ import { LocalError, ServerError, parseAnswer } from './errors.js';
 
 /** POST `body` as JSON to `/v1/<path>`; resolves the parsed JSON answer, throws ServerError on >= 400. */
 export function postJson(address: string, path: string, token: string | undefined, body: unknown): Promise<Record<string, unknown> | null> {
-  const payload = Buffer.from(JSON.stringify(body));
+  return rawRequest('POST', address, path, token, body);
+}
+
+/** One request to `/v1/<path>` (a JSON body for POST, none for GET); the parsed answer, ServerError on >= 400. */
+export function rawRequest(method: 'GET' | 'POST', address: string, path: string, token: string | undefined, body?: unknown): Promise<Record<string, unknown> | null> {
+  const payload = method === 'POST' ? Buffer.from(JSON.stringify(body ?? {})) : Buffer.alloc(0);
   let target: { path: string } | { host: string; port: number };
   let host = 'localhost';
   if (address.startsWith('unix://')) target = { path: address.slice(7) };
@@ -18,9 +23,10 @@ export function postJson(address: string, path: string, token: string | undefine
     target = { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) };
   }
   const head =
-    `POST /v1/${path} HTTP/1.1\r\nHost: ${host}\r\nX-Vault-Request: true\r\n` +
+    `${method} /v1/${path} HTTP/1.1\r\nHost: ${host}\r\nX-Vault-Request: true\r\n` +
     (token ? `X-Vault-Token: ${token}\r\n` : '') +
-    `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\nConnection: close\r\n\r\n`;
+    (method === 'POST' ? `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n` : '') +
+    `Connection: close\r\n\r\n`;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const sock = connect(target as { path: string });
@@ -39,7 +45,7 @@ export function postJson(address: string, path: string, token: string | undefine
       const parsed = parseAnswer(raw.toString('utf8', sep + 4));
       if (status >= 400) {
         const errs = Array.isArray(parsed?.errors) ? (parsed!.errors as string[]) : [];
-        return reject(new ServerError(status, errs, parsed, `POST ${path}`));
+        return reject(new ServerError(status, errs, parsed, `${method} ${path}`));
       }
       resolve(parsed);
     });

@@ -7,6 +7,8 @@ export interface ClientOptions {
   address?: string;
   token?: string;
   env?: NodeJS.ProcessEnv;
+  /** Ask for response wrapping (X-Vault-Wrap-TTL) on every request; env VAULT_WRAP_TTL. */
+  wrapTtl?: string;
 }
 
 /** Resolve the daemon address from flag, env or default; a bare absolute path means a Unix socket. */

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 
 /** Curated examples by command path (`transit keys create`). */
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  unwrap: ['keyhold unwrap @token.txt', 'echo "$WRAPPING_TOKEN" | keyhold unwrap -', 'VAULT_TOKEN="$WRAPPING_TOKEN" keyhold unwrap'],
   // daemon and session
   server: ['keyhold server --dev', 'keyhold server --storage-path /var/lib/keyhold --listen 127.0.0.1:8200'],
   status: ['keyhold status', 'keyhold status --format json'],

@@ -23,6 +23,8 @@ export const EXIT_CODES: Entry[] = [
   { term: '0', text: 'Success. `transit verify` exits 0 only when the signature or HMAC is valid.' },
   { term: '1', text: 'Local or usage error: unknown command or flag, unreadable file, the daemon cannot be reached, a declined confirmation, or an invalid signature from `transit verify`.' },
   { term: '2', text: 'The daemon answered with an error (HTTP 4xx or 5xx); its message is printed on stderr. `status` also exits 2 when the daemon is sealed.' },
+  { term: '130', text: 'Interrupted by Ctrl-C (143: SIGTERM); partial output files are removed.' },
+  { term: '141', text: 'The reader of stdout or stderr went away (`| head`, a closed pager); the status a shell shows for git and gh then.' },
 ];
 
 /** Environment variables the CLI and daemon read (src/cli/client.ts, src/framework/paths.ts, src/cli/tty.ts). */
@@ -53,7 +55,7 @@ export const TOPICS: Topic[] = [
   {
     name: 'exit-codes',
     title: 'Exit status',
-    intro: 'keyhold exits with one of three statuses so scripts can tell a mistake of their own from an answer of the daemon:',
+    intro: 'keyhold exits with one of three statuses so scripts can tell a mistake of their own from an answer of the daemon, and like other Unix tools when a pipe closes or Ctrl-C stops it:',
     entries: EXIT_CODES,
   },
   {

@@ -17,6 +17,8 @@ export interface MountInfo {
   seal_wrap: boolean;
   external_entropy_access: boolean;
   created_at?: string;
+  /** "auth" for auth methods (sys/auth; `path` is then `auth/<name>/`), absent for secrets engines. */
+  table?: 'auth';
 }
 
 /** One alias of an identity entity (one per auth mount the entity logged in through). */
@@ -57,6 +59,8 @@ export interface TokenInfo {
   root: boolean;
   displayName: string;
   meta?: Record<string, string>;
+  /** Identity entity of a login-issued token ("" or absent for none). */
+  entityId?: string;
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
   /** Entity of the token (for templated policies); absent when the token has none. */
@@ -106,8 +110,47 @@ export interface EventBus {
   on(topic: 'kv', listener: (event: KvEvent) => void): () => void;
 }
 
+/**
+ * What an auth method hands the token store after a successful login (Vault's logical.Auth): the
+ * token store applies the TTL rules, creates the token and the identity entity/alias, and answers
+ * the `auth` block. Field meanings follow Vault's sdk/helper/tokenutil.
+ */
+export interface LoginAuth {
+  /** Creation path, e.g. "auth/approle/login". */
+  path: string;
+  /** Display name suffix after the mount ("" for approle, the user claim value for jwt). */
+  displayName: string;
+  policies: string[];
+  noDefaultPolicy: boolean;
+  /** String-only token metadata (Go clients decode map[string]string). */
+  metadata: Record<string, string>;
+  /** The entity alias this login authenticates as. */
+  alias: { name: string; metadata?: Record<string, string> };
+  /** Group alias names (jwt groups_claim); recorded on the entity's metadata only. */
+  groupAliases?: string[];
+  /** Seconds; 0 = unset (mount/system default). */
+  ttl: number;
+  maxTtl: number;
+  period: number;
+  explicitMaxTtl: number;
+  numUses: number;
+  boundCidrs: string[];
+  /** "service", "batch", "default" (mount decides). */
+  tokenType: string;
+  /** Role name shown in token lookups (approle/jwt role). */
+  role?: string;
+}
+
+/** The `auth` block of a login plus the warnings the TTL rules produced. */
+export interface IssuedLogin {
+  auth: Record<string, unknown>;
+  warnings: string[];
+}
+
 /** What the core offers engines (mount lookup for sync, KV reads). */
 export interface CoreServices {
+  /** Issue a token for a successful login on `mount` (auth methods only). */
+  issueLoginToken?(mount: MountInfo, login: LoginAuth): Promise<IssuedLogin>;
   /** Mount by path ("secret/" or "secret") or by accessor. */
   findMount(pathOrAccessor: string): MountInfo | undefined;
   /** The live engine instance of a mount (typed by the caller). */

@@ -15,8 +15,16 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
-  /** Set by the wrap stage on a wrapped answer: its wrap_info without the token (for audit). */
+  /** Envelope `lease_duration` in seconds (KV v1 reads report their `ttl` key here); 0 when absent. */
+  leaseDuration?: number;
+  /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */
   wrapInfo?: Record<string, unknown>;
+  /**
+   * `data` already serialized as the router would (JSON with Go's escaping of <, >, &, U+2028,
+   * U+2029), for large answers a handler keeps serialized (sync association maps); `data` is still
+   * given (audit). Must equal the serialization of `data`.
+   */
+  dataJson?: string;
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
 }

@@ -7,7 +7,7 @@
  * http/sys_init.go, http/sys_seal.go, http/sys_rekey.go.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { invalid, KeyholdError } from '../framework/errors.js';
+import { invalid, KeyholdError, unavailable } from '../framework/errors.js';
 import type { Logger } from '../framework/context.js';
 import type { Backend } from '../storage/backend.js';
 import type { Keychain } from './keychain.js';
@@ -176,6 +176,20 @@ export class SealManager {
     this.logger.warn('seal migration pending: unseal with `keyhold operator unseal -migrate`', { from: this.migrateFrom.type, to: configured });
   }
 
+  /**
+   * Re-read the stored config: another daemon on shared storage may have initialised it, rekeyed or
+   * migrated it since this one started. Errors are logged, the last good config stays.
+   */
+  async refresh(): Promise<void> {
+    try {
+      const before = this.migrateFrom;
+      await this.load();
+      if (!before && this.migrateFrom) this.logger.warn('storage was migrated to another seal by another daemon');
+    } catch (e) {
+      this.logger.warn('seal config could not be re-read', { reason: (e as Error).message });
+    }
+  }
+
   /** Seal-status fields (Vault: t/n of the recovery config under an auto seal, 0 before init). */
   status(): SealStatusFields {
     const cfg = this.config;
@@ -240,13 +254,13 @@ export class SealManager {
       if (recovery.secret_shares < 1) throw invalid('recovery configuration must specify a positive number of shares');
       const why = shareConfigError(recovery);
       if (why) throw invalid(`invalid recovery configuration: ${why}`);
-      await auto.init?.();
+      await this.viaSeal(async () => auto.init?.());
       const recoveryKey = randomBytes(32);
       const { master, config } = await initializeStorage(this.backend, null, {
         extra: { type: auto.type, secret_shares: 1, secret_threshold: 1, recovery },
         beforeConfig: async (m) => {
-          await writeBlob(this.backend, BARRIER_KEYS_PATH, await auto.encrypt(m));
-          await writeBlob(this.backend, RECOVERY_KEY_PATH, await auto.encrypt(recoveryKey));
+          await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(auto, m));
+          await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(auto, recoveryKey));
         },
       });
       this.config = config;
@@ -343,8 +357,26 @@ export class SealManager {
     await this.seals.disabled?.close?.();
   }
 
+  /** A seal that cannot be reached or refuses answers 503 naming it (a client's request is not at fault). */
+  private async viaSeal<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof KeyholdError) throw e;
+      throw unavailable((e as Error).message);
+    }
+  }
+
+  private encryptWith(w: SealWrapper, plaintext: Buffer): Promise<SealBlob> {
+    return this.viaSeal(() => w.encrypt(plaintext));
+  }
+
   /** Decrypt a blob with a configured seal of its type (active first, then the disabled one). */
-  private async decryptBlob(blob: SealBlob): Promise<Buffer> {
+  private decryptBlob(blob: SealBlob): Promise<Buffer> {
+    return this.viaSeal(() => this.decryptBlobRaw(blob));
+  }
+
+  private async decryptBlobRaw(blob: SealBlob): Promise<Buffer> {
     const candidates = [this.seals.active, this.seals.disabled].filter((w): w is SealWrapper => w?.type === blob.seal_type);
     if (!candidates.length) throw new Error(`seal: a key is wrapped by seal "${blob.seal_type}", which is not configured`);
     let last: unknown;
@@ -441,9 +473,8 @@ export class SealManager {
     try {
       if (from === SHAMIR && to) {
         const fresh = randomBytes(32);
-        await to.init?.();
-        await writeBlob(this.backend, BARRIER_KEYS_PATH, await to.encrypt(fresh));
-        await writeBlob(this.backend, RECOVERY_KEY_PATH, await to.encrypt(unsealKey));
+        await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to, fresh));
+        await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to, unsealKey));
         await rewrapKeyring(this.backend, barrierKey, fresh);
         const oldAccount = cfg.keychain_account;
         const next: SealConfig = { ...cfg, type: to.type, secret_shares: 1, secret_threshold: 1, recovery: barrierShares(cfg), keychain_account: null };
@@ -468,9 +499,8 @@ export class SealManager {
         return fresh;
       }
       // auto -> auto
-      await to!.init?.();
-      await writeBlob(this.backend, BARRIER_KEYS_PATH, await to!.encrypt(master));
-      await writeBlob(this.backend, RECOVERY_KEY_PATH, await to!.encrypt(unsealKey));
+      await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to!, master));
+      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to!, unsealKey));
       const next: SealConfig = { ...cfg, type: to!.type };
       await writeSealConfig(this.backend, next);
       this.finishMigration(next, from);
@@ -666,7 +696,7 @@ export class SealManager {
   private async performRekey(kind: 'barrier' | 'recovery', fresh: Buffer, shares: ShareConfig, oldMaster?: Buffer): Promise<void> {
     const cfg = this.config!;
     if (kind === 'recovery') {
-      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.seals.active!.encrypt(fresh));
+      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(this.seals.active!, fresh));
       this.config = { ...cfg, recovery: shares };
       await writeSealConfig(this.backend, this.config);
       this.logger.info('recovery key rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold });
@@ -679,7 +709,7 @@ export class SealManager {
     try {
       if (this.recoverySeal) {
         // Vault's auto-seal barrier rekey: a new root key stored wrapped by the seal.
-        const blob = await this.seals.active!.encrypt(fresh);
+        const blob = await this.encryptWith(this.seals.active!, fresh);
         await rewrapKeyring(this.backend, barrierKey, fresh);
         await writeBlob(this.backend, BARRIER_KEYS_PATH, blob);
         await forgetPreviousKeyring(this.backend);

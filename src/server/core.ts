@@ -8,11 +8,17 @@ import { PolicyStore } from '../auth/policies.js';
 import { WrappingService } from '../auth/wrapping.js';
 import { cubbyholeEngine, destroyCubbyhole } from '../engines/cubbyhole/index.js';
 import { TokenStore, tokenInfo } from '../auth/tokens.js';
-import type { Clock, CoreServices, EngineEnv, EventBus, Logger, MountInfo, TokenInfo } from '../framework/context.js';
+import type { Clock, CoreServices, EngineEnv, EventBus, IssuedLogin, LoginAuth, Logger, MountInfo, TokenInfo } from '../framework/context.js';
 import type { EngineModule } from '../framework/engine.js';
-import { invalid } from '../framework/errors.js';
+import { conflict, invalid } from '../framework/errors.js';
 import { LocalEventBus } from '../framework/events.js';
-import { ENGINES } from '../engines/registry.js';
+import { AUTH_METHODS, ENGINES } from '../engines/registry.js';
+import { kvV1Engine, type KvV1Backend } from '../engines/kv/kv-v1.js';
+import type { KvBackend } from '../engines/kv/kv-backend.js';
+import { identityEngine } from '../engines/sys/identity-routes.js';
+import { IdentityStore } from '../auth/identity.js';
+import { TokenRoleStore } from '../auth/token-roles.js';
+import { issueLoginToken } from './login-tokens.js';
 import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
@@ -55,12 +61,22 @@ function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {
 }
 
 /** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
-const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/' };
+const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/', 'identity/': 'sys/identity-engine/' };
 
 /** How often tokens' cubbyholes are checked for expired owners (an unused wrapping token is gone at its TTL). */
 const CUBBYHOLE_SWEEP_MS = 30_000;
 
 const MOUNTS_KEY = 'core/mounts';
+/** Auth methods live in their own table, as Vault keeps core/auth apart from core/mounts. */
+const AUTH_KEY = 'core/auth';
+
+/** The module serving a mount-table entry (auth methods by type from their own registry). */
+function moduleOf(m: MountInfo): EngineModule | undefined {
+  if (m.table === 'auth') return AUTH_METHODS[m.type];
+  // KV version 1 (and the legacy "generic" type) is its own module; `kv` with version 2 the versioned one.
+  if (m.type === 'generic' || (m.type === 'kv' && m.options?.version !== '2')) return kvV1Engine as unknown as EngineModule;
+  return ENGINES[m.type];
+}
 
 function accessorFor(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
@@ -83,6 +99,8 @@ export class Core implements RouterCore, CoreServices {
   readonly version: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
+  readonly identity: IdentityStore;
+  readonly tokenRoles: TokenRoleStore;
   /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
   readonly managedKeys: ManagedKeyRegistry;
   /** Response wrapping (X-Vault-Wrap-TTL, sys/wrapping/*). */
@@ -114,6 +132,8 @@ export class Core implements RouterCore, CoreServices {
     this.version = opts.version;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
+    this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
     this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
@@ -226,8 +246,13 @@ export class Core implements RouterCore, CoreServices {
    * engine's optional `invalidate(key)` with the key relative to its mount's storage.
    */
   async invalidate(key: string): Promise<void> {
+    if (key === 'core/seal-config') return this.sealer.refresh();
     if (!this.unsealed) return;
-    if (key === MOUNTS_KEY) return this.reloadMountTable();
+    if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
+    if (key.startsWith('sys/identity/')) {
+      this.identity.clear();
+      return;
+    }
     if (key.startsWith('sys/policy/')) {
       this.policies.forget(key.slice('sys/policy/'.length));
       this.aclCache.clear();
@@ -250,7 +275,7 @@ export class Core implements RouterCore, CoreServices {
 
   /** Re-read the mount table: start new mounts, stop removed ones, take over changed descriptions. */
   private async reloadMountTable(): Promise<void> {
-    const table = (await getJSON<MountInfo[]>(this.barrier, MOUNTS_KEY)) ?? [];
+    const table = await this.readTables();
     const byUuid = new Map(table.map((m) => [m.uuid, m]));
     const next: Mounted[] = [];
     for (const m of this.mounted) {
@@ -262,7 +287,7 @@ export class Core implements RouterCore, CoreServices {
       } else await m.instance.close?.();
     }
     for (const m of byUuid.values()) {
-      const module = ENGINES[m.type];
+      const module = moduleOf(m);
       if (!module) continue;
       const instance = await module.create(this.env(m, prefixed(this.barrier, `logical/${m.uuid}/`)));
       next.push({ mount: m, routes: module.routes, module, instance, internal: false });
@@ -272,6 +297,8 @@ export class Core implements RouterCore, CoreServices {
 
   /** One unseal key part (hex or base64) from `sys/unseal`; unseals once the threshold is met. */
   async submitUnsealKey(text: string, migrate = false): Promise<void> {
+    // Shared storage: another daemon may have initialised or rekeyed it since we started.
+    if (this.isSealed()) await this.sealer.refresh();
     if (!this.isInitialized()) throw invalid('Vault is not initialized');
     const key = decodeKeyText(text);
     try {
@@ -308,6 +335,7 @@ export class Core implements RouterCore, CoreServices {
     this.mounted = [];
     this.unsealed = false;
     this.tokens.clear();
+    this.identity.clear();
     this.policies.clear();
     this.aclCache.clear();
     this.barrier.seal();
@@ -328,8 +356,15 @@ export class Core implements RouterCore, CoreServices {
     return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this };
   }
 
+  /** Both mount tables; auth entries marked `table: "auth"`. */
+  private async readTables(): Promise<MountInfo[]> {
+    const mounts = (await getJSON<MountInfo[]>(this.barrier, MOUNTS_KEY)) ?? [];
+    const auth = (await getJSON<MountInfo[]>(this.barrier, AUTH_KEY)) ?? [];
+    return [...mounts, ...auth.map((m) => ({ ...m, table: 'auth' as const }))];
+  }
+
   private async loadMounts(): Promise<void> {
-    const table = (await getJSON<MountInfo[]>(this.barrier, MOUNTS_KEY)) ?? [];
+    const table = await this.readTables();
     const mounted: Mounted[] = [];
     const internal = async (module: EngineModule, path: string, storagePrefix: string) => {
       const mount: MountInfo = {
@@ -350,9 +385,17 @@ export class Core implements RouterCore, CoreServices {
     await internal(sysEngine, 'sys/', INTERNAL_PREFIX['sys/']!);
     await internal(tokenEngine, 'auth/token/', INTERNAL_PREFIX['auth/token/']!);
     await internal(syncEngine, 'sys/sync/', INTERNAL_PREFIX['sys/sync/']!);
+    await internal(identityEngine, 'identity/', INTERNAL_PREFIX['identity/']!);
+    // The token mount's accessor is stable per install (auth_token_<8 hex>, Vault's default token mount).
+    const tokenMount = mounted.find((m) => m.mount.path === 'auth/token/')!.mount;
+    const stored = await this.tokenMountRecord();
+    tokenMount.accessor = stored.accessor;
+    if (stored.description !== undefined) tokenMount.description = stored.description;
+    if (stored.config) tokenMount.config = stored.config;
+    tokenMount.table = 'auth';
     await internal(cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'), 'cubbyhole/', INTERNAL_PREFIX['cubbyhole/']!);
     for (const m of table) {
-      const module = ENGINES[m.type];
+      const module = moduleOf(m);
       if (!module) {
         this.logger.error('unknown engine type in mount table', { path: m.path, type: m.type });
         continue;
@@ -369,25 +412,116 @@ export class Core implements RouterCore, CoreServices {
   }
 
   private async saveTable(): Promise<void> {
-    await putJSON(
-      this.barrier,
-      MOUNTS_KEY,
-      this.mounted.filter((m) => !m.internal).map((m) => m.mount),
-    );
+    const own = this.mounted.filter((m) => !m.internal);
+    await putJSON(this.barrier, MOUNTS_KEY, own.filter((m) => m.mount.table !== 'auth').map((m) => m.mount));
+    await putJSON(this.barrier, AUTH_KEY, own.filter((m) => m.mount.table === 'auth').map((m) => m.mount));
+  }
+
+  private async tokenMountRecord(): Promise<{ accessor: string; description?: string; config?: Record<string, unknown> }> {
+    const stored = await getJSON<{ accessor: string; description?: string; config?: Record<string, unknown> }>(this.barrier, 'core/token-mount');
+    if (stored) return stored;
+    const rec = { accessor: accessorFor('auth_token') };
+    await putJSON(this.barrier, 'core/token-mount', rec);
+    return rec;
+  }
+
+  // ---- auth methods (sys/auth) ----
+
+  /** Auth mounts, the token mount first (sys/auth). */
+  authMounts(): MountInfo[] {
+    return this.mounted.filter((m) => m.mount.table === 'auth').map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** The auth mount at `path` ("approle", "auth/approle/"), or undefined. */
+  findAuthMount(path: string): MountInfo | undefined {
+    let p: string;
+    try {
+      p = 'auth/' + normalizeMountPath(path.replace(/^\/*auth\//, ''));
+    } catch {
+      return undefined;
+    }
+    return this.mounted.find((m) => m.mount.table === 'auth' && m.mount.path === p)?.mount;
+  }
+
+  /** Enable an auth method at auth/<path>/ (sys/auth/:path). */
+  async enableAuth(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown>; local?: boolean; seal_wrap?: boolean }): Promise<MountInfo> {
+    if (type === '') throw invalid('backend type must be specified as a string');
+    if (type === 'token') throw invalid('token credential backend cannot be instantiated');
+    const module = AUTH_METHODS[type];
+    if (!module) throw invalid(`unknown auth method type "${type}"; supported: ${Object.keys(AUTH_METHODS).join(', ')}`);
+    if (opts.options && 'version' in opts.options) throw invalid(`auth method "${type}" does not allow setting a version`);
+    const p = 'auth/' + normalizeMountPath(path);
+    for (const m of this.mounted) {
+      if (m.mount.path === p || p.startsWith(m.mount.path) || m.mount.path.startsWith(p)) throw conflict(`path is already in use at ${p.slice(5)}`);
+    }
+    const used = new Set(this.mounted.map((m) => m.mount.accessor));
+    let accessor = accessorFor(`auth_${type}`);
+    while (used.has(accessor)) accessor = accessorFor(`auth_${type}`);
+    const mount: MountInfo = {
+      path: p,
+      type,
+      accessor,
+      uuid: randomUUID(),
+      description: opts.description ?? '',
+      options: opts.options ?? null,
+      config: opts.config ?? {},
+      local: opts.local ?? false,
+      seal_wrap: opts.seal_wrap ?? false,
+      external_entropy_access: false,
+      created_at: new Date(this.clock.now()).toISOString(),
+      table: 'auth',
+    };
+    const instance = await module.create(this.env(mount, prefixed(this.barrier, `logical/${mount.uuid}/`)));
+    this.setMounted([...this.mounted, { mount, routes: module.routes, module, instance, internal: false }]);
+    await this.saveTable();
+    return mount;
+  }
+
+  /** Disable an auth method: revoke its tokens, stop it, wipe its storage. Unknown path: nothing. */
+  async disableAuth(path: string): Promise<void> {
+    if (path.replace(/^\/+|\/+$/g, '') === 'token') throw invalid('token credential backend cannot be disabled');
+    const mount = this.findAuthMount(path);
+    const m = mount && this.mounted.find((x) => x.mount === mount && !x.internal);
+    if (!m) return;
+    await this.tokens.revokeByMount(m.mount.accessor);
+    await m.instance.close?.();
+    this.setMounted(this.mounted.filter((x) => x !== m));
+    await this.saveTable();
+    await deleteTree(this.barrier, `logical/${m.mount.uuid}/`);
+  }
+
+  /** Tune an auth mount (sys/auth/:path/tune, sys/mounts/auth/:path/tune). */
+  async tuneAuth(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void> {
+    const mount = this.findAuthMount(path);
+    if (!mount) throw invalid(`cannot fetch sysview for path "auth/${path.replace(/^\/*auth\//, '').replace(/\/*$/, '')}/"`);
+    if (mount.path === 'auth/token/' && changes.config?.token_type !== undefined) throw invalid("tuning of 'token_type' is not allowed for the token auth method");
+    if (changes.options && 'version' in changes.options) throw invalid(`auth method "${mount.type}" does not allow setting a version`);
+    if (changes.description !== undefined) mount.description = changes.description;
+    if (changes.config) mount.config = { ...mount.config, ...changes.config };
+    if (changes.options) mount.options = { ...(mount.options ?? {}), ...changes.options };
+    if (mount.path === 'auth/token/') await putJSON(this.barrier, 'core/token-mount', { accessor: mount.accessor, description: mount.description, config: mount.config });
+    else await this.saveTable();
+  }
+
+  /** Issue the token of a login on an auth mount (CoreServices). */
+  async issueLoginToken(mount: MountInfo, login: LoginAuth): Promise<IssuedLogin> {
+    return issueLoginToken(this.tokens, this.identity, mount, login);
   }
 
   /** Mount an engine at `path`. */
   async mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {}): Promise<MountInfo> {
     const p = normalizeMountPath(path);
-    const t = type === 'kv-v2' ? 'kv' : type;
-    const module = ENGINES[t];
-    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${Object.keys(ENGINES).join(', ')}`);
+    const t = type === 'kv-v2' || type === 'kv-v1' ? 'kv' : type;
+    let module = t === 'generic' ? (kvV1Engine as unknown as EngineModule) : ENGINES[t];
+    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${[...Object.keys(ENGINES), 'generic'].join(', ')}`);
     let options = opts.options ?? null;
     if (t === 'kv') {
+      // Vault: `kv` without a version is KV version 1; kv-v1/kv-v2 name it (vault/mount.go).
       const version = String(options?.version ?? (type === 'kv-v2' ? '2' : '1'));
-      if (version !== '2') throw invalid('options.version', 'only KV version 2 is supported; set options.version to "2"');
-      options = { ...(options ?? {}), version: '2' };
-    }
+      if (version !== '1' && version !== '2') throw invalid('options.version', `invalid version provided: ${version}`);
+      options = { ...(options ?? {}), version };
+      module = version === '1' ? (kvV1Engine as unknown as EngineModule) : module;
+    } else if (options && 'version' in options) throw invalid(`secrets engine "${t}" does not allow setting a version`);
     for (const m of this.mounted) {
       if (m.mount.path === p) throw invalid('path', `path is already in use at ${p}`);
       if (p.startsWith(m.mount.path) && !m.internal) throw invalid('path', `path is already in use at ${m.mount.path}`);
@@ -419,7 +553,7 @@ export class Core implements RouterCore, CoreServices {
   /** Unmount and delete all of a mount's data. */
   async unmount(path: string): Promise<void> {
     const p = normalizeMountPath(path);
-    const m = this.mounted.find((x) => x.mount.path === p && !x.internal);
+    const m = this.mounted.find((x) => x.mount.path === p && !x.internal && x.mount.table !== 'auth');
     if (!m) return;
     await m.instance.close?.();
     this.setMounted(this.mounted.filter((x) => x !== m));
@@ -428,13 +562,46 @@ export class Core implements RouterCore, CoreServices {
   }
 
   /** Update a mount's description/config (sys/mounts/:path/tune). */
-  async tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void> {
+  async tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<string[]> {
     const m = this.mounted.find((x) => x.mount.path === normalizeMountPath(path) && !x.internal);
     if (!m) throw invalid('path', `no mount at ${path}`);
     if (changes.description !== undefined) m.mount.description = changes.description;
     if (changes.config) m.mount.config = { ...m.mount.config, ...changes.config };
-    if (changes.options) m.mount.options = { ...(m.mount.options ?? {}), ...changes.options, ...(m.mount.type === 'kv' ? { version: '2' } : {}) };
+    let warnings: string[] = [];
+    if (changes.options) {
+      const next = { ...(m.mount.options ?? {}), ...changes.options };
+      if (m.mount.type === 'kv' && changes.options.version !== undefined) {
+        const from = m.mount.options?.version === '2' ? 2 : 1;
+        const to = Number(changes.options.version);
+        if (to !== 1 && to !== 2) throw invalid(`invalid version provided: ${changes.options.version}`);
+        if (to < from) throw invalid(`cannot downgrade mount from version ${from}`);
+        if (to === 2 && from === 1) warnings = await this.upgradeKv(m);
+        next.version = String(to);
+      } else if (m.mount.type !== 'kv' && 'version' in changes.options) throw invalid(`secrets engine "${m.mount.type}" does not allow setting a version`);
+      m.mount.options = next;
+    }
     await this.saveTable();
+    return warnings;
+  }
+
+  /**
+   * KV v1 -> v2 (vault-plugin-secrets-kv upgrade.go): every v1 key becomes version 1 of a v2 secret
+   * with the same data, the v1 records are removed, and the mount is served by the v2 engine. keyhold
+   * migrates within the tune request, so no request sees a half-upgraded mount.
+   */
+  private async upgradeKv(m: Mounted): Promise<string[]> {
+    const v1 = m.instance as unknown as KvV1Backend;
+    const storage = prefixed(this.barrier, `logical/${m.mount.uuid}/`);
+    const mount = { ...m.mount, options: { ...(m.mount.options ?? {}), version: '2' } };
+    const v2 = (await ENGINES.kv!.create(this.env(mount, storage))) as unknown as KvBackend;
+    for await (const [path, data] of v1.entries()) await v2.writeData(path, data, undefined);
+    await v1.clear();
+    await m.instance.close?.();
+    m.mount.options = mount.options;
+    m.module = ENGINES.kv!;
+    m.routes = ENGINES.kv!.routes;
+    m.instance = v2 as unknown as Mounted['instance'];
+    return ['Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.'];
   }
 
   /** Recreate engine instances (sys/plugins/reload/backend) for mounts matching a path or type. */
@@ -484,7 +651,7 @@ export class Core implements RouterCore, CoreServices {
     return this.mounted.find((m) => m.mount.path === p)?.instance as T | undefined;
   }
   mounts(): MountInfo[] {
-    return this.mounted.filter((m) => !m.internal).map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
+    return this.mounted.filter((m) => !m.internal && m.mount.table !== 'auth').map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
   }
 
   private aclKeyOf(policies: readonly string[]): string {
@@ -518,6 +685,8 @@ export class Core implements RouterCore, CoreServices {
     let acl = this.aclCache.get(key);
     if (!acl) {
       acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      // Per-entity ACLs (templated policies) could grow without end: start over when full.
+      if (this.aclCache.size >= ACL_CACHE_MAX) this.aclCache.clear();
       this.aclCache.set(key, acl);
     }
     return acl;
@@ -529,6 +698,11 @@ export class Core implements RouterCore, CoreServices {
     const entry = this.tokens.cachedEntry(id);
     if (!entry || entry.num_uses > 0) return undefined;
     const info = tokenInfo(id, entry);
+    if (entry.entity_id) {
+      const identity = this.identity.cachedTokenIdentity(entry.entity_id);
+      if (!identity) return undefined;
+      info.identity = identity;
+    }
     if (!info.root && !this.aclCache.has(this.aclKeyFor(info))) return undefined;
     return info;
   }
@@ -539,6 +713,8 @@ export class Core implements RouterCore, CoreServices {
     const entry = await this.tokens.lookup(id);
     if (!entry) return null;
     const info = tokenInfo(id, entry);
+    // Login-issued tokens carry their entity: templated policies resolve against it.
+    if (entry.entity_id) info.identity = (await this.identity.tokenIdentity(entry.entity_id)) ?? undefined;
     if (!info.root) await this.aclOf(info);
     // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
     // as Vault's login path does not count a use.
@@ -589,9 +765,16 @@ async function deleteTree(s: Storage, prefix: string): Promise<void> {
 const ROOT_RESULT: AclResult = { allowed: true, rootPrivs: true };
 const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
 
+/** Compiled ACLs kept at most (policy sets times entities with templated policies). */
+const ACL_CACHE_MAX = 10_000;
+
+const identityKeys = new WeakMap<object, string>();
+
 /** A stable key of an identity (templated ACLs are cached per entity and its current metadata). */
 function identityKey(id: NonNullable<TokenInfo['identity']>): string {
-  return JSON.stringify(id);
+  let k = identityKeys.get(id);
+  if (k === undefined) identityKeys.set(id, (k = JSON.stringify(id)));
+  return k;
 }
 
 export type { AclRequest };

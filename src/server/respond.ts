@@ -41,9 +41,9 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
   // Only `data`, `warnings` and `auth` vary, so only they are serialised, and `data` once even when
   // it is also copied to the top level (sys/ answers can be large: a destination's associations).
   const data = reply.data;
-  const dataJson = data === undefined || data === null ? 'null' : goJson(data);
+  const dataJson = data === undefined || data === null ? 'null' : (reply.dataJson ?? goJson(data));
   const tail =
-    `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":${dataJson}` +
+    `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":${reply.leaseDuration ?? 0},"data":${dataJson}` +
     `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined || reply.auth === null ? 'null' : goJson(reply.auth)}` +
     `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
   let text: string | null = null;
@@ -62,7 +62,7 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     request_id: requestId,
     lease_id: '',
     renewable: false,
-    lease_duration: 0,
+    lease_duration: reply.leaseDuration ?? 0,
     data: reply.data ?? null,
     wrap_info: null,
     warnings: reply.warnings && reply.warnings.length ? reply.warnings : null,

@@ -540,7 +540,7 @@ export class Router {
     const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
       const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
-      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info, token: '' } };
+      f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
     });
   }
 
@@ -550,7 +550,7 @@ export class Router {
     const audit = f.auditor!;
     const reply = f.reply;
     if (!reply) return audit.response(f.audit, f.op === 'read' || f.op === 'list' ? 404 : 204, null);
-    // A wrapped answer is audited as sent: wrap_info (without the token), never the wrapped data.
+    // A wrapped answer is audited as sent: wrap_info (the token HMAC'd by the device), never the wrapped data.
     if (reply.wrapInfo) return audit.response(f.audit, 200, { data: null, auth: null, wrap_info: reply.wrapInfo });
     return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
   }
@@ -597,11 +597,34 @@ export class Router {
   /** The request's token, or 403 when it carries none or an unknown/expired one. */
   private async requireToken(f: Flow): Promise<TokenInfo> {
     const id = tokenFrom(f.req);
-    if (!id) throw denied();
+    if (!id) return this.refuseToken(f);
     const token = await this.core.lookupToken(id);
-    if (!token) throw denied();
+    if (!token) return this.refuseToken(f);
     f.seen.push(token);
     return token;
+  }
+
+  /**
+   * A missing, unknown or expired token: 403, audited (issue 14 part 7; Vault audits these with
+   * "permission denied") so an operator sees probing. The request data is logged only when the route
+   * is known (its sensitive fields are then HMACed); for an unknown path nothing of the body is kept.
+   */
+  private async refuseToken(f: Flow): Promise<never> {
+    const audit = this.auditHook();
+    if (audit) {
+      const entry: AuditEntry = {
+        requestId: f.requestId,
+        operation: f.op,
+        path: trimSlashes(f.path),
+        remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+        token: null,
+        data: f.route ? f.raw : {},
+        sensitive: f.route ? sensitiveOf(f.route) : new Set(),
+      };
+      await audit.request(entry);
+      await audit.response(entry, 403, { errors: ['permission denied'] });
+    }
+    throw denied();
   }
 
   private fail(res: ResponseSink, e: unknown): void {
@@ -641,7 +664,7 @@ function envelopeJson(requestId: string, reply: Reply, mountType: string): strin
       request_id: requestId,
       lease_id: '',
       renewable: false,
-      lease_duration: 0,
+      lease_duration: reply.leaseDuration ?? 0,
       data: reply.data ?? null,
       wrap_info: null,
       warnings: reply.warnings?.length ? reply.warnings : null,

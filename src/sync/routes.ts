@@ -4,7 +4,7 @@
  */
 import { f, type Fields } from '../framework/fields.js';
 import { invalid } from '../framework/errors.js';
-import { routesFor, type AnyRoute } from '../framework/route.js';
+import { routesFor, type AnyRoute, type Reply } from '../framework/route.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
 import type { SyncBackend } from './index.js';
 import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from './types.js';
@@ -67,6 +67,12 @@ const assocFields = {
   type: f.name('Destination type'),
   name: f.name('Destination name'),
 };
+
+/** An association map answer, with its JSON when the service kept it (Reply.dataJson). */
+function answer(engine: SyncBackend, data: Record<string, unknown>): Reply {
+  const dataJson = engine.service.jsonOf(data);
+  return dataJson === undefined ? { data } : { data, dataJson };
+}
 
 /** Every operation of a route first checks the activation flag (see activation.ts). */
 function gated(r: AnyRoute): AnyRoute {
@@ -137,7 +143,7 @@ export const syncRoutes: AnyRoute[] = [
     summary: 'Associations of a destination with the latest sync status of each',
     fields: assocFields,
     operations: {
-      read: async ({ engine, data }) => ({ data: await engine.service.associations(checkType(data.type), data.name) }),
+      read: async ({ engine, data }) => answer(engine, await engine.service.associations(checkType(data.type), data.name)),
     },
   }),
   route({
@@ -149,9 +155,7 @@ export const syncRoutes: AnyRoute[] = [
       secret_name: f.string('Path of the secret within the mount').required(),
     },
     operations: {
-      update: async ({ engine, data, allowed }) => ({
-        data: await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p)),
-      }),
+      update: async ({ engine, data, allowed }) => answer(engine, await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p))),
     },
   }),
   route({
@@ -167,9 +171,39 @@ export const syncRoutes: AnyRoute[] = [
     },
     rules: [{ kind: 'oneOf', fields: ['secret_name', 'name'] }],
     operations: {
-      update: async ({ engine, data }) => ({
-        data: await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!),
-      }),
+      update: async ({ engine, data }) => answer(engine, await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!)),
+    },
+  }),
+  route({
+    path: 'github-apps',
+    summary: 'List the GitHub Apps registered for repohost destinations',
+    fields: {},
+    operations: {
+      list: async ({ engine }) => {
+        const v = await engine.service.listGithubApps();
+        return v ? { data: v } : undefined;
+      },
+    },
+  }),
+  route({
+    path: 'github-apps/:name',
+    summary: 'Register, read or remove a GitHub App (app id + private key) that repohost destinations authenticate as',
+    fields: {
+      name: f.name('App name (referenced by a destination as app_name)'),
+      app_id: f.int('Numeric app id from the GitHub App settings; fixed once set').min(1),
+      private_key: f.string("The app's RSA private key (PEM, as GitHub generates it)").sensitive(),
+    },
+    exists: async ({ engine, params }) => (await engine.service.readGithubApp(params.name!)) !== null,
+    operations: {
+      read: async ({ engine, data }) => {
+        const v = await engine.service.readGithubApp(data.name);
+        return v ? { data: v } : undefined;
+      },
+      create: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
+      update: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
+      delete: async ({ engine, data }) => {
+        await engine.service.deleteGithubApp(data.name);
+      },
     },
   }),
   route({

@@ -9,7 +9,8 @@ import { checkTagLimits } from './destinations/common.js';
 import { gcpLabels } from './destinations/provider-c-sm.js';
 import { nameProblem, normalizeName } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
-import type { SyncStore } from './store.js';
+import type { GithubAppRecord, SyncStore } from './store.js';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { NameTemplate, TemplateError } from './templates.js';
 import {
   DEFAULT_SYNC_CONFIG,
@@ -117,6 +118,9 @@ export class SyncService {
       }
     }
     def.check?.(conn);
+    if (type === 'repohost' && conn.app_name && !(await this.store.getApp(String(conn.app_name)))) {
+      throw invalid('app_name', `no GitHub App "${String(conn.app_name).slice(0, 64)}" is registered under sys/sync/github-apps`);
+    }
     const resyncAll = existing ? (def.onUpdate?.(existing.connection, conn) ?? false) : false;
 
     const opts: DestinationOptions = existing
@@ -231,6 +235,8 @@ export class SyncService {
     else {
       v.dirty.add(id);
       v.secrets = null;
+      v.json = null;
+      v.gen++;
     }
   }
 
@@ -245,18 +251,60 @@ export class SyncService {
       v = undefined;
     }
     if (!v) await this.store.links(type, name); // loads the links; the rest runs without a pause
-    const secrets = this.viewOf(type, name, v) ?? (await this.freshRecords(type, name));
-    return { associated_secrets: overlay ? { ...secrets, ...this.linkRecords(overlay) } : secrets, store_name: name, store_type: type };
+    const view = this.viewOf(type, name, v);
+    if (!view || overlay) {
+      const secrets = view ? this.secretsOf(view) : await this.freshRecords(type, name);
+      return { associated_secrets: overlay ? { ...secrets, ...this.linkRecords(overlay) } : secrets, store_name: name, store_type: type };
+    }
+    // The map's JSON is kept with the view (one fragment per link): set and remove answer with the
+    // whole map, and serializing it for every call was the largest cost of bulk association. The
+    // map as an object (for audit, or a caller reading it) is built only when asked for, from the
+    // view as it was at this answer.
+    view.json ??= '{' + view.fragments.filter((x) => x !== '').join(',') + '}';
+    const gen = view.gen;
+    let built = view.secrets;
+    const pairs = built ? null : view.pairs.slice();
+    const answer: Record<string, unknown> = {};
+    Object.defineProperty(answer, 'associated_secrets', {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        built ??= view.gen === gen ? this.secretsOf(view) : freezePairs(pairs!);
+        Object.defineProperty(answer, 'associated_secrets', { value: built, enumerable: true, configurable: true, writable: true });
+        return built;
+      },
+    });
+    answer.store_name = name;
+    answer.store_type = type;
+    this.answerJson.set(answer, `{"associated_secrets":${view.json},"store_name":${goJson(name)},"store_type":${goJson(type)}}`);
+    return answer;
   }
 
-  /** The association map from the view of a destination (built or brought up to date), or null when its links are not loaded. */
-  private viewOf(type: DestinationType, name: string, v: AssociationView | undefined): Readonly<Record<string, unknown>> | null {
+  /** Serialized answers of `associations` (see Reply.dataJson), by answer object. */
+  private readonly answerJson = new WeakMap<object, string>();
+
+  /** The JSON of an answer `associations` (or set/remove) returned, when kept; else undefined. */
+  jsonOf(answer: object): string | undefined {
+    return this.answerJson.get(answer);
+  }
+
+  /** The association map of a view as one frozen object (kept until a link changes). */
+  private secretsOf(v: AssociationView): Readonly<Record<string, unknown>> {
+    v.secrets ??= freezePairs(v.pairs);
+    return v.secrets;
+  }
+
+  /** The view of a destination, brought up to date, or null when its links are not loaded. */
+  private viewOf(type: DestinationType, name: string, v: AssociationView | undefined): AssociationView | null {
     const key = `${type}/${name}`;
     if (!v) {
       const ids = this.store.peekIds(type, name);
       if (!ids) return null;
-      v = { ids: [...ids], pairs: [], mounts: new Map(), dirty: new Set(), secrets: null };
-      for (const id of v.ids) v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
+      v = { ids: [...ids], pairs: [], fragments: [], mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
+      for (const id of v.ids) {
+        v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
+        v.fragments.push(fragmentOf(v.pairs[v.pairs.length - 1]!));
+      }
       this.views.set(key, v);
     }
     for (const id of v.dirty) {
@@ -269,22 +317,23 @@ export class SyncService {
         else hi = mid;
       }
       const found = v.ids[lo] === id;
-      if (l && found) v.pairs[lo] = this.pairsOf(l, v);
-      else if (l) {
+      if (l && found) {
+        v.pairs[lo] = this.pairsOf(l, v);
+        v.fragments[lo] = fragmentOf(v.pairs[lo]!);
+      } else if (l) {
+        const pairs = this.pairsOf(l, v);
         v.ids.splice(lo, 0, id);
-        v.pairs.splice(lo, 0, this.pairsOf(l, v));
+        v.pairs.splice(lo, 0, pairs);
+        v.fragments.splice(lo, 0, fragmentOf(pairs));
       } else if (found) {
         v.ids.splice(lo, 1);
         v.pairs.splice(lo, 1);
+        v.fragments.splice(lo, 1);
       }
     }
+    if (v.dirty.size) v.json = null;
     v.dirty.clear();
-    if (!v.secrets) {
-      const secrets: Record<string, unknown> = {};
-      for (const pairs of v.pairs) for (const [k, rec] of pairs) secrets[k] = rec;
-      v.secrets = Object.freeze(secrets);
-    }
-    return v.secrets;
+    return v;
   }
 
   /** Without a view (the links were dropped from the cache meanwhile): build the map once. */
@@ -486,6 +535,61 @@ export class SyncService {
     return Object.keys(out).length ? { associated_destinations: out } : null;
   }
 
+  // ---- GitHub Apps (reference sync-wire.md 1.9) ----
+
+  /** Register or update a GitHub App; `app_id` is fixed once set (replace the app instead). */
+  async writeGithubApp(name: string, input: { app_id?: number; private_key?: string }): Promise<Record<string, unknown>> {
+    if (!DEST_NAME.test(name) || name === '.' || name === '..') throw invalid('name', 'must be 1-128 characters of letters, digits, "_", "." and "-"');
+    const existing = await this.store.getApp(name);
+    if (input.app_id !== undefined && (!Number.isSafeInteger(input.app_id) || input.app_id <= 0)) throw invalid('app_id', 'must be the numeric id of the GitHub App');
+    if (existing && input.app_id !== undefined && input.app_id !== existing.app_id) throw invalid('app_id', 'cannot be changed; register a new app instead');
+    const appId = input.app_id ?? existing?.app_id;
+    if (appId === undefined) throw invalid('app_id', 'is required');
+    const pem = input.private_key ?? existing?.private_key;
+    if (!pem) throw invalid('private_key', 'is required');
+    let fingerprint: string;
+    try {
+      const key = createPrivateKey(pem);
+      if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+      fingerprint = createHash('sha256').update(createPublicKey(key).export({ type: 'spki', format: 'der' })).digest('base64');
+    } catch {
+      // Never echo the key: it is the app's credential.
+      throw invalid('private_key', "must be the app's RSA private key in PEM (as GitHub generates it)");
+    }
+    const now = this.now();
+    const rec = { name, app_id: appId, private_key: pem, fingerprint, created_at: existing?.created_at ?? now, updated_at: now };
+    await this.store.putApp(rec);
+    // Destinations using it build their connectors again (new key: new installation tokens).
+    if (existing && input.private_key !== undefined) {
+      for (const d of await this.store.destNames('repohost')) {
+        const dest = await this.store.getDest('repohost', d);
+        if (dest?.connection.app_name === name) this.syncer.dropConnector('repohost', d);
+      }
+    }
+    return githubAppView(rec);
+  }
+
+  /** A GitHub App as read (key masked), or null. */
+  async readGithubApp(name: string): Promise<Record<string, unknown> | null> {
+    const a = await this.store.getApp(name);
+    return a ? githubAppView(a) : null;
+  }
+
+  /** Names of registered GitHub Apps. */
+  async listGithubApps(): Promise<Record<string, unknown> | null> {
+    const keys = await this.store.appNames();
+    return keys.length ? { keys } : null;
+  }
+
+  /** Remove a GitHub App; refused while a destination uses it (GitHub itself is not touched). */
+  async deleteGithubApp(name: string): Promise<void> {
+    for (const d of await this.store.destNames('repohost')) {
+      const dest = await this.store.getDest('repohost', d);
+      if (dest?.connection.app_name === name) throw invalid(`GitHub App ${name} is used by destination repohost/${d}; change or delete that destination first`);
+    }
+    await this.store.deleteApp(name);
+  }
+
   // ---- config ----
 
   /** sys/sync/config. */
@@ -547,10 +651,42 @@ interface AssociationView {
   pairs: Array<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>;
   /** Mount path of each accessor it shows (undefined: the mount is gone). */
   mounts: Map<string, string | undefined>;
+  /** JSON of each link's pairs (`"key":{...},...`; "" for none), as the router would serialize them. */
+  fragments: string[];
   /** Links changed since the pairs were last brought up to date. */
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
+  /** The map's JSON; null after a change. */
+  json: string | null;
+  /** Bumped by every change (an answer's lazily built map must be the one it was given). */
+  gen: number;
+}
+
+/** One frozen map of association records from per-link pairs. */
+function freezePairs(list: ReadonlyArray<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>): Readonly<Record<string, unknown>> {
+  const secrets: Record<string, unknown> = {};
+  for (const pairs of list) for (const [k, rec] of pairs) secrets[k] = rec;
+  return Object.freeze(secrets);
+}
+
+const GO_ESCAPE = /[<>&\u2028\u2029]/g;
+
+/** JSON with Go's escaping of <, >, &, U+2028, U+2029 (what the router sends; Vault clients see Go's encoding/json). */
+function goJson(value: unknown): string {
+  return JSON.stringify(value).replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+/** The JSON members of a link's association records. */
+function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): string {
+  let out = '';
+  for (const [k, rec] of pairs) out += (out ? ',' : '') + goJson(k) + ':' + goJson(rec);
+  return out;
+}
+
+/** The read view of a GitHub App: the key masked, its fingerprint shown (reference 1.9). */
+function githubAppView(a: GithubAppRecord): Record<string, unknown> {
+  return { name: a.name, app_id: a.app_id, private_key: MASK, fingerprint: a.fingerprint };
 }
 
 /** A link as shown while the worker is at it: every entry (and the link) in the in-flight status, errors hidden. */

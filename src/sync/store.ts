@@ -4,9 +4,23 @@
  *   destinations/<type>/<name>  DestinationRecord (credentials included; the barrier encrypts them)
  *   links/<type>/<name>/<id>    LinkRecord (id = encodeURIComponent(accessor/secret_name))
  *   queue/<seq>                 QueueEntry (durable operations; survive restarts)
+ *   github-apps/<name>          GithubAppRecord (the app's private key; the barrier encrypts it)
+ *   activation                  { activated, at } (sys/activation-flags)
  */
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { DEFAULT_SYNC_CONFIG, type DestinationRecord, type DestinationType, type LinkRecord, type SyncConfig } from './types.js';
+
+/** A GitHub App registered under sys/sync/github-apps (reference sync-wire.md 1.9). */
+export interface GithubAppRecord {
+  name: string;
+  app_id: number;
+  /** PEM (PKCS#1 or PKCS#8) RSA private key of the app. */
+  private_key: string;
+  /** base64(SHA-256(DER SubjectPublicKeyInfo)): what GitHub shows as the key's fingerprint. */
+  fingerprint: string;
+  created_at: string;
+  updated_at: string;
+}
 
 /** A durable queued operation: "bring this link to its desired state". */
 export interface QueueEntry {
@@ -214,6 +228,19 @@ export class SyncStore {
       if (this.linkCache.get(key) === m) this.linkOrder.set(key, ids);
     }
     return ids;
+  }
+
+  getApp(name: string): Promise<GithubAppRecord | null> {
+    return getJSON<GithubAppRecord>(this.s, `github-apps/${name}`);
+  }
+  putApp(a: GithubAppRecord): Promise<void> {
+    return putJSON(this.s, `github-apps/${a.name}`, a);
+  }
+  deleteApp(name: string): Promise<void> {
+    return this.s.delete(`github-apps/${name}`);
+  }
+  async appNames(): Promise<string[]> {
+    return (await this.s.list('github-apps/')).filter((n) => !n.endsWith('/'));
   }
 
   putOp(seq: string, e: QueueEntry): Promise<void> {

@@ -625,7 +625,14 @@ export class Syncer {
     if (cached && cached.revision === dest.revision) return cached.connector;
     cached?.connector.close();
     const guard = new NetworkGuard(dest.options);
-    const connector = this.connect(dest, { guard, http: new HttpClient(guard, this.deps.tuning.timeoutMs), timeoutMs: this.deps.tuning.timeoutMs, now: () => this.deps.clock.now(), logger: this.deps.logger });
+    const connector = this.connect(dest, {
+      guard,
+      http: new HttpClient(guard, this.deps.tuning.timeoutMs),
+      timeoutMs: this.deps.tuning.timeoutMs,
+      now: () => this.deps.clock.now(),
+      logger: this.deps.logger,
+      githubApp: (name) => this.deps.store.getApp(name),
+    });
     this.connectors.set(key, { revision: dest.revision, connector });
     return connector;
   }

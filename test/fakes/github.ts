@@ -8,7 +8,7 @@
  * next requests 403 with `retry-after` (secondary limit) or with `x-ratelimit-remaining: 0` and
  * `x-ratelimit-reset` (primary limit); a request before the announced time is refused again.
  */
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import sodiumMod from 'libsodium-wrappers';
 import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
@@ -30,6 +30,8 @@ export class GithubFake extends FakeProvider {
   override async start(): Promise<this> {
     await sodium.ready;
     this.rotateKey();
+    this.orgKeyPair = sodium.crypto_box_keypair();
+    this.orgKeyId = 'org-' + randomBytes(4).toString('hex');
     return super.start();
   }
 
@@ -46,6 +48,24 @@ export class GithubFake extends FakeProvider {
   names(env = ''): string[] {
     return [...(this.secrets.get(env)?.keys() ?? [])].sort();
   }
+
+  readonly org = 'acme-org-' + randomBytes(3).toString('hex');
+  readonly appId = 100000 + Math.floor(Math.random() * 800000);
+  readonly installationId = 10_000_000 + Math.floor(Math.random() * 80_000_000);
+  private readonly appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  /** The app's private key as GitHub hands it out (PKCS#1 PEM). */
+  readonly appPrivateKey = this.appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  /** Lifetime of issued installation tokens (seconds; shorten to test renewal). */
+  installationTtlS = 3600;
+  /** Issued installation tokens and their expiry (ms). */
+  readonly installationTokens = new Map<string, number>();
+  /** Installation tokens issued, and JWTs refused (with the reason). */
+  installationTokensIssued = 0;
+  readonly jwtRefusals: string[] = [];
+  private orgKeyPair!: { publicKey: Uint8Array; privateKey: Uint8Array };
+  orgKeyId = '';
+  /** Organization secrets: name -> value and who may use it. */
+  readonly orgSecrets = new Map<string, { value: string; visibility: string; selected_repository_ids?: number[] }>();
 
   /** Pending rate-limit answers and the time before which every request is refused. */
   private limit: { remaining: number; kind: 'secondary' | 'primary'; waitS: number } | null = null;
@@ -83,15 +103,90 @@ export class GithubFake extends FakeProvider {
     };
   }
 
+  /** Check an app JWT as GitHub does; the reason when refused. */
+  private jwtProblem(jwt: string): string | null {
+    const parts = jwt.split('.');
+    if (parts.length !== 3) return 'not a JWT';
+    const [h, c, sig] = parts as [string, string, string];
+    let header: Record<string, unknown>;
+    let claims: Record<string, unknown>;
+    try {
+      header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
+      claims = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
+    } catch {
+      return 'undecodable JWT';
+    }
+    if (header.alg !== 'RS256') return 'alg must be RS256';
+    if (!verify('sha256', Buffer.from(`${h}.${c}`, 'ascii'), createPublicKey(this.appKeys.privateKey), Buffer.from(sig, 'base64url'))) return 'signature does not verify with the app public key';
+    if (String(claims.iss) !== String(this.appId)) return 'iss is not the app id';
+    const now = Date.now() / 1000;
+    if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number') return 'iat and exp are required';
+    if (claims.exp - claims.iat > 600) return "'Expiration time' claim ('exp') is too far in the future";
+    if (claims.exp <= now) return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
+    if (claims.iat > now + 60) return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
+    return null;
+  }
+
+  private accessTokens(r: FakeRequest, installation: string): FakeReply {
+    const jwt = bearerOf(r);
+    const problem = jwt ? this.jwtProblem(jwt) : 'no bearer';
+    if (problem) {
+      this.jwtRefusals.push(problem);
+      return gh(401, `A JSON web token could not be decoded (${problem})`);
+    }
+    if (installation !== String(this.installationId)) return gh(404, 'Not Found');
+    const token = 'ghs_' + randomBytes(18).toString('base64url');
+    const expires = Date.now() + this.installationTtlS * 1000;
+    this.installationTokens.set(token, expires);
+    this.installationTokensIssued++;
+    return { status: 201, json: { token, expires_at: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z'), permissions: { secrets: 'write', organization_secrets: 'write' }, repository_selection: 'all' } };
+  }
+
+  private authorized(r: FakeRequest): boolean {
+    const t = bearerOf(r);
+    if (t === this.token) return true;
+    const exp = t ? this.installationTokens.get(t) : undefined;
+    return exp !== undefined && exp > Date.now();
+  }
+
+  private orgSecret(r: FakeRequest, name: string): FakeReply {
+    if (name === 'public-key' && r.method === 'GET') return { status: 200, json: { key_id: this.orgKeyId, key: Buffer.from(this.orgKeyPair.publicKey).toString('base64') } };
+    const upper = name.toUpperCase();
+    if (r.method === 'PUT') {
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_')) return gh(422, 'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_');
+      const b = jsonBody(r);
+      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string') return gh(422, 'Invalid request: encrypted_value and key_id are required');
+      if (!['all', 'private', 'selected'].includes(String(b.visibility))) return gh(422, 'Invalid request: visibility must be one of all, private, selected');
+      const ids = b.selected_repository_ids;
+      if (b.visibility === 'selected' && (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))) return gh(422, 'Invalid request: selected_repository_ids must be an array of integers');
+      if (b.key_id !== this.orgKeyId) return gh(422, 'Bad request - improperly encrypted secret (key_id)');
+      let plain: Uint8Array;
+      try {
+        plain = sodium.crypto_box_seal_open(Buffer.from(b.encrypted_value, 'base64'), this.orgKeyPair.publicKey, this.orgKeyPair.privateKey);
+      } catch {
+        return gh(422, 'Bad request - improperly encrypted secret');
+      }
+      const existed = this.orgSecrets.has(upper);
+      this.orgSecrets.set(upper, { value: Buffer.from(plain).toString('utf8'), visibility: String(b.visibility), ...(b.visibility === 'selected' ? { selected_repository_ids: ids as number[] } : {}) });
+      return existed ? { status: 204 } : { status: 201, json: {} };
+    }
+    if (r.method === 'DELETE') return this.orgSecrets.delete(upper) ? { status: 204 } : gh(404, 'Not Found');
+    return gh(404, 'Not Found');
+  }
+
   protected handle(r: FakeRequest): FakeReply {
-    if (bearerOf(r) !== this.token) return gh(401, 'Bad credentials');
+    const app = /^\/app\/installations\/([^/]+)\/access_tokens$/.exec(r.url.pathname);
+    if (app && r.method === 'POST') return this.accessTokens(r, decodeURIComponent(app[1]!));
+    if (!this.authorized(r)) return gh(401, 'Bad credentials');
     const limited = this.limited();
     if (limited) return limited;
     this.arrivals.push(Date.now());
     if (!String(r.headers.accept ?? '').includes('application/vnd.github')) return gh(415, 'Unsupported Accept header');
     if (r.headers['x-github-api-version'] !== '2022-11-28') return gh(400, 'Invalid API version');
-    const prefix = `/repos/${this.owner}/${this.repo}`;
     const p = r.url.pathname;
+    const org = /^\/orgs\/([^/]+)\/actions\/secrets\/([^/]+)$/.exec(p);
+    if (org) return decodeURIComponent(org[1]!) === this.org ? this.orgSecret(r, decodeURIComponent(org[2]!)) : gh(404, 'Not Found');
+    const prefix = `/repos/${this.owner}/${this.repo}`;
     if (!p.startsWith(prefix + '/')) return gh(404, 'Not Found');
     const rest = p.slice(prefix.length);
     const m = /^(?:\/actions|\/environments\/([^/]+))\/secrets\/([^/]+)$/.exec(rest);

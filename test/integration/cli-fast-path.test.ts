@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, cleanup, startDaemon, type Daemon } from '../support/daemon.js';
 import { parseFast } from '../../src/cli/fast-path.js';
 
 // The fast path (src/cli/fast-path.ts) answers `transit encrypt|decrypt` without loading the full
@@ -77,5 +80,47 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
     const down = await d.cli(['transit', 'encrypt', 'fp', '--address', `unix://${d.dir}/nothing.sock`], { input: 'x' });
     expect(down.exitCode).toBe(1);
     expect(down.stderr).toMatch(/cannot reach keyhold at unix:\/\/.*nothing\.sock: is the daemon running/);
+  });
+
+  it('answers status and --version as the full CLI does (KEYHOLD_NO_FAST_PATH=1 forces the full CLI)', async () => {
+    const full = { KEYHOLD_NO_FAST_PATH: '1' };
+    expect(parseFast(['status', '--format', 'json'])).toMatchObject({ op: 'status', format: 'json' });
+    expect(parseFast(['--version'])).toMatchObject({ op: 'version' });
+    for (const argv of [['status', 'extra'], ['status', '--mount', 'x'], ['status', '--format', 'yaml'], ['status', '--help'], ['--version', 'x'], ['kv', '--version']]) expect(parseFast(argv), argv.join(' ')).toBeNull();
+    for (const args of [['status'], ['status', '--format', 'json'], ['status', '--field', 'sealed'], ['--version'], ['-v']]) {
+      const fast = await d.cli(args);
+      const slow = await d.cli(args, { env: full });
+      expect(fast.exitCode, args.join(' ')).toBe(slow.exitCode);
+      expect(fast.stdout, args.join(' ')).toBe(slow.stdout);
+      expect(fast.stderr, args.join(' ')).toBe(slow.stderr);
+    }
+    expect((await d.cli(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+/);
+    const down = { KEYHOLD_ADDR: `unix://${d.dir}/nothing.sock` };
+    const a = await d.cli(['status'], { env: down });
+    const b = await d.cli(['status'], { env: { ...down, ...full } });
+    expect([a.exitCode, a.stderr]).toEqual([b.exitCode, b.stderr]);
+    expect(a.exitCode).toBe(1);
+  });
+
+  it('the bin shim runs the bundled fast path only while it is newer than dist/ (a bare tsc never leaves a stale bundle in use)', () => {
+    // A copy of the shim beside stand-ins for the two fast paths, each saying which one ran.
+    const root = join(d.dir, 'shim-tree');
+    mkdirSync(join(root, 'bin'), { recursive: true });
+    mkdirSync(join(root, 'dist', 'bundle'), { recursive: true });
+    mkdirSync(join(root, 'dist', 'cli'), { recursive: true });
+    copyFileSync(join(ROOT, 'bin', 'keyhold.js'), join(root, 'bin', 'keyhold.js'));
+    copyFileSync(join(ROOT, 'bin', 'package.json'), join(root, 'bin', 'package.json'));
+    const bundle = join(root, 'dist', 'bundle', 'fast-path.cjs');
+    const esm = join(root, 'dist', 'cli', 'fast-path.js');
+    writeFileSync(bundle, "exports.runFast = async () => { process.stdout.write('bundle'); return true; };\n");
+    writeFileSync(esm, "export async function runFast() { process.stdout.write('dist'); return true; }\n");
+    const run = () => spawnSync(process.execPath, [join(root, 'bin', 'keyhold.js'), '--version'], { encoding: 'utf8' }).stdout;
+    utimesSync(esm, new Date(1_000_000), new Date(1_000_000));
+    utimesSync(bundle, new Date(2_000_000), new Date(2_000_000));
+    expect(run()).toBe('bundle');
+    utimesSync(esm, new Date(3_000_000), new Date(3_000_000)); // tsc ran after the bundle was made
+    expect(run()).toBe('dist');
+    rmSync(bundle);
+    expect(run()).toBe('dist');
   });
 });

@@ -1,14 +1,16 @@
 /**
  * Docs against the real daemon and the built CLI: the served OpenAPI document (validated, filtered by
  * token), `keyhold openapi`, `path-help`, `help TOPIC`, `completion` matching the committed files, and
- * dynamic completion end to end through bash, zsh and fish asking the daemon.
+ * dynamic completion end to end through bash, zsh and fish asking the daemon; and every command block
+ * of the README and docs/ run against a dev daemon, so the docs cannot lie.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { DOC_SKIP_MARKER, docBlocks, type DocBlock } from '../support/doc-blocks.js';
 
 let d: Daemon;
 let bin: string;
@@ -221,4 +223,62 @@ describe('shell completion', () => {
     const out = sh('fish', ['--no-config', '-c', `source ${join(ROOT, 'completions/keyhold.fish')}; complete -C 'keyhold transit sign '; complete -C 'keyhold sync dest read repohost '`]);
     expect(out.map((l) => l.split('\t')[0])).toEqual(['app', 'release', 'gh1']);
   });
+});
+
+/** Run one block with bash in `cwd`; resolves with the exit status and the output. */
+function runBlock(b: DocBlock, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    // -e: a failing command fails the block (commands expected to fail are written as `if ...; then exit 1; fi`).
+    // No pipefail: a reader's shell has none, and `keyhold ... | head` ends keyhold with 141 by design.
+    // Its own process group, so a timeout ends whatever the block started too.
+    const p = spawn('bash', ['--noprofile', '--norc', '-e', '-c', b.code], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const timer = setTimeout(() => process.kill(-p.pid!, 'SIGKILL'), 30_000);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+describe('command blocks of the README and docs/ run against a dev daemon', () => {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+
+  it('finds the pages and their blocks, and every fenced block names its language', () => {
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/tutorial.md', 'docs/transit.md', 'docs/kv.md']));
+    for (const f of files) for (const b of docBlocks(readFileSync(join(ROOT, f), 'utf8'))) expect(b.lang, `${f}:${b.line}: a fence without a language (use text for layouts)`).not.toBe('');
+    const readme = docBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    expect(readme.filter((b) => b.run).length).toBeGreaterThan(4);
+  });
+
+  for (const f of files) {
+    it(`${f}: every command block runs (or says why not)`, async () => {
+      const blocks = docBlocks(readFileSync(join(ROOT, f), 'utf8'));
+      for (const b of blocks) {
+        if (b.command && !b.run) expect(b.skipReason, `${f}:${b.line}: a ${b.lang} block must be \`sh\` and run, or start with "${DOC_SKIP_MARKER} <reason>"`).toBeTruthy();
+      }
+      const runnable = blocks.filter((b) => b.run);
+      if (!runnable.length) return;
+      // A fresh dev daemon per page: the blocks of one page build on each other, pages do not.
+      const dd = await startDaemon();
+      try {
+        const work = join(dd.dir, 'work');
+        const home = join(dd.dir, 'home');
+        const binDir = join(dd.dir, 'bin');
+        for (const dir of [work, home, binDir]) mkdirSync(dir, { recursive: true });
+        symlinkSync(BIN, join(binDir, 'keyhold'));
+        const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, HOME: home, KEYHOLD_HOME: join(home, '.keyhold'), XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), KEYHOLD_ADDR: dd.addr, KEYHOLD_TOKEN: dd.token, NO_COLOR: '1' };
+        for (const key of ['VAULT_ADDR', 'VAULT_TOKEN', 'KEYHOLD_FORMAT']) delete env[key];
+        for (const b of runnable) {
+          const r = await runBlock(b, work, env);
+          if (r.code !== 0) expect.fail(`${f}:${b.line}: the block exited ${r.code}:\n${b.code}\n--- output ---\n${r.out.slice(-3000)}`);
+        }
+      } finally {
+        await dd.stop();
+        cleanup(dd.dir);
+      }
+    }, 120_000);
+  }
 });

@@ -45,13 +45,15 @@ describe('mounts', () => {
     expect(Buffer.from(ok.body.data.plaintext, 'base64').toString()).toBe('hi');
   });
 
-  it('accepts kv with options.version 2 or kv-v2, and refuses KV version 1 and unknown types naming the field', async () => {
+  it('accepts kv with options.version 2 or kv-v2, kv without a version as KV version 1 (as Vault), and refuses unknown types naming the field', async () => {
     expect((await d.req('POST', 'sys/mounts/kv2a', { type: 'kv', options: { version: '2' } })).status).toBe(204);
     expect((await d.req('POST', 'sys/mounts/kv2b', { type: 'kv-v2' })).status).toBe(204);
     expect((await d.req('GET', 'sys/mounts/kv2b')).body.data).toMatchObject({ type: 'kv', options: { version: '2' } });
-    const v1 = await d.req('POST', 'sys/mounts/kv1', { type: 'kv' });
-    expect(v1.status).toBe(400);
-    expect(v1.body.errors[0]).toMatch(/^options\.version: /);
+    expect((await d.req('POST', 'sys/mounts/kv1', { type: 'kv' })).status).toBe(204);
+    expect((await d.req('GET', 'sys/mounts/kv1')).body.data).toMatchObject({ type: 'kv', options: { version: '1' } });
+    const v3 = await d.req('POST', 'sys/mounts/kv3', { type: 'kv', options: { version: '3' } });
+    expect(v3.status).toBe(400);
+    expect(v3.body.errors[0]).toMatch(/^options\.version: invalid version provided: 3/);
     const bad = await d.req('POST', 'sys/mounts/x1', { type: 'database' });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatch(/^type: unknown engine type "database"/);

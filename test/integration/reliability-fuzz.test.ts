@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ENGINES } from '../../src/engines/registry.js';
 import { sysEngine } from '../../src/engines/sys/index.js';
 import { tokenEngine } from '../../src/engines/sys/token-routes.js';
+import { cubbyholeRoutes } from '../../src/engines/cubbyhole/index.js';
 import { syncEngine } from '../../src/sync/index.js';
 import { cleanup, httpReq, type Answer, type Daemon } from '../support/daemon.js';
 import { initialize, must, startFileDaemon } from '../support/crash-harness.js';
@@ -44,6 +45,7 @@ const targets: Target[] = [
   ...sysEngine.routes.map((route) => ({ mount: 'sys/', route })),
   ...tokenEngine.routes.map((route) => ({ mount: 'auth/token/', route })),
   ...syncEngine.routes.map((route) => ({ mount: 'sys/sync/', route })),
+  ...cubbyholeRoutes.map((route) => ({ mount: 'cubbyhole/', route })),
 ];
 
 beforeAll(async () => {

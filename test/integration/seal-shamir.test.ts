@@ -188,6 +188,9 @@ describe('sys/rekey (Vault-faithful)', () => {
     let d = await start();
     const init = (await d.req('PUT', 'sys/init', { keychain: false }, { token: null })).body;
     expect(init.keys).toHaveLength(1);
+    // The audit log never sees key shares: Vault serves these routes outside its audited path.
+    const auditFile = join(d.dir, 'audit.log');
+    expect((await d.req('PUT', 'sys/audit/file', { type: 'file', options: { file_path: auditFile } }, { token: init.root_token })).status).toBe(204);
     expect(init.keys[0]).toMatch(/^[0-9a-f]{64}$/);
     const oldKey = init.keys_base64[0];
 
@@ -221,6 +224,12 @@ describe('sys/rekey (Vault-faithful)', () => {
     expect(cu.exitCode, cu.stderr).toBe(0);
     const three = [...cu.stdout.matchAll(/^Key \d: (\S+)$/gm)].map((m) => m[1]!);
     expect(three).toHaveLength(3);
+    expect((await d.req('GET', 'sys/mounts', undefined, { token: init.root_token })).status).toBe(200);
+    const { readFileSync } = await import('node:fs');
+    const audit = readFileSync(auditFile, 'utf8');
+    expect(audit).toContain('sys/mounts'); // the device works...
+    expect(audit).not.toMatch(/sys\/rekey/); // ...and saw no rekey request or response
+    for (const k of [oldKey, init.keys[0], ...five, ...three]) expect(audit).not.toContain(k);
     expect(cu.stdout).toMatch(/Operation nonce: [0-9a-f-]{36}/);
     await stop(d);
 
@@ -283,6 +292,40 @@ describe('sys/rekey (Vault-faithful)', () => {
     // Sealed: rekey answers 503.
     expect((await d.req('PUT', 'sys/seal', {}, { token: init.root_token })).status).toBe(204);
     expect((await d.req('GET', 'sys/rekey/init', undefined, { token: null })).status).toBe(503);
+    await stop(d);
+  });
+});
+
+// The keychain tests need a Secret Service; scripts/with-keyring.sh starts one and says whether it works.
+const secretService = process.env.KEYHOLD_SECRET_SERVICE === '1';
+
+describe.skipIf(!secretService)('shares with the OS keychain (real Secret Service: gnome-keyring)', () => {
+  it('init 3/2 keeps the master key in the keychain; a rekey moves the keychain entry to the new key; restarts unseal by themselves', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'keyhold-shamir-kc-'));
+    dirs.push(dir);
+    let d = await startDaemon({ dev: false, dir });
+    daemons.push(d);
+    const init = (await d.req('PUT', 'sys/init', { secret_shares: 3, secret_threshold: 2 }, { token: null })).body;
+    expect(init.keychain).toBe(true);
+    const master = reconstruct([Buffer.from(init.keys[0], 'hex'), Buffer.from(init.keys[2], 'hex')]);
+    const entries = () => execFileSync('secret-tool', ['search', '--all', 'service', 'keyhold'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(entries()).toContain(`secret = ${master.toString('base64')}`);
+
+    const st = (await d.req('PUT', 'sys/rekey/init', { secret_shares: 2, secret_threshold: 2 }, { token: null })).body;
+    await d.req('PUT', 'sys/rekey/update', { key: init.keys[1], nonce: st.nonce }, { token: null });
+    const up = (await d.req('PUT', 'sys/rekey/update', { key: init.keys[0], nonce: st.nonce }, { token: null })).body;
+    expect(up.complete).toBe(true);
+    const fresh = reconstruct(up.keys.map((k: string) => Buffer.from(k, 'hex')));
+    expect(fresh.equals(master)).toBe(false);
+    const after = entries();
+    expect(after).toContain(`secret = ${fresh.toString('base64')}`);
+    expect(after).not.toContain(`secret = ${master.toString('base64')}`);
+    await stop(d);
+
+    d = await startDaemon({ dev: false, dir });
+    daemons.push(d);
+    expect((await d.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: false, t: 2, n: 2, keychain_unseal: true });
     await stop(d);
   });
 });

@@ -159,6 +159,11 @@ describe('seal "transit" (auto-unseal by another keyhold)', () => {
     await sleep(1500);
     expect(node.output()).toMatch(/auto-unseal failed; retrying/);
     expect(node.output()).not.toContain(sealToken);
+    // Recovery keys cannot open the data without the seal: 503 naming the seal server, not a 500.
+    for (const k of recovery2.slice(0, 2)) await node.req('PUT', 'sys/unseal', { key: k }, { token: null });
+    const down = await node.req('PUT', 'sys/unseal', { key: recovery2[2] }, { token: null });
+    expect(down.status).toBe(503);
+    expect(down.body.errors[0]).toMatch(/^transit seal: cannot reach unix:\/\//);
     unsealer = await start(unsealerDir);
     expect((await unsealer.req('PUT', 'sys/unseal', { key: unsealerKey }, { token: null })).body.sealed).toBe(false);
     await waitUnsealed(node, 40_000);
@@ -251,6 +256,47 @@ describe('seal migration with `operator unseal -migrate`', () => {
     expect((await node.req('PUT', 'sys/unseal', { key: shares[0] }, { token: null })).body.sealed).toBe(false);
     expect((await node.req('GET', 'secret/data/m', undefined, { token: init.root_token })).body.data.data.v).toBe('migrated');
     expect(storedRecord(join(dir, 'data'), 'core/hsm/barrier-unseal-keys')).toBeNull();
+    await stop(node);
+  });
+});
+
+const secretService = process.env.KEYHOLD_SECRET_SERVICE === '1';
+
+describe.skipIf(!secretService)('seal migration and the OS keychain (real Secret Service: gnome-keyring)', () => {
+  it('keychain seal -> transit drops the keychain entry; transit -> keychain seal stores the recovery key there and restarts unseal by themselves', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const secrets = () => {
+      try {
+        return execFileSync('secret-tool', ['search', '--all', 'service', 'keyhold'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch {
+        return '';
+      }
+    };
+    const dir = newDir();
+    let node = await startDaemon({ dev: false, dir });
+    daemons.push(node);
+    const init = (await node.req('PUT', 'sys/init', {}, { token: null })).body;
+    expect(init.keychain).toBe(true);
+    const key: string = init.keys_base64[0];
+    expect(secrets()).toContain(`secret = ${key}`);
+    await stop(node);
+
+    node = await startDaemon({ dev: false, dir, args: ['--config', transitConfig(dir)] });
+    daemons.push(node);
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: true, migration: true, keychain_unseal: true });
+    expect((await node.req('PUT', 'sys/unseal', { key, migrate: true }, { token: null })).body).toMatchObject({ sealed: false, type: 'transit', keychain_unseal: false });
+    expect(secrets()).not.toContain(`secret = ${key}`);
+    await stop(node);
+
+    node = await startDaemon({ dev: false, dir, args: ['--config', transitConfig(dir, true)] });
+    daemons.push(node);
+    expect((await node.req('PUT', 'sys/unseal', { key, migrate: true }, { token: null })).body).toMatchObject({ sealed: false, type: 'shamir', keychain_unseal: true });
+    expect(secrets()).toContain(`secret = ${key}`);
+    await stop(node);
+    node = await startDaemon({ dev: false, dir });
+    daemons.push(node);
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ sealed: false, type: 'shamir' });
+    expect((await node.req('GET', 'sys/mounts', undefined, { token: init.root_token })).status).toBe(200);
     await stop(node);
   });
 });

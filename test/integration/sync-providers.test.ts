@@ -154,9 +154,12 @@ describe.each(providers)('$type', (p) => {
     s.failAlways({ status: 503 });
     try {
       await d.req('POST', `secret/data/${path}`, { data: v3 });
-      await until(() => statuses(p.type, 'e2e'), (st) => st.includes('EXTERNAL_SERVICE_ERROR'));
-      const rec = Object.values((await d.req('GET', `sys/sync/destinations/${p.type}/e2e/associations`)).body.data.associated_secrets as Record<string, { error?: string }>).find((x) => x.error);
-      expect(rec!.error).toMatch(/503/);
+      // One read showing the failure and its cause (a retry in flight shows SYNCING meanwhile).
+      const recs = await until(
+        async () => Object.values(((await d.req('GET', `sys/sync/destinations/${p.type}/e2e/associations`)).body?.data?.associated_secrets ?? {}) as Record<string, { sync_status: string; error?: string }>),
+        (rs) => rs.some((x) => x.sync_status === 'EXTERNAL_SERVICE_ERROR' && x.error),
+      );
+      expect(recs.find((x) => x.error)!.error).toMatch(/503/);
     } finally {
       s.heal();
     }

@@ -175,9 +175,12 @@ export function caseArb(targets: Target[]): fc.Arbitrary<FuzzCase> {
         fc.oneof({ weight: 4, arbitrary: fieldsBodyArb(t.route).map((o) => Buffer.from(JSON.stringify(o))) }, { weight: 1, arbitrary: rawBodyArb }, { weight: 1, arbitrary: fc.constant(undefined) }),
         fc.constantFrom('application/json', 'application/merge-patch+json', 'application/x-www-form-urlencoded', 'text/plain', ''),
         fc.option(fc.constantFrom('?list=true', '?version=1', '?list=maybe', '?version=-1&list=true', '?a=%zz'), { nil: '' }),
-      ).map(([path, body, ct, query]): FuzzCase => {
+        // Response wrapping on any request (issue 14): valid, zero, negative, huge and garbage TTLs.
+        fc.option(fc.constantFrom('60', '5m', '0', '-1', '769h', '1e9', 'soon', '1h30m', ''), { nil: undefined, freq: 4 }),
+      ).map(([path, body, ct, query, wrapTtl]): FuzzCase => {
         const headers: Record<string, string> = {};
         if (ct) headers['Content-Type'] = method === 'PATCH' && ct === 'application/json' ? 'application/merge-patch+json' : ct;
+        if (wrapTtl !== undefined) headers['X-Vault-Wrap-TTL'] = wrapTtl;
         const c: FuzzCase = { method, path: path + query, headers, body: method === 'GET' || method === 'LIST' ? (body && body.length < 100 ? body : undefined) : body, template: t.mount + t.route.path };
         // Short form in fast-check reports (bodies can be megabytes).
         Object.defineProperty(c, fc.toStringMethod, { value: () => describeCase(c), enumerable: false });

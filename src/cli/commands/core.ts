@@ -1,23 +1,24 @@
-/** Core commands: server, status, login, operator, generic read/write/list/delete, token, policy, secrets. */
+/** Core commands: server, status, operator, generic read/write/list/delete, token, policy, secrets. */
 import { Command, Option } from 'commander';
-import { mkdirSync, writeFileSync, chmodSync, readFileSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
-import { tokenFile } from '../../framework/paths.js';
 import { grid, success } from '../output.js';
 
-/** Operator commands whose Vault-style single-dash long flags (`-key-shares=5`) are accepted. */
-const VAULT_STYLE = new Set(['init', 'unseal', 'rekey', 'seal']);
-
 /**
- * Vault's CLI takes long flags with one dash (`vault operator init -key-shares=5`). After
- * `operator init|unseal|rekey|seal`, `-word...` becomes `--word...` so the same lines work here.
+ * Vault's CLI takes long flags with one dash (Go's flag package: `vault operator init -key-shares=5`,
+ * `vault login -method=approle`, `vault token create -orphan -period=24h`). Any word of two or more
+ * letters after one dash, before a `--`, becomes `--word...`; single-letter flags (`-f`, `-y`, `-v`)
+ * and values (`jwt=-`, `-`) are left alone.
  */
 export function vaultStyleFlags(argv: string[]): string[] {
-  const op = argv.indexOf('operator');
-  if (op < 0 || !VAULT_STYLE.has(argv[op + 1] ?? '')) return argv;
-  return argv.map((a, i) => (i > op + 1 && /^-[a-z][a-z-]+(=.*)?$/.test(a) ? `-${a}` : a));
+  const out: string[] = [];
+  let rest = false;
+  for (const a of argv) {
+    if (a === '--') rest = true;
+    out.push(!rest && /^-[A-Za-z][\w-]+(=.*)?$/s.test(a) ? `-${a}` : a);
+  }
+  return out;
 }
 
 /** Register the core commands on `program`. */
@@ -65,27 +66,6 @@ export function register(program: Command, ctx: CliContext): void {
       if (res.body?.sealed) process.exitCode = 2;
     });
 
-  program
-    .command('login')
-    .description('Save a token for later commands (read from stdin, or the argument)')
-    .argument('[token]', 'token; prefer stdin so it stays out of shell history')
-    .action(async (tokenArg: string | undefined, _o, cmd: Command) => {
-      const token = tokenArg && tokenArg !== '-' ? tokenArg : await ctx.secret('Token (will be hidden): ');
-      if (!token) throw new LocalError('no token given on stdin');
-      const client = ctx.client(cmd);
-      client.token = token;
-      const res = await client.request('GET', 'auth/token/lookup-self');
-      const file = tokenFile();
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      // Write to a private temp file and rename, so the token is never readable by others even briefly.
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, token + '\n', { mode: 0o600 });
-      chmodSync(tmp, 0o600);
-      renameSync(tmp, file);
-      const d = (res.body?.data ?? {}) as Record<string, unknown>;
-      success(`Success! Token saved to ${file} (policies: ${(d.policies as string[] | undefined)?.join(', ') ?? ''})`);
-    });
-
   const operator = program.command('operator').description('Initialise, unseal, rekey and seal the daemon');
   const int = (name: string) => (v: string) => {
     if (!/^\d+$/.test(v)) throw new LocalError(`--${name} must be a whole number, got "${v}"`);
@@ -112,6 +92,9 @@ export function register(program: Command, ctx: CliContext): void {
         if (!inited) process.exitCode = 2;
         return;
       }
+      // One share needs no threshold flag (it can only be 1).
+      if (opts.keyShares === 1) opts.keyThreshold ??= 1;
+      if (opts.recoveryShares === 1) opts.recoveryThreshold ??= 1;
       const body: Record<string, unknown> = { keychain: opts.keychain };
       if (opts.keyShares !== undefined) body.secret_shares = opts.keyShares;
       if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;
@@ -319,9 +302,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--num-uses <n>', 'number of uses (0 = unlimited)')
     .option('--display-name <name>', 'display name')
     .option('--orphan', 'create an orphan token')
+    .option('--role <name>', 'create against a token role (auth/token/create/<name>)')
+    .option('--period <duration>', 'periodic token: each renewal resets the TTL to this')
+    .option('--type <type>', 'token type (service)')
     .option('--no-default-policy', 'do not attach the default policy')
     .option('--renewable <bool>', 'whether it can be renewed')
-    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token')
+    .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token\n  $ keyhold token create -role=deployer -period=24h -orphan')
     .action(async (o, cmd: Command) => {
       const policies = [...(o.policy ?? []), ...(o.policies ? String(o.policies).split(',') : [])];
       const body: Record<string, unknown> = {};
@@ -333,7 +319,9 @@ export function register(program: Command, ctx: CliContext): void {
       if (o.orphan) body.no_parent = true;
       if (o.defaultPolicy === false) body.no_default_policy = true;
       if (o.renewable !== undefined) body.renewable = o.renewable;
-      const res = await ctx.client(cmd).write('auth/token/create', body);
+      if (o.period) body.period = o.period;
+      if (o.type) body.type = o.type;
+      const res = await ctx.client(cmd).write(o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create', body);
       const a = (res.body?.auth ?? {}) as Record<string, unknown>;
       await ctx.print(cmd, {
         token: a.client_token,

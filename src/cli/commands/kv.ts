@@ -16,6 +16,13 @@ interface Target {
   mount: string;
   /** Secret path inside the mount, without leading/trailing slashes ("" for the mount root). */
   path: string;
+  /** KV version 1 mount: plain paths, no data/ or metadata/ (as `vault kv` decides from options.version). */
+  v1?: boolean;
+}
+
+/** Commands that exist only for KV version 2. */
+function needV2(t: Target, what: string): void {
+  if (t.v1) throw new LocalError(`${what} needs KV version 2, and ${t.mount}/ is a KV version 1 mount (upgrade it with \`keyhold write sys/mounts/${t.mount}/tune options=version=2\`)`);
 }
 
 function trimSlashes(s: string): string {
@@ -28,12 +35,12 @@ function enc(p: string): string {
 
 /** API path `<mount>/<word>/<path>`, URL-encoded per segment. */
 function apiPath(t: Target, word: string): string {
-  return [enc(t.mount), word, enc(t.path)].filter((s) => s !== '').join('/');
+  return [enc(t.mount), t.v1 ? '' : word, enc(t.path)].filter((s) => s !== '').join('/');
 }
 
 /** Human path `<mount>/<word>/<path>` for messages. */
 function shownPath(t: Target, word: string): string {
-  return [t.mount, word, t.path].filter((s) => s !== '').join('/');
+  return [t.mount, t.v1 ? '' : word, t.path].filter((s) => s !== '').join('/');
 }
 
 /** Resolve a path that must name a secret (not just a mount). */
@@ -45,27 +52,39 @@ async function secretTarget(client: Client, arg: string, mountFlag?: string): Pr
 
 /** Resolve mount and secret path from the argument (and `--mount`), asking the daemon for its mounts. */
 export async function resolveTarget(client: Client, arg: string, mountFlag?: string): Promise<Target> {
-  if (mountFlag !== undefined && mountFlag !== '') return { mount: trimSlashes(mountFlag), path: trimSlashes(arg) };
+  if (mountFlag !== undefined && mountFlag !== '') return { mount: trimSlashes(mountFlag), path: trimSlashes(arg), v1: await isV1(client, trimSlashes(mountFlag)) };
   const clean = trimSlashes(arg);
   if (clean === '') throw new LocalError('give a path such as secret/foo (or --mount secret foo)');
-  let mounts: string[] | null = null;
+  let mounts: Array<[string, boolean]> | null = null;
   try {
     const res = await client.read('sys/mounts');
     const table = ((res.body?.data ?? res.body ?? {}) as Record<string, unknown>) || {};
     mounts = Object.entries(table)
-      .filter(([, v]) => v && typeof v === 'object' && (v as { type?: unknown }).type === 'kv')
-      .map(([k]) => k);
+      .filter(([, v]) => v && typeof v === 'object' && ['kv', 'generic'].includes(String((v as { type?: unknown }).type)))
+      .map(([k, v]) => [k, (v as { options?: { version?: string } | null }).options?.version !== '2']);
   } catch (e) {
     // A token without read on sys/mounts still works: fall back to the first path segment.
     if (!(e instanceof ServerError)) throw e;
   }
   if (mounts) {
-    const best = mounts.filter((m) => (clean + '/').startsWith(m)).sort((a, b) => b.length - a.length)[0];
-    if (!best) throw new LocalError(`no KV version 2 mount found for "${arg}"; mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`);
-    return { mount: trimSlashes(best), path: trimSlashes(clean.slice(best.length)) };
+    const best = mounts.filter(([m]) => (clean + '/').startsWith(m)).sort((a, b) => b[0].length - a[0].length)[0];
+    if (!best) throw new LocalError(`no KV version 2 mount found for "${arg}" (nor a KV version 1 mount); mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`);
+    return { mount: trimSlashes(best[0]), path: trimSlashes(clean.slice(best[0].length)), v1: best[1] };
   }
   const i = clean.indexOf('/');
-  return i === -1 ? { mount: clean, path: '' } : { mount: clean.slice(0, i), path: clean.slice(i + 1) };
+  const mount = i === -1 ? clean : clean.slice(0, i);
+  return { mount, path: i === -1 ? '' : clean.slice(i + 1), v1: await isV1(client, mount) };
+}
+
+/** The KV version of a mount from `sys/internal/ui/mounts/<mount>` (the vault CLI's preflight); v2 when unknown. */
+async function isV1(client: Client, mount: string): Promise<boolean> {
+  try {
+    const res = await client.read(`sys/internal/ui/mounts/${enc(mount)}`);
+    const v = ((res.body?.data as { options?: { version?: string } | null } | undefined)?.options ?? {})?.version;
+    return v !== undefined && v !== '2';
+  } catch {
+    return false;
+  }
 }
 
 /** A "== Title ==" header sized to a key/value table whose longest key is `keyWidth`. */
@@ -176,6 +195,11 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (path: string, pairs: string[], opts: { cas?: string; mount?: string }, cmd: Command) => {
       const data = await secretData(pairs);
       const t = await secretTarget(ctx.client(cmd), path, opts.mount);
+      if (t.v1) {
+        await ctx.client(cmd).write(apiPath(t, ''), data);
+        process.stderr.write(`Success! Data written to: ${shownPath(t, '')}\n`);
+        return;
+      }
       const body: Record<string, unknown> = { data };
       const cas = intFlag('--cas', opts.cas);
       if (cas !== undefined) body.options = { cas };
@@ -194,6 +218,7 @@ export function register(program: Command, ctx: CliContext): void {
       const data: Record<string, unknown> = pairs.length || !opts.remove?.length ? await secretData(pairs) : {};
       for (const k of opts.remove ?? []) data[k] = null;
       const t = await secretTarget(ctx.client(cmd), path, opts.mount);
+      needV2(t, 'kv patch');
       const body: Record<string, unknown> = { data };
       const cas = intFlag('--cas', opts.cas);
       if (cas !== undefined) body.options = { cas };
@@ -211,6 +236,14 @@ export function register(program: Command, ctx: CliContext): void {
       const client = ctx.client(cmd);
       const t = await secretTarget(client, path, opts.mount);
       const version = intFlag('--version', opts.version);
+      if (t.v1) {
+        if (version) needV2(t, 'kv get --version');
+        const r1 = await client.request('GET', apiPath(t, ''), undefined, { allowStatus: [404] });
+        if (r1.status === 404) throw new ServerError(404, [`No value found at ${shownPath(t, '')}`], r1.body);
+        const d1 = dataOf(r1);
+        await emit(cmd, r1.body, d1, () => table(Object.fromEntries(Object.entries(d1).map(([k, v]) => [k, show(k, v)]))));
+        return;
+      }
       const q = version ? `?version=${version}` : '';
       const res = await client.request('GET', apiPath(t, 'data') + q, undefined, { allowStatus: [404] });
       const d = dataOf(res);
@@ -247,6 +280,7 @@ export function register(program: Command, ctx: CliContext): void {
       const client = ctx.client(cmd);
       const t = await secretTarget(client, path, opts.mount);
       const versions = versionsOf(opts.versions, false);
+      if (versions) needV2(t, 'kv delete --versions');
       if (versions) await client.request('POST', apiPath(t, 'delete'), { versions });
       else await client.request('DELETE', apiPath(t, 'data'));
       process.stderr.write(`Success! Data deleted (if it existed) at: ${shownPath(t, versions ? 'delete' : 'data')}\n`);
@@ -264,6 +298,7 @@ export function register(program: Command, ctx: CliContext): void {
       .action(async (path: string, opts: { versions?: string; mount?: string }, cmd: Command) => {
         const client = ctx.client(cmd);
         const t = await secretTarget(client, path, opts.mount);
+        needV2(t, `kv ${name}`);
         await client.request('POST', apiPath(t, word), { versions: versionsOf(opts.versions, true) });
         process.stderr.write(`Success! Data written to: ${shownPath(t, word)}\n`);
       });

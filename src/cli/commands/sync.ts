@@ -332,24 +332,44 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--type <type>', 'only destinations of this type')
     .option('--name <name>', 'only destinations with this name')
     .option('--failed', 'only associations whose last operation failed')
-    .action(async (opts: { type?: string; name?: string; failed?: boolean }, cmd: Command) => {
+    .option('--watch [seconds]', 'print the status again every SECONDS (default 2) until Ctrl-C')
+    .addHelpText('after', '\nExamples:\n  $ keyhold sync status --failed\n  $ keyhold sync status --type repohost --watch 5')
+    .action(async (opts: { type?: string; name?: string; failed?: boolean; watch?: string | true }, cmd: Command) => {
       const client = ctx.client(cmd);
       if (opts.type) typeArg(opts.type);
-      const data = await listOrEmpty(client, 'sys/sync/destinations');
-      const info = (data.key_info ?? {}) as Record<string, string[]>;
-      let rows: StatusRow[] = [];
-      for (const k of Object.keys(info).sort()) {
-        const type = k.replace(/\/$/, '');
-        if (opts.type && type !== opts.type) continue;
-        for (const name of info[k]!) {
-          if (opts.name && name !== opts.name) continue;
-          const r = await client.read(destPath(type, name, '/associations'));
-          rows.push(...rowsOf(type, name, (r.body?.data ?? {}) as Record<string, unknown>));
-        }
+      if (opts.watch === undefined) return printRows(ctx, cmd, await statusRows(client, opts));
+      const seconds = opts.watch === true ? 2 : Number(opts.watch);
+      if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 86_400) throw new LocalError('--watch: SECONDS must be a number from 0.1 to 86400');
+      // Runs until Ctrl-C, which ends the CLI with 130 (src/cli/signals.ts). On a terminal each round
+      // redraws the screen, like watch(1); into a pipe the rounds follow each other, a blank line apart.
+      const tty = process.stdout.isTTY === true;
+      for (let round = 0; ; round++) {
+        const rows = await statusRows(client, opts);
+        if (tty) process.stdout.write('\x1b[H\x1b[2J');
+        else if (round > 0) process.stdout.write('\n');
+        if (tty) process.stdout.write(`Every ${seconds}s: keyhold sync status (Ctrl-C to stop)\n\n`);
+        await printRows(ctx, cmd, rows);
+        await new Promise((r) => setTimeout(r, seconds * 1000));
       }
-      if (opts.failed) rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING'].includes(r.sync_status));
-      await printRows(ctx, cmd, rows);
     });
+
+  /** The status rows of every association of the destinations selected by `opts`. */
+  async function statusRows(client: Client, opts: { type?: string; name?: string; failed?: boolean }): Promise<StatusRow[]> {
+    const data = await listOrEmpty(client, 'sys/sync/destinations');
+    const info = (data.key_info ?? {}) as Record<string, string[]>;
+    let rows: StatusRow[] = [];
+    for (const k of Object.keys(info).sort()) {
+      const type = k.replace(/\/$/, '');
+      if (opts.type && type !== opts.type) continue;
+      for (const name of info[k]!) {
+        if (opts.name && name !== opts.name) continue;
+        const r = await client.read(destPath(type, name, '/associations'));
+        rows.push(...rowsOf(type, name, (r.body?.data ?? {}) as Record<string, unknown>));
+      }
+    }
+    if (opts.failed) rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING'].includes(r.sync_status));
+    return rows;
+  }
 
   sync
     .command('config')

@@ -5,6 +5,7 @@
  * `--envelope` encrypts or decrypts any size locally in chunks with a data key from the daemon.
  * Heavy modules (crypto, streams) are imported lazily so start-up stays lean.
  */
+import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
@@ -246,7 +247,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--iss <issuer>', 'expected issuer')
     .option('--aud <audience>', 'accepted audience (comma-separated for several)')
     .option('--leeway <duration>', 'clock skew tolerated for exp and nbf, e.g. 30s')
-    .addHelpText('after', '\nExamples:\n  $ keyhold transit jwt sign issuer --claims \'{"sub":"ci"}\' --field token > token.jwt\n  $ keyhold transit jwt verify issuer --aud ci < token.jwt')
+    .addHelpText('after', '\nExamples:\n  $ keyhold transit jwt verify issuer --aud ci < token.jwt\n  $ keyhold transit jwt verify issuer --file token.jwt --format json')
     .action(async (name: string, o, cmd: Command) => {
       const token = (await inputBytes(ctx, o)).toString('utf8').trim();
       if (!token) throw new LocalError('no JWT given (stdin or --file)');
@@ -334,11 +335,22 @@ async function runPipeline(o: EnvelopeOpts, transform: import('node:stream').Tra
   let total: number | undefined;
   if (o.file) total = (await import('node:fs')).statSync(o.file).size;
   const progress = progressBar({ total, label: 'envelope' });
+  // Ctrl-C or a closed output pipe must not leave a partial --output behind (runPipeline's catch does
+  // the same for failures).
+  const { onInterrupt } = await import('../signals.js');
+  const outPath = o.output;
+  const forget = onInterrupt(() => {
+    progress.done();
+    if (outPath) (output as import('node:fs').WriteStream).destroy();
+    if (outPath) rmSync(outPath, { force: true });
+  });
   try {
     if (progress.active) await pipeline(input, meter(progress), transform, output);
     else await pipeline(input, transform, output);
+    forget();
     progress.done();
   } catch (e) {
+    forget();
     progress.done();
     if (o.output) await rm(o.output, { force: true });
     if (e instanceof EnvelopeError) throw new LocalError(e.message);

@@ -39,7 +39,7 @@ export const capabilitiesRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (!data.token) throw invalid('token', 'missing token');
-        const t = await engine.lookupToken(data.token, { peek: true });
+        const t = await engine.lookupToken(data.token.trim(), { peek: true });
         if (!t) throw invalid('invalid token');
         return answer(engine, t, data);
       },
@@ -52,7 +52,7 @@ export const capabilitiesRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (!data.accessor) throw invalid('accessor', 'missing accessor');
-        const e = await engine.tokens.lookupAccessor(data.accessor);
+        const e = await engine.tokens.lookupAccessor(data.accessor.trim());
         if (!e) throw invalid('invalid accessor');
         return answer(engine, tokenInfo('', e), data);
       },

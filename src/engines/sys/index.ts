@@ -8,6 +8,7 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { authRoutes } from './auth-routes.js';
 import { managedKeyRoutes } from './managed-key-routes.js';
 import { sealRoutes } from './seal-routes.js';
 import { capabilitiesRoutes } from './capabilities-routes.js';
@@ -151,7 +152,9 @@ export const sysRoutes: AnyRoute[] = [
       },
       update: async ({ engine, data }) => {
         const config = data.allowed_managed_keys !== undefined ? { allowed_managed_keys: managedKeyList(data.allowed_managed_keys) } : undefined;
-        await engine.tune(data.path, { description: data.description, options: data.options, config });
+        const warnings = await engine.tune(data.path, { description: data.description, options: data.options, config });
+        // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
+        return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
     },
   }),
@@ -193,6 +196,8 @@ export const sysRoutes: AnyRoute[] = [
         const out: Record<string, unknown> = {};
         for (const m of engine.mounts()) out[m.path] = mountView(m);
         out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
+        out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
         return { data: out };
       },
     },
@@ -278,7 +283,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -125,7 +125,13 @@ export const sealRoutes: AnyRoute[] = [
     unauthenticated: true,
     allowSealed: true,
     // Vault answers seal-status with a bare JSON object (no envelope); clients read `sealed` at the top.
-    operations: { read: ({ engine }) => rawJson(sealStatus(engine)) },
+    operations: {
+      read: async ({ engine }) => {
+        // A sealed daemon on shared storage re-reads the seal config (another may have initialised it).
+        if (engine.isSealed()) await engine.sealer.refresh();
+        return rawJson(sealStatus(engine));
+      },
+    },
   }),
   route({
     path: 'init',
@@ -147,7 +153,10 @@ export const sealRoutes: AnyRoute[] = [
     unauthenticated: true,
     allowSealed: true,
     operations: {
-      read: ({ engine }) => rawJson({ initialized: engine.isInitialized() }),
+      read: async ({ engine }) => {
+        if (engine.isSealed()) await engine.sealer.refresh();
+        return rawJson({ initialized: engine.isInitialized() });
+      },
       update: async ({ engine, data }) => {
         if (engine.isInitialized()) throw invalid('Vault is already initialized');
         const r = await engine.init({ ...data, useKeychain: data.keychain });

@@ -1,6 +1,8 @@
 /** What the sys and token routes need from the core (implemented by server/core.ts). */
 import type { PolicyStore } from '../../auth/policies.js';
 import type { TokenStore } from '../../auth/tokens.js';
+import type { IdentityStore } from '../../auth/identity.js';
+import type { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
@@ -12,6 +14,8 @@ export interface SysCore {
   readonly clock: Clock;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
+  readonly identity: IdentityStore;
+  readonly tokenRoles: TokenRoleStore;
   /** sys/managed-keys (PKCS#11 and AWS KMS keys). */
   readonly managedKeys: ManagedKeyRegistry;
   readonly backend: { describe(): string };
@@ -20,7 +24,7 @@ export interface SysCore {
   isInitialized(): boolean;
   isSealed(): boolean;
   /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
-  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType'>;
+  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh'>;
   init(opts: InitParams): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string; keychain: boolean }>;
   submitUnsealKey(key: string, migrate?: boolean): Promise<void>;
   resetUnseal(): void;
@@ -28,9 +32,15 @@ export interface SysCore {
   mounts(): MountInfo[];
   mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> }): Promise<MountInfo>;
   unmount(path: string): Promise<void>;
-  tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
+  tune(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<string[] | void>;
   reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]>;
   findMount(pathOrAccessor: string): MountInfo | undefined;
+  /** Auth mounts including auth/token/ (paths `auth/<name>/`). */
+  authMounts(): MountInfo[];
+  findAuthMount(path: string): MountInfo | undefined;
+  enableAuth(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown>; local?: boolean; seal_wrap?: boolean }): Promise<MountInfo>;
+  disableAuth(path: string): Promise<void>;
+  tuneAuth(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
   resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;

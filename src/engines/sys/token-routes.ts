@@ -2,8 +2,10 @@
 import type { EngineModule } from '../../framework/engine.js';
 import { denied, invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
-import { routesFor, type AnyRoute } from '../../framework/route.js';
+import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
+import type { RequestContext } from '../../framework/context.js';
 import type { TokenEntry } from '../../auth/tokens.js';
+import { defaultTokenRole, type TokenRole } from '../../auth/token-roles.js';
 import type { SysCore } from './sys-core.js';
 
 const route = routesFor<SysCore>();
@@ -14,12 +16,12 @@ function rfc3339(sec: number): string {
 
 function lookupData(core: SysCore, e: TokenEntry, id: string | undefined): Record<string, unknown> {
   const now = core.clock.now() / 1000;
-  return {
+  const out: Record<string, unknown> = {
     accessor: e.accessor,
     creation_time: Math.floor(e.creation_time),
-    creation_ttl: e.ttl,
+    creation_ttl: Math.round(e.ttl),
     display_name: e.display_name,
-    entity_id: '',
+    entity_id: e.entity_id ?? '',
     expire_time: e.expire_time ? rfc3339(e.expire_time) : null,
     explicit_max_ttl: e.explicit_max_ttl,
     id: id ?? '',
@@ -27,12 +29,20 @@ function lookupData(core: SysCore, e: TokenEntry, id: string | undefined): Recor
     meta: Object.keys(e.meta).length ? e.meta : null,
     num_uses: e.num_uses,
     orphan: e.orphan,
-    path: 'auth/token/create',
+    path: e.path ?? 'auth/token/create',
     policies: e.policies,
     renewable: e.renewable,
     ttl: e.expire_time ? Math.max(0, Math.round(e.expire_time - now)) : 0,
     type: e.type,
   };
+  if (e.period) out.period = e.period;
+  if (e.role) out.role = e.role;
+  if (e.bound_cidrs?.length) out.bound_cidrs = e.bound_cidrs;
+  if (e.last_renewal_time) {
+    out.last_renewal_time = Math.floor(e.last_renewal_time);
+    out.last_renewal = rfc3339(e.last_renewal_time);
+  }
+  return out;
 }
 
 function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
@@ -42,9 +52,9 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
     policies: e.policies,
     token_policies: e.policies,
     metadata: Object.keys(e.meta).length ? e.meta : null,
-    lease_duration: e.ttl,
+    lease_duration: Math.round(e.expire_time ? e.expire_time - e.creation_time - (e.last_renewal_time ? e.last_renewal_time - e.creation_time : 0) : 0),
     renewable: e.renewable,
-    entity_id: '',
+    entity_id: e.entity_id ?? '',
     token_type: 'service',
     orphan: e.orphan,
     mfa_requirement: null,
@@ -61,60 +71,268 @@ async function entryOf(core: SysCore, token: string | undefined, self = false): 
   return e;
 }
 
+/** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
+async function renewEntry(core: SysCore, e: TokenEntry, increment: number | undefined): Promise<TokenEntry> {
+  if (!e.renewable) throw invalid('lease is not renewable');
+  return core.tokens.renew(e, increment);
+}
+
 /** Vault's default token TTL (768h) for tokens without an explicit ttl, except root tokens. */
 const DEFAULT_TTL = 768 * 3600;
 
 const createFields = {
-  policies: f.strings('Policies of the new token (subset of the caller\'s unless root)'),
+  id: f.string('Token id to use (root or sudo only)').sensitive(),
+  role_name: f.string('Token role to create against'),
+  policies: f.strings('Policies of the new token (subset of the caller\'s unless root, sudo or a role allows them)'),
   ttl: f.duration('Time to live, e.g. "1h"; 0 means no expiry for root callers'),
+  lease: f.duration('Deprecated: use ttl'),
   explicit_max_ttl: f.duration('Hard limit on the lifetime, renewals included'),
   renewable: f.bool('Whether the token can be renewed').default(true),
   num_uses: f.int('Number of uses; 0 is unlimited').min(0).default(0),
   display_name: f.string('Display name (stored as token-<name>)').default(''),
   meta: f.stringMap('Metadata'),
-  no_parent: f.bool('Create an orphan token (root only)').default(false),
+  no_parent: f.bool('Create an orphan token (root or sudo)').default(false),
   no_default_policy: f.bool('Do not attach the default policy').default(false),
-  period: f.duration('Accepted for compatibility (treated as ttl)'),
+  period: f.duration('Periodic token: every renewal sets the TTL to this (root or sudo, or through a role)'),
   type: f.string('Token type; only service is supported').default('service'),
+  entity_alias: f.string('Entity alias (with a role allowing it)'),
 };
+
+type CreateData = { [K in keyof typeof createFields]: unknown } & Record<string, unknown>;
+
+function globMatch(pattern: string, v: string): boolean {
+  return new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$').test(v);
+}
+
+function fmt(list: string[]): string {
+  return JSON.stringify(list);
+}
+
+/**
+ * Token creation (vault/token_store.go handleCreateCommon): the parent's policies bound a child's
+ * unless the caller is root or has sudo on the path (or a token role allows the policies); orphans,
+ * periodic tokens and custom ids need root or sudo unless a role grants them.
+ */
+async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath: boolean, roleName: string | undefined): Promise<Reply> {
+  const { engine, token, fullPath } = ctx;
+  const data = ctx.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const caller = token!;
+  const sudo = caller.root || ctx.allowed('sudo', fullPath);
+  const warnings: string[] = [];
+  if (data.type !== 'service') throw invalid('type', 'only "service" tokens are supported');
+  const role: TokenRole | null = roleName ? await engine.tokenRoles.get(roleName.toLowerCase()) : null;
+  if (roleName && !role) throw invalid('unknown role');
+  if (data.entity_alias && !role) throw invalid("'entity_alias' is only allowed in combination with token role");
+  if (data.entity_alias && role && !role.allowed_entity_aliases.some((p) => globMatch(p.toLowerCase(), String(data.entity_alias).toLowerCase()))) throw invalid("invalid 'entity_alias' value");
+  if (data.id !== undefined && !sudo) throw invalid('root or sudo privileges required to specify token id');
+  if (typeof data.id === 'string' && data.id.includes('.')) throw invalid('token IDs can not contain period');
+  if (data.id) warnings.push('Supplying a custom ID for the token uses the weaker SHA1 hashing instead of the more secure SHA2-256 HMAC for token obfuscation. SHA1 hashed tokens on the wire leads to less secure lookups.');
+  const norm = (l: string[]) => [...new Set(l.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))];
+  let requested = data.policies ? norm(data.policies) : null;
+  let policies: string[];
+  let orphan = orphanPath || data.no_parent === true;
+  let period: number = data.period ?? 0;
+  let explicitMax: number = data.explicit_max_ttl ?? 0;
+  let renewable: boolean = data.renewable;
+  let numUses: number = data.num_uses;
+  const noDefault: boolean = data.no_default_policy || (role?.token_no_default_policy ?? false);
+  if (role) {
+    if (!requested || requested.length === 0) requested = norm(role.allowed_policies);
+    const check = requested.filter((p) => p !== 'default');
+    if (role.allowed_policies.length || role.allowed_policies_glob.length) {
+      const ok = check.every((p) => role.allowed_policies.includes(p) || role.allowed_policies_glob.some((g) => globMatch(g, p)));
+      if (!ok) throw invalid(`token policies (${fmt(check.sort())}) must be subset of the role's allowed policies (${fmt(role.allowed_policies)}) or glob policies (${fmt(role.allowed_policies_glob)})`);
+    } else if (!sudo) {
+      const mine = new Set(caller.policies);
+      if (check.some((p) => !mine.has(p))) throw invalid('policies', `child policies must be subset of parent: ${check.filter((p) => !mine.has(p)).join(', ')}`);
+    }
+    for (const p of check) {
+      if (role.disallowed_policies.includes(p) || role.disallowed_policies_glob.some((g) => globMatch(g, p))) throw invalid(`token policy ${JSON.stringify(p)} is disallowed by this role`);
+    }
+    if (check.includes('root')) throw invalid('root tokens may not be created from token roles');
+    orphan = role.orphan || (orphan && sudo);
+    if (!role.renewable) renewable = false;
+    if (role.token_period) {
+      if (period && period !== role.token_period) warnings.push('Role period is set and overrides the requested period');
+      period = period ? Math.min(period, role.token_period) : role.token_period;
+    }
+    if (role.token_explicit_max_ttl) {
+      if (explicitMax && explicitMax > role.token_explicit_max_ttl) warnings.push('Explicit max TTL specified both during creation call and in role; using the lesser value');
+      explicitMax = explicitMax ? Math.min(explicitMax, role.token_explicit_max_ttl) : role.token_explicit_max_ttl;
+    }
+    if (role.token_num_uses && (!numUses || numUses > role.token_num_uses)) numUses = role.token_num_uses;
+  } else {
+    requested ??= norm(caller.policies);
+    if (requested.includes('root') && !caller.root) throw invalid('policies', 'root tokens may not be created without parent token being root');
+    if (!sudo) {
+      const mine = new Set(caller.policies);
+      const extra = requested.filter((p) => p !== 'default' && !mine.has(p));
+      if (extra.length) throw invalid('policies', `child policies must be subset of parent: ${extra.join(', ')}`);
+      if (orphan && !orphanPath) throw invalid('root or sudo privileges required to create orphan token');
+      if (period) throw invalid('root or sudo privileges required to create periodic token');
+    }
+  }
+  policies = requested;
+  if (!noDefault && !policies.includes('root') && !policies.includes('default')) policies = [...policies, 'default'];
+  if (noDefault) policies = policies.filter((p) => p !== 'default');
+  policies.sort();
+  for (const p of policies) if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p))) warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
+  const ttl: number = data.ttl ?? data.lease ?? (policies.includes('root') && caller.root ? 0 : DEFAULT_TTL);
+  const path = role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
+  const { id, entry } = await engine.tokens.create({
+    id: data.id || undefined,
+    policies,
+    ttl: period ? 0 : ttl,
+    period,
+    explicit_max_ttl: explicitMax,
+    renewable: renewable && (ttl > 0 || period > 0),
+    num_uses: numUses,
+    // Vault prefixes a given name with "token-" and names an unnamed token "token".
+    display_name: data.display_name ? `token-${String(data.display_name).replace(/[^\w-]/g, '-')}` : 'token',
+    meta: data.meta,
+    orphan,
+    parent_accessor: orphan ? '' : caller.accessor,
+    path,
+    role: role?.name,
+    bound_cidrs: role?.token_bound_cidrs,
+    // Non-periodic tokens live at most the mount max (768h) from creation, renewals included.
+    max_ttl: period || !ttl ? 0 : Math.max(ttl, DEFAULT_TTL),
+  });
+  return { auth: authBlock(id, entry), data: null, ...(warnings.length ? { warnings } : {}) };
+}
+
+const roleFields = {
+  role_name: f.name('Token role name'),
+  allowed_policies: f.strings('Policies tokens of this role may have (also the default set)'),
+  disallowed_policies: f.strings('Policies tokens of this role may never have'),
+  allowed_policies_glob: f.strings('Glob patterns of allowed policies'),
+  disallowed_policies_glob: f.strings('Glob patterns of disallowed policies'),
+  allowed_entity_aliases: f.strings('Entity aliases tokens may be created for (globs)'),
+  orphan: f.bool('Tokens are orphans'),
+  renewable: f.bool('Tokens are renewable (default true)'),
+  path_suffix: f.string('Suffix of the creation path (revocation by prefix)'),
+  token_period: f.duration('Period of the tokens (periodic tokens)'),
+  period: f.duration('Deprecated: use token_period'),
+  token_explicit_max_ttl: f.duration('Hard lifetime cap'),
+  explicit_max_ttl: f.duration('Deprecated: use token_explicit_max_ttl'),
+  token_bound_cidrs: f.strings('CIDR blocks the tokens may be used from'),
+  bound_cidrs: f.strings('Deprecated: use token_bound_cidrs'),
+  token_no_default_policy: f.bool('Do not add the default policy'),
+  token_num_uses: f.int('Uses of each token'),
+  token_type: f.string('service or default-service (batch tokens are not supported)'),
+};
+
+function tokenRoleView(r: TokenRole): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    name: r.name,
+    allowed_policies: r.allowed_policies,
+    disallowed_policies: r.disallowed_policies,
+    allowed_policies_glob: r.allowed_policies_glob,
+    disallowed_policies_glob: r.disallowed_policies_glob,
+    allowed_entity_aliases: r.allowed_entity_aliases,
+    orphan: r.orphan,
+    renewable: r.renewable,
+    path_suffix: r.path_suffix,
+    period: r.token_period,
+    token_period: r.token_period,
+    explicit_max_ttl: r.token_explicit_max_ttl,
+    token_explicit_max_ttl: r.token_explicit_max_ttl,
+    token_type: r.token_type,
+    token_no_default_policy: r.token_no_default_policy,
+  };
+  if (r.token_bound_cidrs.length) {
+    out.token_bound_cidrs = r.token_bound_cidrs;
+    out.bound_cidrs = r.token_bound_cidrs;
+  }
+  if (r.token_num_uses) out.token_num_uses = r.token_num_uses;
+  return out;
+}
+
+const TIDY_WARNING = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 
 /** Routes of the token auth method. */
 export const tokenRoutes: AnyRoute[] = [
   route({
-    path: 'create(-orphan)',
+    path: 'create',
     summary: 'Create a token',
     fields: createFields,
+    operations: { update: (ctx) => createToken(ctx as never, false, undefined) },
+    cli: { command: 'token create', examples: ['keyhold token create --policies transit-user --ttl 1h', 'keyhold token create -role=ci -period=24h -orphan'] },
+  }),
+  route({
+    path: 'create-orphan',
+    summary: 'Create an orphan token (no sudo needed)',
+    fields: createFields,
+    operations: { update: (ctx) => createToken(ctx as never, true, undefined) },
+  }),
+  route({
+    path: 'create/:role_name',
+    summary: 'Create a token against a token role',
+    fields: { ...createFields, role_name: f.name('Token role') },
+    operations: { update: (ctx) => createToken(ctx as never, false, ctx.data.role_name) },
+  }),
+  route({
+    path: 'roles',
+    summary: 'List token roles',
+    fields: {},
+    operations: { list: async ({ engine }) => ({ data: { keys: await engine.tokenRoles.list() } }) },
+  }),
+  route({
+    path: 'roles/:role_name',
+    summary: 'Create, read, update or delete a token role',
+    fields: roleFields,
+    exists: async ({ engine, data }) => (await engine.tokenRoles.get(data.role_name.toLowerCase())) !== null,
     operations: {
-      update: async ({ engine, data, token, path }) => {
-        const caller = token!;
-        if (data.type !== 'service') throw invalid('type', 'only "service" tokens are supported');
-        // Policy names are case-insensitive in Vault and stored lowercased.
-        let policies = [...new Set((data.policies ?? caller.policies).map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))];
-        if (!data.no_default_policy && !policies.includes('root') && !policies.includes('default')) policies = [...policies, 'default'];
-        if (!caller.root) {
-          const mine = new Set(caller.policies);
-          const extra = policies.filter((p) => p !== 'default' && !mine.has(p));
-          if (extra.length) throw invalid('policies', `child policies must be subset of parent: ${extra.join(', ')}`);
+      read: async ({ engine, data }) => {
+        const r = await engine.tokenRoles.get(data.role_name.toLowerCase());
+        return r ? { data: tokenRoleView(r) } : undefined;
+      },
+      update: async ({ engine, data }) => {
+        const name = data.role_name.toLowerCase();
+        if (!/^\w(?:[\w.-]*\w)?$/.test(name)) throw invalid('role_name', 'must be letters, digits, "_", "-" or "."');
+        const r = (await engine.tokenRoles.get(name)) ?? defaultTokenRole(name);
+        const warnings: string[] = [];
+        const norm = (l: string[]) => [...new Set(l.map((p) => p.trim().toLowerCase()).filter(Boolean))].sort();
+        if (data.allowed_policies) r.allowed_policies = norm(data.allowed_policies);
+        if (data.disallowed_policies) r.disallowed_policies = norm(data.disallowed_policies);
+        if (data.allowed_policies_glob) r.allowed_policies_glob = norm(data.allowed_policies_glob);
+        if (data.disallowed_policies_glob) r.disallowed_policies_glob = norm(data.disallowed_policies_glob);
+        if (data.allowed_entity_aliases) r.allowed_entity_aliases = data.allowed_entity_aliases.map((x) => x.toLowerCase());
+        if (data.orphan !== undefined) r.orphan = data.orphan;
+        if (data.renewable !== undefined) r.renewable = data.renewable;
+        if (data.path_suffix !== undefined) {
+          if (data.path_suffix.includes('..') || !/^[\w./-]*$/.test(data.path_suffix)) throw invalid('path_suffix', 'must not contain ".." and may use letters, digits, "_", "-", "." and "/"');
+          r.path_suffix = data.path_suffix.replace(/^\/+|\/+$/g, '');
         }
-        const orphan = data.no_parent || path === 'create-orphan';
-        if (orphan && !caller.root && path !== 'create-orphan') throw denied('root or sudo privileges required to create orphan token');
-        const ttl = data.ttl ?? data.period ?? (policies.includes('root') ? 0 : DEFAULT_TTL);
-        const { id, entry } = await engine.tokens.create({
-          policies,
-          ttl,
-          explicit_max_ttl: data.explicit_max_ttl ?? 0,
-          renewable: data.renewable,
-          num_uses: data.num_uses,
-          // Vault prefixes a given name with "token-" and names an unnamed token "token".
-          display_name: data.display_name ? `token-${data.display_name}` : 'token',
-          meta: data.meta,
-          orphan,
-          parent_accessor: orphan ? '' : caller.accessor,
-        });
-        return { auth: authBlock(id, entry), data: null };
+        const pick = <T>(neu: T | undefined, old: T | undefined, name: string): T | undefined => {
+          if (neu !== undefined && old !== undefined) warnings.push(`Both '${name}' and its deprecated alias were given; the deprecated value was ignored`);
+          return neu ?? old;
+        };
+        const period = pick(data.token_period, data.period, 'token_period');
+        if (period !== undefined) r.token_period = period;
+        const emt = pick(data.token_explicit_max_ttl, data.explicit_max_ttl, 'token_explicit_max_ttl');
+        if (emt !== undefined) r.token_explicit_max_ttl = emt;
+        const cidrs = pick(data.token_bound_cidrs, data.bound_cidrs, 'token_bound_cidrs');
+        if (cidrs !== undefined) r.token_bound_cidrs = cidrs;
+        if (data.token_no_default_policy !== undefined) r.token_no_default_policy = data.token_no_default_policy;
+        if (data.token_num_uses !== undefined) {
+          if (data.token_num_uses < 0) throw invalid("'token_num_uses' cannot be negative");
+          r.token_num_uses = data.token_num_uses;
+        }
+        if (data.token_type !== undefined) {
+          if (!['service', 'default-service', 'default', ''].includes(data.token_type)) {
+            throw invalid('token_type', data.token_type.includes('batch') ? 'batch tokens are not supported by keyhold' : `invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
+          }
+          r.token_type = data.token_type === 'service' ? 'service' : 'default-service';
+        }
+        if (r.token_explicit_max_ttl > DEFAULT_TTL) warnings.push('Given explicit max TTL is greater than system/mount allowed value; tokens created with this role will fail to be created');
+        await engine.tokenRoles.put(r);
+        return warnings.length ? { data: null, warnings } : undefined;
+      },
+      delete: async ({ engine, data }) => {
+        await engine.tokenRoles.delete(data.role_name.toLowerCase());
       },
     },
-    cli: { command: 'token create', examples: ['keyhold token create --policies transit-user --ttl 1h'] },
   }),
   route({
     path: 'lookup-self',
@@ -138,11 +356,12 @@ export const tokenRoutes: AnyRoute[] = [
   route({
     path: 'lookup-accessor',
     summary: 'Look up a token by accessor',
-    fields: { accessor: f.string('Token accessor').required() },
+    fields: { accessor: f.string('Token accessor') },
     operations: {
       update: async ({ engine, data }) => {
+        if (!data.accessor) throw invalid('missing accessor');
         const e = await engine.tokens.lookupAccessor(data.accessor);
-        if (!e) throw invalid('accessor', 'invalid accessor');
+        if (!e) throw invalid('invalid accessor');
         return { data: lookupData(engine, e, undefined) };
       },
     },
@@ -153,9 +372,7 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { increment: f.duration('Requested extension') },
     operations: {
       update: async ({ engine, data, token }) => {
-        const e = await entryOf(engine, token!.id, true);
-        if (!e.renewable) throw invalid('token', 'token is not renewable');
-        const r = await engine.tokens.renew(e, data.increment);
+        const r = await renewEntry(engine, await entryOf(engine, token!.id, true), data.increment);
         return { auth: authBlock(token!.id, r), data: null };
       },
     },
@@ -166,10 +383,25 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { token: f.string('Token to renew').sensitive(), increment: f.duration('Requested extension') },
     operations: {
       update: async ({ engine, data }) => {
-        const e = await entryOf(engine, data.token);
-        if (!e.renewable) throw invalid('token', 'token is not renewable');
-        const r = await engine.tokens.renew(e, data.increment);
-        return { auth: authBlock(data.token!, r), data: null };
+        if (!data.token) throw invalid('missing token ID');
+        const e = await engine.tokens.lookup(data.token);
+        if (!e) throw invalid('token not found');
+        const r = await renewEntry(engine, e, data.increment);
+        return { auth: authBlock(data.token, r), data: null };
+      },
+    },
+  }),
+  route({
+    path: 'renew-accessor',
+    summary: 'Renew a token by accessor',
+    fields: { accessor: f.string('Token accessor'), increment: f.duration('Requested extension') },
+    operations: {
+      update: async ({ engine, data }) => {
+        if (!data.accessor) throw invalid('missing accessor');
+        const e = await engine.tokens.lookupAccessor(data.accessor);
+        if (!e) throw invalid('invalid accessor');
+        const r = await renewEntry(engine, e, data.increment);
+        return { auth: authBlock('', r), data: null };
       },
     },
   }),
@@ -184,28 +416,45 @@ export const tokenRoutes: AnyRoute[] = [
     },
   }),
   route({
-    path: 'revoke(-orphan)',
-    summary: 'Revoke a token (and, unless revoke-orphan, its children)',
+    path: 'revoke',
+    summary: 'Revoke a token and its children',
     fields: { token: f.string('Token to revoke').sensitive() },
     operations: {
-      update: async ({ engine, data, path }) => {
+      update: async ({ engine, data }) => {
         if (!data.token) throw invalid('missing token ID');
         // Revoking an unknown or expired token succeeds (204): the outcome the caller wanted holds.
         const e = await engine.tokens.lookup(data.token);
         if (!e) return;
-        await engine.tokens.revokeEntry(e, { orphanChildren: path === 'revoke-orphan' });
+        await engine.tokens.revokeEntry(e);
       },
     },
     cli: { command: 'token revoke', confirm: true },
   }),
   route({
+    path: 'revoke-orphan',
+    summary: 'Revoke a token and make its children orphans (root or sudo)',
+    fields: { token: f.string('Token to revoke').sensitive() },
+    operations: {
+      update: async ({ engine, data, token, allowed, fullPath }) => {
+        // Vault checks sudo inside the handler (token_store.go handleRevokeOrphan), answering 400.
+        if (!token!.root && !allowed('sudo', fullPath)) throw invalid('root or sudo privileges required to revoke and orphan');
+        if (!data.token) throw invalid('missing token ID');
+        const e = await engine.tokens.lookup(data.token);
+        if (!e) throw invalid('token to revoke not found');
+        await engine.tokens.revokeEntry(e, { orphanChildren: true });
+      },
+    },
+  }),
+  route({
     path: 'revoke-accessor',
     summary: 'Revoke a token by accessor',
-    fields: { accessor: f.string('Token accessor').required() },
+    fields: { accessor: f.string('Token accessor') },
     operations: {
       update: async ({ engine, data }) => {
+        if (!data.accessor) throw invalid('missing accessor');
         const e = await engine.tokens.lookupAccessor(data.accessor);
-        if (!e) throw invalid('accessor', 'invalid accessor');
+        // Vault answers 200 with a warning: clients treat it as "already revoked".
+        if (!e) return { data: null, warnings: ['No token found with this accessor'] };
         await engine.tokens.revokeEntry(e);
       },
     },
@@ -220,6 +469,12 @@ export const tokenRoutes: AnyRoute[] = [
         return { data: { keys: await engine.tokens.listAccessors() } };
       },
     },
+  }),
+  route({
+    path: 'tidy',
+    summary: 'Clean up expired token index entries',
+    fields: {},
+    operations: { update: () => ({ data: null, warnings: [TIDY_WARNING], status: 202 }) },
   }),
 ];
 

@@ -11,8 +11,7 @@
  * mount path itself or on some policy path under it. An unknown mount is also a 403 (not a 404), so
  * the endpoint cannot be used to probe which mounts exist.
  *
- * `GET sys/auth` (`vault auth list`, hvac `sys.list_auth_methods`, node-vault `auths()`) lives here too:
- * it is the same kind of mount view, and keyhold's only auth method is the built-in token method.
+ * Auth mounts (sys/auth) take part with their `auth/<path>/` paths.
  */
 import { denied } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
@@ -55,20 +54,6 @@ const BUILTIN_SECRET: MountInfo[] = [
     external_entropy_access: false,
   },
 ];
-/** The token auth method, mounted internally at auth/token/ (accessor as the core names internal mounts). */
-const TOKEN_AUTH: MountInfo = {
-  path: 'token/',
-  type: 'token',
-  accessor: 'auth_token_internal',
-  uuid: 'auth/token/',
-  description: 'token based credentials',
-  options: null,
-  config: { token_type: 'default-service' },
-  local: false,
-  seal_wrap: false,
-  external_entropy_access: false,
-};
-
 /** Vault's sanitizeMountPath: trailing slash added, one leading slash removed. */
 function sanitize(path: string): string {
   let p = path.endsWith('/') ? path : path + '/';
@@ -81,7 +66,7 @@ function matchingMount(core: SysCore, path: string): { entry: MountInfo; fullPat
   const candidates: Array<{ entry: MountInfo; fullPath: string }> = [
     ...core.mounts().map((m) => ({ entry: m, fullPath: m.path })),
     ...BUILTIN_SECRET.map((m) => ({ entry: m, fullPath: m.path })),
-    { entry: TOKEN_AUTH, fullPath: 'auth/' + TOKEN_AUTH.path },
+    ...core.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
   ];
   let best: { entry: MountInfo; fullPath: string } | null = null;
   for (const c of candidates) if (path.startsWith(c.fullPath) && (!best || c.fullPath.length > best.fullPath.length)) best = c;
@@ -154,16 +139,12 @@ export const uiMountsRoutes: AnyRoute[] = [
           for (const m of [...engine.mounts(), ...BUILTIN_SECRET]) {
             if (await hasMountAccess(engine, token, m.path)) secret[m.path] = mountInfoView(m);
           }
-          if (await hasMountAccess(engine, token, 'auth/' + TOKEN_AUTH.path)) auth[TOKEN_AUTH.path] = mountInfoView(TOKEN_AUTH);
+          for (const m of engine.authMounts()) {
+            if (await hasMountAccess(engine, token, m.path)) auth[m.path.slice('auth/'.length)] = mountInfoView(m);
+          }
         }
         return { data: { secret, auth } };
       },
     },
-  }),
-  route({
-    path: 'auth',
-    summary: 'List enabled auth methods (the built-in token method)',
-    fields: {},
-    operations: { read: () => ({ data: { [TOKEN_AUTH.path]: mountInfoView(TOKEN_AUTH) } }) },
   }),
 ];

@@ -13,7 +13,8 @@ const route = routesFor<SysCore>();
 
 /** The token a caller names: `token` in the body (a third party unwrapping), else the request's own. */
 function tokenArg(ctx: RequestContext<SysCore, { token?: string }>): { token: string | undefined; thirdParty: boolean } {
-  if (ctx.data.token) return { token: ctx.data.token, thirdParty: true };
+  const body = ctx.data.token?.trim();
+  if (body) return { token: body, thirdParty: true };
   const x = ctx.headers['x-vault-token'];
   const auth = ctx.headers.authorization;
   const header = typeof x === 'string' && x !== '' ? x : typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
@@ -30,7 +31,7 @@ function requireCaller(ctx: RequestContext<SysCore, unknown>, path: string): voi
 
 function wrapInfoReply(info: Record<string, unknown>, requestId: string): Reply {
   const body = `{"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":null,"auth":null,"mount_type":""}\n`;
-  return { raw: { contentType: 'application/json', body, status: 200 }, wrapInfo: { ...info, token: '' } };
+  return { raw: { contentType: 'application/json', body, status: 200 }, wrapInfo: { ...info } };
 }
 
 /** Routes of sys/wrapping. */
@@ -47,7 +48,6 @@ export const wrappingRoutes: AnyRoute[] = [
         return { data: { ...raw } };
       },
     },
-    cli: { command: 'wrap', examples: ['keyhold wrap -wrap-ttl=5m foo=bar'] },
   }),
   route({
     path: 'wrapping/lookup',
@@ -81,7 +81,6 @@ export const wrappingRoutes: AnyRoute[] = [
         return { raw: { contentType: 'application/json', body: body.endsWith('\n') ? body : body + '\n', status: 200 }, data: null };
       },
     },
-    cli: { command: 'unwrap', args: ['token'], examples: ['keyhold unwrap hvs.CAES...', 'VAULT_TOKEN=hvs.CAES... keyhold unwrap'] },
   }),
   route({
     path: 'wrapping/rewrap',

@@ -28,6 +28,8 @@ export interface PutOptions {
 
 /** What a connector is built with. */
 export interface ConnectorDeps {
+  /** A GitHub App registered under sys/sync/github-apps, or null (repohost with app auth). */
+  githubApp?(name: string): Promise<{ app_id: number; private_key: string } | null>;
   http: HttpClient;
   guard: NetworkGuard;
   timeoutMs: number;

@@ -105,9 +105,9 @@ describe('bash completion', () => {
     expect(out['transit keys cr']).toEqual(['create']);
   });
   it('completes option names and fixed option values, global options at any depth', () => {
-    expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw']);
+    expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['transit keys create --ty']).toEqual(['--type']);
-    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw']);
+    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['completion ']).toEqual(['bash', 'zsh', 'fish']);
     expect(out['help exit']).toEqual(['exit-codes']);
   });
@@ -151,9 +151,9 @@ describe('zsh completion', () => {
     expect(out['transit keys cr']).toContain('list');
   });
   it('offers options and fixed values', () => {
-    expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw']);
+    expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['transit keys create --ty']).toContain('--type');
-    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw']);
+    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['completion ']).toEqual(['bash', 'zsh', 'fish']);
   });
   it('asks keyhold __complete for key names, mounts and KV paths', () => {
@@ -182,9 +182,9 @@ describe('fish completion', () => {
     expect(out['transit keys cr']).toEqual(['create']);
   });
   it('completes options and fixed values', () => {
-    expect(out['--format '].sort()).toEqual(['json', 'raw', 'table', 'yaml']);
+    expect(out['--format '].sort()).toEqual(['dotenv', 'json', 'jwk', 'jwks', 'pem', 'raw', 'shell', 'table', 'yaml']);
     expect(out['transit keys create --ty']).toEqual(['--type']);
-    expect(out['transit keys read --format '].sort()).toEqual(['json', 'raw', 'table', 'yaml']);
+    expect(out['transit keys read --format '].sort()).toEqual(['dotenv', 'json', 'jwk', 'jwks', 'pem', 'raw', 'shell', 'table', 'yaml']);
     expect(out['completion '].sort()).toEqual(['bash', 'fish', 'zsh']);
   });
   it('asks keyhold __complete for key names, mounts and KV paths', () => {

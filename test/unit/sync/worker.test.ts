@@ -284,6 +284,31 @@ describe('sync worker', () => {
     await until(status, (st) => st === '');
   });
 
+  it('keeps the JSON of association maps equal to the serialization of the map (Go escaping included), through changes', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key', secret_name_template: 'v/{{ .SecretPath }}/{{ .SecretKey }}' }, 'post');
+    const go = (v: unknown) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    const check = async (answer: Record<string, unknown>) => {
+      const json = h.service.jsonOf(answer);
+      expect(json).toBeDefined();
+      expect(json).toBe(go(answer));
+      expect(JSON.parse(json!)).toEqual(JSON.parse(JSON.stringify(answer)));
+    };
+    for (const [path, data] of [['a&b', { 'x<y': '1', z: '2' }], ['c', { k: 'v' }], ['e>f', { '\u2028': 'w' }]] as const) {
+      h.kv.write(path, data);
+      await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', path, allowAll));
+    }
+    await check(await h.service.associations('provider-a-sm', 'd'));
+    h.kv.write('c', { k: 'v2', k2: 'new' });
+    await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll));
+    await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 'a&b');
+    await until(() => h.syncer.queued, (n) => n === 0);
+    const after = await h.service.associations('provider-a-sm', 'd');
+    await check(after);
+    expect(Object.keys(after.associated_secrets as object).some((k) => k.includes('a&b'))).toBe(false);
+  });
+
   it('keeps to the per-destination and global concurrency limits', async () => {
     const h = harness({ tuning: { concurrency: 3, perDestination: 2, setWaitMs: 0 } });
     global.maxActive = 0;

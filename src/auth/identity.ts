@@ -1,0 +1,155 @@
+/**
+ * Identity store: one entity per (auth mount, alias name), created at the first login and found again
+ * at the next (Vault vault/identity_store_util.go CreateOrFetchEntity). Alias metadata is refreshed
+ * from each login, as Vault does when the method reports changed metadata. Records live behind the
+ * barrier; the alias index key is a SHA-256 of mount accessor and name so no storage key names a user.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Clock, TokenIdentity } from '../framework/context.js';
+import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+
+/** A stored alias (Vault's identity alias fields, snake_case on the wire). */
+export interface AliasRecord {
+  id: string;
+  canonical_id: string;
+  mount_accessor: string;
+  mount_path: string;
+  mount_type: string;
+  name: string;
+  metadata: Record<string, string>;
+  creation_time: string;
+  last_update_time: string;
+}
+
+/** A stored entity. */
+export interface EntityRecord {
+  id: string;
+  name: string;
+  metadata: Record<string, string>;
+  policies: string[];
+  aliases: AliasRecord[];
+  group_names: string[];
+  creation_time: string;
+  last_update_time: string;
+  disabled: boolean;
+}
+
+/** The mount an alias belongs to. */
+export interface AliasMount {
+  accessor: string;
+  path: string;
+  type: string;
+}
+
+function aliasKey(mountAccessor: string, name: string): string {
+  return createHash('sha256').update(`${mountAccessor}\0${name}`).digest('hex');
+}
+
+/** Entities and aliases. */
+export class IdentityStore {
+  private readonly cache = new Map<string, EntityRecord>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The entity of `alias` on `mount`, created on first sight; alias metadata and groups refreshed. */
+  async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
+    const key = aliasKey(mount.accessor, alias.name);
+    const ref = await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
+    const now = new Date(this.clock.now()).toISOString();
+    let entity = ref ? await this.entity(ref.entity_id) : null;
+    if (!entity) {
+      const id = randomUUID();
+      entity = { id, name: `entity_${randomBytes(4).toString('hex')}`, metadata: {}, policies: [], aliases: [], group_names: [], creation_time: now, last_update_time: now, disabled: false };
+    }
+    let a = entity.aliases.find((x) => x.mount_accessor === mount.accessor && x.name === alias.name);
+    let changed = !ref;
+    if (!a) {
+      a = { id: randomUUID(), canonical_id: entity.id, mount_accessor: mount.accessor, mount_path: mount.path, mount_type: mount.type, name: alias.name, metadata: alias.metadata ?? {}, creation_time: now, last_update_time: now };
+      entity.aliases.push(a);
+      changed = true;
+    } else if (JSON.stringify(a.metadata) !== JSON.stringify(alias.metadata ?? {})) {
+      a.metadata = alias.metadata ?? {};
+      a.last_update_time = now;
+      changed = true;
+    }
+    const g = [...new Set(groups)].sort();
+    if (JSON.stringify(g) !== JSON.stringify(entity.group_names)) {
+      entity.group_names = g;
+      changed = true;
+    }
+    if (changed) {
+      entity.last_update_time = now;
+      await putJSON(this.storage, `entity/${entity.id}`, entity);
+      await putJSON(this.storage, `alias/${key}`, { entity_id: entity.id });
+      await putJSON(this.storage, `alias-id/${a.id}`, { entity_id: entity.id });
+      await putJSON(this.storage, `name/${entity.name}`, { entity_id: entity.id });
+    }
+    this.cache.set(entity.id, entity);
+    return entity;
+  }
+
+  /** An entity by id, or null. */
+  async entity(id: string): Promise<EntityRecord | null> {
+    if (!/^[0-9a-f-]{36}$/.test(id)) return null;
+    const hit = this.cache.get(id);
+    if (hit) return hit;
+    const e = await getJSON<EntityRecord>(this.storage, `entity/${id}`);
+    if (e) this.cache.set(id, e);
+    return e;
+  }
+
+  /** An entity by name, or null. */
+  async byName(name: string): Promise<EntityRecord | null> {
+    if (!/^[\w.-]{1,128}$/.test(name)) return null;
+    const ref = await getJSON<{ entity_id: string }>(this.storage, `name/${name}`);
+    return ref ? this.entity(ref.entity_id) : null;
+  }
+
+  /** The entity owning alias id `aliasId`, or null. */
+  async byAliasId(aliasId: string): Promise<EntityRecord | null> {
+    if (!/^[0-9a-f-]{36}$/.test(aliasId)) return null;
+    const ref = await getJSON<{ entity_id: string }>(this.storage, `alias-id/${aliasId}`);
+    return ref ? this.entity(ref.entity_id) : null;
+  }
+
+  /** The entity of alias `name` on the mount with `mountAccessor`, or null. */
+  async byAlias(mountAccessor: string, name: string): Promise<EntityRecord | null> {
+    const ref = await getJSON<{ entity_id: string }>(this.storage, `alias/${aliasKey(mountAccessor, name)}`);
+    return ref ? this.entity(ref.entity_id) : null;
+  }
+
+  /** Ids of all entities. */
+  async listIds(): Promise<string[]> {
+    return (await this.storage.list('entity/')).filter((n) => !n.endsWith('/')).sort();
+  }
+
+  /** The templating view of a token's entity (policy templates), or null. */
+  async tokenIdentity(entityId: string): Promise<TokenIdentity | null> {
+    const e = await this.entity(entityId);
+    return e ? identityView(e) : null;
+  }
+
+  /** The templating view from memory only: undefined when the entity is not cached (the caller then awaits tokenIdentity). */
+  cachedTokenIdentity(entityId: string): TokenIdentity | undefined {
+    const e = this.cache.get(entityId);
+    return e ? identityView(e) : undefined;
+  }
+
+  /** Forget cached entities (seal, or another daemon changed storage). */
+  clear(): void {
+    this.cache.clear();
+  }
+}
+
+/** An entity as the ACL's templating reads it (framework TokenIdentity). */
+function identityView(e: EntityRecord): TokenIdentity {
+  return {
+    entityId: e.id,
+    entityName: e.name,
+    entityMetadata: e.metadata,
+    aliases: e.aliases.map((a) => ({ id: a.id, mountAccessor: a.mount_accessor, name: a.name, metadata: a.metadata })),
+  };
+}
