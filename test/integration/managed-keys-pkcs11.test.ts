@@ -52,6 +52,8 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
   });
 
   it('creates, lists and reads a key with the PIN redacted; the PIN is never logged', async () => {
+    const auditLog = join(work, 'audit.log');
+    expect((await d.req('POST', 'sys/audit/file', { type: 'file', options: { file_path: auditLog } })).status).toBe(204);
     const w = await mk('rsa1', { key_label: 'rsa1', mechanism: '0x0001', key_bits: 2048, allow_generate_key: true, usages: 'sign,verify' });
     expect(w.status).toBe(204);
     const r = await d.req('GET', 'sys/managed-keys/pkcs11/rsa1');
@@ -64,6 +66,10 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     // Terraform sends "" for unused optional fields (reference 1.3): treated as absent.
     expect((await mk('tf', { key_label: 'tf', mechanism: '0x1041', slot: '', curve: 'P256', allow_generate_key: true, uuid: '' })).status).toBe(204);
     expect(d.output()).not.toContain(PIN);
+    // The audit log has the request, with the PIN HMAC'd.
+    const audit = readFileSync(auditLog, 'utf8');
+    expect(audit).toMatch(/"pin":"hmac-sha256:[0-9a-f]{64}"/);
+    expect(audit).not.toContain(PIN);
   });
 
   it('refuses bad configurations with 400 naming the field', async () => {
