@@ -172,12 +172,12 @@ complete -c keyhold -n '__keyhold_at \'policy delete\'' -s y -l yes -d 'do not a
 complete -c keyhold -n '__keyhold_arg \'policy delete\' 1' -a '(__keyhold_dyn policies)'
 
 # keyhold secrets
-complete -c keyhold -n '__keyhold_arg \'secrets\' 1' -a 'enable' -d 'Mount an engine: transit, kv-v2 (or kv with --version 2)'
+complete -c keyhold -n '__keyhold_arg \'secrets\' 1' -a 'enable' -d 'Mount an engine: transit, kv-v2 (or kv with --version 2), kv-v1 or kv with --...'
 complete -c keyhold -n '__keyhold_arg \'secrets\' 1' -a 'disable' -d 'Unmount an engine and delete its data'
 complete -c keyhold -n '__keyhold_arg \'secrets\' 1' -a 'list' -d 'List mounted engines'
 complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l path -x -d 'mount path (default: the type)'
 complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l description -x -d 'description'
-complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l version -x -d 'kv version (only 2)'
+complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l version -x -d 'kv version: 2 (default) or 1'
 complete -c keyhold -n '__keyhold_at \'secrets disable\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'secrets disable\' 1' -a '(__keyhold_dyn mounts)'
 complete -c keyhold -n '__keyhold_at \'login\'' -l method -x -d 'auth method type: token (default), approle, jwt, oidc'

@@ -248,8 +248,11 @@ export class AuditBroker {
 
   /** The hash of `input` as device `path` logs it (sys/audit-hash). */
   hash(path: string, input: string): string {
-    const d = this.devices.get(normalizeDevicePath(path));
-    if (!d) throw invalid('path', `unknown audit device "${path}"`);
+    const key = normalizeDevicePath(path);
+    const d = this.devices.get(key);
+    // Vault's wording and status (AuditBroker.GetHash: `unknown audit backend %q` of the sanitized
+    // path, returned as a 400 error response); hvac's test matches on "unknown audit backend".
+    if (!d) throw invalid(`unknown audit backend ${JSON.stringify(key)}`);
     return hashValue(d.salt, input);
   }
 

@@ -523,7 +523,15 @@ function policyKey(name: string): string {
 /** Named policies stored behind the barrier (`sys/policy/<name>`), cached in memory. */
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
-  constructor(private readonly storage: Storage) {}
+  /**
+   * `onInvalid` hears of a stored policy that no longer parses (written by an older keyhold that
+   * accepted keys it then ignored): that policy grants nothing until rewritten (fail closed), its
+   * text stays readable so an operator can fix it.
+   */
+  constructor(
+    private readonly storage: Storage,
+    private readonly onInvalid: (name: string, reason: string) => void = () => {},
+  ) {}
 
   /** Policy by name (`root`, `default` and `response-wrapping` are built in; default may be overwritten). */
   async get(nameIn: string): Promise<Policy | null> {
@@ -538,7 +546,13 @@ export class PolicyStore {
       text = rec?.raw ?? (name === 'default' ? DEFAULT_POLICY : null);
     }
     if (text === null) return null;
-    const p = parsePolicy(name, text);
+    let p: Policy;
+    try {
+      p = parsePolicy(name, text);
+    } catch (e) {
+      this.onInvalid(name, (e as Error).message);
+      p = { name, rules: [], raw: text };
+    }
     this.cache.set(name, p);
     return p;
   }

@@ -157,10 +157,15 @@ export class TokenStore {
     if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
     if (opts.max_ttl) entry.max_ttl = opts.max_ttl;
     if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
-    await putJSON(this.storage, `id/${entry.hash}`, entry);
-    await putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor });
-    // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
-    if (entry.parent_accessor && !entry.orphan) await this.putChild(entry.parent_accessor, entry.accessor);
+    // The entry and its indexes are independent records: written together, their fsyncs overlap (a
+    // login's cost is mostly these). A crash between them leaves at worst an index without its entry,
+    // which lookups treat as unknown, the same half-state a sequential write could leave.
+    await Promise.all([
+      putJSON(this.storage, `id/${entry.hash}`, entry),
+      putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor }),
+      // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
+      entry.parent_accessor && !entry.orphan ? this.putChild(entry.parent_accessor, entry.accessor) : undefined,
+    ]);
     this.cache.set(entry.hash, entry);
     return { id, entry };
   }
@@ -332,5 +337,6 @@ export class TokenStore {
 export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
   if (e.entity_id) info.entityId = e.entity_id;
+  if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   return info;
 }

@@ -61,6 +61,8 @@ export interface TokenInfo {
   meta?: Record<string, string>;
   /** Identity entity of a login-issued token ("" or absent for none). */
   entityId?: string;
+  /** Source CIDRs the token may be used from (token_bound_cidrs); absent = anywhere. */
+  boundCidrs?: string[];
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
   /** Entity of the token (for templated policies); absent when the token has none. */

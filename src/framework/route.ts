@@ -15,6 +15,11 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /**
+   * What `wrap_info.wrapped_accessor` names when this reply is wrapped, besides an auth block's
+   * accessor (AppRole secret-id generation: the secret id's accessor, Vault PR 12425).
+   */
+  wrappedAccessor?: string;
   /** Envelope `lease_duration` in seconds (KV v1 reads report their `ttl` key here); 0 when absent. */
   leaseDuration?: number;
   /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */

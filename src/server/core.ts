@@ -131,7 +131,9 @@ export class Core implements RouterCore, CoreServices {
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
-    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
+      this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
+    );
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);

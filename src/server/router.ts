@@ -10,6 +10,7 @@ import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { sendEmpty, sendError, sendReply } from './respond.js';
+import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { requestSizeLimit } from './http.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
 import type { AclRequest, AclResult } from '../auth/acl.js';
@@ -266,7 +267,7 @@ export class Router {
 
   /** Stage parse: URL to path, query and operation; malformed paths and unknown methods refused. */
   private parse(f: Flow): void {
-    const url = f.req.url ?? '/';
+    const url = originForm(f.req.url ?? '/');
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
     const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
@@ -381,10 +382,11 @@ export class Router {
       const cached = this.cachedToken(f);
       if (cached) {
         f.token = cached;
-        return;
+        return cached.boundCidrs ? this.checkTokenSource(f) : undefined;
       }
       return this.requireToken(f).then((t) => {
         f.token = t;
+        return t.boundCidrs ? this.checkTokenSource(f) : undefined;
       });
     }
     const id = tokenFrom(f.req);
@@ -537,7 +539,7 @@ export class Router {
     const reply = f.reply;
     if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
-    const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
+    const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
       const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
       f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
@@ -602,6 +604,16 @@ export class Router {
     if (!token) return this.refuseToken(f);
     f.seen.push(token);
     return token;
+  }
+
+  /**
+   * A token bound to source CIDRs (token_bound_cidrs of its role) used from elsewhere: 403 as Vault
+   * answers, audited like a bad token.
+   */
+  private checkTokenSource(f: Flow): Promise<void> | void {
+    const cidrs = f.token!.boundCidrs!;
+    if (addressAllowed(f.req.socket.remoteAddress ?? 'unix', cidrs)) return;
+    return this.refuseToken(f);
   }
 
   /**
@@ -713,4 +725,18 @@ async function drain(req: IncomingMessage, limit: number): Promise<Buffer> {
     return Buffer.alloc(0);
   }
   return readBody(req, limit);
+}
+
+/**
+ * The origin form (`/v1/...?...`) of a request target. An absolute-form target
+ * (`GET http://host:8200/v1/sys/health HTTP/1.1`, RFC 9112 section 3.2.2, sent by clients through a
+ * proxy) is served as Go's net/http server serves it to Vault: url.ParseRequestURI takes any
+ * `scheme://authority`, and Vault routes on the URL's path alone. The fast lane hands such requests to
+ * node:http, which passes the target on unchanged, so this one place serves both lanes.
+ */
+export function originForm(target: string): string {
+  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
+  if (!m) return target;
+  const rest = target.slice(m[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }

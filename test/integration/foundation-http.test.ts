@@ -206,6 +206,29 @@ describe('HTTP conventions: LIST', () => {
     });
   }
 
+  it('serves absolute-form targets (GET http://host/v1/...) by their path, as Go net/http serves Vault, on one keep-alive connection', async () => {
+    const c = await rawConnect(d.tcp!);
+    try {
+      await c.write(rawRequest('GET', `${d.tcp}/v1/sys/health`));
+      const h = await c.read();
+      expect(h.status).toBe(200);
+      expect(JSON.parse(h.body)).toMatchObject({ initialized: true, sealed: false });
+      await c.write(rawRequest('POST', 'http://proxy.example:8200/v1/transit/keys/absolute', { token: 'root', body: '{}' }));
+      expect((await c.read()).status).toBeLessThan(300);
+      await c.write(rawRequest('GET', 'http://proxy.example/v1/transit/keys?list=true', { token: 'root' }));
+      const l = await c.read();
+      expect(l.status).toBe(200);
+      expect(JSON.parse(l.body).data.keys).toContain('absolute');
+      // The token is still required, and a path outside /v1 is still a 404.
+      await c.write(rawRequest('GET', `${d.tcp}/v1/sys/mounts`));
+      expect((await c.read()).status).toBe(403);
+      await c.write(rawRequest('GET', `${d.tcp}/other`, { token: 'root' }));
+      expect((await c.read()).status).toBe(404);
+    } finally {
+      c.close();
+    }
+  });
+
   it('answers pipelined requests in order', async () => {
     const c = await rawConnect(d.socket);
     try {

@@ -167,6 +167,20 @@ describe('AppRole', () => {
     expect(none.body.errors).toEqual(['at least one constraint should be enabled on the role']);
   });
 
+  it('token_bound_cidrs: the issued token works only from inside the blocks (403 elsewhere)', async () => {
+    await must('POST', 'auth/approle/role/bound-far', { token_bound_cidrs: '10.0.0.0/8', token_policies: 'svc' });
+    await must('POST', 'auth/approle/role/bound-near', { token_bound_cidrs: '127.0.0.0/8', token_policies: 'svc' });
+    const far = await login({ role_id: await roleId('bound-far'), secret_id: (await secretId('bound-far')).secret_id });
+    expect(far.status, far.text).toBe(200);
+    const refused = await d.req('GET', 'auth/token/lookup-self', undefined, { token: far.body.auth.client_token });
+    expect(refused.status).toBe(403);
+    expect(refused.body.errors).toEqual(['permission denied']);
+    const near = await login({ role_id: await roleId('bound-near'), secret_id: (await secretId('bound-near')).secret_id });
+    const ok = await d.req('GET', 'auth/token/lookup-self', undefined, { token: near.body.auth.client_token });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.bound_cidrs).toEqual(['127.0.0.0/8']);
+  });
+
   it('issues periodic tokens with token_period (renewal resets to the period) and validates token_* fields', async () => {
     await must('POST', 'auth/approle/role/periodic', { token_period: '30m', token_policies: 'svc' });
     const t = (await login({ role_id: await roleId('periodic'), secret_id: (await secretId('periodic')).secret_id })).body.auth;
@@ -176,6 +190,26 @@ describe('AppRole', () => {
     expect((await must('GET', 'auth/token/lookup-self', undefined, 200, t.client_token)).body.data).toMatchObject({ period: 1800, path: 'auth/approle/login', role: 'periodic', display_name: 'approle' });
     expect((await d.req('POST', 'auth/approle/role/svc', { token_ttl: '2h', token_max_ttl: '1h' })).body.errors).toEqual(["'token_ttl' cannot be greater than 'token_max_ttl'"]);
     expect((await d.req('POST', 'auth/approle/role/svc', { token_type: 'weird' })).body.errors).toEqual(['invalid \'token_type\' value "weird"']);
+  });
+
+  it('delivers a secret id wrapped end to end: wrap_info names its accessor, the workload checks the path, unwraps once and logs in', async () => {
+    const w = await d.req('POST', 'auth/approle/role/svc/secret-id', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } });
+    expect(w.status, w.text).toBe(200);
+    expect(w.body.data).toBeNull();
+    const info = w.body.wrap_info;
+    expect(info).toMatchObject({ ttl: 60, creation_path: 'auth/approle/role/svc/secret-id' });
+    const accessors = (await must('LIST', 'auth/approle/role/svc/secret-id', undefined, 200)).body.data.keys;
+    expect(accessors).toContain(info.wrapped_accessor);
+    // The workload (Vault Agent does this): lookup is unauthenticated and checks creation_path.
+    const look = await d.req('POST', 'sys/wrapping/lookup', { token: info.token }, { token: null });
+    expect(look.body.data.creation_path).toBe('auth/approle/role/svc/secret-id');
+    const un = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(un.status, un.text).toBe(200);
+    const sid = un.body.data.secret_id;
+    expect(un.body.data.secret_id_accessor).toBe(info.wrapped_accessor);
+    expect((await login({ role_id: await roleId('svc'), secret_id: sid })).status).toBe(200);
+    const again = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(again.status).toBe(400);
   });
 
   it('tidy answers 202 with Vault\'s warning', async () => {

@@ -257,6 +257,7 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     expect(pub.body.data.keys['1']).toContain('BEGIN PUBLIC KEY');
     expect((await d.req('GET', 'transit/backup/signer')).body.errors[0]).toMatch(/backup is not supported for keys of type managed_key/);
     expect((await d.req('POST', 'transit/keys/imp/import', { type: 'managed_key', ciphertext: b64('x') })).body.errors[0]).toMatch(/unable to import keys to a policy of type managed_key/);
+    expect((await d.req('POST', 'transit/keys/signer/config', { auto_rotate_period: '24h' })).body.errors[0]).toMatch(/Auto rotation can not be set for managed keys/);
   });
 
   it('refuses deleting a key a mount lists or a transit key uses', async () => {

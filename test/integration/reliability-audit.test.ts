@@ -69,6 +69,10 @@ describe('audit devices on a dev daemon', () => {
     const err = entries(file).find((e) => e.type === 'response' && e.request.id === bad.body?.request_id) ?? entries(file).filter((e) => e.type === 'response').at(-1)!;
     expect(err.response.status).toBe(400);
     expect(err.error).toBeTruthy();
+    // An unknown device: Vault's 400 `unknown audit backend "<path>/"` (hvac's tests match the words).
+    const unknown = await d.req('POST', 'sys/audit-hash/nope', { input: 'x' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toEqual({ errors: ['unknown audit backend "nope/"'] });
     await must(d, 'DELETE', 'sys/audit/main');
   });
 

@@ -21,6 +21,15 @@ export function vaultStyleFlags(argv: string[]): string[] {
   return out;
 }
 
+/** Key shares from `-`/absent (stdin, or a hidden prompt on a TTY) or `@file`; a literal key is refused (ps, shell history). */
+async function readShares(ctx: CliContext, arg: string | undefined, prompt: string): Promise<string[]> {
+  let text: string;
+  if (arg === undefined || arg === '-') text = await ctx.secret(prompt);
+  else if (arg.startsWith('@')) text = await ctx.valueOf(arg);
+  else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
+  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+}
+
 /** Register the core commands on `program`. */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -147,16 +156,16 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Give unseal key shares (recovery shares under an auto seal): one typed on a TTY, or one or more on stdin, one per line')
     .option('--reset', 'forget the shares given so far')
     .option('--migrate', 'the shares belong to the seal being migrated away from (seal migration)')
-    .addHelpText('after', '\nExamples:\n  $ keyhold operator unseal                 # prompts for one share\n  $ keyhold operator unseal < shares.txt    # several shares, one per line\n  $ keyhold operator unseal -migrate < recovery-shares.txt')
-    .action(async (opts, cmd: Command) => {
+    .argument('[key]', '"-" (stdin, the default) or @file; never the key itself')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator unseal                 # prompts for one share\n  $ keyhold operator unseal < shares.txt    # several shares, one per line\n  $ keyhold operator unseal @share.txt\n  $ keyhold operator unseal -migrate < recovery-shares.txt')
+    .action(async (keyArg: string | undefined, opts, cmd: Command) => {
       const client = ctx.client(cmd);
       if (opts.reset) {
         const res = await client.request('POST', 'sys/unseal', { reset: true });
         await ctx.print(cmd, res.body);
         return;
       }
-      const text = await ctx.secret('Unseal Key (will be hidden): ');
-      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      const keys = await readShares(ctx, keyArg, 'Unseal Key (will be hidden): ');
       if (!keys.length) throw new LocalError('give an unseal key share on stdin (one per line)');
       let res: Awaited<ReturnType<typeof client.request>> | undefined;
       for (const key of keys) {
@@ -180,7 +189,8 @@ export function register(program: Command, ctx: CliContext): void {
       'after',
       '\nVault-style single-dash flags work too (-init -key-shares=5).\n\nExamples:\n  $ keyhold operator rekey --init --key-shares 5 --key-threshold 3\n  $ keyhold operator rekey < old-shares.txt     # one current share per line; prints the new shares\n  $ keyhold operator rekey --cancel',
     )
-    .action(async (opts, cmd: Command) => {
+    .argument('[key]', '"-" (stdin, the default) or @file; never the key itself')
+    .action(async (keyArg: string | undefined, opts, cmd: Command) => {
       const client = ctx.client(cmd);
       const base = opts.target === 'recovery' ? 'sys/rekey-recovery-key' : 'sys/rekey';
       if (opts.cancel) {
@@ -209,8 +219,7 @@ export function register(program: Command, ctx: CliContext): void {
         nonce = String(st.body?.nonce ?? '');
         if (!verify && !st.body?.started) throw new LocalError('no rekey is in progress: start one with `keyhold operator rekey --init`');
       }
-      const text = await ctx.secret(verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
-      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      const keys = await readShares(ctx, keyArg, verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
       if (!keys.length) throw new LocalError('give a key share on stdin (one per line)');
       let res: Awaited<ReturnType<typeof client.request>> | undefined;
       for (const key of keys) {
@@ -400,16 +409,17 @@ export function register(program: Command, ctx: CliContext): void {
   const secrets = program.command('secrets').description('Mount, list and unmount secrets engines');
   secrets
     .command('enable')
-    .description('Mount an engine: transit, kv-v2 (or kv with --version 2)')
+    .description('Mount an engine: transit, kv-v2 (or kv with --version 2), kv-v1 or kv with --version 1 (unversioned)')
     .argument('<type>')
     .option('--path <path>', 'mount path (default: the type)')
     .option('--description <text>', 'description')
-    .option('--version <n>', 'kv version (only 2)')
+    .option('--version <n>', 'kv version: 2 (default) or 1')
     .addHelpText('after', '\nExamples:\n  $ keyhold secrets enable transit\n  $ keyhold secrets enable --path=payments transit\n  $ keyhold secrets enable --path=team kv-v2')
     .action(async (type: string, o, cmd: Command) => {
       const path = (o.path ?? type).replace(/^\/+|\/+$/g, '');
       const body: Record<string, unknown> = { type, description: o.description ?? '' };
       if (type === 'kv' || type === 'kv-v2') body.options = { version: o.version ?? '2' };
+      if (type === 'kv-v1') body.options = { version: '1' };
       await ctx.client(cmd).write(`sys/mounts/${path}`, body);
       success(`Success! Enabled the ${type} secrets engine at: ${path}/`);
     });

@@ -66,7 +66,8 @@ function authConfig(input: Record<string, unknown>, prefix: string): Record<stri
   if (typeof out.default_lease_ttl === 'number' && typeof out.max_lease_ttl === 'number' && out.max_lease_ttl !== 0 && out.default_lease_ttl > out.max_lease_ttl) {
     throw invalid('given default lease TTL greater than given max lease TTL');
   }
-  if (input.token_type !== undefined) {
+  // An empty token_type means "unchanged" (clients send the zero value).
+  if (input.token_type !== undefined && input.token_type !== '') {
     if (typeof input.token_type !== 'string' || !TOKEN_TYPES.includes(input.token_type)) throw invalid("invalid value for 'token_type'");
     out.token_type = input.token_type;
   }

@@ -56,17 +56,21 @@ export class Pkcs11Library {
   private start(): Worker {
     const w = new Worker(workerUrl(), { name: `pkcs11:${this.name}` });
     w.unref();
-    w.on('message', (r: WorkerReply) => {
-      const p = this.pending.get(r.id);
-      if (!p) return;
-      this.pending.delete(r.id);
-      if (r.ok) p.resolve(r.result);
-      else p.reject(pkcs11Error(this.name, r.error));
+    w.on('message', (batch: WorkerReply[]) => {
+      for (const r of batch) {
+        const p = this.pending.get(r.id);
+        if (!p) continue;
+        this.pending.delete(r.id);
+        if (r.ok) p.resolve(r.result);
+        else p.reject(pkcs11Error(this.name, r.error));
+      }
+      if (this.pending.size === 0) w.unref();
     });
     const fail = (why: string) => {
       if (this.worker !== w) return;
       this.worker = null;
       this.loaded = null;
+      this.outbox = [];
       const err = unavailable(`pkcs11 library "${this.name}": worker stopped (${why})`);
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
@@ -85,14 +89,22 @@ export class Pkcs11Library {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
-      w.ref();
-      const done = () => {
-        if (this.pending.size === 0) w.unref();
-      };
-      this.pending.get(id)!.resolve = (v) => (resolve(v), done());
-      this.pending.get(id)!.reject = (e) => (reject(e), done());
-      w.postMessage({ ...req, id });
+      if (this.pending.size === 1) w.ref();
+      const r = { ...req, id } as WorkerRequest & { data?: Uint8Array };
+      // A small Buffer is a view into Node's 8 KiB pool, and structured clone copies the whole pool
+      // slab: send an exact-size copy instead.
+      if (r.data && r.data.byteLength !== r.data.buffer.byteLength) r.data = new Uint8Array(r.data);
+      this.outbox.push(r);
+      if (this.outbox.length === 1) setImmediate(() => this.flush(w));
     });
+  }
+
+  /** Requests of one loop turn go to the worker as one message (see the worker's batching note). */
+  private outbox: WorkerRequest[] = [];
+  private flush(w: Worker): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (batch.length && this.worker === w) w.postMessage(batch);
   }
 
   /** Send a call, loading the module first (once per worker). */

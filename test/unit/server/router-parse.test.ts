@@ -53,3 +53,18 @@ describe('mount paths', () => {
     for (const bad of ['', '/', '../x', 'a/../b', 'a b', 'a?b']) expect(() => normalizeMountPath(bad)).toThrow(/^path: /);
   });
 });
+
+describe('request targets', () => {
+  it('serves an absolute-form target by its path and query, as Go net/http does for Vault', async () => {
+    const { originForm } = await import('../../../src/server/router.js');
+    expect(originForm('/v1/sys/health')).toBe('/v1/sys/health');
+    expect(originForm('http://127.0.0.1:8200/v1/sys/health?standbyok=true')).toBe('/v1/sys/health?standbyok=true');
+    expect(originForm('HTTPS://vault.example:443/v1/transit/keys')).toBe('/v1/transit/keys');
+    expect(originForm('http://host')).toBe('/');
+    expect(originForm('http://host?list=true')).toBe('/?list=true');
+    // Only a scheme followed by "://" is an absolute form; anything else stays as sent (and 404s).
+    expect(originForm('v1/sys/health')).toBe('v1/sys/health');
+    expect(originForm('*')).toBe('*');
+    expect(originForm('/v1/http://x/y')).toBe('/v1/http://x/y');
+  });
+});
