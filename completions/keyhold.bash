@@ -62,7 +62,7 @@ _keyhold_node() {
     'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field --wrap-ttl' ;;
     'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field --wrap-ttl' ;;
     'transit jwt') _kh_subs='sign verify' ;;
-    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --address --token --format --field --wrap-ttl' ;;
+    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version --batch-input -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --batch-input --address --token --format --field --wrap-ttl' ;;
     'transit jwt verify') _kh_opts='--mount --file --iss --aud --leeway -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --iss --aud --leeway --address --token --format --field --wrap-ttl' ;;
     'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
     'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--cas --mount --address --token --format --field --wrap-ttl' ;;
@@ -113,7 +113,9 @@ _keyhold_values() {
     'server|--storage-path') echo 'f' ;;
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
+    'operator unseal|1') echo 'n' ;;
     'operator rekey|--target') echo 'w:barrier recovery' ;;
+    'operator rekey|1') echo 'n' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
