@@ -37,6 +37,11 @@ export function installCliProcessHooks(): void {
   if (installed) return;
   installed = true;
   const onStreamError = (e: NodeJS.ErrnoException): void => {
+    // stream.pipeline() destroys every stream it was given with the pipeline's own error (a failed
+    // envelope decrypt writing to stdout, a server error): stdout then emits that error too. It is not a
+    // failure of the stream, and pipeline's caller reports it (message and exit status), so leave it be.
+    // Only failed writes (system errors, which carry a syscall) and writes after close end the CLI here.
+    if (!e.syscall && e.code !== 'ERR_STREAM_DESTROYED') return;
     if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') {
       runCleanups();
       process.exit(EXIT_SIGPIPE);
