@@ -86,6 +86,8 @@ const HASH_MEMO_SIZE = 4096;
 export class TokenStore {
   private salt: Buffer | null = null;
   private readonly cache = new Map<string, TokenEntry>();
+  /** Bumped by forget/clear: a load that overlapped one is not cached (cluster standbys). */
+  private generation = 0;
   /**
    * Memo of hash(): building an HMAC costs more than the rest of a token check (bench profile,
    * issue 7). The mapping is pure for a given salt, so it never goes stale; bounded, and dropped
@@ -194,9 +196,11 @@ export class TokenStore {
     const h = this.hash(id);
     let entry: TokenEntry | null | undefined = this.cache.get(h);
     if (!entry) {
+      const gen = this.generation;
       entry = await getJSON<TokenEntry>(this.storage, `id/${h}`);
       if (!entry) return null;
-      this.cache.set(h, entry);
+      // A load that overlapped an invalidation (revoked on another node) is used once, not cached.
+      if (gen === this.generation) this.cache.set(h, entry);
     }
     // Constant-time confirmation of the stored hash (defence in depth against map-lookup timing).
     if (!timingSafeEqual(Buffer.from(entry.hash, 'hex'), Buffer.from(h, 'hex'))) return null;
@@ -322,11 +326,19 @@ export class TokenStore {
 
   /** Forget one cached entry by its stored hash (changed by another daemon on shared storage). */
   forget(hash: string): void {
+    this.generation++;
     this.cache.delete(hash);
+  }
+
+  /** Drop cached entries only (another node may have changed any of them); the salt stays. */
+  forgetAll(): void {
+    this.generation++;
+    this.cache.clear();
   }
 
   /** Drop cached entries (after seal). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
     this.hashes.clear();
     this.salt = null;

@@ -65,6 +65,8 @@ export interface TokenInfo {
   boundCidrs?: string[];
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
+  /** On a cluster standby: the token has a use limit, so the request must go to the active (which counts uses). */
+  mustForward?: boolean;
   /** Entity of the token (for templated policies); absent when the token has none. */
   identity?: TokenIdentity;
 }
@@ -171,6 +173,11 @@ export interface EngineEnv {
   logger: Logger;
   events: EventBus;
   core: CoreServices;
+  /**
+   * True on a cluster standby: the instance serves reads and crypto but runs no background work
+   * (auto-rotation, sync worker); the core recreates instances when the node's role changes.
+   */
+  standby?: boolean;
 }
 
 /** Lifecycle an engine instance may implement. */

@@ -87,6 +87,13 @@ export interface RouteDef<E, F extends Fields> {
   allowSealed?: boolean;
   /** Needs a root token or `sudo` capability. */
   sudo?: boolean;
+  /**
+   * Cluster: how a standby treats the route. By default reads and lists are served and anything else
+   * goes to the active node; `serve` also serves updates that compute without writing (transit
+   * encrypt, sign ...: a write they turn out to need, like an upsert, still goes to the active);
+   * `local` is answered by every node itself (health, seal status, unseal).
+   */
+  standby?: 'serve' | 'local';
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
   /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */

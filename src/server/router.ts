@@ -17,6 +17,7 @@ import type { AclRequest, AclResult } from '../auth/acl.js';
 import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
+import { withLateHeaders, type ClusterRouting } from './forward.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -78,6 +79,8 @@ export interface RouterCore {
   maxRequestSize: number;
   /** Called after a request whose token was on its last use (num_uses), to revoke it. */
   requestDone?(token: TokenInfo): Promise<void>;
+  /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
+  cluster?: ClusterRouting;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -207,6 +210,8 @@ export class Flow {
   audit: AuditEntry | undefined = undefined;
   auditor: AuditHook | undefined = undefined;
   reply: Reply | undefined = undefined;
+  /** The body as received (a standby forwards it byte for byte). */
+  rawBody: Buffer = NO_BODY;
   /** No token needed: the route says so, or its per-request predicate did (stage open access). */
   open = false;
   /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
@@ -214,13 +219,14 @@ export class Flow {
 
   constructor(
     readonly req: AnyRequest,
-    readonly res: ResponseSink,
+    public res: ResponseSink,
   ) {}
 }
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NO_NAMES: string[] = [];
+const NO_BODY = Buffer.alloc(0);
 
 /**
  * The request pipeline (design note section 6; the order follows Vault's vault/request_handling.go):
@@ -241,6 +247,7 @@ export class Router {
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
       const authenticating = this.authenticate(f);
@@ -259,7 +266,10 @@ export class Router {
       await this.auditResponse(f);
       this.send(f);
     } catch (e) {
-      this.fail(res, e);
+      // A standby found out late that the request writes (an upsert, a use-limited token): the
+      // storage refused the write, nothing was answered yet, so the active gets the whole request.
+      if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
+      else this.fail(res, e);
     } finally {
       if (f.seen.length) await this.spendTokens(f);
     }
@@ -314,11 +324,13 @@ export class Router {
     const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
     if (req instanceof FastRequest) {
       if (req.body.length > limit) throw new KeyholdError('tooLarge', 'http: request body too large');
+      f.rawBody = req.body;
       f.body = parseBody(req.body, req.headers['content-type']);
       return;
     }
     const reading = f.op === 'read' || f.op === 'list' ? drain(req, limit) : readBody(req, limit);
     return reading.then((body) => {
+      f.rawBody = body;
       f.body = parseBody(body, req.headers['content-type']);
     });
   }
@@ -355,6 +367,32 @@ export class Router {
     if (this.core.isSealed()) throw sealed();
     await this.requireToken(f);
     throw notFound(f.mounted ? 'unsupported path' : `no handler for route "${f.path}". route entry not found.`);
+  }
+
+  /**
+   * Stage forward (cluster nodes only): a standby sends writes, and whatever it is told not to
+   * serve, to the active node and relays the answer (true: answered); the active marks its write
+   * answers with X-Vault-Index for read-your-writes. The decision is the cluster's (forward.ts).
+   */
+  private async forward(f: Flow): Promise<boolean> {
+    const cluster = this.core.cluster!;
+    if (cluster.active() && f.op !== 'read' && f.op !== 'list') {
+      // Only answers after a write carry the index (an encrypt writes nothing: no header, no HMAC).
+      const before = cluster.writtenIndex();
+      f.res = withLateHeaders(f.res, () => {
+        const index = cluster.writtenIndex() > before ? cluster.indexHeader() : null;
+        return index ? { 'X-Vault-Index': index } : null;
+      });
+      return false;
+    }
+    if ((await cluster.place(f.op, f.route!.standby, f.req.headers)) === 'local') return false;
+    await this.forwardNow(f);
+    return true;
+  }
+
+  /** Relay the request to the active node as received. */
+  private forwardNow(f: Flow): Promise<void> {
+    return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
   }
 
   /**
@@ -640,6 +678,12 @@ export class Router {
   }
 
   private fail(res: ResponseSink, e: unknown): void {
+    // Storage errors that say "try later" (database unreachable, lock lost): 503 with their message.
+    const name = (e as Error)?.name;
+    if (name === 'StorageUnavailableError' || name === 'NotActiveError') {
+      sendError(res, 503, [(e as Error).message]);
+      return;
+    }
     if (isKeyholdError(e)) {
       const msgs = e.errors ?? (e.message === '' ? [] : [e.message]);
       // 413: the connection stays open and Node discards the rest of the body, so the client reads

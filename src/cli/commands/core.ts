@@ -70,8 +70,21 @@ export function register(program: Command, ctx: CliContext): void {
     .command('status')
     .description('Seal status, version and storage of the daemon')
     .action(async (_o, cmd: Command) => {
-      const res = await ctx.client(cmd).request('GET', 'sys/seal-status');
-      await ctx.print(cmd, res.body);
+      const client = ctx.client(cmd);
+      const res = await client.request('GET', 'sys/seal-status');
+      const body = { ...(res.body ?? {}) } as Record<string, unknown>;
+      // HA fields as `vault status` shows them (from sys/leader; a sealed node answers 503 there).
+      if (!body.sealed) {
+        const leader = (await client.request('GET', 'sys/leader').catch(() => null))?.body as Record<string, unknown> | undefined;
+        body.ha_enabled = leader?.ha_enabled === true;
+        if (leader?.ha_enabled) {
+          body.ha_cluster = leader.leader_cluster_address || 'n/a';
+          body.ha_mode = leader.is_self ? 'active' : 'standby';
+          if (leader.is_self) body.active_since = leader.active_time;
+          body.active_node_address = leader.leader_address || '<none>';
+        }
+      }
+      await ctx.print(cmd, body);
       if (res.body?.sealed) process.exitCode = 2;
     });
 
@@ -244,6 +257,41 @@ export function register(program: Command, ctx: CliContext): void {
         out += 'keyhold rekeyed: a new master key is stored wrapped by the auto seal.\n';
       }
       process.stdout.write(out);
+    });
+  operator
+    .command('step-down')
+    .description('Make the active cluster node give up the lock (sudo); another node takes over')
+    .action(async (_o, cmd: Command) => {
+      await ctx.client(cmd).request('POST', 'sys/step-down', {});
+      success('Success! Stepped down: the active node gave up the lock.');
+    });
+  operator
+    .command('migrate')
+    .description('Copy every record from storage_source to storage_destination (no server may run on the source)')
+    .requiredOption('--config <file>', 'migration config (HCL): storage_source "<type>" { ... } and storage_destination "<type>" { ... }')
+    .option('--start <prefix>', 'copy only keys sorting at or after this one (resume a halted run)')
+    .option('--reset', 'remove a stale migration lock from the source and exit')
+    .option('--max-parallel <n>', 'records copied at once (default 10)', (v) => Number(v))
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator migrate -config migrate.hcl\n  $ keyhold operator migrate -config migrate.hcl -reset')
+    .action(async (opts: { config: string; start?: string; reset?: boolean; maxParallel?: number }) => {
+      const { loadMigrationConfig, migrate, MigrationError } = await import('../../server/migrate.js');
+      if (opts.maxParallel !== undefined && !(Number.isInteger(opts.maxParallel) && opts.maxParallel >= 1)) throw new LocalError('-max-parallel must be a positive integer');
+      let cfg;
+      try {
+        cfg = loadMigrationConfig(opts.config);
+      } catch (e) {
+        throw new LocalError((e as Error).message);
+      }
+      try {
+        const n = await migrate(cfg, { start: opts.start, reset: opts.reset, maxParallel: opts.maxParallel, log: (l) => process.stderr.write(l + '\n') });
+        if (opts.reset) success('Success! Migration lock reset (if it was set).');
+        else success(`Success! All of the keys have been migrated (${n} records).`);
+      } catch (e) {
+        if (!(e instanceof MigrationError) && !(e as Error)?.message?.startsWith('storage unavailable')) throw e;
+        // Vault's exit code for a failed migration is 2.
+        process.stderr.write(`Error migrating: ${(e as Error).message}\n`);
+        process.exitCode = 2;
+      }
     });
   operator
     .command('seal')

@@ -108,6 +108,11 @@ export class KvBackend {
     this.changes.close();
   }
 
+  /** Another node changed `key` (cluster standby): only the engine config is cached here. */
+  invalidate(key: string): void {
+    if (key === CONFIG_KEY) this.configCache = null;
+  }
+
   // ---- engine config ----
 
   /** Current engine settings (defaults when never written). */
