@@ -13,12 +13,12 @@ command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
 command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
 command -v softhsm2-util >/dev/null 2>&1 || need+=(softhsm2)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
-# systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
-command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # node-gyp builds the pkcs11js binding during `npm ci` (scripts/test.sh runs this script first).
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}" >&2

@@ -36,19 +36,26 @@ function runCleanups(): void {
 export function installCliProcessHooks(): void {
   if (installed) return;
   installed = true;
-  const onStreamError = (e: NodeJS.ErrnoException): void => {
-    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') {
+  const onStreamError = (which: 'stdout' | 'stderr') => (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') {
       runCleanups();
       process.exit(EXIT_SIGPIPE);
     }
-    // Any other error on stdout/stderr (EIO on a vanished terminal, ENOSPC on a redirect) ends the CLI
-    // as well, but says so where it still can: exit 1, as for a local error.
+    // An error handed to destroy() by a stream pipeline writing to stdout (a failed decryption, an
+    // error answer of the daemon) is the pipeline's to report: it has no syscall.
+    if (e.syscall === undefined) return;
+    // A failed write of another kind (EIO on a vanished terminal, ENOSPC on a redirect) ends the CLI
+    // as a local error, saying so on stderr unless stderr is what failed.
     runCleanups();
+    if (which === 'stdout') process.stderr.write(`Error: cannot write output: ${e.code ?? e.message}\n`);
     process.exit(1);
   };
-  process.stdout.on('error', onStreamError);
-  process.stderr.on('error', onStreamError);
-  const onSignal = (status: number) => () => {
+  process.stdout.on('error', onStreamError('stdout'));
+  process.stderr.on('error', onStreamError('stderr'));
+  // Only when nobody else handles the signal: `keyhold run` forwards SIGINT and SIGTERM to its command
+  // and ends as the command does.
+  const onSignal = (status: number) => (signal: NodeJS.Signals) => {
+    if (process.listenerCount(signal) > 1) return;
     runCleanups();
     process.exit(status);
   };

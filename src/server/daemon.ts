@@ -137,17 +137,6 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     await core.close();
     throw e;
   }
-  const out = process.stdout;
-  out.write(`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}\n`);
-  out.write(`    Version: ${VERSION}\n`);
-  for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
-  out.write(`    Storage: ${backend.describe()}\n`);
-  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
-  out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
-  if (devToken) {
-    out.write(`    Root Token: ${devToken}\n`);
-    out.write(`\n    export KEYHOLD_ADDR='${listeners.addresses[0]}'\n    export KEYHOLD_TOKEN='${devToken}'\n`);
-  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -167,8 +156,21 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       process.exit(1);
     }
   };
+  // Before the banner: whoever waits for "Listening on" may signal at once, and until a listener is
+  // added the signal's default action would kill the daemon without the graceful stop (exit 0).
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  const out = process.stdout;
+  out.write(`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}\n`);
+  out.write(`    Version: ${VERSION}\n`);
+  for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
+  out.write(`    Storage: ${backend.describe()}\n`);
+  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
+  out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
+  if (devToken) {
+    out.write(`    Root Token: ${devToken}\n`);
+    out.write(`\n    export KEYHOLD_ADDR='${listeners.addresses[0]}'\n    export KEYHOLD_TOKEN='${devToken}'\n`);
+  }
   // Log rotation: reopen audit files (as Vault does on SIGHUP).
   process.on('SIGHUP', () => void auditBrokerOf(core)?.reopen());
 }

@@ -69,6 +69,14 @@ describe('sys/auth', () => {
     expect((await d.req('GET', 'sys/auth/nothing')).status).toBe(400);
   });
 
+  it('lists auth mounts tuned listing_visibility=unauth in sys/internal/ui/mounts without a token', async () => {
+    await must('POST', 'sys/auth/visible', { type: 'approle', description: 'login here', config: { listing_visibility: 'unauth' } });
+    const r = await d.req('GET', 'sys/internal/ui/mounts', undefined, { token: null });
+    expect(r.status).toBe(200);
+    expect(r.body.data.auth).toEqual({ 'visible/': { type: 'approle', description: 'login here', options: null } });
+    await must('DELETE', 'sys/auth/visible');
+  });
+
   it('needs sudo for enable but not for list', async () => {
     await must('PUT', 'sys/policies/acl/auth-reader', { policy: 'path "sys/auth" { capabilities = ["read"] }\npath "sys/auth/*" { capabilities = ["create", "update"] }' });
     const t = (await must('POST', 'auth/token/create', { policies: ['auth-reader'] }, 200)).body.auth.client_token;
@@ -210,6 +218,23 @@ describe('AppRole', () => {
     expect((await login({ role_id: await roleId('svc'), secret_id: sid })).status).toBe(200);
     const again = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
     expect(again.status).toBe(400);
+  });
+
+  it('locks a role id out after repeated wrong secret ids (user lockout, tunable), then lets it in again', async () => {
+    await must('POST', 'sys/auth/locked', { type: 'approle' });
+    await must('POST', 'sys/auth/locked/tune', { user_lockout_config: { lockout_threshold: 2, lockout_duration: '2s', lockout_counter_reset: '1m' } });
+    await must('POST', 'auth/locked/role/r', { token_policies: 'svc' });
+    const rid = (await must('GET', 'auth/locked/role/r/role-id', undefined, 200)).body.data.role_id;
+    const sid = (await must('POST', 'auth/locked/role/r/secret-id', {}, 200)).body.data.secret_id;
+    const try_ = (secret: string) => d.req('POST', 'auth/locked/login', { role_id: rid, secret_id: secret }, { token: null });
+    expect((await try_('wrong-1')).status).toBe(400);
+    expect((await try_('wrong-2')).status).toBe(400);
+    const locked = await try_(sid);
+    expect(locked.status).toBe(403);
+    expect(locked.body.errors).toEqual(['permission denied']);
+    await new Promise((r) => setTimeout(r, 2200));
+    expect((await try_(sid)).status).toBe(200);
+    expect((await d.req('POST', 'sys/auth/approle/tune', { user_lockout_config: { lockout_threshold: 'x' } })).status).toBe(400);
   });
 
   it('tidy answers 202 with Vault\'s warning', async () => {

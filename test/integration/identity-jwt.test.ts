@@ -145,6 +145,23 @@ describe('hashicorp/vault-action replay (src/auth.js)', () => {
   });
 });
 
+describe('templated policies resolve against the login\'s entity', () => {
+  it('one policy serves every repository: {{identity.entity.aliases.<accessor>.metadata.repository}}', async () => {
+    const accessor = (await must('GET', 'sys/auth', undefined, 200)).body.data['jwt/'].accessor;
+    await must('PUT', 'sys/policies/acl/per-repo', { policy: `path "secret/data/{{identity.entity.aliases.${accessor}.metadata.repository}}/*" { capabilities = ["read"] }` });
+    await must('POST', 'auth/jwt/role/any-repo', { role_type: 'jwt', user_claim: 'repository', bound_audiences: 'https://github.com/octo-org', bound_claims_type: 'glob', bound_claims: { repository: 'octo-org/*' }, claim_mappings: { repository: 'repository' }, token_policies: 'per-repo' });
+    await must('POST', 'secret/data/octo-org/app-a/db', { data: { p: 'a' } }, 200);
+    await must('POST', 'secret/data/octo-org/app-b/db', { data: { p: 'b' } }, 200);
+    const login = async (repo: string) => (await d.req('POST', 'auth/jwt/login', { role: 'any-repo', jwt: await op.sign(op.githubClaims({ repository: repo, sub: `repo:${repo}:ref:refs/heads/main` })) }, { token: null })).body.auth.client_token as string;
+    const a = await login('octo-org/app-a');
+    const b = await login('octo-org/app-b');
+    expect((await d.req('GET', 'secret/data/octo-org/app-a/db', undefined, { token: a })).body.data.data).toEqual({ p: 'a' });
+    expect((await d.req('GET', 'secret/data/octo-org/app-b/db', undefined, { token: a })).status).toBe(403);
+    expect((await d.req('GET', 'secret/data/octo-org/app-b/db', undefined, { token: b })).body.data.data).toEqual({ p: 'b' });
+    expect((await d.req('GET', 'secret/data/octo-org/app-a/db', undefined, { token: b })).status).toBe(403);
+  });
+});
+
 describe('GitLab CI tokens', () => {
   it('logs in with bound project_id/ref_protected claims and user_claim user_email', async () => {
     await must('POST', 'auth/jwt/role/gitlab', {

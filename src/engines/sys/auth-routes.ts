@@ -86,6 +86,19 @@ function authConfig(input: Record<string, unknown>, prefix: string): Record<stri
   return out;
 }
 
+/** `user_lockout_config` of a tune body (Vault docs concepts/user-lockout): durations to seconds. */
+function lockoutConfig(c: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (c.lockout_threshold !== undefined) {
+    const n = Number(c.lockout_threshold);
+    if (!Number.isInteger(n) || n < 0) throw invalid('user_lockout_config.lockout_threshold', 'must be a whole number');
+    out.lockout_threshold = n;
+  }
+  for (const k of ['lockout_duration', 'lockout_counter_reset'] as const) if (c[k] !== undefined) out[k] = parseDuration(`user_lockout_config.${k}`, c[k]);
+  if (c.lockout_disable !== undefined) out.lockout_disable = c.lockout_disable === true || c.lockout_disable === 'true';
+  return out;
+}
+
 function tuneView(m: MountInfo): Record<string, unknown> {
   const v = authMountView(m);
   const c = v.config as Record<string, unknown>;
@@ -115,7 +128,7 @@ const tuneFields = {
   allowed_response_headers: f.any('Headers the method may set'),
   options: f.stringMap('Method options'),
   plugin_version: f.string('Accepted for compatibility'),
-  user_lockout_config: f.map('Not supported by keyhold'),
+  user_lockout_config: f.map('AppRole login lockout: lockout_threshold, lockout_duration, lockout_counter_reset, lockout_disable'),
 };
 
 function tuneHandlers() {
@@ -131,6 +144,7 @@ function tuneHandlers() {
         throw invalid(`tuning of user lockout configuration for auth type "${m.type}" not allowed`);
       }
       const config = authConfig(raw, '');
+      if (data.user_lockout_config !== undefined) config.user_lockout_config = lockoutConfig(data.user_lockout_config as Record<string, unknown>);
       const merged = m ? { ...m.config, ...config } : config;
       if (typeof merged.default_lease_ttl === 'number' && typeof merged.max_lease_ttl === 'number' && merged.max_lease_ttl !== 0 && merged.default_lease_ttl > merged.max_lease_ttl) {
         throw invalid('given default lease TTL greater than given max lease TTL');
