@@ -16,7 +16,11 @@ import { httpCases } from './cases/http-cases.js';
 import { processCases } from './cases/process-cases.js';
 import { rssCases } from './cases/rss-cases.js';
 import { securityCases } from './cases/security-cases.js';
+import { secretsCases } from './cases/secrets-cases.js';
+import { managedKeyCases } from './cases/managed-key-cases.js';
 import { syncCase } from './cases/sync-case.js';
+import { pgCases } from './cases/pg-cases.js';
+import { loginCases } from './cases/login-cases.js';
 import { machineInfo } from './lib/machine.js';
 import { ROOT, freePort, killAll, startBare } from './lib/procs.js';
 import { printReport, writeResult } from './lib/report.js';
@@ -27,7 +31,9 @@ import { describeTarget, judge, ratioOf, round } from './lib/stats.js';
 export const CASE_IDS = [
   'encrypt-socket', 'encrypt-tcp', 'decrypt', 'hmac', 'sign-ed25519', 'sign-ecdsa-p256', 'sign-rsa-2048',
   'batch-encrypt-1000', 'datakey-wrapped', 'cli-encrypt', 'envelope-1gib', 'versions-10000',
-  'start-10000-keys', 'sync-1000', 'rss-idle', 'rss-batch-10000', 'rewrap-pkcs1-timing',
+  'start-10000-keys', 'sync-1000', 'rss-idle', 'rss-batch-10000', 'rewrap-pkcs1-timing', 'run-startup', 'jwt-sign-es256',
+  'login-approle', 'login-jwt', 'managed-sign-rsa-2048', 'managed-encrypt-aes-gcm',
+  'pg-encrypt-standby', 'pg-kv-put', 'pg-failover', 'pg-start-100000',
 ];
 
 /** Settings of a full and of a quick run. */
@@ -98,7 +104,7 @@ async function main() {
     mkdirSync(pdir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', pdir);
   }
-  const all = [...rssCases, ...httpCases, ...processCases, syncCase, ...securityCases];
+  const all = [...rssCases, ...httpCases, ...processCases, syncCase, ...securityCases, ...secretsCases, ...loginCases, ...managedKeyCases, ...pgCases];
   const selected = all.filter((c) => !args.only || args.only.has(c.id));
   const results = new Map();
   let ctx;

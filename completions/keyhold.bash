@@ -12,10 +12,11 @@ _keyhold_node() {
   case "$1" in
     '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
-    'operator') _kh_subs='init unseal rekey seal' ;;
+    'operator') _kh_subs='init unseal rekey step-down migrate seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
     'operator unseal') _kh_opts='--reset --migrate -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'operator rekey') _kh_opts='--init --cancel --status --key-shares --key-threshold --nonce --target --verify -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --nonce --target --address --token --format --field --wrap-ttl' ;;
+    'operator migrate') _kh_opts='--config --start --reset --max-parallel -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --start --max-parallel --address --token --format --field --wrap-ttl' ;;
     'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'write') _kh_opts='-f --force -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
@@ -62,7 +63,7 @@ _keyhold_node() {
     'transit sign') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --key-version --address --token --format --field --wrap-ttl' ;;
     'transit verify') _kh_opts='--mount --file --base64 --hash-algorithm --prehashed --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --hash-algorithm --signature-algorithm --marshaling-algorithm --salt-length --context --signature --hmac --address --token --format --field --wrap-ttl' ;;
     'transit jwt') _kh_subs='sign verify' ;;
-    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --address --token --format --field --wrap-ttl' ;;
+    'transit jwt sign') _kh_opts='--mount --claims --header --ttl --iss --aud --key-version --batch-input -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --claims --header --ttl --iss --aud --key-version --batch-input --address --token --format --field --wrap-ttl' ;;
     'transit jwt verify') _kh_opts='--mount --file --iss --aud --leeway -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --file --iss --aud --leeway --address --token --format --field --wrap-ttl' ;;
     'kv') _kh_subs='put patch get list delete undelete destroy metadata' ;;
     'kv put') _kh_opts='--cas --mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--cas --mount --address --token --format --field --wrap-ttl' ;;
@@ -113,7 +114,10 @@ _keyhold_values() {
     'server|--storage-path') echo 'f' ;;
     'server|--log-level') echo 'w:debug info warn error off' ;;
     'server|--keychain') echo 'w:os none' ;;
+    'operator unseal|1') echo 'n' ;;
     'operator rekey|--target') echo 'w:barrier recovery' ;;
+    'operator rekey|1') echo 'n' ;;
+    'operator migrate|--config') echo 'f' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;

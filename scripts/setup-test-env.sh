@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
-# - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests.
+# - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
+#   and g++, make, python3 for node-gyp to build the pkcs11js binding.
 # Never fails the test run: without them the tests that need them skip and print why.
 set -euo pipefail
 # PostgreSQL for the cluster tests (its own script; never fails the run).
@@ -12,6 +13,10 @@ command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
 command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
 command -v softhsm2-util >/dev/null 2>&1 || need+=(softhsm2)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
+# node-gyp builds the pkcs11js binding during `npm ci` (scripts/test.sh runs this script first).
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0

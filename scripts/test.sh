@@ -5,7 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-test-env.sh
 bash scripts/setup-docs-env.sh
+# pkcs11js (managed keys) is built by node-gyp, which needs the Node headers: use the ones shipped
+# with the running Node (NodeSource/Debian: /usr/include/node; official tarballs and nvm: <prefix>/
+# include/node) instead of downloading them from nodejs.org.
+node_prefix=$(node -p "require('path').resolve(process.execPath, '..', '..')")
+if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir="$node_prefix"; fi
 [ -d node_modules ] || npm ci
+# The binding is an optional dependency: a failed build leaves managed-key tests skipped (they say why).
+[ -f node_modules/pkcs11js/build/Release/pkcs11.node ] || echo "test: the pkcs11js binding is not built (needs g++, make, python3 and Node headers); PKCS#11 managed-key tests will be skipped" >&2
 npm run build --silent    # tsc, then the CLI fast-path bundle (scripts/bundle-cli.mjs)
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
 # unlocked gnome-keyring (scripts/with-keyring.sh). Without dbus-run-session they skip, saying why.

@@ -6,11 +6,16 @@
  * Usage: node bench/baselines/bare-server.js <unix-socket-path | 127.0.0.1:port>
  * It answers keyhold's own paths, so the load generator sends both servers the same requests:
  * POST /v1/transit/{encrypt,decrypt,hmac,verify,datakey/wrapped}/<key>, the op taken from the third
- * path segment by one split (verify is verify-hmac). Prints "ready" when listening.
+ * path segment by one split (verify is verify-hmac). Logins (issue 14): POST /v1/auth/approle/login
+ * checks the secret id's HMAC like keyhold's AppRole, POST /v1/auth/jwt/login verifies the JWT with
+ * jose (RS256, audience, issuer, times) against the key given to POST /v1/auth/jwt/config; both
+ * answer a fresh random token in an `auth` block. Prints "ready" when listening.
  */
 import { createServer } from 'node:http';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
+import { createPublicKey } from 'node:crypto';
+import { jwtVerify } from 'jose';
 
 const [where] = process.argv.slice(2);
 const aesKey = randomBytes(32);
@@ -35,6 +40,36 @@ function mac(input) {
   return 'vault:v1:' + createHmac('sha256', hmacKey).update(input).digest('base64');
 }
 
+const approleKey = randomBytes(32);
+/** Secret ids registered by the bench (HMACs only), as keyhold's AppRole keeps them. */
+const secretIds = new Set();
+let jwtKey = null;
+
+function newAuth(policies, metadata) {
+  return { client_token: 'hvs.' + randomBytes(18).toString('base64url'), accessor: randomBytes(12).toString('base64url'), policies, token_policies: policies, metadata, lease_duration: 600, renewable: true, entity_id: randomUUID(), token_type: 'service', orphan: true, mfa_requirement: null, num_uses: 0 };
+}
+
+/** Login handlers: parsed JSON body and path -> { auth }. */
+const LOGINS = {
+  approle: (b, path) => {
+    const h = createHmac('sha256', approleKey).update(String(b.secret_id)).digest('hex');
+    if (path.endsWith('/register')) {
+      secretIds.add(h);
+      return {};
+    }
+    if (!secretIds.has(h)) throw Object.assign(new Error('invalid role or secret ID'), { status: 400 });
+    return { auth: newAuth(['default', 'bench'], { role_name: 'bench' }) };
+  },
+  jwt: async (b, path) => {
+    if (path.endsWith('/config')) {
+      jwtKey = createPublicKey(b.jwt_validation_pubkeys[0]);
+      return {};
+    }
+    const { payload } = await jwtVerify(String(b.jwt), jwtKey, { algorithms: ['RS256'], audience: 'bench', issuer: 'bench-issuer', clockTolerance: 60 });
+    return { auth: newAuth(['default', 'bench'], { repository: String(payload.repository), role: 'ci' }) };
+  },
+};
+
 /** One handler per op: parsed JSON body -> response data. */
 const OPS = {
   encrypt: (b) => ({ ciphertext: seal(Buffer.from(b.plaintext, 'base64')), key_version: 1 }),
@@ -51,10 +86,18 @@ const OPS = {
 const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
+  req.on('end', async () => {
     let status = 200;
     let body;
     try {
+      const parts = req.url.split('/');
+      if (parts[2] === 'auth' && LOGINS[parts[3]]) {
+        const r = await LOGINS[parts[3]](JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'), req.url);
+        body = JSON.stringify({ request_id: randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data: null, wrap_info: null, warnings: null, auth: r.auth ?? null });
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+        return;
+      }
       if (!req.headers['x-vault-token']) throw Object.assign(new Error('missing client token'), { status: 403 });
       const handle = OPS[req.url.split('/')[3]];
       if (!handle) throw Object.assign(new Error('unsupported path'), { status: 404 });

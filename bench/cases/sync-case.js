@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { api, apiOk, pool } from '../lib/http.js';
-import { freePort } from '../lib/procs.js';
+import { cpuSecondsOf, freePort } from '../lib/procs.js';
 import { median } from '../lib/stats.js';
 import { isMissing, requireFeature } from '../lib/setup.js';
 
@@ -59,6 +59,7 @@ async function startMoto() {
     if (await motoAnswers(port)) {
       return {
         port,
+        pid: proc.pid,
         /** Secrets Manager requests moto has logged so far (werkzeug writes one line per request; not resets). */
         requests: () => (out.match(/"POST \/ HTTP/g) ?? []).length,
         stop: () =>
@@ -79,7 +80,8 @@ async function startMoto() {
 export const syncCase = {
   id: 'sync-1000',
   unit: 's',
-  checks: [{ on: 'ratio', op: '<=', limit: 2 }],
+  // Issue 17: at most 1.3 times the direct SDK baseline (issue 7 asked for 2).
+  checks: [{ on: 'ratio', op: '<=', limit: 1.3 }],
   describe: `1,000 KV v2 secrets (quick: 100) associated with a provider-a-sm destination on the moto server, ${SYNC_CONCURRENCY} set calls in flight, time until all read SYNCED; baseline: direct SDK CreateSecret of the same secrets, ${SDK_CONCURRENCY} in flight (keyhold's default per-destination concurrency)`,
   async run(ctx) {
     const n = ctx.cfg.syncCount;
@@ -96,15 +98,25 @@ export const syncCase = {
     const theirs = [];
     const khCalls = [];
     const sdkCalls = [];
+    // CPU seconds per secret (less sensitive to other load on the machine than wall time).
+    const cpu = { motoBaseline: [], motoKeyhold: [], keyhold: [], benchBaseline: [], benchKeyhold: [] };
+    const benchCpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    };
     try {
       for (let rep = 0; rep < ctx.cfg.reps; rep++) {
         const secrets = Array.from({ length: n }, (_, i) => ({ path: `r${rep}/s-${i}`, data: { user: `u${i}`, password: `p-${rep}-${i}-${Math.random().toString(36).slice(2)}` } }));
         // Baseline: the same secrets straight into Secrets Manager.
         await motoReset(moto.port);
         let calls0 = moto.requests();
+        let m0 = cpuSecondsOf(moto.pid);
+        const b0 = benchCpu();
         let t0 = performance.now();
         await pool(n, SDK_CONCURRENCY, (i) => sdk.send(new CreateSecretCommand({ Name: `direct/${secrets[i].path}`, SecretString: JSON.stringify(secrets[i].data) })));
         theirs.push((performance.now() - t0) / 1000);
+        cpu.motoBaseline.push(((cpuSecondsOf(moto.pid) - m0) * 1000) / n);
+        cpu.benchBaseline.push(((benchCpu() - b0) * 1000) / n);
         sdkCalls.push((moto.requests() - calls0) / n);
         // keyhold: KV writes (not timed), then associations until all SYNCED.
         await pool(n, SYNC_CONCURRENCY, async (i) => requireFeature(await api(kh.unix, 'POST', `secret/data/${secrets[i].path}`, { data: secrets[i].data }, token), 'kv v2 write'));
@@ -115,6 +127,9 @@ export const syncCase = {
         );
         await motoReset(moto.port);
         calls0 = moto.requests();
+        m0 = cpuSecondsOf(moto.pid);
+        const k0 = cpuSecondsOf(kh.pid);
+        const b1 = benchCpu();
         t0 = performance.now();
         await pool(n, SYNC_CONCURRENCY, (i) => apiOk(kh.unix, 'POST', `${dest}/associations/set`, { mount: 'secret', secret_name: secrets[i].path }, token));
         const deadline = t0 + ctx.cfg.syncTimeoutMs;
@@ -130,6 +145,9 @@ export const syncCase = {
           await sleep(50);
         }
         ours.push((performance.now() - t0) / 1000);
+        cpu.keyhold.push(((cpuSecondsOf(kh.pid) - k0) * 1000) / n);
+        cpu.benchKeyhold.push(((benchCpu() - b1) * 1000) / n);
+        cpu.motoKeyhold.push(((cpuSecondsOf(moto.pid) - m0) * 1000) / n);
         await sleep(200); // let moto's log catch up
         khCalls.push((moto.requests() - calls0) / n);
       }
@@ -138,6 +156,6 @@ export const syncCase = {
       await moto.stop();
     }
     const note = ctx.cfg.quick ? `${n} associations (quick)` : undefined;
-    return { value: median(ours), baseline: median(theirs), detail: { associations: n, per_secret_ms: (median(ours) * 1000) / n, provider_calls_per_secret: median(khCalls), baseline_calls_per_secret: median(sdkCalls), baseline_per_secret_ms: (median(theirs) * 1000) / n, reps: ours, baseline_reps: theirs }, note };
+    return { value: median(ours), baseline: median(theirs), detail: { associations: n, per_secret_ms: (median(ours) * 1000) / n, provider_calls_per_secret: median(khCalls), baseline_calls_per_secret: median(sdkCalls), baseline_per_secret_ms: (median(theirs) * 1000) / n, reps: ours, baseline_reps: theirs, cpu_ms_per_secret: { keyhold_daemon: median(cpu.keyhold), moto_with_keyhold: median(cpu.motoKeyhold), moto_baseline: median(cpu.motoBaseline), sdk_client_baseline: median(cpu.benchBaseline), bench_client_with_keyhold: median(cpu.benchKeyhold) } }, note };
   },
 };

@@ -291,23 +291,24 @@ export class ACL {
 
   /** Vault's AllowOperation: capability, wrapping TTL bounds and parameter constraints. */
   check(req: AclRequest): AclResult {
-    if (this.root) return { allowed: true, rootPrivs: true };
+    if (this.root) return ALLOWED_SUDO;
     const perms = this.lookup(req.operation, req.path);
-    if (!perms) return { allowed: false, rootPrivs: false };
+    if (!perms) return DENIED;
     const caps = perms.bits;
     const rootPrivs = (caps & SUDO) !== 0;
     const need = BIT[req.operation]!;
-    if ((caps & need) === 0) return { allowed: false, rootPrivs };
-    const no = { allowed: false, rootPrivs };
-    if (perms.maxWrappingTtl > 0 && (req.wrapTtl === undefined || req.wrapTtl > perms.maxWrappingTtl)) return no;
-    if (perms.minWrappingTtl > 0 && (req.wrapTtl === undefined || req.wrapTtl < perms.minWrappingTtl)) return no;
+    if ((caps & need) === 0) return rootPrivs ? DENIED_SUDO : DENIED;
+    let ok = true;
+    if (perms.maxWrappingTtl > 0 && (req.wrapTtl === undefined || req.wrapTtl > perms.maxWrappingTtl)) ok = false;
+    else if (perms.minWrappingTtl > 0 && (req.wrapTtl === undefined || req.wrapTtl < perms.minWrappingTtl)) ok = false;
     // Merging can leave min > max even though each block was checked on write.
-    if (perms.minWrappingTtl && perms.maxWrappingTtl && perms.maxWrappingTtl < perms.minWrappingTtl) return no;
+    else if (perms.minWrappingTtl && perms.maxWrappingTtl && perms.maxWrappingTtl < perms.minWrappingTtl) ok = false;
     // Most rules carry no parameter constraints: skip the walk over the request data (hot path).
-    if ((perms.required.length || perms.denied || perms.allowed) && (req.operation === 'read' || req.operation === 'update' || req.operation === 'create' || req.operation === 'patch')) {
-      if (!parametersAllowed(perms, req.data ?? {})) return no;
+    else if ((perms.required.length || perms.denied || perms.allowed) && (req.operation === 'read' || req.operation === 'update' || req.operation === 'create' || req.operation === 'patch')) {
+      ok = parametersAllowed(perms, req.data ?? {});
     }
-    return { allowed: true, rootPrivs };
+    if (!ok) return rootPrivs ? DENIED_SUDO : DENIED;
+    return rootPrivs ? ALLOWED_SUDO : ALLOWED;
   }
 
   /** Whether `capability` is granted on `path` (no parameter or wrapping constraints known). */
@@ -356,6 +357,12 @@ export class ACL {
     return { exact_paths: exact, glob_paths: glob, root: false };
   }
 }
+
+// Shared, frozen results: a check allocates nothing on the hot path.
+const ALLOWED: AclResult = Object.freeze({ allowed: true, rootPrivs: false });
+const ALLOWED_SUDO: AclResult = Object.freeze({ allowed: true, rootPrivs: true });
+const DENIED: AclResult = Object.freeze({ allowed: false, rootPrivs: false });
+const DENIED_SUDO: AclResult = Object.freeze({ allowed: false, rootPrivs: true });
 
 /** Vault's priority order (acl.go `less`): is `a` of lower priority than `b`? */
 function lowerPriority(a: { first: number; isPrefix: boolean; wildcards: number; wcPath: string }, b: typeof a): boolean {

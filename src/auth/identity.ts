@@ -7,6 +7,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock, TokenIdentity } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+import { KeyedLock } from '../framework/keyed-lock.js';
 
 /** A stored alias (Vault's identity alias fields, snake_case on the wire). */
 export interface AliasRecord {
@@ -48,6 +49,10 @@ function aliasKey(mountAccessor: string, name: string): string {
 /** Entities and aliases. */
 export class IdentityStore {
   private readonly cache = new Map<string, EntityRecord>();
+  /** Alias index key -> entity id, as read or written (a repeat login reads no storage). */
+  private readonly aliases = new Map<string, string>();
+  /** One login per alias at a time: two concurrent first logins must not make two entities. */
+  private readonly locks = new KeyedLock();
 
   constructor(
     private readonly storage: Storage,
@@ -57,7 +62,12 @@ export class IdentityStore {
   /** The entity of `alias` on `mount`, created on first sight; alias metadata and groups refreshed. */
   async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
     const key = aliasKey(mount.accessor, alias.name);
-    const ref = await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
+    return this.locks.run(key, () => this.entityForAlias(key, mount, alias, groups));
+  }
+
+  private async entityForAlias(key: string, mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[]): Promise<EntityRecord> {
+    const known = this.aliases.get(key);
+    const ref = known ? { entity_id: known } : await getJSON<{ entity_id: string }>(this.storage, `alias/${key}`);
     const now = new Date(this.clock.now()).toISOString();
     let entity = ref ? await this.entity(ref.entity_id) : null;
     if (!entity) {
@@ -82,12 +92,16 @@ export class IdentityStore {
     }
     if (changed) {
       entity.last_update_time = now;
-      await putJSON(this.storage, `entity/${entity.id}`, entity);
-      await putJSON(this.storage, `alias/${key}`, { entity_id: entity.id });
-      await putJSON(this.storage, `alias-id/${a.id}`, { entity_id: entity.id });
-      await putJSON(this.storage, `name/${entity.name}`, { entity_id: entity.id });
+      await Promise.all([
+        putJSON(this.storage, `entity/${entity.id}`, entity),
+        putJSON(this.storage, `alias/${key}`, { entity_id: entity.id }),
+        putJSON(this.storage, `alias-id/${a.id}`, { entity_id: entity.id }),
+        putJSON(this.storage, `name/${entity.name}`, { entity_id: entity.id }),
+      ]);
     }
     this.cache.set(entity.id, entity);
+    if (this.aliases.size > 100_000) this.aliases.clear();
+    this.aliases.set(key, entity.id);
     return entity;
   }
 
@@ -141,6 +155,7 @@ export class IdentityStore {
   /** Forget cached entities (seal, or another daemon changed storage). */
   clear(): void {
     this.cache.clear();
+    this.aliases.clear();
   }
 }
 

@@ -523,7 +523,17 @@ function policyKey(name: string): string {
 /** Named policies stored behind the barrier (`sys/policy/<name>`), cached in memory. */
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
-  constructor(private readonly storage: Storage) {}
+  /** Bumped by forget/clear: loads that overlapped one do not fill the cache. */
+  private generation = 0;
+  /**
+   * `onInvalid` hears of a stored policy that no longer parses (written by an older keyhold that
+   * accepted keys it then ignored): that policy grants nothing until rewritten (fail closed), its
+   * text stays readable so an operator can fix it.
+   */
+  constructor(
+    private readonly storage: Storage,
+    private readonly onInvalid: (name: string, reason: string) => void = () => {},
+  ) {}
 
   /** Policy by name (`root`, `default` and `response-wrapping` are built in; default may be overwritten). */
   async get(nameIn: string): Promise<Policy | null> {
@@ -531,6 +541,7 @@ export class PolicyStore {
     if (name === 'root') return { name: 'root', rules: [], raw: '' };
     const cached = this.cache.get(name);
     if (cached) return cached;
+    const gen = this.generation;
     let text: string | null;
     if (name === RESPONSE_WRAPPING_POLICY_NAME) text = RESPONSE_WRAPPING_POLICY;
     else {
@@ -538,8 +549,15 @@ export class PolicyStore {
       text = rec?.raw ?? (name === 'default' ? DEFAULT_POLICY : null);
     }
     if (text === null) return null;
-    const p = parsePolicy(name, text);
-    this.cache.set(name, p);
+    let p: Policy;
+    try {
+      p = parsePolicy(name, text);
+    } catch (e) {
+      this.onInvalid(name, (e as Error).message);
+      p = { name, rules: [], raw: text };
+    }
+    // A load that overlapped an invalidation (another node changed policies) is not cached.
+    if (gen === this.generation) this.cache.set(name, p);
     return p;
   }
   /** Create or replace a policy from HCL or JSON text (nothing is stored when it does not parse). */
@@ -567,10 +585,12 @@ export class PolicyStore {
   }
   /** Forget one cached policy (changed by another daemon on shared storage). */
   forget(name: string): void {
+    this.generation++;
     this.cache.delete(name);
   }
   /** Forget cached policies (after seal). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
   }
 }

@@ -86,6 +86,8 @@ const HASH_MEMO_SIZE = 4096;
 export class TokenStore {
   private salt: Buffer | null = null;
   private readonly cache = new Map<string, TokenEntry>();
+  /** Bumped by forget/clear: a load that overlapped one is not cached (cluster standbys). */
+  private generation = 0;
   /**
    * Memo of hash(): building an HMAC costs more than the rest of a token check (bench profile,
    * issue 7). The mapping is pure for a given salt, so it never goes stale; bounded, and dropped
@@ -157,10 +159,15 @@ export class TokenStore {
     if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
     if (opts.max_ttl) entry.max_ttl = opts.max_ttl;
     if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
-    await putJSON(this.storage, `id/${entry.hash}`, entry);
-    await putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor });
-    // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
-    if (entry.parent_accessor && !entry.orphan) await this.putChild(entry.parent_accessor, entry.accessor);
+    // The entry and its indexes are independent records: written together, their fsyncs overlap (a
+    // login's cost is mostly these). A crash between them leaves at worst an index without its entry,
+    // which lookups treat as unknown, the same half-state a sequential write could leave.
+    await Promise.all([
+      putJSON(this.storage, `id/${entry.hash}`, entry),
+      putJSON(this.storage, `accessor/${this.hash(entry.accessor)}`, { hash: entry.hash, accessor: entry.accessor }),
+      // Parent index (as Vault's token store keeps): revoking a parent finds its children directly.
+      entry.parent_accessor && !entry.orphan ? this.putChild(entry.parent_accessor, entry.accessor) : undefined,
+    ]);
     this.cache.set(entry.hash, entry);
     return { id, entry };
   }
@@ -189,9 +196,11 @@ export class TokenStore {
     const h = this.hash(id);
     let entry: TokenEntry | null | undefined = this.cache.get(h);
     if (!entry) {
+      const gen = this.generation;
       entry = await getJSON<TokenEntry>(this.storage, `id/${h}`);
       if (!entry) return null;
-      this.cache.set(h, entry);
+      // A load that overlapped an invalidation (revoked on another node) is used once, not cached.
+      if (gen === this.generation) this.cache.set(h, entry);
     }
     // Constant-time confirmation of the stored hash (defence in depth against map-lookup timing).
     if (!timingSafeEqual(Buffer.from(entry.hash, 'hex'), Buffer.from(h, 'hex'))) return null;
@@ -317,11 +326,19 @@ export class TokenStore {
 
   /** Forget one cached entry by its stored hash (changed by another daemon on shared storage). */
   forget(hash: string): void {
+    this.generation++;
     this.cache.delete(hash);
+  }
+
+  /** Drop cached entries only (another node may have changed any of them); the salt stays. */
+  forgetAll(): void {
+    this.generation++;
+    this.cache.clear();
   }
 
   /** Drop cached entries (after seal). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
     this.hashes.clear();
     this.salt = null;
@@ -332,5 +349,6 @@ export class TokenStore {
 export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
   if (e.entity_id) info.entityId = e.entity_id;
+  if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   return info;
 }

@@ -97,7 +97,10 @@ export class WrappingService {
       await this.tokens.revokeEntry(entry).catch(() => undefined);
       throw e;
     }
-    return { token: id, accessor: entry.accessor, ttl, creation_time: creationTime, creation_path: creationPath, wrapped_accessor: wrappedAccessor };
+    // Vault's HTTPWrapInfo: wrapped_accessor is omitted when empty.
+    const info: WrapInfo = { token: id, accessor: entry.accessor, ttl, creation_time: creationTime, creation_path: creationPath };
+    if (wrappedAccessor) info.wrapped_accessor = wrappedAccessor;
+    return info;
   }
 
   /** The wrapping token's entry, or 400 "wrapping token is not valid or does not exist". */
@@ -143,8 +146,4 @@ export class WrappingService {
     }
   }
 
-  /** Seconds since the epoch now (for callers building wrap answers). */
-  now(): number {
-    return this.clock.now() / 1000;
-  }
 }

@@ -39,7 +39,8 @@ export class Client {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Vault-Request': 'true', ...opts.headers };
     if (this.token) headers['X-Vault-Token'] = this.token;
-    if (this.wrapTtl) headers['X-Vault-Wrap-TTL'] ??= this.wrapTtl;
+    // As the vault CLI's kvPreflightVersionRequest: the mount lookups a command makes first are never wrapped.
+    if (this.wrapTtl && !(method === 'GET' && /^\/*sys\/(mounts|internal\/ui\/mounts)(\/|\?|$)/.test(path))) headers['X-Vault-Wrap-TTL'] ??= this.wrapTtl;
     if (payload) {
       headers['Content-Type'] ??= 'application/json';
       headers['Content-Length'] = String(payload.length);

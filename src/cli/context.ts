@@ -116,8 +116,8 @@ export function createContext(): CliContext {
       client.request = async (method, path, body, opts) => {
         const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
         const w = (res.body as { wrap_info?: Record<string, unknown> | null } | undefined)?.wrap_info;
-        if (client.wrapTtl && w) {
-          // As `vault write -wrap-ttl`: the wrapping token is the answer (json: the whole envelope).
+        if (w) {
+          // As the vault CLI (a wrapped answer, or a rewrap): the wrapping token is the answer (json: the whole envelope).
           await printData(g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w), { format: g.format, field: g.field });
           throw new WrappedAnswer('wrapped');
         }

@@ -107,6 +107,17 @@ async function run(a: FastArgs, address: string): Promise<void> {
   if (a.op === 'status') {
     // As the full CLI's `status`: the whole answer (sys/seal-status is not enveloped), exit 2 when sealed.
     const res = (await rawRequest('GET', address, 'sys/seal-status', token)) ?? {};
+    // HA fields as `vault status` shows them (from sys/leader), as the full CLI's `status` adds them.
+    if (!res.sealed) {
+      const leader = (await rawRequest('GET', address, 'sys/leader', token).catch(() => null)) as Record<string, unknown> | null;
+      res.ha_enabled = leader?.ha_enabled === true;
+      if (leader?.ha_enabled) {
+        res.ha_cluster = leader.leader_cluster_address || 'n/a';
+        res.ha_mode = leader.is_self ? 'active' : 'standby';
+        if (leader.is_self) res.active_since = leader.active_time;
+        res.active_node_address = leader.leader_address || '<none>';
+      }
+    }
     await print(res, a);
     if (res.sealed) process.exitCode = 2;
     return;

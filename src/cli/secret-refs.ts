@@ -140,7 +140,13 @@ export interface SecretRead {
 /** Resolves references against the daemon, remembering mounts between calls (for --watch). */
 export class RefResolver {
   private readonly mounts = new Map<string, Promise<Mount>>();
-  constructor(private readonly client: Client) {}
+  constructor(readonly client: Client) {}
+
+  /** The mount of a reference (path with trailing slash, KV version) and the secret path inside it. */
+  async locate(ref: SecretRef): Promise<{ mount: string; version: 1 | 2; inner: string }> {
+    const m = await this.mountOf(ref.path, ref);
+    return { mount: m.path, version: m.version, inner: ref.path.slice(m.path.length).replace(/^\/+/, '') };
+  }
 
   /** The KV mount of `path` (cached; nested mounts cannot exist, so a known prefix decides). */
   private mountOf(path: string, ref: SecretRef): Promise<Mount> {

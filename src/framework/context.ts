@@ -61,8 +61,12 @@ export interface TokenInfo {
   meta?: Record<string, string>;
   /** Identity entity of a login-issued token ("" or absent for none). */
   entityId?: string;
+  /** Source CIDRs the token may be used from (token_bound_cidrs); absent = anywhere. */
+  boundCidrs?: string[];
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
+  /** On a cluster standby: the token has a use limit, so the request must go to the active (which counts uses). */
+  mustForward?: boolean;
   /** Entity of the token (for templated policies); absent when the token has none. */
   identity?: TokenIdentity;
 }
@@ -169,6 +173,11 @@ export interface EngineEnv {
   logger: Logger;
   events: EventBus;
   core: CoreServices;
+  /**
+   * True on a cluster standby: the instance serves reads and crypto but runs no background work
+   * (auto-rotation, sync worker); the core recreates instances when the node's role changes.
+   */
+  standby?: boolean;
 }
 
 /** Lifecycle an engine instance may implement. */

@@ -15,6 +15,11 @@ export interface Reply {
   /** Override the HTTP status (batch partial failures). */
   status?: number;
   auth?: Record<string, unknown> | null;
+  /**
+   * What `wrap_info.wrapped_accessor` names when this reply is wrapped, besides an auth block's
+   * accessor (AppRole secret-id generation: the secret id's accessor, Vault PR 12425).
+   */
+  wrappedAccessor?: string;
   /** Envelope `lease_duration` in seconds (KV v1 reads report their `ttl` key here); 0 when absent. */
   leaseDuration?: number;
   /** Set by the wrap stage on a wrapped answer: its wrap_info, for audit (devices HMAC the token). */
@@ -82,6 +87,13 @@ export interface RouteDef<E, F extends Fields> {
   allowSealed?: boolean;
   /** Needs a root token or `sudo` capability. */
   sudo?: boolean;
+  /**
+   * Cluster: how a standby treats the route. By default reads and lists are served and anything else
+   * goes to the active node; `serve` also serves updates that compute without writing (transit
+   * encrypt, sign ...: a write they turn out to need, like an upsert, still goes to the active);
+   * `local` is answered by every node itself (health, seal status, unseal).
+   */
+  standby?: 'serve' | 'local';
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
   /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */

@@ -20,9 +20,11 @@
  *       only does sha1).
  *     sign / verify / encrypt / decrypt / publicKey() / attributes() / close()
  *     facts: { kind: 'rsa'|'ec'|'aes', bits?, label, id, generated }
- *   Pkcs11Library(name, path, logger?): one worker thread per PKCS#11 module; share one between keys
- *     of the same module (one login per token, one C_Initialize). `stats()` -> logins, sessions,
- *     re-initializations. `close()`.
+ *   Pkcs11Library(name, path, logger?): a handle on a PKCS#11 module; every handle of the same module
+ *     path in the process shares one worker thread (one C_Initialize, one login per token; a key
+ *     naming the token with another PIN is refused). `name` appears in errors. `stats()` -> logins,
+ *     sessions, re-initializations. `close()` (the worker stops with the last handle). Passing a path
+ *     string as `library` to openPkcs11Key makes a handle the key closes with itself.
  *   openAwsKmsKey(opts): Promise<AwsKmsKey> (awskms provider, sign/verify; encrypt/decrypt for
  *     SYMMETRIC_DEFAULT keys).
  *   KmsKey, KmsCapabilities, KmsSignOptions, KmsHash: the provider interface.

@@ -262,7 +262,7 @@ export class ManagedKeyRegistry {
     if (ref.id) r = [...all.values()].find((x) => x.uuid === ref.id);
     else if (ref.name) r = all.get(ref.name.toLowerCase());
     else throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
-    if (!r) throw invalid(ref.id ? `no managed key found with uuid ${ref.id}` : `no managed key found with name ${ref.name}`);
+    if (!r) throw ref.id ? invalid('managed_key_id', `no managed key found with uuid ${ref.id}`) : invalid('managed_key_name', `no managed key found with name ${ref.name}`);
     if (!r.fields.any_mount && !allowedOn(mount).includes(r.name)) {
       throw invalid(`managed key "${r.name}" is not allowed on mount ${mount.path}: add it to the mount's allowed_managed_keys or set any_mount on the key`);
     }

@@ -18,14 +18,6 @@ export interface SealStanza {
 /** Seal types keyhold runs (Vault also has awskms, gcpckms, azurekeyvault, ocikms, alicloudkms). */
 export const SEAL_TYPES = ['transit', 'pkcs11'] as const;
 
-/** Builds a PKCS#11 seal (registered when the kms provider is available). */
-export type Pkcs11SealFactory = (params: Record<string, unknown>, env: NodeJS.ProcessEnv, logger: Logger) => Promise<SealWrapper> | SealWrapper;
-let pkcs11Factory: Pkcs11SealFactory | null = null;
-/** Register the PKCS#11 seal builder (kept out of this module so the native binding loads only when used). */
-export function registerPkcs11Seal(f: Pkcs11SealFactory): void {
-  pkcs11Factory = f;
-}
-
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -144,8 +136,9 @@ export async function buildSeals(stanzas: SealStanza[] | undefined, env: NodeJS.
     try {
       if (s.type === 'transit') w = new TransitSeal(transitSettings(s.params, env), logger);
       else if (s.type === 'pkcs11') {
-        if (!pkcs11Factory) throw new Error('the PKCS#11 provider is not available in this build');
-        w = await pkcs11Factory(s.params, env, logger);
+        // Loaded only for a daemon with this seal (the PKCS#11 provider starts a worker thread).
+        const { Pkcs11Seal, pkcs11Settings } = await import('./pkcs11-seal.js');
+        w = new Pkcs11Seal(pkcs11Settings(s.params, env), logger);
       } else throw new Error('unsupported seal type');
     } catch (e) {
       throw new Error(`seal "${s.type}": ${(e as Error).message}`);

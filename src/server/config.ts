@@ -164,7 +164,8 @@ function isLegacyJson(text: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Vault's format (HCL or JSON), read from the syntax tree so every error names its line.
 
-class At {
+/** Where a value sits in a config file (errors name file, line and key). */
+export class At {
   constructor(
     readonly file: string,
     readonly line: number,
@@ -260,7 +261,8 @@ const STORAGE_PARAMS: Record<StorageType, readonly string[]> = {
 /** Stanza keys Vault lifts out of the storage block into top-level settings. */
 const LIFTED = ['redirect_addr', 'advertise_addr', 'cluster_addr', 'disable_clustering'];
 
-function storageStanza(item: HclItem, at: At, lifted: Record<string, { value: string; at: At }>): StorageConfig {
+/** A storage stanza (also `operator migrate`'s storage_source / storage_destination). */
+export function storageStanza(item: HclItem, at: At, lifted: Record<string, { value: string; at: At }>): StorageConfig {
   const list = stanzas(item, at);
   if (list.length !== 1) at.fail('only one storage stanza is allowed');
   const { type, body, at: sat } = list[0]!;

@@ -24,7 +24,7 @@ import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
-import type { Keychain } from '../seal/keychain.js';
+import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
 import { ManagedKeyRegistry, type KmsLibraryConfig } from '../kms/managed-keys.js';
 import type { SealConfig } from '../seal/seal.js';
@@ -33,6 +33,9 @@ import { openKeyring } from '../seal/seal.js';
 import { checkKeyLength, decodeKeyText } from '../seal/shamir.js';
 import type { ConfiguredSeals } from '../seal/wrapper.js';
 import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.js';
+import type { ClusterRouting } from './forward.js';
+import { haStatusOf } from './cluster.js';
+import type { HaStatus } from '../engines/sys/sys-core.js';
 
 /** Options the daemon passes in. */
 export interface CoreOptions {
@@ -42,6 +45,8 @@ export interface CoreOptions {
   clock?: Clock;
   maxRequestSize: number;
   version: string;
+  /** Start as a cluster standby (HA storage): engines run no background work until the node is active. */
+  standby?: boolean;
   /** `kms_library` stanzas: the only PKCS#11 modules managed keys may load. */
   kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
@@ -108,6 +113,8 @@ export class Core implements RouterCore, CoreServices {
   /** Per-token cubbyholes (behind the barrier). */
   readonly cubbyholes: Storage;
   audit?: AuditHook;
+  /** Set on a cluster node (HA storage): the router's forwarding decisions. */
+  cluster?: ClusterRouting;
   /** Seal configuration, shares collected, rekeys, seal migration. */
   readonly sealer: SealManager;
   private unsealed = false;
@@ -119,6 +126,8 @@ export class Core implements RouterCore, CoreServices {
   /** Hooks run after unseal and before seal (audit devices, schedulers). */
   readonly afterUnseal: Array<() => Promise<void>> = [];
   readonly beforeSeal: Array<() => Promise<void>> = [];
+  /** Hooks run before init writes anything (a cluster node takes the HA lock first). */
+  readonly beforeInit: Array<() => Promise<void>> = [];
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -130,8 +139,11 @@ export class Core implements RouterCore, CoreServices {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
+    this.standbyMode = opts.standby ?? false;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
-    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'));
+    this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
+      this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
+    );
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
@@ -168,6 +180,16 @@ export class Core implements RouterCore, CoreServices {
     );
   }
 
+  /** Re-read the seal config from storage (another node of a cluster may have initialised it). */
+  async refreshSealConfig(): Promise<boolean> {
+    if (this.isInitialized()) return true;
+    await this.sealer.refresh();
+    if (!this.isInitialized()) return false;
+    // Initialised by another node since this one started: unseal without a person if we can.
+    await this.start();
+    return true;
+  }
+
   isInitialized(): boolean {
     return this.sealer.config !== null;
   }
@@ -180,6 +202,10 @@ export class Core implements RouterCore, CoreServices {
    * possible) or recovery shares (auto seal), and the root token. keyhold stays unsealed after init.
    */
   async init(opts: InitParams & { rootTokenId?: string }): Promise<InitResult> {
+    // A cluster node takes the HA lock before writing (only the lock holder may write).
+    if (!this.isInitialized()) await this.sealer.refresh();
+    if (this.isInitialized()) throw invalid('Vault is already initialized');
+    for (const h of this.beforeInit) await h();
     const { master, ...outcome } = await this.sealer.initialize(opts);
     try {
       await this.unseal(master);
@@ -203,7 +229,8 @@ export class Core implements RouterCore, CoreServices {
 
   /** Destroy cubbyholes whose token has expired or is gone (tokens are otherwise only expired on lookup). */
   async sweepCubbyholes(): Promise<void> {
-    if (!this.unsealed) return;
+    // Deleting is writing: on a cluster only the active node sweeps.
+    if (!this.unsealed || this.standbyMode) return;
     for (const name of await this.cubbyholes.list('')) {
       if (!name.endsWith('/')) continue;
       const hash = name.slice(0, -1);
@@ -248,6 +275,8 @@ export class Core implements RouterCore, CoreServices {
   async invalidate(key: string): Promise<void> {
     if (key === 'core/seal-config') return this.sealer.refresh();
     if (!this.unsealed) return;
+    // '' = changes may have been missed (the feed reconnected): every cache starts over.
+    if (key === '') return this.reloadAll();
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
     if (key.startsWith('sys/identity/')) {
       this.identity.clear();
@@ -270,7 +299,64 @@ export class Core implements RouterCore, CoreServices {
     const owners = this.mounted.filter((m) => (m.instance as unknown) !== this && key.startsWith(storagePrefixOf(m)));
     owners.sort((a, b) => storagePrefixOf(b).length - storagePrefixOf(a).length);
     const owner = owners[0];
-    if (owner) await owner.instance.invalidate?.(key.slice(storagePrefixOf(owner).length));
+    if (!owner) return;
+    if (owner.instance.invalidate) await owner.instance.invalidate(key.slice(storagePrefixOf(owner).length));
+    // An engine that cannot invalidate selectively (sync's caches) is recreated, once per burst.
+    else this.recreateSoon(owner);
+  }
+
+  private readonly recreating = new Set<string>();
+
+  /** Recreate one mount's instance shortly (coalesces a burst of changes into one reload). */
+  private recreateSoon(m: Mounted): void {
+    const path = m.mount.path;
+    if (this.recreating.has(path)) return;
+    this.recreating.add(path);
+    setTimeout(() => {
+      this.recreating.delete(path);
+      void this.recreate(path).catch((e: unknown) => this.logger.error('reloading a mount after a change failed', { path, error: (e as Error)?.message }));
+    }, 20).unref();
+  }
+
+  private async recreate(path: string): Promise<void> {
+    const m = this.mounted.find((x) => x.mount.path === path);
+    if (!m || !this.unsealed || (m.instance as unknown) === this) return;
+    const instance = await m.module.create(this.env(m.mount, prefixed(this.barrier, storagePrefixOf(m))));
+    const cur = this.mounted.find((x) => x.mount.path === path);
+    if (cur !== m) {
+      await (instance as { close?(): Promise<void> }).close?.();
+      return;
+    }
+    this.setMounted(this.mounted.map((x) => (x === m ? { ...m, instance } : x)));
+    await m.instance.close?.();
+  }
+
+  /** Drop every cache and recreate every engine instance (role change, or changes possibly missed). */
+  async reloadAll(): Promise<void> {
+    if (!this.unsealed) return;
+    this.tokens.forgetAll();
+    this.policies.clear();
+    this.aclCache.clear();
+    const old = this.mounted;
+    await this.loadMounts();
+    for (const m of old) if ((m.instance as unknown) !== this) await m.instance.close?.().catch(() => {});
+  }
+
+  private standbyMode = false;
+
+  /** True while this node is a cluster standby (serves reads and crypto, forwards writes). */
+  isStandby(): boolean {
+    return this.standbyMode;
+  }
+
+  /**
+   * Switch between active and standby: engine instances are recreated so background work (auto-rotation,
+   * sync worker) runs exactly when the node is active (design note §6: workers follow the role).
+   */
+  async setStandby(standby: boolean): Promise<void> {
+    if (this.standbyMode === standby) return;
+    this.standbyMode = standby;
+    await this.reloadAll();
   }
 
   /** Re-read the mount table: start new mounts, stop removed ones, take over changed descriptions. */
@@ -307,11 +393,29 @@ export class Core implements RouterCore, CoreServices {
       if (!master) return;
       try {
         await this.unseal(master);
+        await this.rememberInKeychain(master);
       } finally {
         master.fill(0);
       }
     } finally {
       key.fill(0);
+    }
+  }
+
+  /**
+   * Shared storage (a cluster): a node unsealed with key shares keeps the master key in its own OS
+   * keychain under the storage's account, so it unseals itself at its next start, as the node that
+   * ran init does. Best effort: without a keychain the node waits for `operator unseal`.
+   */
+  private async rememberInKeychain(master: Buffer): Promise<void> {
+    const account = this.sealConfig?.keychain_account;
+    if (!account || !this.cluster || this.keychain instanceof NoKeychain) return;
+    try {
+      if (await this.keychain.get(account)) return;
+      await this.keychain.set(account, master);
+      this.logger.info("master key stored in this node's keychain: it unseals itself at the next start");
+    } catch (e) {
+      this.logger.warn("could not store the master key in this node's keychain; unseal after each start", { reason: (e as Error).message });
     }
   }
 
@@ -353,7 +457,7 @@ export class Core implements RouterCore, CoreServices {
   // ---- mounts ----
 
   private env(mount: MountInfo, storage: Storage): EngineEnv {
-    return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this };
+    return { storage, mount, clock: this.clock, logger: this.logger, events: this.events, core: this, standby: this.standbyMode };
   }
 
   /** Both mount tables; auth entries marked `table: "auth"`. */
@@ -710,7 +814,14 @@ export class Core implements RouterCore, CoreServices {
   /** Token lookup for the router; compiles and caches the ACL of its policy set. */
   async lookupToken(id: string, opts: { peek?: boolean } = {}): Promise<TokenInfo | null> {
     if (!this.unsealed) return null;
-    const entry = await this.tokens.lookup(id);
+    let entry;
+    try {
+      entry = await this.tokens.lookup(id);
+    } catch (e) {
+      // A standby cannot revoke an expired token (the active will): it is simply not valid here.
+      if ((e as Error)?.name === 'NotActiveError') return null;
+      throw e;
+    }
     if (!entry) return null;
     const info = tokenInfo(id, entry);
     // Login-issued tokens carry their entity: templated policies resolve against it.
@@ -718,7 +829,10 @@ export class Core implements RouterCore, CoreServices {
     if (!info.root) await this.aclOf(info);
     // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
     // as Vault's login path does not count a use.
-    if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    if (!opts.peek && entry.num_uses > 0 && this.standbyMode) {
+      // Uses are counted by the active (one count for the cluster): the request goes there.
+      info.mustForward = true;
+    } else if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
     return info;
   }
 
@@ -732,6 +846,21 @@ export class Core implements RouterCore, CoreServices {
   /** Drop compiled ACLs (after a policy change). */
   invalidateAcls(): void {
     this.aclCache.clear();
+  }
+
+  /** This node's HA status (sys/leader, sys/health). */
+  haStatus(): HaStatus {
+    return haStatusOf(this.cluster?.cluster ?? null, this);
+  }
+
+  /** Cluster nodes for sys/ha-status (none without HA). */
+  async haNodes(): Promise<Array<Record<string, unknown>>> {
+    return this.cluster ? this.cluster.cluster.nodes() : [];
+  }
+
+  /** sys/step-down: the active gives up the lock (a no-op without HA). */
+  async stepDown(): Promise<void> {
+    await this.cluster?.cluster.stepDown();
   }
 
   /** Capabilities of a token on a path (sys/capabilities-self). */

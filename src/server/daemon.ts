@@ -14,10 +14,22 @@ import type { ConfiguredSeals } from '../seal/wrapper.js';
 import { Core } from './core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
+import { PostgresBackend, PostgresConfigError } from '../storage/postgres.js';
+import { Cluster, otherClusterReason } from './cluster.js';
+import { readSealConfig } from '../seal/seal.js';
+import { stateDir } from '../framework/paths.js';
+import { join } from 'node:path';
+import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
 
 export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+
+/** Wait after sys/step-down before competing again: Vault's 10 s, shorter for tests (KEYHOLD_STEP_DOWN_WAIT_MS). */
+function stepDownWait(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.KEYHOLD_STEP_DOWN_WAIT_MS);
+  return Number.isFinite(n) && n >= 0 && env.KEYHOLD_STEP_DOWN_WAIT_MS !== '' && env.KEYHOLD_STEP_DOWN_WAIT_MS !== undefined ? n : 10_000;
+}
 
 /** Keep the default runtime folder private (0700) even if something loosened it. */
 function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
@@ -33,11 +45,47 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   const cfg = resolveConfig(flags);
   const logger = createLogger(cfg.log_level);
   let backend: Backend;
+  let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
-  else {
+  else if (cfg.storage.type === 'postgresql') {
+    try {
+      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => logger.warn(msg, fields) });
+      await pgBackend.open();
+    } catch (e) {
+      await pgBackend?.close().catch(() => {});
+      if (e instanceof PostgresConfigError) throw new ConfigError(`config ${flags.config ?? ''}: ${e.message}`);
+      throw e;
+    }
+    backend = pgBackend;
+  } else {
     const fb = new FileBackend(cfg.storage.path!);
     fb.openSync();
     backend = fb;
+  }
+  // Vault refuses to start on storage a migration is copying (operator migrate's lock record).
+  const migrating = await backend.get('core/migration');
+  if (migrating) {
+    await backend.close();
+    let started = '?';
+    try {
+      started = String((JSON.parse(migrating.toString('utf8')) as { start?: string }).start);
+    } catch {
+      /* unreadable */
+    }
+    throw new ConfigError(`storage migration in progress (started: ${started}); wait for \`keyhold operator migrate\` to finish, or remove a stale lock with \`keyhold operator migrate -config FILE -reset\``);
+  }
+  const identityFile = join(stateDir(process.env), 'cluster-node.json');
+  if (pgBackend) {
+    const why = otherClusterReason(identityFile, (await readSealConfig(pgBackend))?.storage_id, pgBackend.describe());
+    if (why) {
+      await pgBackend.close();
+      throw new ConfigError(`config ${flags.config ?? ''}: storage.postgresql: ${why}`);
+    }
+  }
+  const ha = pgBackend?.haEnabled() ? pgBackend : null;
+  if (ha && !cfg.api_addr) {
+    await ha.close();
+    throw new ConfigError(`config ${flags.config ?? ''}: api_addr: required with ha_enabled (standbys forward writes to the active's api_addr)`);
   }
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
   let seals: ConfiguredSeals | undefined;
@@ -49,7 +97,20 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       throw new ConfigError(`config${flags.config ? ` ${flags.config}` : ''}: ${(e as Error).message}`);
     }
   }
-  const core = new Core({ backend, keychain, logger, maxRequestSize: cfg.max_request_size, version: VERSION, seals, kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })) });
+  const core = new Core({
+    backend,
+    keychain,
+    logger,
+    maxRequestSize: cfg.max_request_size,
+    version: VERSION,
+    seals,
+    kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })),
+    standby: ha !== null,
+  });
+  if (ha) {
+    const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });
+    core.cluster = new ClusterRouting(cluster);
+  }
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -60,6 +121,14 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       await core.mount('secret/', 'kv', { description: 'key/value secret storage', options: { version: '2' } });
     } else {
       await core.start();
+      if (pgBackend && !core.isInitialized()) {
+        // Shared storage: notice when another node initialises it (status, health, unseal from the keychain).
+        const poll = setInterval(() => {
+          if (core.isInitialized()) return clearInterval(poll);
+          void core.refreshSealConfig().catch(() => {});
+        }, 1000);
+        poll.unref();
+      }
     }
     tightenDefaultRuntimeDir(cfg.listenerSpecs);
     const router = new Router(core);
@@ -67,17 +136,6 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   } catch (e) {
     await core.close();
     throw e;
-  }
-  const out = process.stdout;
-  out.write(`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}\n`);
-  out.write(`    Version: ${VERSION}\n`);
-  for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
-  out.write(`    Storage: ${backend.describe()}\n`);
-  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
-  out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
-  if (devToken) {
-    out.write(`    Root Token: ${devToken}\n`);
-    out.write(`\n    export KEYHOLD_ADDR='${listeners.addresses[0]}'\n    export KEYHOLD_TOKEN='${devToken}'\n`);
   }
   let stopping = false;
   const stop = async (signal: string) => {
@@ -98,8 +156,21 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       process.exit(1);
     }
   };
+  // Before the banner: whoever waits for "Listening on" may signal at once, and until a listener is
+  // added the signal's default action would kill the daemon without the graceful stop (exit 0).
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  const out = process.stdout;
+  out.write(`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}\n`);
+  out.write(`    Version: ${VERSION}\n`);
+  for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
+  out.write(`    Storage: ${backend.describe()}\n`);
+  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
+  out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
+  if (devToken) {
+    out.write(`    Root Token: ${devToken}\n`);
+    out.write(`\n    export KEYHOLD_ADDR='${listeners.addresses[0]}'\n    export KEYHOLD_TOKEN='${devToken}'\n`);
+  }
   // Log rotation: reopen audit files (as Vault does on SIGHUP).
   process.on('SIGHUP', () => void auditBrokerOf(core)?.reopen());
 }

@@ -10,12 +10,14 @@ import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { sendEmpty, sendError, sendReply } from './respond.js';
+import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { requestSizeLimit } from './http.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
 import type { AclRequest, AclResult } from '../auth/acl.js';
 import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
+import { withLateHeaders, type ClusterRouting } from './forward.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -77,6 +79,8 @@ export interface RouterCore {
   maxRequestSize: number;
   /** Called after a request whose token was on its last use (num_uses), to revoke it. */
   requestDone?(token: TokenInfo): Promise<void>;
+  /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
+  cluster?: ClusterRouting;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -206,6 +210,8 @@ export class Flow {
   audit: AuditEntry | undefined = undefined;
   auditor: AuditHook | undefined = undefined;
   reply: Reply | undefined = undefined;
+  /** The body as received (a standby forwards it byte for byte). */
+  rawBody: Buffer = NO_BODY;
   /** No token needed: the route says so, or its per-request predicate did (stage open access). */
   open = false;
   /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
@@ -213,13 +219,14 @@ export class Flow {
 
   constructor(
     readonly req: AnyRequest,
-    readonly res: ResponseSink,
+    public res: ResponseSink,
   ) {}
 }
 
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NO_NAMES: string[] = [];
+const NO_BODY = Buffer.alloc(0);
 
 /**
  * The request pipeline (design note section 6; the order follows Vault's vault/request_handling.go):
@@ -240,6 +247,7 @@ export class Router {
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
       const authenticating = this.authenticate(f);
@@ -258,7 +266,10 @@ export class Router {
       await this.auditResponse(f);
       this.send(f);
     } catch (e) {
-      this.fail(res, e);
+      // A standby found out late that the request writes (an upsert, a use-limited token): the
+      // storage refused the write, nothing was answered yet, so the active gets the whole request.
+      if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
+      else this.fail(res, e);
     } finally {
       if (f.seen.length) await this.spendTokens(f);
     }
@@ -313,11 +324,13 @@ export class Router {
     const limit = requestSizeLimit(req.socket, this.core.maxRequestSize);
     if (req instanceof FastRequest) {
       if (req.body.length > limit) throw new KeyholdError('tooLarge', 'http: request body too large');
+      f.rawBody = req.body;
       f.body = parseBody(req.body, req.headers['content-type']);
       return;
     }
     const reading = f.op === 'read' || f.op === 'list' ? drain(req, limit) : readBody(req, limit);
     return reading.then((body) => {
+      f.rawBody = body;
       f.body = parseBody(body, req.headers['content-type']);
     });
   }
@@ -357,6 +370,32 @@ export class Router {
   }
 
   /**
+   * Stage forward (cluster nodes only): a standby sends writes, and whatever it is told not to
+   * serve, to the active node and relays the answer (true: answered); the active marks its write
+   * answers with X-Vault-Index for read-your-writes. The decision is the cluster's (forward.ts).
+   */
+  private async forward(f: Flow): Promise<boolean> {
+    const cluster = this.core.cluster!;
+    if (cluster.active() && f.op !== 'read' && f.op !== 'list') {
+      // Only answers after a write carry the index (an encrypt writes nothing: no header, no HMAC).
+      const before = cluster.writtenIndex();
+      f.res = withLateHeaders(f.res, () => {
+        const index = cluster.writtenIndex() > before ? cluster.indexHeader() : null;
+        return index ? { 'X-Vault-Index': index } : null;
+      });
+      return false;
+    }
+    if ((await cluster.place(f.op, f.route!.standby, f.req.headers)) === 'local') return false;
+    await this.forwardNow(f);
+    return true;
+  }
+
+  /** Relay the request to the active node as received. */
+  private forwardNow(f: Flow): Promise<void> {
+    return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+  }
+
+  /**
    * Stage open access: whether this request needs a token. Fixed per route (`unauthenticated`), or
    * decided per request by the route's `unauthenticatedWhen` predicate (transit's jwks/:name of a
    * key with public_jwks).
@@ -381,10 +420,11 @@ export class Router {
       const cached = this.cachedToken(f);
       if (cached) {
         f.token = cached;
-        return;
+        return cached.boundCidrs ? this.checkTokenSource(f) : undefined;
       }
       return this.requireToken(f).then((t) => {
         f.token = t;
+        return t.boundCidrs ? this.checkTokenSource(f) : undefined;
       });
     }
     const id = tokenFrom(f.req);
@@ -537,7 +577,7 @@ export class Router {
     const reply = f.reply;
     if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
-    const accessor = typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '';
+    const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
       const body = `{"request_id":"${f.requestId}","lease_id":"","renewable":false,"lease_duration":0,"data":null,"wrap_info":${JSON.stringify(info)},"warnings":${reply.warnings?.length ? JSON.stringify(reply.warnings) : 'null'},"auth":null,"mount_type":""}\n`;
       f.reply = { raw: { contentType: 'application/json', body, status: 200 }, data: null, wrapInfo: { ...info } };
@@ -605,6 +645,16 @@ export class Router {
   }
 
   /**
+   * A token bound to source CIDRs (token_bound_cidrs of its role) used from elsewhere: 403 as Vault
+   * answers, audited like a bad token.
+   */
+  private checkTokenSource(f: Flow): Promise<void> | void {
+    const cidrs = f.token!.boundCidrs!;
+    if (addressAllowed(f.req.socket.remoteAddress ?? 'unix', cidrs)) return;
+    return this.refuseToken(f);
+  }
+
+  /**
    * A missing, unknown or expired token: 403, audited (issue 14 part 7; Vault audits these with
    * "permission denied") so an operator sees probing. The request data is logged only when the route
    * is known (its sensitive fields are then HMACed); for an unknown path nothing of the body is kept.
@@ -628,6 +678,12 @@ export class Router {
   }
 
   private fail(res: ResponseSink, e: unknown): void {
+    // Storage errors that say "try later" (database unreachable, lock lost): 503 with their message.
+    const name = (e as Error)?.name;
+    if (name === 'StorageUnavailableError' || name === 'NotActiveError') {
+      sendError(res, 503, [(e as Error).message]);
+      return;
+    }
     if (isKeyholdError(e)) {
       const msgs = e.errors ?? (e.message === '' ? [] : [e.message]);
       // 413: the connection stays open and Node discards the rest of the body, so the client reads

@@ -80,13 +80,28 @@ export class FileBackend implements Backend {
         await this.writeAtomic(dir, target, value);
         return;
       } catch (e) {
+        this.knownDirs.delete(dir);
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw e;
       }
     }
   }
 
+  /**
+   * Folders known to exist (created or seen by a put here, not removed since): a put into one skips
+   * the mkdir call. Bounded; a folder removed behind our back makes the put fail with ENOENT, which
+   * forgets it and retries.
+   */
+  private readonly knownDirs = new Set<string>();
+
   /** Create `dir` (0700) and make its new entries durable by fsyncing each parent that gained one. */
   private async ensureDir(dir: string): Promise<void> {
+    if (this.knownDirs.has(dir)) return;
+    await this.makeDir(dir);
+    if (this.knownDirs.size >= 10_000) this.knownDirs.clear();
+    this.knownDirs.add(dir);
+  }
+
+  private async makeDir(dir: string): Promise<void> {
     const first = await mkdir(dir, { recursive: true, mode: 0o700 });
     if (first === undefined) return;
     // Folders first..dir are new: each one's parent gained an entry.
@@ -95,7 +110,43 @@ export class FileBackend implements Backend {
       chain.push(d);
       if (d === first || d.length <= first.length) break;
     }
-    for (const d of chain) await fsyncDir(dirname(d));
+    for (const d of chain) await this.syncDir(dirname(d));
+  }
+
+  /** Directory fsyncs running, and the one queued behind each (see syncDir). */
+  private readonly dirSyncs = new Map<string, { current: Promise<void>; next: Promise<void> | null }>();
+
+  /**
+   * fsync `dir` so entries renamed or removed in it before this call are durable. Group commit:
+   * concurrent writers into one folder (e.g. many sync association records) share directory fsyncs.
+   * A caller arriving while one runs cannot rely on it (it may have started before the caller's
+   * rename), so it waits for the next one, which starts when the running one ends and serves every
+   * caller that arrived meanwhile.
+   */
+  private syncDir(dir: string): Promise<void> {
+    const st = this.dirSyncs.get(dir);
+    const start = (entry: { current: Promise<void>; next: Promise<void> | null }): Promise<void> => {
+      const p = fsyncDir(dir);
+      entry.current = p;
+      const done = () => {
+        if (this.dirSyncs.get(dir) === entry && entry.current === p && !entry.next) this.dirSyncs.delete(dir);
+      };
+      p.then(done, done);
+      return p;
+    };
+    if (!st) {
+      const entry = { current: Promise.resolve(), next: null as Promise<void> | null };
+      this.dirSyncs.set(dir, entry);
+      return start(entry);
+    }
+    st.next ??= st.current.then(
+      () => undefined,
+      () => undefined,
+    ).then(() => {
+      st.next = null;
+      return start(st);
+    });
+    return st.next;
   }
 
   /** temp file in the same folder, fsync, rename over the target, fsync the folder. */
@@ -117,7 +168,7 @@ export class FileBackend implements Backend {
       await rm(tmp, { force: true });
       throw e;
     }
-    await fsyncDir(dir);
+    await this.syncDir(dir);
   }
 
   async delete(key: string): Promise<void> {
@@ -130,7 +181,7 @@ export class FileBackend implements Backend {
       throw e;
     }
     let dir = dirname(target);
-    await fsyncDir(dir);
+    await this.syncDir(dir);
     // Remove now-empty parent folders so lists stay clean (best effort).
     const base = join(this.root, 'data');
     while (dir.length > base.length) {
@@ -139,6 +190,7 @@ export class FileBackend implements Backend {
       } catch {
         break;
       }
+      this.knownDirs.delete(dir);
       dir = dirname(dir);
     }
   }

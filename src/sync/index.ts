@@ -49,7 +49,8 @@ export class SyncBackend {
     this.unsubscribe = env.events.on('kv', (e) => {
       this.service.onKvEvent(e).catch((err) => env.logger.error('sync: handling a KV event failed', { error: (err as Error)?.name, message: (err as Error)?.message }));
     });
-    this.startWhenMounted(0);
+    // The worker writes (queue, status): on a cluster only the active node runs it.
+    if (!env.standby) this.startWhenMounted(0);
   }
 
   /**

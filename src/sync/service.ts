@@ -106,7 +106,8 @@ export class SyncService {
     for (const field of Object.keys(def.fields)) {
       const v = input[field];
       if (v === undefined) continue;
-      if (existing && def.immutable.includes(field) && !sameValue(v, existing.connection[field])) {
+      // A field stored before it existed (older record) counts as its default.
+      if (existing && def.immutable.includes(field) && !sameValue(v, existing.connection[field] ?? def.defaults[field])) {
         throw invalid(field, 'cannot be changed after the destination is created; create a new destination instead');
       }
       conn[field] = v;

@@ -610,10 +610,10 @@ export class Syncer {
   }
 
   /** `c` with every provider call taking a slot of `dest`. */
-  private gated(c: Connector, dest: string, signal: AbortSignal): Connector {
+  private gated(c: Connector, dest: string, signal: AbortSignal, active: () => void): Connector {
     return {
-      put: (name, value, sig, opts) => this.inSlot(dest, signal, () => c.put(name, value, sig, opts)),
-      remove: (name, sig) => this.inSlot(dest, signal, () => c.remove(name, sig)),
+      put: (name, value, sig, opts) => this.inSlot(dest, signal, () => (active(), c.put(name, value, sig, opts))),
+      remove: (name, sig) => this.inSlot(dest, signal, () => (active(), c.remove(name, sig))),
       close: () => c.close(),
     };
   }
@@ -671,8 +671,10 @@ export class Syncer {
       if (f.retryable && !retry) retry = f;
     };
     let connector: Connector | null = null;
+    // Shown from the moment a provider call of this attempt holds a slot (SYNCING / UNSYNCING).
+    let activity: ActivityStatus = 'SYNCING';
     try {
-      connector = this.gated(this.connectorOf(dest), `${type}/${name}`, signal);
+      connector = this.gated(this.connectorOf(dest), `${type}/${name}`, signal, () => this.setActivity(key, activity));
     } catch (e) {
       const f = isKeyholdError(e) && e.kind === 'invalid' ? new SyncFailure('CLIENT_SIDE_ERROR', `destination configuration: ${e.message}`) : failureFromError(e, 'connector');
       linkStatus = { status: f.status, error: f.message };
@@ -697,7 +699,7 @@ export class Syncer {
     };
 
     if (connector && (link.removing || dest.purge_initiated_at)) {
-      this.setActivity(key, 'UNSYNCING');
+      activity = 'UNSYNCING';
       await unsyncAll(connector);
       const allGone = Object.keys(link.entries).every((sub) => results.get(sub)?.present === false);
       if (allGone) removeLink = true;
@@ -722,14 +724,14 @@ export class Syncer {
         }
       }
       if (!readFailed && secret === null) {
-        this.setActivity(key, 'UNSYNCING');
+        activity = 'UNSYNCING';
         await unsyncAll(connector);
         if (!retry) {
           linkStatus = { status: 'UNSYNCED' };
           syncedVersion = 0;
         }
       } else if (secret) {
-        this.setActivity(key, 'SYNCING');
+        activity = 'SYNCING';
         const desired = entriesOf(secret.data, link.granularity);
         const template = NameTemplate.parse(link.template);
         const vars: TemplateVars = {

@@ -128,6 +128,46 @@ describe('keyhold run', () => {
   });
 });
 
+describe('KV change events (GET MOUNT/events) and --watch without them', () => {
+  test('a cursor lists changes after it, only of secrets the token may read; another epoch is truncated', async () => {
+    const start = ok(await d.req('GET', 'secret/events')).body.data;
+    expect(start).toMatchObject({ truncated: false, events: [] });
+    ok(await d.req('POST', 'secret/data/team/a', { data: { x: '1' } }));
+    ok(await d.req('POST', 'secret/data/other/b', { data: { y: '2' } }));
+    const all = ok(await d.req('GET', `secret/events?index=${start.index}&epoch=${start.epoch}`)).body.data;
+    expect(all.events.map((e: { path: string; kind: string; version: number }) => [e.path, e.kind, e.version])).toEqual([
+      ['team/a', 'data-write', 1],
+      ['other/b', 'data-write', 1],
+    ]);
+    expect(JSON.stringify(all)).not.toContain('"x"');
+    ok(await d.req('PUT', 'sys/policies/acl/team-events', { policy: 'path "secret/data/team/*" { capabilities = ["read"] }\npath "secret/events" { capabilities = ["read"] }' }), 204);
+    const team = ok(await d.req('POST', 'auth/token/create', { policies: ['team-events'] })).body.auth.client_token;
+    const seen = ok(await d.req('GET', `secret/events?index=${start.index}`, undefined, { token: team })).body.data;
+    expect(seen.events.map((e: { path: string }) => e.path)).toEqual(['team/a']);
+    expect(ok(await d.req('GET', `secret/events?index=1&epoch=other`)).body.data).toMatchObject({ truncated: true, events: [] });
+    ok(await d.req('PUT', 'sys/policies/acl/team-only', { policy: 'path "secret/data/team/*" { capabilities = ["read"] }' }), 204);
+    const noEvents = ok(await d.req('POST', 'auth/token/create', { policies: ['team-only'] })).body.auth.client_token;
+    expect((await d.req('GET', 'secret/events', undefined, { token: noEvents })).status).toBe(403);
+
+    // --watch with that token falls back to re-reading the secret, and says so.
+    const script = "console.log('value=' + process.env.T); setInterval(() => {}, 1000);";
+    const p = spawn(NODE, [BIN, 'run', '--watch', '--watch-interval', '1s', '--debounce', '0s', '--', NODE, '-e', script], {
+      env: { ...process.env, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: noEvents, T: 'keyhold://secret/team/a#x' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    p.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    await waitFor(() => out.includes('value=1'));
+    ok(await d.req('POST', 'secret/data/team/a', { data: { x: '2' } }));
+    await waitFor(() => out.includes('value=2'), 15_000);
+    expect(err).toMatch(/cannot read secret\/events \(403\); re-reading its secrets every 1s instead/);
+    p.kill('SIGTERM');
+    await new Promise((r) => p.on('exit', r));
+  });
+});
+
 describe('keyhold env', () => {
   test('dotenv, json and shell formats; --output writes a 0600 file; dotenv round-trips through run --env-file', async () => {
     const refs = join(dir, 'refs.env');

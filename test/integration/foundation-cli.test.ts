@@ -144,7 +144,7 @@ describe('CLI: generic read, write, list, delete', () => {
       [['bogus'], "Error: unknown command 'bogus' (see keyhold --help)\n"],
       [['read'], "Error: missing required argument 'path' (see keyhold --help)\n"],
       [['read', 'x', '--nope'], "Error: unknown option '--nope' (see keyhold --help)\n"],
-      [['--format', 'xml', 'read', 'x'], expect.stringMatching(/^Error: option '--format <format>' argument 'xml' is invalid\. Allowed choices are table, json, yaml, raw\. \(see keyhold --help\)\n$/)],
+      [['--format', 'xml', 'read', 'x'], expect.stringMatching(/^Error: option '--format <format>' argument 'xml' is invalid\. Allowed choices are table, json, yaml, raw, dotenv, shell, jwk, jwks, pem\. \(see keyhold --help\)\n$/)],
     ] as const) {
       const r = await cli([...args]);
       expect(r.exitCode, args.join(' ')).toBe(1);

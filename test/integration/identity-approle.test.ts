@@ -69,6 +69,14 @@ describe('sys/auth', () => {
     expect((await d.req('GET', 'sys/auth/nothing')).status).toBe(400);
   });
 
+  it('lists auth mounts tuned listing_visibility=unauth in sys/internal/ui/mounts without a token', async () => {
+    await must('POST', 'sys/auth/visible', { type: 'approle', description: 'login here', config: { listing_visibility: 'unauth' } });
+    const r = await d.req('GET', 'sys/internal/ui/mounts', undefined, { token: null });
+    expect(r.status).toBe(200);
+    expect(r.body.data.auth).toEqual({ 'visible/': { type: 'approle', description: 'login here', options: null } });
+    await must('DELETE', 'sys/auth/visible');
+  });
+
   it('needs sudo for enable but not for list', async () => {
     await must('PUT', 'sys/policies/acl/auth-reader', { policy: 'path "sys/auth" { capabilities = ["read"] }\npath "sys/auth/*" { capabilities = ["create", "update"] }' });
     const t = (await must('POST', 'auth/token/create', { policies: ['auth-reader'] }, 200)).body.auth.client_token;
@@ -167,6 +175,20 @@ describe('AppRole', () => {
     expect(none.body.errors).toEqual(['at least one constraint should be enabled on the role']);
   });
 
+  it('token_bound_cidrs: the issued token works only from inside the blocks (403 elsewhere)', async () => {
+    await must('POST', 'auth/approle/role/bound-far', { token_bound_cidrs: '10.0.0.0/8', token_policies: 'svc' });
+    await must('POST', 'auth/approle/role/bound-near', { token_bound_cidrs: '127.0.0.0/8', token_policies: 'svc' });
+    const far = await login({ role_id: await roleId('bound-far'), secret_id: (await secretId('bound-far')).secret_id });
+    expect(far.status, far.text).toBe(200);
+    const refused = await d.req('GET', 'auth/token/lookup-self', undefined, { token: far.body.auth.client_token });
+    expect(refused.status).toBe(403);
+    expect(refused.body.errors).toEqual(['permission denied']);
+    const near = await login({ role_id: await roleId('bound-near'), secret_id: (await secretId('bound-near')).secret_id });
+    const ok = await d.req('GET', 'auth/token/lookup-self', undefined, { token: near.body.auth.client_token });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.bound_cidrs).toEqual(['127.0.0.0/8']);
+  });
+
   it('issues periodic tokens with token_period (renewal resets to the period) and validates token_* fields', async () => {
     await must('POST', 'auth/approle/role/periodic', { token_period: '30m', token_policies: 'svc' });
     const t = (await login({ role_id: await roleId('periodic'), secret_id: (await secretId('periodic')).secret_id })).body.auth;
@@ -176,6 +198,43 @@ describe('AppRole', () => {
     expect((await must('GET', 'auth/token/lookup-self', undefined, 200, t.client_token)).body.data).toMatchObject({ period: 1800, path: 'auth/approle/login', role: 'periodic', display_name: 'approle' });
     expect((await d.req('POST', 'auth/approle/role/svc', { token_ttl: '2h', token_max_ttl: '1h' })).body.errors).toEqual(["'token_ttl' cannot be greater than 'token_max_ttl'"]);
     expect((await d.req('POST', 'auth/approle/role/svc', { token_type: 'weird' })).body.errors).toEqual(['invalid \'token_type\' value "weird"']);
+  });
+
+  it('delivers a secret id wrapped end to end: wrap_info names its accessor, the workload checks the path, unwraps once and logs in', async () => {
+    const w = await d.req('POST', 'auth/approle/role/svc/secret-id', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } });
+    expect(w.status, w.text).toBe(200);
+    expect(w.body.data).toBeNull();
+    const info = w.body.wrap_info;
+    expect(info).toMatchObject({ ttl: 60, creation_path: 'auth/approle/role/svc/secret-id' });
+    const accessors = (await must('LIST', 'auth/approle/role/svc/secret-id', undefined, 200)).body.data.keys;
+    expect(accessors).toContain(info.wrapped_accessor);
+    // The workload (Vault Agent does this): lookup is unauthenticated and checks creation_path.
+    const look = await d.req('POST', 'sys/wrapping/lookup', { token: info.token }, { token: null });
+    expect(look.body.data.creation_path).toBe('auth/approle/role/svc/secret-id');
+    const un = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(un.status, un.text).toBe(200);
+    const sid = un.body.data.secret_id;
+    expect(un.body.data.secret_id_accessor).toBe(info.wrapped_accessor);
+    expect((await login({ role_id: await roleId('svc'), secret_id: sid })).status).toBe(200);
+    const again = await d.req('PUT', 'sys/wrapping/unwrap', undefined, { token: info.token, raw: 'null' });
+    expect(again.status).toBe(400);
+  });
+
+  it('locks a role id out after repeated wrong secret ids (user lockout, tunable), then lets it in again', async () => {
+    await must('POST', 'sys/auth/locked', { type: 'approle' });
+    await must('POST', 'sys/auth/locked/tune', { user_lockout_config: { lockout_threshold: 2, lockout_duration: '2s', lockout_counter_reset: '1m' } });
+    await must('POST', 'auth/locked/role/r', { token_policies: 'svc' });
+    const rid = (await must('GET', 'auth/locked/role/r/role-id', undefined, 200)).body.data.role_id;
+    const sid = (await must('POST', 'auth/locked/role/r/secret-id', {}, 200)).body.data.secret_id;
+    const try_ = (secret: string) => d.req('POST', 'auth/locked/login', { role_id: rid, secret_id: secret }, { token: null });
+    expect((await try_('wrong-1')).status).toBe(400);
+    expect((await try_('wrong-2')).status).toBe(400);
+    const locked = await try_(sid);
+    expect(locked.status).toBe(403);
+    expect(locked.body.errors).toEqual(['permission denied']);
+    await new Promise((r) => setTimeout(r, 2200));
+    expect((await try_(sid)).status).toBe(200);
+    expect((await d.req('POST', 'sys/auth/approle/tune', { user_lockout_config: { lockout_threshold: 'x' } })).status).toBe(400);
   });
 
   it('tidy answers 202 with Vault\'s warning', async () => {

@@ -111,6 +111,57 @@ describe('JWT login with GitHub Actions tokens', () => {
   }, 20_000);
 });
 
+describe('hashicorp/vault-action replay (src/auth.js)', () => {
+  it('self-signed jwtPrivateKey variant: RS256 without kid, iss "vault-action", verified with jwt_validation_pubkeys; then reads a KV v2 secret', async () => {
+    const { generateKeyPairSync, createSign } = await import('node:crypto');
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    await must('POST', 'sys/auth/vault-action', { type: 'jwt' });
+    await must('POST', 'auth/vault-action/config', { jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })], bound_issuer: 'vault-action' });
+    await must('POST', 'auth/vault-action/role/gh', { role_type: 'jwt', user_claim: 'repository', bound_claims: { repository: 'octo-org/octo-repo' }, token_policies: 'sign-only,app-read' });
+    await must('PUT', 'sys/policies/acl/app-read', { policy: 'path "secret/data/app/*" { capabilities = ["read"] }' });
+    await must('POST', 'secret/data/app/db', { data: { password: 'from-keyhold' } }, 200);
+    // generateJwt(): header {alg, typ}, payload iss/iat(now-60)/nbf/exp(now+3600)/event/workflow/sha/actor/repository/ref, signed by jsrsasign (RS256).
+    const now = Math.floor(Date.now() / 1000);
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const head = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'vault-action', iat: now - 60, nbf: now, exp: now + 3600, event: 'push', workflow: 'release', sha: 'abc', actor: 'octocat', repository: 'octo-org/octo-repo', ref: 'refs/heads/main' })}`;
+    const jwt = `${head}.${createSign('RSA-SHA256').update(head).sign(privateKey).toString('base64url')}`;
+    // getClientToken(): got.post(`v1/auth/${path}/login`, { json: { jwt, role } }).
+    const r = await d.req('POST', 'auth/vault-action/login', { jwt, role: 'gh' }, { token: null, headers: { 'user-agent': 'got (https://github.com/sindresorhus/got)' } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.auth.client_token).toBeTruthy();
+    expect(r.body.auth.policies).toEqual(['app-read', 'default', 'sign-only']);
+    // secrets.js: GET v1/<path> with X-Vault-Token; data.data present means KV v2.
+    const secret = await d.req('GET', 'secret/data/app/db', undefined, { token: r.body.auth.client_token });
+    expect(secret.body.data.data).toEqual({ password: 'from-keyhold' });
+  });
+
+  it('approle variant with the secretId input unset sends secret_id "" and gets "missing secret_id"', async () => {
+    await must('POST', 'sys/auth/approle', { type: 'approle' });
+    await must('POST', 'auth/approle/role/ci', { token_policies: 'sign-only' });
+    const rid = (await must('GET', 'auth/approle/role/ci/role-id', undefined, 200)).body.data.role_id;
+    const r = await d.req('POST', 'auth/approle/login', { role_id: rid, secret_id: '' }, { token: null });
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual(['missing secret_id']);
+  });
+});
+
+describe('templated policies resolve against the login\'s entity', () => {
+  it('one policy serves every repository: {{identity.entity.aliases.<accessor>.metadata.repository}}', async () => {
+    const accessor = (await must('GET', 'sys/auth', undefined, 200)).body.data['jwt/'].accessor;
+    await must('PUT', 'sys/policies/acl/per-repo', { policy: `path "secret/data/{{identity.entity.aliases.${accessor}.metadata.repository}}/*" { capabilities = ["read"] }` });
+    await must('POST', 'auth/jwt/role/any-repo', { role_type: 'jwt', user_claim: 'repository', bound_audiences: 'https://github.com/octo-org', bound_claims_type: 'glob', bound_claims: { repository: 'octo-org/*' }, claim_mappings: { repository: 'repository' }, token_policies: 'per-repo' });
+    await must('POST', 'secret/data/octo-org/app-a/db', { data: { p: 'a' } }, 200);
+    await must('POST', 'secret/data/octo-org/app-b/db', { data: { p: 'b' } }, 200);
+    const login = async (repo: string) => (await d.req('POST', 'auth/jwt/login', { role: 'any-repo', jwt: await op.sign(op.githubClaims({ repository: repo, sub: `repo:${repo}:ref:refs/heads/main` })) }, { token: null })).body.auth.client_token as string;
+    const a = await login('octo-org/app-a');
+    const b = await login('octo-org/app-b');
+    expect((await d.req('GET', 'secret/data/octo-org/app-a/db', undefined, { token: a })).body.data.data).toEqual({ p: 'a' });
+    expect((await d.req('GET', 'secret/data/octo-org/app-b/db', undefined, { token: a })).status).toBe(403);
+    expect((await d.req('GET', 'secret/data/octo-org/app-b/db', undefined, { token: b })).body.data.data).toEqual({ p: 'b' });
+    expect((await d.req('GET', 'secret/data/octo-org/app-a/db', undefined, { token: b })).status).toBe(403);
+  });
+});
+
 describe('GitLab CI tokens', () => {
   it('logs in with bound project_id/ref_protected claims and user_claim user_email', async () => {
     await must('POST', 'auth/jwt/role/gitlab', {

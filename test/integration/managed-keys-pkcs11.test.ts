@@ -52,6 +52,8 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
   });
 
   it('creates, lists and reads a key with the PIN redacted; the PIN is never logged', async () => {
+    const auditLog = join(work, 'audit.log');
+    expect((await d.req('POST', 'sys/audit/file', { type: 'file', options: { file_path: auditLog } })).status).toBe(204);
     const w = await mk('rsa1', { key_label: 'rsa1', mechanism: '0x0001', key_bits: 2048, allow_generate_key: true, usages: 'sign,verify' });
     expect(w.status).toBe(204);
     const r = await d.req('GET', 'sys/managed-keys/pkcs11/rsa1');
@@ -64,6 +66,10 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     // Terraform sends "" for unused optional fields (reference 1.3): treated as absent.
     expect((await mk('tf', { key_label: 'tf', mechanism: '0x1041', slot: '', curve: 'P256', allow_generate_key: true, uuid: '' })).status).toBe(204);
     expect(d.output()).not.toContain(PIN);
+    // The audit log has the request, with the PIN HMAC'd.
+    const audit = readFileSync(auditLog, 'utf8');
+    expect(audit).toMatch(/"pin":"hmac-sha256:[0-9a-f]{64}"/);
+    expect(audit).not.toContain(PIN);
   });
 
   it('refuses bad configurations with 400 naming the field', async () => {
@@ -228,6 +234,17 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     expect(Buffer.from(dec.body.data.plaintext, 'base64').equals(secret)).toBe(true);
     const e = await d.req('POST', 'transit/encrypt/oaep', { plaintext: b64('hello') });
     expect(Buffer.from((await d.req('POST', 'transit/decrypt/oaep', { ciphertext: e.body.data.ciphertext })).body.data.plaintext, 'base64').toString()).toBe('hello');
+    // Every OAEP failure reads the same, whatever the cause (no Manger oracle through rewrap): flipped
+    // bytes, random bytes, a PKCS#1 v1.5 ciphertext, a value above the modulus (issue 20).
+    const flipped = Buffer.from(ct);
+    flipped[77] ^= 0x10;
+    const v15 = execFileSync('openssl', ['pkeyutl', '-encrypt', '-pubin', '-inkey', join(work, 'oaep.pub'), '-pkeyopt', 'rsa_padding_mode:pkcs1', '-in', join(work, 'secret.bin')]);
+    const answers = new Set<string>();
+    for (const bad of [flipped, Buffer.concat([Buffer.from([1]), randomBytes(255)]), v15, Buffer.alloc(256, 0xff)]) {
+      const r = await d.req('POST', 'transit/rewrap/oaep', { ciphertext: `vault:v1:${bad.toString('base64')}` });
+      answers.add(`${r.status} ${JSON.stringify(r.body.errors)}`);
+    }
+    expect([...answers].join(' | ')).toBe('400 ["failed to RSA decrypt the ciphertext: crypto/rsa: decryption error"]');
   });
 
   it('rotate with another managed key adds a version; old ciphertexts and signatures keep working', async () => {
@@ -257,6 +274,7 @@ describe.skipIf(missing !== null)('managed keys on SoftHSM2 (pkcs11)', () => {
     expect(pub.body.data.keys['1']).toContain('BEGIN PUBLIC KEY');
     expect((await d.req('GET', 'transit/backup/signer')).body.errors[0]).toMatch(/backup is not supported for keys of type managed_key/);
     expect((await d.req('POST', 'transit/keys/imp/import', { type: 'managed_key', ciphertext: b64('x') })).body.errors[0]).toMatch(/unable to import keys to a policy of type managed_key/);
+    expect((await d.req('POST', 'transit/keys/signer/config', { auto_rotate_period: '24h' })).body.errors[0]).toMatch(/Auto rotation can not be set for managed keys/);
   });
 
   it('refuses deleting a key a mount lists or a transit key uses', async () => {

@@ -115,7 +115,8 @@ describe('response wrapping', () => {
     expect(r.body.data).toBeNull();
     expect(r.text).not.toContain('s3cret');
     const w = r.body.wrap_info;
-    expect(w).toMatchObject({ ttl: 60, creation_path: 'secret/data/wrapped', wrapped_accessor: '' });
+    expect(w).toMatchObject({ ttl: 60, creation_path: 'secret/data/wrapped' });
+    expect(w).not.toHaveProperty('wrapped_accessor'); // omitempty, as Vault's HTTPWrapInfo
     expect(w.token).toMatch(/^hvs\./);
     const look = await d.req('POST', 'sys/wrapping/lookup', { token: w.token }, { token: null });
     expect(look.status, look.text).toBe(200);
@@ -239,5 +240,37 @@ describe('CLI: -wrap-ttl and keyhold unwrap', () => {
     const again = await d.cli(['unwrap', '-'], { input: w.stdout });
     expect(again.exitCode).toBe(2);
     expect(again.stderr).toMatch(/wrapping token is not valid or does not exist/);
+  });
+});
+
+describe('templated policies with real identities (AppRole login -> entity and alias)', () => {
+  it('resolves {{identity.entity.aliases.<accessor>.metadata.role_name}} and {{identity.entity.id}} per login', async () => {
+    expect((await d.req('POST', 'sys/auth/approle', { type: 'approle' })).status).toBeLessThan(300);
+    const auths = (await d.req('GET', 'sys/auth')).body.data;
+    const acc = auths['approle/'].accessor as string;
+    await policy('tmpl', `path "secret/data/team/{{identity.entity.aliases.${acc}.metadata.role_name}}/*" { capabilities = ["read"] }\npath "secret/data/home/{{identity.entity.id}}" { capabilities = ["read"] }`);
+    await d.req('POST', 'secret/data/team/payments/db', { data: { pw: 'p' } });
+    await d.req('POST', 'secret/data/team/search/db', { data: { pw: 's' } });
+    const login = async (role: string) => {
+      expect((await d.req('POST', `auth/approle/role/${role}`, { token_policies: ['tmpl'] })).status).toBeLessThan(300);
+      const roleId = (await d.req('GET', `auth/approle/role/${role}/role-id`)).body.data.role_id;
+      const secretId = (await d.req('POST', `auth/approle/role/${role}/secret-id`, {})).body.data.secret_id;
+      const r = await d.req('POST', 'auth/approle/login', { role_id: roleId, secret_id: secretId }, { token: null });
+      expect(r.status, r.text).toBe(200);
+      return { token: r.body.auth.client_token as string, entity: r.body.auth.entity_id as string };
+    };
+    const pay = await login('payments');
+    expect((await d.req('GET', 'secret/data/team/payments/db', undefined, { token: pay.token })).status).toBe(200);
+    expect((await d.req('GET', 'secret/data/team/search/db', undefined, { token: pay.token })).status).toBe(403);
+    const search = await login('search');
+    expect((await d.req('GET', 'secret/data/team/search/db', undefined, { token: search.token })).status).toBe(200);
+    expect((await d.req('GET', 'secret/data/team/payments/db', undefined, { token: search.token })).status).toBe(403);
+    // The same policy's {{identity.entity.id}} rule: each entity reads only its own home.
+    expect(pay.entity).toBeTruthy();
+    const caps = await d.req('POST', 'sys/capabilities-self', { paths: [`secret/data/home/${pay.entity}`, `secret/data/home/${search.entity}`] }, { token: pay.token });
+    expect(caps.body.data).toMatchObject({ [`secret/data/home/${pay.entity}`]: ['read'], [`secret/data/home/${search.entity}`]: ['deny'] });
+    // The default policy's templated rule: a token reads its own entity, not another's.
+    expect((await d.req('GET', `identity/entity/id/${pay.entity}`, undefined, { token: pay.token })).status).toBe(200);
+    expect((await d.req('GET', `identity/entity/id/${search.entity}`, undefined, { token: pay.token })).status).toBe(403);
   });
 });

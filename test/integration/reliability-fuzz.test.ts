@@ -7,6 +7,10 @@ import { sysEngine } from '../../src/engines/sys/index.js';
 import { tokenEngine } from '../../src/engines/sys/token-routes.js';
 import { cubbyholeRoutes } from '../../src/engines/cubbyhole/index.js';
 import { syncEngine } from '../../src/sync/index.js';
+import { AUTH_METHODS } from '../../src/engines/registry.js';
+import { identityEngine } from '../../src/engines/sys/identity-routes.js';
+import { kvV1Engine } from '../../src/engines/kv/kv-v1.js';
+import { generateKeyPairSync } from 'node:crypto';
 import { cleanup, httpReq, type Answer, type Daemon } from '../support/daemon.js';
 import { initialize, must, startFileDaemon } from '../support/crash-harness.js';
 import { caseArb, describeCase, type FuzzCase, type Target } from '../support/fuzz.js';
@@ -46,6 +50,11 @@ const targets: Target[] = [
   ...tokenEngine.routes.map((route) => ({ mount: 'auth/token/', route })),
   ...syncEngine.routes.map((route) => ({ mount: 'sys/sync/', route })),
   ...cubbyholeRoutes.map((route) => ({ mount: 'cubbyhole/', route })),
+  // Issue 14: auth methods, identity and KV version 1.
+  ...AUTH_METHODS.approle!.routes.map((route) => ({ mount: 'auth/approle/', route })),
+  ...AUTH_METHODS.jwt!.routes.map((route) => ({ mount: 'auth/jwt/', route })),
+  ...identityEngine.routes.map((route) => ({ mount: 'identity/', route })),
+  ...kvV1Engine.routes.map((route) => ({ mount: 'kv1/', route })),
 ];
 
 beforeAll(async () => {
@@ -58,6 +67,16 @@ beforeAll(async () => {
   await must(d, 'POST', 'transit/keys/fz-hmac', { type: 'hmac' });
   await must(d, 'POST', 'transit/keys/fz-derived', { type: 'aes256-gcm96', derived: true });
   await must(d, 'POST', 'secret/data/fz/s', { data: { a: 'b' } });
+  await must(d, 'POST', 'sys/mounts/kv1', { type: 'kv', options: { version: '1' } });
+  await must(d, 'POST', 'kv1/fz/s', { a: 'b' });
+  await must(d, 'POST', 'sys/auth/approle', { type: 'approle' });
+  await must(d, 'POST', 'auth/approle/role/fz', { token_policies: 'default', secret_id_num_uses: 100 });
+  await must(d, 'POST', 'sys/auth/jwt', { type: 'jwt' });
+  // Local keys only: the fuzz must not make keyhold fetch from the network.
+  const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' });
+  await must(d, 'POST', 'auth/jwt/config', { jwt_validation_pubkeys: [pem] });
+  await must(d, 'POST', 'auth/jwt/role/fz', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'fz' });
+  await must(d, 'POST', 'auth/token/roles/fz', { allowed_policies: 'default' });
   // Audit every fuzzed request: hashing must cope with whatever the fuzz sends.
   await must(d, 'PUT', 'sys/audit/fuzz', { type: 'file', options: { file_path: join(d.dir, 'audit.log') } });
 });

@@ -3,7 +3,7 @@
  * the only way in). Shares are checked with an independent Shamir implementation (a GF(256)
  * Lagrange interpolation written here from the textbook, with Vault's share layout: y bytes then x).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -158,7 +158,12 @@ describe('sys/init with secret_shares and sys/unseal with shares (Vault-faithful
 
     d = await start(d.dir);
     expect((await d.cli(['operator', 'init', '--status'], { token: null })).exitCode).toBe(0);
-    const one = await d.cli(['operator', 'unseal', '--format', 'json'], { input: out.unseal_keys_b64[0], token: null });
+    // A key on the command line is refused (ps, shell history); @file and stdin work.
+    const literal = await d.cli(['operator', 'unseal', out.unseal_keys_b64[0]], { token: null });
+    expect(literal.exitCode).toBe(1);
+    expect(literal.stderr).toMatch(/not on the command line/);
+    writeFileSync(join(d.dir, 'share.txt'), out.unseal_keys_b64[0] + '\n', { mode: 0o600 });
+    const one = await d.cli(['operator', 'unseal', `@${join(d.dir, 'share.txt')}`, '--format', 'json'], { token: null });
     expect(one.exitCode, one.stderr).toBe(0);
     expect(JSON.parse(one.stdout)).toMatchObject({ sealed: true, progress: 1 });
     // The rest on stdin, one per line (hex works too); stops once unsealed.

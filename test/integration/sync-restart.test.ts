@@ -104,7 +104,8 @@ describe('sync queue durability', () => {
       expect((await d.req('POST', 'sys/sync/destinations/hosting-project/web/associations/set', { mount: 'secret', secret_name: `k${i}` }, { token })).status).toBe(200);
     }
     await until(() => vc.server.received, (n) => n >= 2); // two in flight (per-destination limit), four queued
-    expect(await statuses(d)).toEqual(Array(6).fill('PENDING'));
+    // The two at the provider read SYNCING (in flight, never stored), the four waiting PENDING.
+    await until(() => statuses(d), (s) => s.filter((x) => x === 'SYNCING').length === 2 && s.filter((x) => x === 'PENDING').length === 4);
     await d.kill();
     vc.server.heal();
 

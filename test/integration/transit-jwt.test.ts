@@ -93,6 +93,19 @@ describe('every signing key type, across rotation and trim, verified by jose thr
   });
 });
 
+describe('batch_input', () => {
+  test('items sign independently (jose verifies each); a malformed item carries its own error', async () => {
+    ok(await post('keys/jwt-batch', { type: 'ecdsa-p384' }));
+    const r = ok(await post('jwt/sign/jwt-batch', { batch_input: [{ claims: { sub: 'a' } }, { claims: 'x' }, { claims: { sub: 'c' }, aud: ['x', 'y'], ttl: 30 }, { claims: { exp: 5 } }] })).body.data.batch_results;
+    expect(r).toHaveLength(4);
+    expect((await verifyWithJose('jwt-batch', r[0].token)).payload.sub).toBe('a');
+    expect(r[1]).toEqual({ error: 'batch_input[1].claims: expected an object' });
+    const c = await verifyWithJose('jwt-batch', r[2].token, { audience: 'y' });
+    expect(c.payload.exp! - c.payload.iat!).toBe(30);
+    expect(r[3].error).toMatch(/^claims: exp is set by keyhold/);
+  });
+});
+
 describe('keyhold verify against tokens it did not make', () => {
   test('a jose-signed ES256 token with the exported key and kid verifies; tampering and expiry do not', async () => {
     ok(await post('keys/jwt-x', { type: 'ecdsa-p256', exportable: true }));
@@ -116,7 +129,8 @@ describe('keyhold verify against tokens it did not make', () => {
     const cases: [string, unknown, RegExp][] = [
       ['jwt/sign/jwt-bad', { claims: 'sub=me' }, /^claims: expected an object/],
       ['jwt/sign/jwt-bad', { claims: [1, 2] }, /^claims: expected an object/],
-      ['jwt/sign/jwt-bad', {}, /^claims: is required/],
+      ['jwt/sign/jwt-bad', {}, /^claims or batch_input: one of these fields is required/],
+      ['jwt/sign/jwt-bad', { batch_input: [] }, /^batch_input: is empty/],
       ['jwt/sign/jwt-bad', { claims: {}, header: { alg: 'RS256' } }, /^header: alg "RS256" does not match key type ed25519, which signs EdDSA/],
       ['jwt/sign/jwt-bad', { claims: { exp: 1 } }, /^claims: exp is set by keyhold; use ttl/],
       ['jwt/sign/jwt-bad', { claims: {}, ttl: '-5s' }, /ttl/],

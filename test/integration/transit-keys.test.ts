@@ -155,7 +155,8 @@ describe('creation is validated (400 naming the field)', () => {
     [{ type: 'aes-999' }, 'type', 'unknown key type aes-999'],
     [{ type: 'ecdsa-p256', derived: true }, 'derived', 'not supported for keys of type ecdsa-p256'],
     [{ type: 'ed25519', derived: true, convergent_encryption: true }, 'convergent_encryption', 'convergent encryption not supported for keys of type ed25519'],
-    [{ type: 'managed_key', managed_key_name: 'hsm1' }, 'type', 'managed'],
+    [{ type: 'managed_key', managed_key_name: 'hsm1' }, 'managed_key_name', 'no managed key found with name hsm1'],
+    [{ type: 'managed_key' }, 'managed_key_name', 'managed_key_name or managed_key_id is required'],
     [{ derived: 'maybe' }, 'derived', 'expected a boolean'],
   ])('%j -> 400 naming %s', async (body, field, text) => {
     const r = await d.req('POST', 'transit/keys/bad', body);

@@ -21,6 +21,15 @@ export function vaultStyleFlags(argv: string[]): string[] {
   return out;
 }
 
+/** Key shares from `-`/absent (stdin, or a hidden prompt on a TTY) or `@file`; a literal key is refused (ps, shell history). */
+async function readShares(ctx: CliContext, arg: string | undefined, prompt: string): Promise<string[]> {
+  let text: string;
+  if (arg === undefined || arg === '-') text = await ctx.secret(prompt);
+  else if (arg.startsWith('@')) text = await ctx.valueOf(arg);
+  else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
+  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+}
+
 /** Register the core commands on `program`. */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -61,8 +70,21 @@ export function register(program: Command, ctx: CliContext): void {
     .command('status')
     .description('Seal status, version and storage of the daemon')
     .action(async (_o, cmd: Command) => {
-      const res = await ctx.client(cmd).request('GET', 'sys/seal-status');
-      await ctx.print(cmd, res.body);
+      const client = ctx.client(cmd);
+      const res = await client.request('GET', 'sys/seal-status');
+      const body = { ...(res.body ?? {}) } as Record<string, unknown>;
+      // HA fields as `vault status` shows them (from sys/leader; a sealed node answers 503 there).
+      if (!body.sealed) {
+        const leader = (await client.request('GET', 'sys/leader').catch(() => null))?.body as Record<string, unknown> | undefined;
+        body.ha_enabled = leader?.ha_enabled === true;
+        if (leader?.ha_enabled) {
+          body.ha_cluster = leader.leader_cluster_address || 'n/a';
+          body.ha_mode = leader.is_self ? 'active' : 'standby';
+          if (leader.is_self) body.active_since = leader.active_time;
+          body.active_node_address = leader.leader_address || '<none>';
+        }
+      }
+      await ctx.print(cmd, body);
       if (res.body?.sealed) process.exitCode = 2;
     });
 
@@ -147,16 +169,16 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Give unseal key shares (recovery shares under an auto seal): one typed on a TTY, or one or more on stdin, one per line')
     .option('--reset', 'forget the shares given so far')
     .option('--migrate', 'the shares belong to the seal being migrated away from (seal migration)')
-    .addHelpText('after', '\nExamples:\n  $ keyhold operator unseal                 # prompts for one share\n  $ keyhold operator unseal < shares.txt    # several shares, one per line\n  $ keyhold operator unseal -migrate < recovery-shares.txt')
-    .action(async (opts, cmd: Command) => {
+    .argument('[key]', '"-" (stdin, the default) or @file; never the key itself')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator unseal                 # prompts for one share\n  $ keyhold operator unseal < shares.txt    # several shares, one per line\n  $ keyhold operator unseal @share.txt\n  $ keyhold operator unseal -migrate < recovery-shares.txt')
+    .action(async (keyArg: string | undefined, opts, cmd: Command) => {
       const client = ctx.client(cmd);
       if (opts.reset) {
         const res = await client.request('POST', 'sys/unseal', { reset: true });
         await ctx.print(cmd, res.body);
         return;
       }
-      const text = await ctx.secret('Unseal Key (will be hidden): ');
-      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      const keys = await readShares(ctx, keyArg, 'Unseal Key (will be hidden): ');
       if (!keys.length) throw new LocalError('give an unseal key share on stdin (one per line)');
       let res: Awaited<ReturnType<typeof client.request>> | undefined;
       for (const key of keys) {
@@ -180,7 +202,8 @@ export function register(program: Command, ctx: CliContext): void {
       'after',
       '\nVault-style single-dash flags work too (-init -key-shares=5).\n\nExamples:\n  $ keyhold operator rekey --init --key-shares 5 --key-threshold 3\n  $ keyhold operator rekey < old-shares.txt     # one current share per line; prints the new shares\n  $ keyhold operator rekey --cancel',
     )
-    .action(async (opts, cmd: Command) => {
+    .argument('[key]', '"-" (stdin, the default) or @file; never the key itself')
+    .action(async (keyArg: string | undefined, opts, cmd: Command) => {
       const client = ctx.client(cmd);
       const base = opts.target === 'recovery' ? 'sys/rekey-recovery-key' : 'sys/rekey';
       if (opts.cancel) {
@@ -209,8 +232,7 @@ export function register(program: Command, ctx: CliContext): void {
         nonce = String(st.body?.nonce ?? '');
         if (!verify && !st.body?.started) throw new LocalError('no rekey is in progress: start one with `keyhold operator rekey --init`');
       }
-      const text = await ctx.secret(verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
-      const keys = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      const keys = await readShares(ctx, keyArg, verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
       if (!keys.length) throw new LocalError('give a key share on stdin (one per line)');
       let res: Awaited<ReturnType<typeof client.request>> | undefined;
       for (const key of keys) {
@@ -235,6 +257,41 @@ export function register(program: Command, ctx: CliContext): void {
         out += 'keyhold rekeyed: a new master key is stored wrapped by the auto seal.\n';
       }
       process.stdout.write(out);
+    });
+  operator
+    .command('step-down')
+    .description('Make the active cluster node give up the lock (sudo); another node takes over')
+    .action(async (_o, cmd: Command) => {
+      await ctx.client(cmd).request('POST', 'sys/step-down', {});
+      success('Success! Stepped down: the active node gave up the lock.');
+    });
+  operator
+    .command('migrate')
+    .description('Copy every record from storage_source to storage_destination (no server may run on the source)')
+    .requiredOption('--config <file>', 'migration config (HCL): storage_source "<type>" { ... } and storage_destination "<type>" { ... }')
+    .option('--start <prefix>', 'copy only keys sorting at or after this one (resume a halted run)')
+    .option('--reset', 'remove a stale migration lock from the source and exit')
+    .option('--max-parallel <n>', 'records copied at once (default 10)', (v) => Number(v))
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator migrate -config migrate.hcl\n  $ keyhold operator migrate -config migrate.hcl -reset')
+    .action(async (opts: { config: string; start?: string; reset?: boolean; maxParallel?: number }) => {
+      const { loadMigrationConfig, migrate, MigrationError } = await import('../../server/migrate.js');
+      if (opts.maxParallel !== undefined && !(Number.isInteger(opts.maxParallel) && opts.maxParallel >= 1)) throw new LocalError('-max-parallel must be a positive integer');
+      let cfg;
+      try {
+        cfg = loadMigrationConfig(opts.config);
+      } catch (e) {
+        throw new LocalError((e as Error).message);
+      }
+      try {
+        const n = await migrate(cfg, { start: opts.start, reset: opts.reset, maxParallel: opts.maxParallel, log: (l) => process.stderr.write(l + '\n') });
+        if (opts.reset) success('Success! Migration lock reset (if it was set).');
+        else success(`Success! All of the keys have been migrated (${n} records).`);
+      } catch (e) {
+        if (!(e instanceof MigrationError) && !(e as Error)?.message?.startsWith('storage unavailable')) throw e;
+        // Vault's exit code for a failed migration is 2.
+        process.stderr.write(`Error migrating: ${(e as Error).message}\n`);
+        process.exitCode = 2;
+      }
     });
   operator
     .command('seal')
@@ -400,16 +457,17 @@ export function register(program: Command, ctx: CliContext): void {
   const secrets = program.command('secrets').description('Mount, list and unmount secrets engines');
   secrets
     .command('enable')
-    .description('Mount an engine: transit, kv-v2 (or kv with --version 2)')
+    .description('Mount an engine: transit, kv-v2 (or kv with --version 2), kv-v1 or kv with --version 1 (unversioned)')
     .argument('<type>')
     .option('--path <path>', 'mount path (default: the type)')
     .option('--description <text>', 'description')
-    .option('--version <n>', 'kv version (only 2)')
+    .option('--version <n>', 'kv version: 2 (default) or 1')
     .addHelpText('after', '\nExamples:\n  $ keyhold secrets enable transit\n  $ keyhold secrets enable --path=payments transit\n  $ keyhold secrets enable --path=team kv-v2')
     .action(async (type: string, o, cmd: Command) => {
       const path = (o.path ?? type).replace(/^\/+|\/+$/g, '');
       const body: Record<string, unknown> = { type, description: o.description ?? '' };
       if (type === 'kv' || type === 'kv-v2') body.options = { version: o.version ?? '2' };
+      if (type === 'kv-v1') body.options = { version: '1' };
       await ctx.client(cmd).write(`sys/mounts/${path}`, body);
       success(`Success! Enabled the ${type} secrets engine at: ${path}/`);
     });

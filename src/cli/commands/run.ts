@@ -5,16 +5,16 @@
  * in its environment. Secret values never go to argv, keyhold's output or a temporary file.
  * COMMAND's exit status is keyhold's; signals sent to keyhold are passed on to COMMAND. A COMMAND
  * that cannot be found exits 127 and one that cannot be executed 126, as a shell does.
- * `--watch` polls the referenced secrets (KV v2: their version; v1: a hash) every
- * `--watch-interval` and, after `--debounce` without further change, restarts COMMAND or sends it
- * `--signal`.
+ * `--watch` follows the KV mounts' change events (`GET MOUNT/events`, falling back to re-reading the
+ * secrets where the token may not read them) every `--watch-interval` and, after `--debounce`,
+ * restarts COMMAND or sends it `--signal`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, openSync, closeSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { LocalError } from '../client.js';
+import { LocalError, ServerError } from '../client.js';
 import { RefResolver, findRefs, readDotenv, renderEnv, resolveRefs, type Resolution, type SecretRef } from '../secret-refs.js';
 import { parseDuration } from '../../framework/fields.js';
 
@@ -56,7 +56,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--env-file <file>', 'also read variables (plain or references) from this dotenv file; it wins over the environment')
     .option('--watch', 'restart COMMAND (or send --signal) when a referenced secret changes')
     .option('--signal <name>', 'with --watch: send this signal (e.g. SIGHUP) instead of restarting')
-    .option('--watch-interval <duration>', 'with --watch: how often to check the secrets (default 5s, at least 1s)', durationOpt('--watch-interval'))
+    .option('--watch-interval <duration>', 'with --watch: how often to check for changes (default 2s, at least 1s)', durationOpt('--watch-interval'))
     .option('--debounce <duration>', 'with --watch: wait this long without further change before acting (default 1s)', durationOpt('--debounce'))
     .option('--kill-timeout <duration>', 'with --watch: on restart, SIGKILL after SIGTERM when COMMAND is still running after this (default 10s)', durationOpt('--kill-timeout'))
     .addHelpText(
@@ -71,7 +71,7 @@ export function register(program: Command, ctx: CliContext): void {
       const src = sources(o.envFile);
       const resolver = new RefResolver(ctx.client(c));
       const first = await resolveRefs(resolver, src.refs);
-      const status = await supervise(command, src, first, resolver, { watch: Boolean(o.watch), signal, interval: Math.max(1, o.watchInterval ?? 5), debounce: o.debounce ?? 1, killTimeout: o.killTimeout ?? 10 });
+      const status = await supervise(command, src, first, resolver, { watch: Boolean(o.watch), signal, interval: Math.max(1, o.watchInterval ?? 2), debounce: o.debounce ?? 1, killTimeout: o.killTimeout ?? 10 });
       exitLike(status);
     });
 
@@ -159,6 +159,10 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
       });
     };
 
+    // The CLI's own SIGINT/SIGTERM handlers (src/cli/signals.ts) end the process at once; while
+    // COMMAND runs, keyhold passes signals on and ends as COMMAND ends instead. Restored at the end.
+    const saved = FORWARDED.map((s) => [s, process.listeners(s)] as const);
+    for (const [s] of saved) process.removeAllListeners(s);
     const onSignal = (sig: NodeJS.Signals) => {
       // In a terminal, Ctrl-C and Ctrl-\ already reach COMMAND (same process group): passing them
       // on as well would deliver them twice. Otherwise every signal is passed on.
@@ -172,21 +176,62 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
       stopped = true;
       if (timer) clearTimeout(timer);
       for (const s of FORWARDED) process.off(s, onSignal);
+      for (const [s, listeners] of saved) for (const l of listeners) process.on(s, l as NodeJS.SignalsListener);
       resolveEnding(e);
     };
 
     const changed = (a: Map<string, string>, b: Map<string, string>) => [...a].some(([k, v]) => b.get(k) !== v);
 
-    // --watch: poll the secrets; a change starts the debounce, which restarts on each further change.
+    // --watch. Per KV v2 mount of an unpinned reference, keyhold follows the mount's change events
+    // (GET MOUNT/events with a cursor) and re-reads the secrets only when an event names one of them
+    // (or events were lost). A mount whose events the token may not read, and KV v1 mounts, are
+    // re-read every interval instead. Either way a change is confirmed by the secrets' versions
+    // (v1: a hash), then debounced, then acted on once.
+    const feeds = new Map<string, { inner: Set<string>; events: boolean; cursor?: { epoch: string; index: number } }>();
+    let firstCheck = true;
+    const setUpFeeds = async () => {
+      for (const r of src.refs) {
+        if (r.version !== undefined) continue;
+        const at = await resolver.locate(r);
+        const feed = feeds.get(at.mount) ?? { inner: new Set<string>(), events: at.version === 2 };
+        feed.inner.add(at.inner);
+        feeds.set(at.mount, feed);
+      }
+    };
+    const suspectChange = async (): Promise<boolean> => {
+      let suspect = firstCheck; // closes the gap between the first read and the first cursor
+      firstCheck = false;
+      for (const [mount, feed] of feeds) {
+        if (!feed.events) {
+          suspect = true;
+          continue;
+        }
+        const mp = mount.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+        try {
+          const res = await resolver.client.read(`${mp}/events`, { index: String(feed.cursor?.index ?? 0), epoch: feed.cursor?.epoch ?? '' });
+          const d = (res.body?.data ?? {}) as { epoch?: string; index?: number; truncated?: boolean; events?: { path: string }[] };
+          if (feed.cursor && (d.truncated || (d.events ?? []).some((e) => feed.inner.has(e.path)))) suspect = true;
+          feed.cursor = { epoch: String(d.epoch ?? ''), index: Number(d.index ?? 0) };
+        } catch (e) {
+          if (!(e instanceof ServerError) || ![403, 404, 405].includes(e.status)) throw e;
+          feed.events = false;
+          suspect = true;
+          process.stderr.write(`keyhold run: --watch: cannot read ${mount}events (${e.status}); re-reading its secrets every ${o.interval}s instead\n`);
+        }
+      }
+      return suspect;
+    };
     const poll = async () => {
       if (stopped) return;
       try {
-        const next = await resolveRefs(resolver, src.refs);
-        if (changed(current.fingerprints, next.fingerprints)) {
-          await new Promise((r) => setTimeout(r, o.debounce * 1000));
-          const settled = await resolveRefs(resolver, src.refs);
-          current = settled;
-          act();
+        if (feeds.size === 0) await setUpFeeds();
+        if (await suspectChange()) {
+          const next = await resolveRefs(resolver, src.refs);
+          if (changed(current.fingerprints, next.fingerprints)) {
+            await new Promise((r) => setTimeout(r, o.debounce * 1000));
+            current = await resolveRefs(resolver, src.refs);
+            act();
+          }
         }
       } catch (e) {
         // A secret gone or access revoked: keep COMMAND running with what it has, say so once per check.
@@ -216,7 +261,7 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
       rejectEnding(e);
       return;
     }
-    if (o.watch && src.refs.length) timer = setTimeout(() => void poll(), o.interval * 1000);
+    if (o.watch && src.refs.some((r) => r.version === undefined)) timer = setTimeout(() => void poll(), o.interval * 1000);
   });
 }
 

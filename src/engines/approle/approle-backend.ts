@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { EngineEnv } from '../../framework/context.js';
-import { conflict, invalid, notFound } from '../../framework/errors.js';
+import { conflict, denied, invalid, notFound } from '../../framework/errors.js';
 import { KeyedLock } from '../../framework/keyed-lock.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
 import { addressAllowed, cidrsWithin, isCidr } from '../auth-common/cidr.js';
@@ -122,6 +122,38 @@ function checkCidrs(list: string[] | undefined, message: string): string[] | und
 export class AppRoleBackend {
   /** Nothing to stop (EngineLifecycle). */
   async close(): Promise<void> {}
+
+  /** Failed logins per role id (Vault's user lockout, keyed by alias); in memory, as Vault keeps it per node. */
+  private readonly failures = new Map<string, { count: number; since: number; lockedUntil: number }>();
+
+  /** Vault's user lockout defaults (5 failures, 15 minutes, counter reset 15 minutes), tunable per mount. */
+  private lockout(): { threshold: number; duration: number; reset: number; disabled: boolean } {
+    const c = (this.env.mount.config.user_lockout_config ?? {}) as Record<string, unknown>;
+    return {
+      threshold: typeof c.lockout_threshold === 'number' && c.lockout_threshold > 0 ? c.lockout_threshold : 5,
+      duration: typeof c.lockout_duration === 'number' && c.lockout_duration > 0 ? c.lockout_duration : 900,
+      reset: typeof c.lockout_counter_reset === 'number' && c.lockout_counter_reset > 0 ? c.lockout_counter_reset : 900,
+      disabled: c.lockout_disable === true,
+    };
+  }
+
+  private checkLocked(roleId: string): void {
+    const f = this.failures.get(roleId);
+    if (f && f.lockedUntil > this.env.clock.now()) throw denied();
+  }
+
+  /** Count a failed login of `roleId`; at the threshold the alias is locked out (403) for the duration. */
+  private recordFailure(roleId: string): void {
+    const cfg = this.lockout();
+    if (cfg.disabled) return;
+    const now = this.env.clock.now();
+    let f = this.failures.get(roleId);
+    if (!f || now - f.since > cfg.reset * 1000) f = { count: 0, since: now, lockedUntil: 0 };
+    f.count += 1;
+    if (f.count >= cfg.threshold) f.lockedUntil = now + cfg.duration * 1000;
+    if (this.failures.size > 100_000) this.failures.clear();
+    this.failures.set(roleId, f);
+  }
 
   private readonly locks = new KeyedLock();
 
@@ -366,6 +398,17 @@ export class AppRoleBackend {
     const ref = await getJSON<{ name: string }>(this.storage, `role-id/${sha(roleId)}`);
     const role = ref && (await this.role(ref.name));
     if (!role || role.role_id !== roleId) throw invalid('invalid role or secret ID');
+    this.checkLocked(roleId);
+    try {
+      return await this.loginAs(role, roleId, secretId, remoteAddress);
+    } catch (e) {
+      // Wrong secret ids count towards the lockout of this role id (Vault's user lockout).
+      if ((e as Error).message === 'invalid role or secret ID') this.recordFailure(roleId);
+      throw e;
+    }
+  }
+
+  private async loginAs(role: RoleEntry, roleId: string, secretId: string | undefined, remoteAddress: string) {
     const ip = remoteAddress === 'unix' ? '127.0.0.1' : remoteAddress.replace(/^::ffff:(?=\d+\.)/, '');
     let metadata: Record<string, string> = {};
     let tokenCidrs = role.token_bound_cidrs;
@@ -403,6 +446,7 @@ export class AppRoleBackend {
       throw invalid(`source address ${JSON.stringify(ip)} unauthorized by CIDR restrictions on the role: %!w(<nil>)`);
     }
     metadata.role_name = role.name;
+    this.failures.delete(roleId);
     const mountPath = this.env.mount.path;
     const issue = this.env.core.issueLoginToken;
     if (!issue) throw new Error('token store unavailable');

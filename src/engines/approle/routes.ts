@@ -122,7 +122,10 @@ export const appRoleRoutes: AnyRoute[] = [
     summary: 'Generate a secret id, or list secret id accessors',
     fields: secretIdFields,
     operations: {
-      update: async ({ engine, data }) => ({ data: await engine.createSecretId(roleName(data.role_name), data) }),
+      update: async ({ engine, data }) => {
+        const out = await engine.createSecretId(roleName(data.role_name), data);
+        return { data: out, wrappedAccessor: String(out.secret_id_accessor) };
+      },
       list: async ({ engine, data }) => ({ data: { keys: await engine.listSecretIds(roleName(data.role_name)) } }),
     },
   }),
@@ -130,7 +133,12 @@ export const appRoleRoutes: AnyRoute[] = [
     path: 'role/:role_name/custom-secret-id',
     summary: 'Register a caller-chosen secret id',
     fields: { ...secretIdFields, secret_id: f.string('The secret id').sensitive().required() },
-    operations: { update: async ({ engine, data }) => ({ data: await engine.createSecretId(roleName(data.role_name), data) }) },
+    operations: {
+      update: async ({ engine, data }) => {
+        const out = await engine.createSecretId(roleName(data.role_name), data);
+        return { data: out, wrappedAccessor: String(out.secret_id_accessor) };
+      },
+    },
   }),
   route({
     path: 'role/:role_name/secret-id/lookup',

@@ -106,11 +106,12 @@ export async function validateJwt(jwt: string, spec: ValidationSpec): Promise<Re
   let exp = num('exp');
   if (iat === undefined && nbf === undefined && exp === undefined) throw fail('no issued at (iat), not before (nbf), or expiration time (exp) claims in token');
   const skew = leeway(spec.clockSkewLeeway, 60);
-  const expLeeway = spec.expirationLeeway < 0 ? -1 : leeway(spec.expirationLeeway, 150);
-  const nbfLeeway = spec.notBeforeLeeway < 0 ? -1 : leeway(spec.notBeforeLeeway, 150);
-  // Missing claims are synthesised from the others (cap jwt.go): exp from iat/nbf, nbf from iat/exp.
-  if (exp === undefined && expLeeway >= 0) exp = (iat ?? nbf!) + expLeeway;
-  if (nbf === undefined) nbf = iat ?? (nbfLeeway >= 0 && exp !== undefined ? exp - nbfLeeway : undefined);
+  const expLeeway = leeway(spec.expirationLeeway, 150);
+  const nbfLeeway = leeway(spec.notBeforeLeeway, 150);
+  // Missing claims are synthesised as hashicorp/cap jwt.go Validate does: exp from the later of iat
+  // and nbf plus the expiration leeway; nbf from iat, else from exp minus the not-before leeway.
+  if (exp === undefined) exp = Math.max(iat ?? 0, nbf ?? 0) + expLeeway;
+  if (nbf === undefined) nbf = iat ?? exp - nbfLeeway;
   if (nbf !== undefined && nbf > spec.now + skew) throw fail('invalid not before (nbf) claim: token not yet valid');
   if (exp !== undefined && exp < spec.now - skew) throw fail('invalid expiration time (exp) claim: token is expired');
   if (iat !== undefined && iat > spec.now + skew) throw fail('invalid issued at (iat) claim: token issued in the future');

@@ -20,6 +20,7 @@ import { formatRfc3339Nano, goDuration, nowNanos, parseRfc3339 } from './kv-time
 import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath, parseCas } from './kv-rules.js';
 import { mergePatch, subkeysOf } from './merge-patch.js';
 import { PathCipher } from './path-cipher.js';
+import { KvChangeLog } from './kv-changes.js';
 
 /** Engine-wide settings (the config endpoint). */
 export interface KvConfig {
@@ -95,10 +96,22 @@ export class KvBackend {
   private cipherP: Promise<PathCipher> | null = null;
   private configCache: KvConfig | null = null;
 
-  constructor(readonly env: EngineEnv) {}
+  /** Recent change events of this mount, for `GET MOUNT/events` (keyhold run --watch). */
+  readonly changes: KvChangeLog;
+
+  constructor(readonly env: EngineEnv) {
+    this.changes = new KvChangeLog(env.events, env.mount.accessor);
+  }
 
   /** Nothing to flush: every change is durable when its call resolves. */
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.changes.close();
+  }
+
+  /** Another node changed `key` (cluster standby): only the engine config is cached here. */
+  invalidate(key: string): void {
+    if (key === CONFIG_KEY) this.configCache = null;
+  }
 
   // ---- engine config ----
 

@@ -186,6 +186,27 @@ function invalidPath({ params, operation }: RequestContext<KvBackend, unknown>):
   return { status: 404, data: null, warnings: [invalidPathWarning(KV_VERB[operation] ?? 'get')] };
 }
 
+const eventsRoute = defineRoute({
+  path: 'events',
+  summary: 'Recent change events of this mount after a cursor (keyhold extension; keyhold run --watch follows it)',
+  description:
+    'Answers {epoch, index, events: [{index, kind, path, version, current_version}], truncated} for changes after `index` ' +
+    '(0: none, only the cursor) of the same `epoch`. Only events of secrets the token may read (data or metadata) are listed; ' +
+    'paths and version numbers, never values. `truncated` means some changes are gone (the reader fell more than 1,024 ' +
+    'behind, or the daemon restarted): read again what matters.',
+  fields: {
+    index: f.int('Cursor: the index of the last event seen (0 = start now)').min(0).default(0),
+    epoch: f.string('The epoch the cursor belongs to (from the previous answer)'),
+  },
+  operations: {
+    read: ({ engine, data, mount, allowed }) => {
+      const r = engine.changes.since(data.index, data.epoch);
+      const mayRead = (p: string) => allowed('read', `${mount.path}data/${p}`) || allowed('read', `${mount.path}metadata/${p}`);
+      return { data: { ...r, events: r.events.filter((e) => mayRead(e.path)) } };
+    },
+  },
+});
+
 const invalidRoute = defineRoute({
   path: '(*rest)',
   summary: 'KV v1-style paths are not supported on a version 2 mount',
@@ -194,4 +215,4 @@ const invalidRoute = defineRoute({
 });
 
 /** Every KV v2 endpoint, relative to the mount; the catch-all comes last. */
-export const kvRoutes: readonly AnyRoute[] = [configRoute, dataRoute, deleteRoute, undeleteRoute, destroyRoute, metadataRoute, subkeysRoute, invalidRoute];
+export const kvRoutes: readonly AnyRoute[] = [configRoute, dataRoute, deleteRoute, undeleteRoute, destroyRoute, metadataRoute, subkeysRoute, eventsRoute, invalidRoute];

@@ -66,7 +66,8 @@ function authConfig(input: Record<string, unknown>, prefix: string): Record<stri
   if (typeof out.default_lease_ttl === 'number' && typeof out.max_lease_ttl === 'number' && out.max_lease_ttl !== 0 && out.default_lease_ttl > out.max_lease_ttl) {
     throw invalid('given default lease TTL greater than given max lease TTL');
   }
-  if (input.token_type !== undefined) {
+  // An empty token_type means "unchanged" (clients send the zero value).
+  if (input.token_type !== undefined && input.token_type !== '') {
     if (typeof input.token_type !== 'string' || !TOKEN_TYPES.includes(input.token_type)) throw invalid("invalid value for 'token_type'");
     out.token_type = input.token_type;
   }
@@ -82,6 +83,19 @@ function authConfig(input: Record<string, unknown>, prefix: string): Record<stri
     else throw invalid(`${prefix}${k}`, 'expected a list of strings');
   }
   if (input.force_no_cache !== undefined) out.force_no_cache = input.force_no_cache === true || input.force_no_cache === 'true';
+  return out;
+}
+
+/** `user_lockout_config` of a tune body (Vault docs concepts/user-lockout): durations to seconds. */
+function lockoutConfig(c: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (c.lockout_threshold !== undefined) {
+    const n = Number(c.lockout_threshold);
+    if (!Number.isInteger(n) || n < 0) throw invalid('user_lockout_config.lockout_threshold', 'must be a whole number');
+    out.lockout_threshold = n;
+  }
+  for (const k of ['lockout_duration', 'lockout_counter_reset'] as const) if (c[k] !== undefined) out[k] = parseDuration(`user_lockout_config.${k}`, c[k]);
+  if (c.lockout_disable !== undefined) out.lockout_disable = c.lockout_disable === true || c.lockout_disable === 'true';
   return out;
 }
 
@@ -114,7 +128,7 @@ const tuneFields = {
   allowed_response_headers: f.any('Headers the method may set'),
   options: f.stringMap('Method options'),
   plugin_version: f.string('Accepted for compatibility'),
-  user_lockout_config: f.map('Not supported by keyhold'),
+  user_lockout_config: f.map('AppRole login lockout: lockout_threshold, lockout_duration, lockout_counter_reset, lockout_disable'),
 };
 
 function tuneHandlers() {
@@ -130,6 +144,7 @@ function tuneHandlers() {
         throw invalid(`tuning of user lockout configuration for auth type "${m.type}" not allowed`);
       }
       const config = authConfig(raw, '');
+      if (data.user_lockout_config !== undefined) config.user_lockout_config = lockoutConfig(data.user_lockout_config as Record<string, unknown>);
       const merged = m ? { ...m.config, ...config } : config;
       if (typeof merged.default_lease_ttl === 'number' && typeof merged.max_lease_ttl === 'number' && merged.max_lease_ttl !== 0 && merged.default_lease_ttl > merged.max_lease_ttl) {
         throw invalid('given default lease TTL greater than given max lease TTL');

@@ -8,6 +8,7 @@ import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
 import { openapiRoute } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
+import { haRoutes } from './ha-routes.js';
 import { authRoutes } from './auth-routes.js';
 import { managedKeyRoutes } from './managed-key-routes.js';
 import { sealRoutes } from './seal-routes.js';
@@ -88,46 +89,10 @@ function rawJson(body: unknown, status = 200) {
 export const sysRoutes: AnyRoute[] = [
   openapiRoute,
   ...sealRoutes,
-  route({
-    path: 'leader',
-    summary: 'High-availability status (keyhold runs single-node)',
-    fields: {},
-    unauthenticated: true,
-    allowSealed: true,
-    operations: { read: () => rawJson({ ha_enabled: false, is_self: false, active_time: '0001-01-01T00:00:00Z', leader_address: '', leader_cluster_address: '', performance_standby: false, performance_standby_last_remote_wal: 0 }) },
-  }),
-  route({
-    path: 'health',
-    summary: 'Health check: 200 unsealed, 503 sealed, 501 not initialised',
-    fields: {
-      sealedcode: f.int('Status when sealed').min(100).max(599).default(503),
-      uninitcode: f.int('Status when not initialised').min(100).max(599).default(501),
-      activecode: f.int('Status when active').min(100).max(599).default(200),
-      standbyok: f.bool('Accepted for compatibility'),
-    },
-    unauthenticated: true,
-    allowSealed: true,
-    operations: {
-      read: ({ engine, data }) => {
-        const body = {
-          initialized: engine.isInitialized(),
-          sealed: engine.isSealed(),
-          standby: false,
-          performance_standby: false,
-          replication_performance_mode: 'disabled',
-          replication_dr_mode: 'disabled',
-          server_time_utc: Math.floor(engine.clock.now() / 1000),
-          version: engine.version,
-          cluster_name: 'keyhold',
-          cluster_id: engine.sealConfig?.storage_id ?? '',
-        };
-        const status = !body.initialized ? data.uninitcode : body.sealed ? data.sealedcode : data.activecode;
-        return rawJson(body, status);
-      },
-    },
-  }),
+  ...haRoutes,
   route({
     path: 'seal',
+    standby: 'local', // every cluster node answers for itself (cluster-wire.md §2.3)
     summary: 'Seal: forget the keys until the next unseal',
     fields: {},
     sudo: true,

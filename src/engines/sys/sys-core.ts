@@ -8,6 +8,19 @@ import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { WrappingService } from '../../auth/wrapping.js';
 
+/** A node's place in a cluster (sys/leader, sys/health). */
+export interface HaStatus {
+  haEnabled: boolean;
+  role: 'sealed' | 'standby' | 'active';
+  isSelf: boolean;
+  activeTime: string | null;
+  leaderAddress: string;
+  leaderClusterAddress: string;
+  clusterName: string;
+  /** Standbys serve reads (sys/health answers 473 for them, as for a Vault performance standby). */
+  standbyReads: boolean;
+}
+
 /** The core as seen by system routes. */
 export interface SysCore {
   readonly version: string;
@@ -22,6 +35,8 @@ export interface SysCore {
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
   isInitialized(): boolean;
+  /** Re-read the seal config (shared storage initialised by another node); true when initialised. */
+  refreshSealConfig(): Promise<boolean>;
   isSealed(): boolean;
   /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
   readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh'>;
@@ -43,6 +58,11 @@ export interface SysCore {
   tuneAuth(path: string, changes: { description?: string; config?: Record<string, unknown>; options?: Record<string, string> }): Promise<void>;
   invalidateAcls(): void;
   capabilities(token: TokenInfo, path: string): Promise<string[]>;
+  haStatus(): HaStatus;
+  /** sys/ha-status nodes (empty without HA). */
+  haNodes(): Promise<Array<Record<string, unknown>>>;
+  /** sys/step-down on the active node. */
+  stepDown(): Promise<void>;
   resultantAcl(token: TokenInfo): Promise<Record<string, unknown>>;
   lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
   readonly wrapping: WrappingService;

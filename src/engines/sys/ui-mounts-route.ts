@@ -134,7 +134,13 @@ export const uiMountsRoutes: AnyRoute[] = [
       read: async ({ engine, token }) => {
         const secret: Record<string, unknown> = {};
         const auth: Record<string, unknown> = {};
-        // Without a token Vault lists only mounts with listing_visibility "unauth"; keyhold has none.
+        // Without a token Vault lists only mounts with listing_visibility "unauth" (a login page picks
+        // the auth method from them), with their type, description and options only.
+        if (!token) {
+          for (const m of engine.authMounts()) {
+            if (m.config.listing_visibility === 'unauth') auth[m.path.slice('auth/'.length)] = { type: m.type, description: m.description, options: m.options };
+          }
+        }
         if (token) {
           for (const m of [...engine.mounts(), ...BUILTIN_SECRET]) {
             if (await hasMountAccess(engine, token, m.path)) secret[m.path] = mountInfoView(m);

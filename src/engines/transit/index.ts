@@ -54,6 +54,16 @@ export class TransitBackend implements TransitState {
     return (await this.keys.readConfig<KeysConfig>('keys'))?.disable_upsert ?? false;
   }
 
+  /** Another node changed `key` (a standby's cache invalidation): drop the cached key it belongs to. */
+  invalidate(key: string): void {
+    const m = /^(?:policy|versions)\/([^/]+)/.exec(key);
+    if (!m) return;
+    this.keys.forget(m[1]!);
+    // Load the new state now, before the next request needs it (a rotation seen on a standby is then
+    // used by the first encrypt after it); a load racing a later change loads again (generation).
+    this.keys.get(m[1]!).catch(() => {});
+  }
+
   /** Stop the scheduler. */
   async close(): Promise<void> {
     await this.rotator.stop();
@@ -71,7 +81,8 @@ export const transitEngine: EngineModule<TransitBackend> = {
     const probe = new TransitKeyStore(env.storage, env.clock, env.logger);
     const size = (await probe.readConfig<{ size: number }>('cache'))?.size ?? 0;
     const backend = new TransitBackend(env, size);
-    backend.rotator.start();
+    // Auto-rotation writes: only the active node of a cluster runs it.
+    if (!env.standby) backend.rotator.start();
     return backend;
   },
 };

@@ -156,7 +156,16 @@ export class Pkcs11Key implements KmsKey {
     if (this.kind === 'rsa') {
       const h = HASH_MECH[this.opts.oaepHash];
       if (ciphertext.length !== this.modulusBytes()) throw invalid('ciphertext', 'invalid ciphertext length for the key');
-      return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.RSA_PKCS_OAEP, params: { type: 'oaep', hashAlg: h.mech, mgf: h.mgf }, data: ciphertext, outLen: this.modulusBytes() })));
+      try {
+        return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.RSA_PKCS_OAEP, params: { type: 'oaep', hashAlg: h.mech, mgf: h.mgf }, data: ciphertext, outLen: this.modulusBytes() })));
+      } catch (e) {
+        // A ciphertext that does not decrypt (SoftHSM2 answers CKR_GENERAL_ERROR whatever the cause)
+        // is the caller's: one 400 with transit's OAEP message for every cause, as for keys held
+        // in keyhold (no Manger oracle through rewrap; docs/security.md). A gone token was ruled
+        // out by the worker before the error got here.
+        if (/CKR_GENERAL_ERROR|CKR_ENCRYPTED_DATA_INVALID|CKR_ENCRYPTED_DATA_LEN_RANGE/.test((e as Error).message)) throw invalid('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
+        throw e;
+      }
     }
     if (ciphertext.length < 12 + 16) throw invalid('ciphertext', 'too short');
     const iv = ciphertext.subarray(0, 12);

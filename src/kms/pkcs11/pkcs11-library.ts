@@ -4,13 +4,13 @@
  * becomes a 4xx/503 KeyholdError naming the reason; a worker that dies (a crashing module) fails its
  * pending calls with 503 and is started again on the next call, so the daemon keeps serving.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import type { Logger } from '../../framework/context.js';
 import type { WorkerError, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
 
-type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; library: string };
 /** A request without its id (the library numbers requests). */
 type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -37,18 +37,25 @@ function workerUrl(): URL {
   return new URL(import.meta.url.replace(/\/src\/kms\/pkcs11\/[^/]+$/, '/dist/kms/pkcs11/pkcs11-worker.js'));
 }
 
-/** One loaded PKCS#11 library (one worker thread). */
-export class Pkcs11Library {
+/**
+ * The worker of one PKCS#11 module, shared by every Pkcs11Library of the same module path in the
+ * process: a module's state is per process (one C_Initialize, one login per token, and a
+ * C_Finalize during recovery ends every session of it), so two workers on one module would undo
+ * each other's sessions, and a key with a wrong PIN could ride on another worker's login.
+ */
+class ModuleChannel {
   private worker: Worker | null = null;
   private loaded: Promise<void> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
 
+  /** Pkcs11Library handles using this channel. */
+  refs = 0;
+
   constructor(
-    /** The `kms_library` name (what managed keys refer to). */
+    /** The first user's name (worker thread name, logs). */
     readonly name: string,
-    /** Path of the PKCS#11 module. */
     readonly path: string,
     private readonly logger?: Logger,
   ) {}
@@ -56,19 +63,22 @@ export class Pkcs11Library {
   private start(): Worker {
     const w = new Worker(workerUrl(), { name: `pkcs11:${this.name}` });
     w.unref();
-    w.on('message', (r: WorkerReply) => {
-      const p = this.pending.get(r.id);
-      if (!p) return;
-      this.pending.delete(r.id);
-      if (r.ok) p.resolve(r.result);
-      else p.reject(pkcs11Error(this.name, r.error));
+    w.on('message', (batch: WorkerReply[]) => {
+      for (const r of batch) {
+        const p = this.pending.get(r.id);
+        if (!p) continue;
+        this.pending.delete(r.id);
+        if (r.ok) p.resolve(r.result);
+        else p.reject(pkcs11Error(p.library, r.error));
+      }
+      if (this.pending.size === 0) w.unref();
     });
     const fail = (why: string) => {
       if (this.worker !== w) return;
       this.worker = null;
       this.loaded = null;
-      const err = unavailable(`pkcs11 library "${this.name}": worker stopped (${why})`);
-      for (const p of this.pending.values()) p.reject(err);
+      this.outbox = [];
+      for (const p of this.pending.values()) p.reject(unavailable(`pkcs11 library "${p.library}": worker stopped (${why})`));
       this.pending.clear();
       if (!this.closed) this.logger?.error('pkcs11 worker stopped; it restarts on the next call', { library: this.name, reason: why });
     };
@@ -78,39 +88,42 @@ export class Pkcs11Library {
     return w;
   }
 
-  private send(req: Request): Promise<unknown> {
-    if (this.closed) return Promise.reject(unavailable(`pkcs11 library "${this.name}" is closed`));
+  private send(req: Request, library: string): Promise<unknown> {
+    if (this.closed) return Promise.reject(unavailable(`pkcs11 library "${library}" is closed`));
     const w = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, library });
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
-      w.ref();
-      const done = () => {
-        if (this.pending.size === 0) w.unref();
-      };
-      this.pending.get(id)!.resolve = (v) => (resolve(v), done());
-      this.pending.get(id)!.reject = (e) => (reject(e), done());
-      w.postMessage({ ...req, id });
+      if (this.pending.size === 1) w.ref();
+      const r = { ...req, id } as WorkerRequest & { data?: Uint8Array };
+      // A small Buffer is a view into Node's 8 KiB pool, and structured clone copies the whole pool
+      // slab: send an exact-size copy instead.
+      if (r.data && r.data.byteLength !== r.data.buffer.byteLength) r.data = new Uint8Array(r.data);
+      this.outbox.push(r);
+      if (this.outbox.length === 1) setImmediate(() => this.flush(w));
     });
   }
 
+  /** Requests of one loop turn go to the worker as one message (see the worker's batching note). */
+  private outbox: WorkerRequest[] = [];
+  private flush(w: Worker): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (batch.length && this.worker === w) w.postMessage(batch);
+  }
+
   /** Send a call, loading the module first (once per worker). */
-  async call<T>(req: Request): Promise<T> {
+  async call<T>(req: Request, library: string): Promise<T> {
     if (!this.loaded) {
-      const l = this.send({ op: 'load', library: this.path }).then(() => undefined);
+      const l = this.send({ op: 'load', library: this.path }, library).then(() => undefined);
       this.loaded = l;
       l.catch(() => {
         if (this.loaded === l) this.loaded = null;
       });
     }
     await this.loaded;
-    return (await this.send(req)) as T;
-  }
-
-  /** Counters of the worker (logins, sessions, re-initializations). */
-  stats(): Promise<WorkerStats> {
-    return this.call<WorkerStats>({ op: 'stats' });
+    return (await this.send(req, library)) as T;
   }
 
   /** Stop the worker. */
@@ -119,5 +132,60 @@ export class Pkcs11Library {
     const w = this.worker;
     this.worker = null;
     if (w) await w.terminate();
+  }
+}
+
+/** Channels by module path (a process-level resource: see ModuleChannel). */
+const channels = new Map<string, ModuleChannel>();
+
+function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** A PKCS#11 library as a `kms_library` name sees it; libraries of the same module share one worker. */
+export class Pkcs11Library {
+  private readonly channel: ModuleChannel;
+  private readonly key: string;
+  private closed = false;
+
+  constructor(
+    /** The `kms_library` name (what managed keys refer to; named in errors). */
+    readonly name: string,
+    /** Path of the PKCS#11 module. */
+    readonly path: string,
+    logger?: Logger,
+  ) {
+    this.key = canonical(path);
+    let c = channels.get(this.key);
+    if (!c) {
+      c = new ModuleChannel(name, path, logger);
+      channels.set(this.key, c);
+    }
+    c.refs++;
+    this.channel = c;
+  }
+
+  /** Send a call to the module's worker. */
+  call<T>(req: Request): Promise<T> {
+    if (this.closed) return Promise.reject(unavailable(`pkcs11 library "${this.name}" is closed`));
+    return this.channel.call<T>(req, this.name);
+  }
+
+  /** Counters of the worker (logins, sessions, re-initializations). */
+  stats(): Promise<WorkerStats> {
+    return this.call<WorkerStats>({ op: 'stats' });
+  }
+
+  /** Release this handle; the worker stops with the last one. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (--this.channel.refs > 0) return;
+    if (channels.get(this.key) === this.channel) channels.delete(this.key);
+    await this.channel.close();
   }
 }

@@ -403,13 +403,16 @@ async function operate(req: Extract<WorkerRequest, { op: 'sign' | 'encrypt' | 'd
         // The IV comes from the token's RNG unless the caller gave one; it is returned in front of ct || tag.
         const iv = req.params.iv.length ? Buffer.from(req.params.iv) : p.C_GenerateRandom(s, Buffer.alloc(12));
         p.C_EncryptInit(s, mechanismOf(req.mechanism, { ...req.params, iv }), k.key);
-        return Buffer.concat([iv, await p.C_EncryptAsync(s, data, out)]);
+        return Buffer.concat([iv, p.C_Encrypt(s, data, out)]);
       }
       p.C_EncryptInit(s, mech, k.publicKey && k.facts.kind === 'rsa' ? k.publicKey : k.key);
       return p.C_EncryptAsync(s, data, out);
     }
     p.C_DecryptInit(s, mech, k.key);
-    return p.C_DecryptAsync(s, data, out);
+    // Symmetric (AES-GCM) calls take microseconds: calling them directly in this thread costs less
+    // than a hop to libuv's pool and back (bench managed-encrypt-aes-gcm); RSA and EC work, which
+    // takes milliseconds, goes to the pool so several keys' operations overlap.
+    return req.params.type === 'gcm' ? p.C_Decrypt(s, data, out) : p.C_DecryptAsync(s, data, out);
   });
 }
 
@@ -556,9 +559,28 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   }
 }
 
-parentPort!.on('message', (req: WorkerRequest) => {
-  handle(req).then(
-    (result) => parentPort!.postMessage({ id: req.id, ok: true, result } satisfies WorkerReply),
-    (e) => parentPort!.postMessage({ id: req.id, ok: false, error: toError(e) } satisfies WorkerReply),
-  );
+// Requests and replies travel in batches (one message per turn of each thread's loop): under load a
+// thread wake-up costs more than the AES-GCM call itself, so ops that arrive together travel together.
+let outbox: WorkerReply[] = [];
+let flushing = false;
+function reply(r: WorkerReply): void {
+  outbox.push(r);
+  if (flushing) return;
+  flushing = true;
+  setImmediate(() => {
+    flushing = false;
+    const batch = outbox;
+    outbox = [];
+    parentPort!.postMessage(batch);
+  });
+}
+
+parentPort!.on('message', (batch: WorkerRequest[]) => {
+  for (const req of batch) {
+    handle(req).then(
+      // Exact-size copies of pooled Buffers (structured clone would copy the whole 8 KiB slab).
+      (result) => reply({ id: req.id, ok: true, result: result instanceof Uint8Array && result.byteLength !== result.buffer.byteLength ? new Uint8Array(result) : result }),
+      (e) => reply({ id: req.id, ok: false, error: toError(e) }),
+    );
+  }
 });

@@ -461,3 +461,27 @@ describe('property: a policy set grants no more than the union of its policies',
     );
   });
 });
+
+describe('property: HCL and JSON spellings of a policy mean the same', () => {
+  it('parses equal rules from both forms', () => {
+    const name = fc.constantFrom('a', 'b/c', 'd/+', 'e/*', 'f/+/g*');
+    const capsArb = fc.subarray(['create', 'read', 'update', 'delete', 'list', 'patch', 'sudo'], { minLength: 1 });
+    const values = fc.array(fc.constantFrom('x', 'y*', '*z'), { maxLength: 2 });
+    const block = fc.record({ path: name, caps: capsArb, allowed: fc.option(fc.dictionary(fc.constantFrom('p', 'q'), values), { nil: undefined }), min: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }) });
+    fc.assert(
+      fc.property(fc.uniqueArray(block, { selector: (b) => b.path, minLength: 1, maxLength: 4 }), (blocks) => {
+        const hcl = blocks
+          .map((b) => {
+            const lines = [`path "${b.path}" {`, `  capabilities = ${JSON.stringify(b.caps)}`];
+            if (b.allowed) lines.push(`  allowed_parameters = {${Object.entries(b.allowed).map(([k, v]) => ` "${k}" = ${JSON.stringify(v)}`).join('')} }`);
+            if (b.min) lines.push(`  min_wrapping_ttl = ${b.min}`);
+            return [...lines, '}'].join('\n');
+          })
+          .join('\n');
+        const json = JSON.stringify({ path: Object.fromEntries(blocks.map((b) => [b.path, { capabilities: b.caps, ...(b.allowed ? { allowed_parameters: b.allowed } : {}), ...(b.min ? { min_wrapping_ttl: b.min } : {}) }])) });
+        expect(parsePolicy('j', json).rules).toEqual(parsePolicy('h', hcl).rules);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

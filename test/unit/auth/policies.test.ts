@@ -100,3 +100,20 @@ describe('policy store', () => {
     expect((await store.get('default'))?.rules.length).toBeGreaterThan(0);
   });
 });
+
+describe('policy store: policies stored by an older keyhold', () => {
+  it('a stored policy that no longer parses grants nothing (fail closed), is reported, and stays readable', async () => {
+    const { Barrier } = await import('../../../src/storage/barrier.js');
+    const { putJSON } = await import('../../../src/storage/backend.js');
+    const b = new Barrier(new InmemBackend());
+    b.unseal(Buffer.alloc(32, 2));
+    const reported: string[] = [];
+    const store = new PolicyStore(b, (name, reason) => reported.push(`${name}: ${reason}`));
+    const old = 'path "secret/*" {\n  capabilities = ["read"]\n  mfa_methods = ["totp"]\n}';
+    await putJSON(b, 'policy/legacy', { raw: old });
+    const p = await store.get('legacy');
+    expect(p?.rules).toEqual([]);
+    expect(p?.raw).toBe(old);
+    expect(reported).toEqual([expect.stringMatching(/^legacy: failed to parse policy: .*mfa_methods/)]);
+  });
+});

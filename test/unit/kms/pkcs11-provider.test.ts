@@ -66,6 +66,22 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
     await ok.close();
   });
 
+  it('libraries of the same module share one worker (one C_Initialize, one login), so a wrong PIN cannot ride on it', async () => {
+    const other = new kms.Pkcs11Library('seal', SOFTHSM_MODULE);
+    try {
+      const a = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'r', mechanism: '0x0001' });
+      await expect(kms.openPkcs11Key({ library: other, tokenLabel: 'unit', pin: '0000', keyLabel: 'r', mechanism: '0x0001' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^pkcs11 library "seal": .*CKR_PIN_INCORRECT/) });
+      const b = await kms.openPkcs11Key({ library: other, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x1087' });
+      expect((await other.stats()).logins).toBe(1);
+      expect(await other.stats()).toEqual(await lib.stats());
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await other.close();
+    }
+    // The first library still works after the second handle closed.
+    expect((await lib.stats()).logins).toBe(1);
+  });
+
   it('refuses a mechanism that does not fit the key, and unknown mechanisms', async () => {
     await expect(kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x0001' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/CKM_RSA_PKCS needs an RSA key/) });
     await expect(kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: 'CKM_MD5' })).rejects.toMatchObject({ status: 400 });

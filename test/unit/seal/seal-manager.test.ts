@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { combineShares, decodeKeyText, shareConfigError, splitKey } from '../../../src/seal/shamir.js';
 import { SealManager } from '../../../src/seal/seal-manager.js';
 import { effectiveStanzas, normalizeSealConfig, transitSettings } from '../../../src/seal/seal-config.js';
+import { pkcs11Settings } from '../../../src/seal/pkcs11-seal.js';
 import { forgetPreviousKeyring, openKeyring, rewrapKeyring, type SealBlob } from '../../../src/seal/seal.js';
 import type { SealWrapper } from '../../../src/seal/wrapper.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
@@ -171,5 +172,22 @@ describe('seal config', () => {
     expect(() => transitSettings({ mount_path: 't', token: 'x' }, {})).toThrow('key_name is required');
     expect(() => transitSettings({ key_name: 'k', token: 'x' }, {})).toThrow('mount_path is required');
     expect(() => transitSettings({ key_name: 'k', mount_path: 't', token: 'x', disable_renewal: 'maybe' }, {})).toThrow(/disable_renewal must be a boolean/);
+  });
+
+  it('resolves pkcs11 parameters: VAULT_HSM_* first, Vault defaults, clear refusals', () => {
+    const p = { lib: '/x.so', token_label: 'T', pin: 'cfg-pin', key_label: 'k' };
+    expect(pkcs11Settings(p, {})).toMatchObject({ lib: '/x.so', tokenLabel: 'T', pin: 'cfg-pin', keyLabel: 'k', mechanism: '0x1087', generateKey: false, maxParallel: 1, rsaOaepHash: 'sha256' });
+    expect(pkcs11Settings(p, { VAULT_HSM_PIN: 'env-pin', VAULT_HSM_MECHANISM: '0x0009', VAULT_HSM_GENERATE_KEY: 'true' })).toMatchObject({ pin: 'env-pin', mechanism: '0x0009', generateKey: true });
+    expect(pkcs11Settings({}, { VAULT_HSM_LIB: '/y.so', VAULT_HSM_SLOT: '3', VAULT_HSM_PIN: 'p', VAULT_HSM_KEY_LABEL: 'l' })).toMatchObject({ lib: '/y.so', slot: '3' });
+    expect(() => pkcs11Settings({ ...p, lib: '' }, {})).toThrow(/lib is required/);
+    expect(() => pkcs11Settings({ ...p, token_label: '' }, {})).toThrow(/slot or token_label is required/);
+    expect(() => pkcs11Settings({ ...p, pin: '' }, {})).toThrow(/pin is required/);
+    expect(() => pkcs11Settings({ ...p, mechanism: '0x1085' }, {})).toThrow(/mechanism "0x1085" is not supported/);
+    // The pin never appears in an error.
+    try {
+      pkcs11Settings({ ...p, slot: 'x' }, {});
+    } catch (e) {
+      expect((e as Error).message).not.toContain('cfg-pin');
+    }
   });
 });

@@ -97,4 +97,32 @@ describe('file backend durability', () => {
     expect(calls).toEqual([`fsync ${join(root, 'data', 'del')}`]);
     await b.close();
   });
+
+  it('concurrent puts into one folder share folder fsyncs, each started after the rename it covers (group commit)', async () => {
+    const b = new FileBackend(root);
+    b.openSync();
+    await b.put('gc/first', Buffer.from('0'));
+    calls.length = 0;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => b.put(`gc/k${i}`, Buffer.from(String(i)))));
+    const dir = join(root, 'data', 'gc');
+    const renames = calls.flatMap((c, i) => (c.startsWith('rename ') ? [i] : []));
+    const dirSyncs = calls.flatMap((c, i) => (c === `fsync ${dir}` ? [i] : []));
+    expect(renames).toHaveLength(20);
+    for (const r of renames) expect(dirSyncs.some((f) => f > r), `rename at ${r} has a folder fsync after it`).toBe(true);
+    expect(dirSyncs.length).toBeLessThan(20);
+    for (let i = 0; i < 20; i++) expect((await b.get(`gc/k${i}`))!.toString()).toBe(String(i));
+    await b.close();
+  });
+
+  it('a folder removed by a delete is created again by the next put', async () => {
+    const b = new FileBackend(root);
+    b.openSync();
+    await b.put('gone/a', Buffer.from('1'));
+    await b.delete('gone/a');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(root, 'data', 'gone'))).toBe(false);
+    await b.put('gone/b', Buffer.from('2'));
+    expect((await b.get('gone/b'))!.toString()).toBe('2');
+    await b.close();
+  });
 });

@@ -29,8 +29,11 @@ describe('create rules', () => {
     expect(() => validateCreate({ type: 'aes256-gcm96', autoRotatePeriod: 3599 })).toThrow('auto_rotate_period: auto rotate period must be 0 to disable or at least an hour');
     expect(() => validateCreate({ type: 'aes256-gcm96', autoRotatePeriod: 3600 })).not.toThrow();
   });
-  test('managed_key answers a clear 400 until a managed-key backend exists', () => {
-    expect(() => validateCreate({ type: 'managed_key' })).toThrow(/^type: managed_key: no managed-key backend/);
+  test('managed_key needs the resolved managed key, and refuses derivation and auto-rotation', () => {
+    expect(() => validateCreate({ type: 'managed_key' })).toThrow(/^managed_key_name: managed_key_name or managed_key_id is required/);
+    expect(() => validateCreate({ type: 'managed_key', managedKeyId: 'u', derived: true })).toThrow(/key derivation and convergent encryption not supported for keys of type managed_key/);
+    expect(() => validateCreate({ type: 'managed_key', managedKeyId: 'u', autoRotatePeriod: 3600 })).toThrow(/Auto rotation can not be set for managed keys/);
+    expect(validateCreate({ type: 'managed_key', managedKeyId: 'u' }).managedKeyId).toBe('u');
   });
   test('type names are case-insensitive and unknown types name the field', () => {
     expect(parseKeyType('AES128-GCM96')).toBe('aes128-gcm96');

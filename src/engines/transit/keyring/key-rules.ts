@@ -151,6 +151,8 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
   }
   if (c.autoRotatePeriod !== undefined && c.autoRotatePeriod !== key.autoRotatePeriod) {
     checkAutoRotatePeriod(c.autoRotatePeriod);
+    // Vault's keys/:name/config answer for managed keys (reference managed-keys-wire.md 2.1).
+    if (c.autoRotatePeriod !== 0 && KEY_TYPES[key.type].kind === 'managed') throw invalid('auto_rotate_period', 'Auto rotation can not be set for managed keys');
     if (c.autoRotatePeriod !== 0 && key.importedKey && !key.allowImportedKeyRotation) {
       throw invalid('auto_rotate_period', `imported key ${key.name} does not allow rotation (allow_rotation is false), so auto-rotation cannot be enabled`);
     }

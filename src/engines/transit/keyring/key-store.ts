@@ -85,6 +85,15 @@ export class TransitKeyStore implements KeyStore {
     return (await this.storage.list(POLICY)).filter((n) => !n.endsWith('/'));
   }
 
+  /**
+   * Drop a cached key another node changed (cluster standby). Bumping the generation makes a load
+   * that raced the change read again instead of caching the old copy.
+   */
+  forget(name: string): void {
+    this.bump(name);
+    this.cache.delete(name);
+  }
+
   /** The key if it is in the cache (no storage read). */
   cached(name: string): TransitKey | undefined {
     return this.cache.get(name);

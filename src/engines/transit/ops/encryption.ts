@@ -79,7 +79,8 @@ function rsaPublic(v: KeyVersion): KeyObject {
 }
 
 /**
- * Rewrap from PKCS#1 v1.5 must encrypt with PKCS#1 v1.5 too: OAEP carries fewer bytes (k-66 against
+ * Rewrap from PKCS#1 v1.5 must encrypt with PKCS#1 v1.5 too (the default there when
+ * encrypt_padding_scheme is not given; an explicit `oaep` is refused): OAEP carries fewer bytes (k-66 against
  * k-11), so a re-encryption could fail by length, and whether it fails would depend on the real or
  * synthetic message, i.e. on the padding's validity. Refused up front, from the request alone.
  */

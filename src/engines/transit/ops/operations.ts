@@ -221,7 +221,10 @@ export async function runRewrap(state: TransitState, name: string, items: BatchI
         const context = itemBase64(item, 'context');
         const nonce = itemBase64(item, 'nonce');
         const decryptPadding = str(item, 'decrypt_padding_scheme');
-        const encryptPadding = str(item, 'encrypt_padding_scheme');
+        // From PKCS#1 v1.5, the new ciphertext is PKCS#1 v1.5 too unless the caller names a scheme
+        // (Vault defaults it to OAEP, which could fail by length and so leak the padding's validity).
+        const givenPadding = str(item, 'encrypt_padding_scheme') || undefined;
+        const encryptPadding = givenPadding ?? (decryptPadding === 'pkcs1v15' && KEY_TYPES[key.type].rsaBits ? 'pkcs1v15' : undefined);
         checkRewrapPaddings(key, decryptPadding, encryptPadding);
         // Implicit rejection: an invalid PKCS#1 v1.5 padding rewraps its synthetic message, answering
         // exactly as a valid one would (the caller may hold only rewrap: no padding oracle).

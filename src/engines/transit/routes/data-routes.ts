@@ -87,6 +87,7 @@ function signatureOptions(data: { urlalgorithm?: string; hash_algorithm?: string
 export const dataRoutes: AnyRoute[] = [
   route({
     path: 'encrypt/:name',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Encrypt base64 plaintext with a named key (creates a missing key when the token may create)',
     fields: {
       name,
@@ -118,6 +119,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'decrypt/:name',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Decrypt a vault:vN: ciphertext; the plaintext comes back base64-encoded',
     fields: {
       name,
@@ -148,6 +150,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'rewrap/:name',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Re-encrypt a ciphertext with the latest (or given) key version without returning plaintext',
     fields: {
       name,
@@ -172,6 +175,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'datakey/:plaintext/:name',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Generate a data key: wrapped only, or wrapped and in plaintext',
     fields: {
       name,
@@ -211,6 +215,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'random(/:urlsource)(/:urlbytes)',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Random bytes from the platform RNG',
     fields: {
       urlsource: f.string('Source or byte count in the URL'),
@@ -228,6 +233,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'hash(/:urlalgorithm)',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Hash base64 input (sha2 and sha3 families)',
     fields: {
       urlalgorithm: f.string('Algorithm in the URL (wins over algorithm)'),
@@ -250,6 +256,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'hmac/:name(/:urlalgorithm)',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'HMAC of base64 input with a key version\'s HMAC key',
     fields: {
       name,
@@ -271,6 +278,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'sign/:name(/:urlalgorithm)',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Sign base64 input with an asymmetric key',
     fields: { name, key_version: f.int('Key version; 0 means latest').default(0), ...signatureFields },
     operations: {
@@ -290,6 +298,7 @@ export const dataRoutes: AnyRoute[] = [
   }),
   route({
     path: 'verify/:name(/:urlalgorithm)',
+    standby: 'serve', // a cluster standby computes this itself (issue 13)
     summary: 'Verify a signature or an HMAC of base64 input',
     fields: {
       name,

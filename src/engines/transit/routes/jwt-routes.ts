@@ -4,12 +4,12 @@
  * `jwt/verify/:name`. Handlers are thin; the work is in ops/jwt.ts.
  */
 import { f } from '../../../framework/fields.js';
-import { invalid, notFound } from '../../../framework/errors.js';
-import { routesFor, type AnyRoute } from '../../../framework/route.js';
+import { invalid, isKeyholdError, notFound } from '../../../framework/errors.js';
+import { oneOf, routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitBackend } from '../index.js';
 import type { TransitKey } from '../keyring/types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
-import { jwksOf, signJwt, verifyJwt } from '../ops/jwt.js';
+import { MAX_JWT_BATCH, jwksOf, jwtAlgorithm, parseJwtItem, signJwt, verifyJwt } from '../ops/jwt.js';
 
 const route = routesFor<TransitBackend>();
 const keyName = f.name('Name of the signing key');
@@ -53,19 +53,41 @@ export const jwtRoutes: AnyRoute[] = [
     summary: 'Sign a JWT with a transit key (iat, exp, kid and typ set by keyhold); returns a compact JWS',
     fields: {
       name: keyName,
-      claims: f.map('JWT claims (a JSON object); iat and exp are set by keyhold').required(),
+      claims: f.map('JWT claims (a JSON object); iat and exp are set by keyhold'),
       header: f.map('Extra JOSE header parameters (alg and kid are set by keyhold; typ defaults to JWT)'),
       ttl: f.duration('Lifetime: exp = iat + ttl (default 1h)'),
       iss: f.string('Issuer claim (iss)'),
       aud: f.strings('Audience claim (aud): one value or a list'),
       key_version: f.int('Key version to sign with (0 = latest)').min(0).default(0),
+      batch_input: f.list(`Items {claims, header, ttl, iss, aud} to sign in one request (at most ${MAX_JWT_BATCH}); answers batch_results`),
     },
+    rules: [oneOf('claims', 'batch_input')],
     operations: {
       update: async ({ engine, data }) =>
         engine.keys.withLock(data.name, 'shared', async () => {
           const key = await readKey(engine, data.name);
-          const r = await signJwt(key, { claims: data.claims, header: data.header, ttl: data.ttl, iss: data.iss, aud: data.aud, keyVersion: data.key_version, now: engine.env.clock.now() / 1000 });
-          return { data: { token: r.token, kid: r.kid, key_version: r.version } };
+          const now = engine.env.clock.now() / 1000;
+          if (data.batch_input === undefined) {
+            const r = await signJwt(key, { claims: data.claims!, header: data.header, ttl: data.ttl, iss: data.iss, aud: data.aud, keyVersion: data.key_version, now });
+            return { data: { token: r.token, kid: r.kid, key_version: r.version } };
+          }
+          const items = data.batch_input;
+          if (items.length === 0) throw invalid('batch_input', 'is empty');
+          if (items.length > MAX_JWT_BATCH) throw invalid('batch_input', `at most ${MAX_JWT_BATCH} items, got ${items.length}`);
+          jwtAlgorithm(key); // a key that cannot sign JWTs fails the request, not each item
+          // Items sign concurrently on the thread pool; each failure stays with its item.
+          const results = await Promise.all(
+            items.map(async (item, i) => {
+              try {
+                const r = await signJwt(key, { ...parseJwtItem(item, i), keyVersion: data.key_version, now, offload: true });
+                return { token: r.token, kid: r.kid, key_version: r.version };
+              } catch (e) {
+                if (!isKeyholdError(e)) throw e;
+                return { error: e.message };
+              }
+            }),
+          );
+          return { data: { batch_results: results } };
         }),
     },
     cli: {

@@ -1,0 +1,100 @@
+/**
+ * Managed keys on SoftHSM2 (issue 15): transit sign (RSA-2048, CKM_RSA_PKCS) and encrypt (AES-256-GCM,
+ * CKM_AES_GCM) through keyhold, 16 connections over the Unix socket, against the same PKCS#11 calls
+ * in a loop in one process (bench/lib/pkcs11-loop.js). keyhold runs a daemon of its own for these
+ * cases (dev mode, a `kms_library` stanza, a private SoftHSM2 token in the bench directory); the
+ * managed keys use max_parallel = SESSIONS sessions each. Target: ratio >= 0.7.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, apiOk } from '../lib/http.js';
+import { runLoad } from '../lib/load.js';
+import { BIN, ROOT, runCmd, waitAnswer } from '../lib/procs.js';
+import { MissingFeature } from '../lib/setup.js';
+import { median } from '../lib/stats.js';
+
+const MODULE = '/usr/lib/softhsm/libsofthsm2.so';
+const PIN = '11223344';
+const SESSIONS = 16;
+const INPUT64 = Buffer.alloc(64, 7).toString('base64');
+const ge = (on, limit) => ({ on, op: '>=', limit });
+
+/** One daemon and token for both cases (created on first use, stopped by the run's killAll). */
+let shared = null;
+
+async function setup(ctx) {
+  if (shared) return shared;
+  if (!existsSync(MODULE)) throw new MissingFeature(`${MODULE} not found (scripts/setup-test-env.sh installs softhsm2)`);
+  const dir = join(ctx.dir, 'hsm');
+  mkdirSync(join(dir, 'tokens'), { recursive: true });
+  const conf = join(dir, 'softhsm2.conf');
+  writeFileSync(conf, `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+  const env = { ...process.env, SOFTHSM2_CONF: conf, KEYHOLD_HOME: dir, NO_COLOR: '1' };
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'bench', '--pin', PIN, '--so-pin', '55667788'], { env, stdio: 'pipe' });
+  const cfg = join(dir, 'server.hcl');
+  writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${MODULE}"\n}\n`);
+  const socket = join(dir, 'keyhold.sock');
+  const proc = spawn(process.execPath, [BIN, 'server', '--dev', '--dev-root-token', 'root', '--socket', socket, '--config', cfg, '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (c) => (out += c));
+  proc.stderr.on('data', (c) => (out += c));
+  const d = { proc, unix: { socketPath: socket }, output: () => out };
+  // Not one of procs.js's tracked children: make sure it never outlives the run.
+  process.once('exit', () => proc.kill('SIGKILL'));
+  await waitAnswer(d);
+  const key = async (name, body) => {
+    await apiOk(d.unix, 'POST', `sys/managed-keys/pkcs11/${name}`, { library: 'softhsm', token_label: 'bench', pin: PIN, allow_generate_key: true, any_mount: true, max_parallel: SESSIONS, key_label: name, ...body }, 'root');
+    const t = await api(d.unix, 'POST', `sys/managed-keys/pkcs11/${name}/test/sign`, {}, 'root');
+    if (t.status >= 300 && body.mechanism !== '0x1087') throw new Error(`test/sign ${name}: ${t.status} ${JSON.stringify(t.body)}`);
+    await apiOk(d.unix, 'POST', `transit/keys/${name}`, { type: 'managed_key', managed_key_name: name }, 'root');
+  };
+  await key('bench-rsa', { mechanism: '0x0001', key_bits: 2048, usages: 'sign,verify' });
+  await key('bench-aes', { mechanism: '0x1087' });
+  // The AES key is generated on first use: make it exist before the baseline looks for it.
+  await apiOk(d.unix, 'POST', 'transit/encrypt/bench-aes', { plaintext: INPUT64 }, 'root');
+  const stop = () => new Promise((r) => (proc.exitCode !== null ? r() : (proc.once('exit', r), proc.kill('SIGTERM'))));
+  shared = { d, env, stop };
+  return shared;
+}
+
+async function loop(ctx, env, label, op) {
+  const r = await runCmd(process.execPath, [join(ROOT, 'bench', 'lib', 'pkcs11-loop.js')], {
+    input: JSON.stringify({ module: MODULE, token: 'bench', pin: PIN, label, op, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec }),
+    env,
+  });
+  if (r.code !== 0) throw new Error(`pkcs11 loop failed: ${r.stderr.toString().slice(-400)}`);
+  return JSON.parse(r.stdout.toString().trim().split('\n').pop()).rate;
+}
+
+function managedCase(id, op, path, body, label) {
+  return {
+    id,
+    unit: 'req/s',
+    checks: [ge('ratio', 0.7)],
+    describe: `transit ${op} with a managed key on SoftHSM2 (${op === 'sign' ? 'RSA-2048, CKM_RSA_PKCS' : 'AES-256-GCM'}), Unix socket, 16 connections, ${SESSIONS} PKCS#11 sessions; baseline: the same PKCS#11 calls in a loop in one process (one session)`,
+    async run(ctx) {
+      const { d, env, stop } = await setup(ctx);
+      try {
+        const ks = [];
+        const bs = [];
+        let bad = 0;
+        for (let i = 0; i < ctx.cfg.reps; i++) {
+          bs.push(await loop(ctx, env, label, op));
+          const k = await runLoad({ target: d.unix, path: `/v1/${path}`, headers: { 'X-Vault-Token': 'root' }, body, connections: 16, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+          ks.push(k.rps);
+          bad += k.bad;
+        }
+        return { value: median(ks), baseline: median(bs), detail: { keyhold_reps: ks, baseline_reps: bs, sessions: SESSIONS, connections: 16 }, bad };
+      } finally {
+        if (id === 'managed-encrypt-aes-gcm') await stop();
+      }
+    },
+  };
+}
+
+/** Cases of this file (sign runs first; the encrypt case stops the shared daemon). */
+export const managedKeyCases = [
+  managedCase('managed-sign-rsa-2048', 'sign', 'transit/sign/bench-rsa', { input: INPUT64, signature_algorithm: 'pkcs1v15' }, 'bench-rsa'),
+  managedCase('managed-encrypt-aes-gcm', 'encrypt', 'transit/encrypt/bench-aes', { plaintext: INPUT64 }, 'bench-aes'),
+];

@@ -1,0 +1,146 @@
+/**
+ * Request forwarding from a cluster standby to the active node (issue 13 part 4, cluster-wire.md §2.3).
+ *
+ * The standby replays the caller's request (method, path, query, headers with the token, body bytes)
+ * to the active's `api_addr` as read from the barrier-protected leader advertisement, never to an
+ * address a client or the database could choose, and copies the active's status, headers and body
+ * back: the client sees the active's answer and follows no redirect. A marker header stops loops.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { KeyholdError, invalid } from '../framework/errors.js';
+import type { Cluster } from './cluster.js';
+import type { ResponseSink } from './respond.js';
+
+/** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
+export const FORWARDED_HEADER = 'x-keyhold-forwarded-by';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+
+/** What the router's forward stage asks of the cluster. */
+export interface ForwardRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  res: ResponseSink;
+}
+
+/** Where a request is answered. */
+export type Placement = 'local' | 'forward';
+
+/** How long a standby waits for an X-Vault-Index it has not applied before forwarding (issue: 2 s). */
+const INDEX_WAIT_MS = 2000;
+
+/** The router-facing side of the cluster: the forwarding decision and the forwarding itself. */
+export class ClusterRouting {
+  constructor(readonly cluster: Cluster) {}
+
+  /** True while this node is a standby. */
+  standby(): boolean {
+    return this.cluster.role === 'standby';
+  }
+
+  /** True while this node is the active node. */
+  active(): boolean {
+    return this.cluster.role === 'active';
+  }
+
+  /**
+   * Decide where a request is answered: an active or sealed node answers itself; a standby answers
+   * reads, lists and `serve` routes unless told otherwise (disable_standby_reads, X-Vault-Forward),
+   * and waits up to 2 s for an X-Vault-Index it has not applied yet (then forwards, or answers 412
+   * with `X-Vault-Inconsistent: fail`, as Vault Enterprise).
+   */
+  async place(op: string, standbyMode: 'serve' | 'local' | undefined, headers: IncomingHttpHeaders): Promise<Placement> {
+    if (this.cluster.role !== 'standby' || standbyMode === 'local') return 'local';
+    if (headers[FORWARDED_HEADER]) throw new KeyholdError('unavailable', 'node is not active: a forwarded request is not forwarded again');
+    const inconsistent = String(headers['x-vault-inconsistent'] ?? '').trim();
+    if (inconsistent && inconsistent !== 'fail' && inconsistent !== 'forward-active-node') throw invalid('X-Vault-Inconsistent', `must be "forward-active-node" or "fail", got "${inconsistent}"`);
+    const fwd = headers['x-vault-forward'];
+    if (fwd !== undefined) {
+      if (String(fwd).trim() !== 'active-node') throw invalid('X-Vault-Forward', 'must be "active-node"');
+      return 'forward';
+    }
+    if (this.cluster.opts.disableStandbyReads) return 'forward';
+    const writes = op !== 'read' && op !== 'list' && standbyMode !== 'serve';
+    if (writes) return 'forward';
+    const need = this.cluster.requiredIndex(headers['x-vault-index']);
+    if (need > 0) {
+      const ok = await this.cluster.backend.waitForIndex(need, inconsistent === 'forward-active-node' ? 0 : INDEX_WAIT_MS);
+      if (!ok) {
+        if (inconsistent === 'fail') throw new KeyholdError('precondition', 'required index state not present');
+        return 'forward';
+      }
+    }
+    return 'local';
+  }
+
+  /** Change sequence of this node's last write (0 before any). */
+  writtenIndex(): number {
+    return this.cluster.backend.writtenIndex();
+  }
+
+  /** The X-Vault-Index to send with a write's answer (null when this node wrote nothing yet). */
+  indexHeader(): string | null {
+    return this.cluster.indexHeader();
+  }
+
+  /** Replay the request to the active and copy its answer; 503 naming the active when it cannot be reached. */
+  async forward(r: ForwardRequest): Promise<void> {
+    // Just stepped down or started: the active may be known a moment later.
+    if (!this.cluster.leader) await this.cluster.refreshLeader().catch(() => {});
+    const leader = this.cluster.leader;
+    if (!leader || !leader.api_addr) throw new KeyholdError('unavailable', 'local node not active but active cluster node not found');
+    const base = new URL(leader.api_addr);
+    if (r.headers['x-vault-no-request-forwarding']) {
+      // Vault: this header asks for a 307 to the active instead of forwarding.
+      r.res.writeHead(307, { Location: `${base.origin}${r.url}`, 'Cache-Control': 'no-store' });
+      r.res.end();
+      return;
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+    headers[FORWARDED_HEADER] = this.cluster.nodeId;
+    headers['content-length'] = String(r.body.length);
+    const method = r.method === 'LOCK' ? 'LIST' : r.method; // list-verb.ts rewrites LIST for node:http
+    const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
+    await new Promise<void>((resolve, reject) => {
+      const req = send(
+        { protocol: base.protocol, hostname: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), path: r.url, method, headers, timeout: 60_000 },
+        (resp) => {
+          const chunks: Buffer[] = [];
+          resp.on('data', (c: Buffer) => chunks.push(c));
+          resp.on('error', reject);
+          resp.on('end', () => {
+            const body = Buffer.concat(chunks);
+            const out: Record<string, string> = {};
+            for (const [k, v] of Object.entries(resp.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+            out['content-length'] = String(body.length);
+            r.res.writeHead(resp.statusCode ?? 502, out);
+            r.res.end(body);
+            resolve();
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (e) => reject(new KeyholdError('unavailable', `cannot forward the request to the active node at ${leader.api_addr}: ${e.message}`)));
+      req.end(r.body);
+    });
+  }
+}
+
+/** A response sink that adds headers computed when the answer is written (X-Vault-Index after the write). */
+export function withLateHeaders(res: ResponseSink, extra: () => Record<string, string> | null): ResponseSink {
+  return {
+    get headersSent() {
+      return res.headersSent;
+    },
+    writeHead(status: number, headers?: Record<string, string | number>) {
+      const more = extra();
+      return res.writeHead(status, more ? { ...headers, ...more } : headers);
+    },
+    end: (body?: string | Buffer) => res.end(body),
+    destroy: () => res.destroy(),
+  };
+}
