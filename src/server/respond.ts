@@ -58,7 +58,16 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     res.end(text);
     return;
   }
-  const envelope = {
+  const envelope = envelopeOf(requestId, reply, mountType);
+  const body = data && typeof data === 'object' ? { ...data, ...envelope } : envelope;
+  const full = goJson(body) + '\n';
+  res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(full) });
+  res.end(full);
+}
+
+/** Vault's response envelope of `reply` as an object (without sys/ top-level copies). */
+export function envelopeOf(requestId: string, reply: Reply, mountType: string | undefined): Record<string, unknown> {
+  return {
     request_id: requestId,
     lease_id: '',
     renewable: false,
@@ -69,10 +78,6 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     auth: reply.auth ?? null,
     mount_type: mountType ?? '',
   };
-  const body = data && typeof data === 'object' ? { ...data, ...envelope } : envelope;
-  const full = goJson(body) + '\n';
-  res.writeHead(reply.status ?? status, { ...HEADERS, 'Content-Length': Buffer.byteLength(full) });
-  res.end(full);
 }
 
 /** Send `{"errors": [...]}`; `data` (when given) rides along, as Vault's KV 404 does. */

@@ -9,7 +9,7 @@ import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupp
 import { coerceFields, parseBool } from '../framework/fields.js';
 import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
-import { sendEmpty, sendError, sendReply } from './respond.js';
+import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { requestSizeLimit } from './http.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
@@ -715,19 +715,7 @@ function requestData(f: Flow): Record<string, unknown> {
 
 /** The HTTP body Vault would have sent for `reply` (what unwrapping hands back), without sys/ top-level copies. */
 function envelopeJson(requestId: string, reply: Reply, mountType: string): string {
-  return (
-    JSON.stringify({
-      request_id: requestId,
-      lease_id: '',
-      renewable: false,
-      lease_duration: reply.leaseDuration ?? 0,
-      data: reply.data ?? null,
-      wrap_info: null,
-      warnings: reply.warnings?.length ? reply.warnings : null,
-      auth: reply.auth ?? null,
-      mount_type: mountType,
-    }) + '\n'
-  );
+  return JSON.stringify(envelopeOf(requestId, reply, mountType)) + '\n';
 }
 
 /** `p` without trailing slashes. */

@@ -10,7 +10,6 @@
  * Write order keeps readers safe: a new version record is written before the metadata that names it;
  * destroy and prune update the metadata before removing records.
  */
-import { randomBytes } from 'node:crypto';
 import type { EngineEnv, KvEvent } from '../../framework/context.js';
 import { internal } from '../../framework/errors.js';
 import { invalid } from '../../framework/errors.js';
@@ -19,7 +18,7 @@ import { KeyedLock } from '../../framework/keyed-lock.js';
 import { formatRfc3339Nano, goDuration, nowNanos, parseRfc3339 } from './kv-time.js';
 import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath, parseCas } from './kv-rules.js';
 import { mergePatch, subkeysOf } from './merge-patch.js';
-import { PathCipher } from './path-cipher.js';
+import { PathCipher, loadPathCipher } from './path-cipher.js';
 import { KvChangeLog } from './kv-changes.js';
 
 /** Engine-wide settings (the config endpoint). */
@@ -88,7 +87,6 @@ export interface MetadataChanges {
 type EventBody = Pick<KvEvent, 'kind' | 'version' | 'versions' | 'currentVersion'>;
 
 const CONFIG_KEY = 'config';
-const NAME_KEY = 'namekey';
 
 /** Live state of one KV v2 mount. */
 export class KvBackend {
@@ -433,14 +431,7 @@ export class KvBackend {
   }
 
   private cipher(): Promise<PathCipher> {
-    this.cipherP ??= (async () => {
-      let key = await this.env.storage.get(NAME_KEY);
-      if (!key) {
-        key = randomBytes(32);
-        await this.env.storage.put(NAME_KEY, key);
-      }
-      return new PathCipher(key);
-    })().catch((e) => {
+    this.cipherP ??= loadPathCipher(this.env.storage).catch((e) => {
       this.cipherP = null;
       throw e;
     });

@@ -4,17 +4,15 @@
  * reported as the read's lease_duration (advisory, no lease is registered). Path names are encrypted
  * in storage with the same cipher and name key as KV v2, so an upgrade to v2 reads them in place.
  */
-import { randomBytes } from 'node:crypto';
 import type { EngineEnv } from '../../framework/context.js';
 import type { EngineModule } from '../../framework/engine.js';
 import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
-import { MAX_SEGMENT_BYTES, PathCipher } from './path-cipher.js';
+import { MAX_SEGMENT_BYTES, PathCipher, loadPathCipher } from './path-cipher.js';
 
 /** Storage key of the mount's name key (shared with KV v2). */
-const NAME_KEY = 'namekey';
 /** Vault's system default lease TTL (768h). */
 const SYSTEM_TTL = 768 * 3600;
 
@@ -33,14 +31,7 @@ export class KvV1Backend {
   async close(): Promise<void> {}
 
   private cipher(): Promise<PathCipher> {
-    this.cipherP ??= (async () => {
-      let key = await this.env.storage.get(NAME_KEY);
-      if (!key) {
-        key = randomBytes(32);
-        await this.env.storage.put(NAME_KEY, key);
-      }
-      return new PathCipher(key);
-    })().catch((e) => {
+    this.cipherP ??= loadPathCipher(this.env.storage).catch((e) => {
       this.cipherP = null;
       throw e;
     });

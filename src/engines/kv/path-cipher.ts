@@ -5,7 +5,7 @@
  * listed; keyed by the parent path so equal names in different folders do not look equal.
  * Vault's KV v2 likewise encrypts key names in storage (keysutil.EncryptedKeyStorageWrapper).
  */
-import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Longest segment (UTF-8 bytes) whose encrypted name still fits a 255-byte file name. */
 export const MAX_SEGMENT_BYTES = 160;
@@ -53,4 +53,17 @@ export class PathCipher {
   idOf(path: string): string {
     return createHmac('sha256', this.macKey).update('version-id\0').update(path, 'utf8').digest('hex').slice(0, 40);
   }
+}
+
+/** Where a KV mount keeps its path-name key (behind the barrier, in the mount's own storage). */
+const NAME_KEY = 'namekey';
+
+/** The mount's path cipher: its stored name key, created at first use (both KV versions share the record). */
+export async function loadPathCipher(storage: { get(key: string): Promise<Buffer | null>; put(key: string, value: Buffer): Promise<void> }): Promise<PathCipher> {
+  let key = await storage.get(NAME_KEY);
+  if (!key) {
+    key = randomBytes(32);
+    await storage.put(NAME_KEY, key);
+  }
+  return new PathCipher(key);
 }
