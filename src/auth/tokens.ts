@@ -57,8 +57,8 @@ function base62(n: number): string {
   return s;
 }
 
-/** Options of token creation. */
-export interface CreateTokenOptions {
+/** Options of token creation (the origin fields are stored on the entry as given). */
+export interface CreateTokenOptions extends Pick<TokenEntry, 'path' | 'entity_id' | 'period' | 'role' | 'mount_accessor' | 'max_ttl' | 'bound_cidrs'> {
   policies: string[];
   ttl?: number;
   explicit_max_ttl?: number;
@@ -70,13 +70,6 @@ export interface CreateTokenOptions {
   parent_accessor?: string;
   /** Use this exact token id (dev root token). */
   id?: string;
-  path?: string;
-  entity_id?: string;
-  period?: number;
-  role?: string;
-  mount_accessor?: string;
-  max_ttl?: number;
-  bound_cidrs?: string[];
 }
 
 /** Entries kept by the hash() memo before it starts over. */

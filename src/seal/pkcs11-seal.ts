@@ -8,7 +8,7 @@
  * pkcs11 wrapper lays it out; the stored blob keeps it base64 with the key label as key id.
  */
 import type { Logger } from '../framework/context.js';
-import { parseBool } from '../framework/fields.js';
+import { pick, pickBool } from './seal-config.js';
 import { openPkcs11Key, type KmsKey } from '../kms/index.js';
 import type { SealBlob } from './seal.js';
 import type { SealWrapper } from './wrapper.js';
@@ -33,12 +33,6 @@ const AAD = Buffer.from('keyhold seal v1');
 
 const MECHS: Record<string, string> = { '0x1087': '0x1087', '4231': '0x1087', ckm_aes_gcm: '0x1087', aes_gcm: '0x1087', '0x0009': '0x0009', '0x9': '0x0009', '9': '0x0009', ckm_rsa_pkcs_oaep: '0x0009', rsa_pkcs_oaep: '0x0009' };
 
-function pick(...vals: unknown[]): string {
-  for (const v of vals) if (typeof v === 'string' && v !== '') return v;
-  for (const v of vals) if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return '';
-}
-
 /** Vault's VAULT_HSM_* variables win over the stanza, as for the other seals (docs/seal.md). */
 export function pkcs11Settings(p: Record<string, unknown>, env: NodeJS.ProcessEnv): Pkcs11SealSettings {
   const lib = pick(env.VAULT_HSM_LIB, p.lib);
@@ -55,15 +49,6 @@ export function pkcs11Settings(p: Record<string, unknown>, env: NodeJS.ProcessEn
   const rawMech = pick(env.VAULT_HSM_MECHANISM, p.mechanism) || '0x1087';
   const mechanism = MECHS[rawMech.toLowerCase()];
   if (!mechanism) throw new Error(`mechanism "${rawMech}" is not supported by keyhold's pkcs11 seal (use 0x1087 CKM_AES_GCM or 0x0009 CKM_RSA_PKCS_OAEP; CBC with HMAC is not offered)`);
-  const bool = (name: string, ...vals: unknown[]) => {
-    const v = pick(...vals);
-    if (v === '') return false;
-    try {
-      return parseBool(name, v);
-    } catch {
-      throw new Error(`${name} must be a boolean, got "${v}"`);
-    }
-  };
   const mp = pick(env.VAULT_HSM_MAX_PARALLEL, p.max_parallel) || '1';
   if (!/^\d+$/.test(mp) || Number(mp) < 1) throw new Error(`max_parallel must be a positive integer, got "${mp}"`);
   const hash = (pick(env.VAULT_HSM_RSA_OAEP_HASH, p.rsa_oaep_hash) || 'sha256').toLowerCase();
@@ -76,8 +61,8 @@ export function pkcs11Settings(p: Record<string, unknown>, env: NodeJS.ProcessEn
     keyLabel,
     keyId: keyId || undefined,
     mechanism,
-    generateKey: bool('generate_key', env.VAULT_HSM_GENERATE_KEY, p.generate_key),
-    forceRwSession: bool('force_rw_session', env.VAULT_HSM_FORCE_RW_SESSION, p.force_rw_session),
+    generateKey: pickBool('generate_key', env.VAULT_HSM_GENERATE_KEY, p.generate_key),
+    forceRwSession: pickBool('force_rw_session', env.VAULT_HSM_FORCE_RW_SESSION, p.force_rw_session),
     maxParallel: Number(mp),
     rsaOaepHash: hash as Pkcs11SealSettings['rsaOaepHash'],
   };

@@ -82,10 +82,21 @@ export function effectiveStanzas(stanzas: SealStanza[] | undefined, env: NodeJS.
 }
 
 /** First non-empty string among environment values and the stanza's value. */
-function pick(...vals: Array<unknown>): string {
+export function pick(...vals: Array<unknown>): string {
   for (const v of vals) if (typeof v === 'string' && v !== '') return v;
   for (const v of vals) if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return '';
+}
+
+/** First non-empty value among `vals` as a boolean (false when none); throws naming `name`. */
+export function pickBool(name: string, ...vals: unknown[]): boolean {
+  const v = pick(...vals);
+  if (v === '') return false;
+  try {
+    return parseBool(name, v);
+  } catch {
+    throw new Error(`${name} must be a boolean, got "${v}"`);
+  }
 }
 
 /** Resolve the transit stanza with Vault's environment precedence; throws naming the missing parameter. */
@@ -98,29 +109,20 @@ export function transitSettings(p: Record<string, unknown>, env: NodeJS.ProcessE
   if (!mountPath) throw new Error('mount_path is required');
   if (!token) throw new Error('token is required (or VAULT_TRANSIT_SEAL_TOKEN / VAULT_TOKEN)');
   if (!/^(https?|unix):\/\//.test(address)) throw new Error(`address must be http(s)://host:port or unix:///path, got "${address}"`);
-  const bool = (name: string, ...vals: unknown[]) => {
-    const v = pick(...vals);
-    if (v === '') return false;
-    try {
-      return parseBool(name, v);
-    } catch {
-      throw new Error(`${name} must be a boolean, got "${v}"`);
-    }
-  };
   return {
     address: address.replace(/\/+$/, ''),
     token,
     keyName,
     mountPath: mountPath.replace(/^\/+|\/+$/g, ''),
     namespace: pick(env.VAULT_NAMESPACE, p.namespace),
-    disableRenewal: bool('disable_renewal', env.TRANSIT_WRAPPER_DISABLE_RENEWAL, env.VAULT_TRANSIT_SEAL_DISABLE_RENEWAL, p.disable_renewal),
+    disableRenewal: pickBool('disable_renewal', env.TRANSIT_WRAPPER_DISABLE_RENEWAL, env.VAULT_TRANSIT_SEAL_DISABLE_RENEWAL, p.disable_renewal),
     keyIdPrefix: pick(p.key_id_prefix),
     tls: {
       caCert: pick(p.tls_ca_cert, env.VAULT_CACERT) || undefined,
       clientCert: pick(p.tls_client_cert, env.VAULT_CLIENT_CERT) || undefined,
       clientKey: pick(p.tls_client_key, env.VAULT_CLIENT_KEY) || undefined,
       serverName: pick(p.tls_server_name, env.VAULT_TLS_SERVER_NAME) || undefined,
-      skipVerify: bool('tls_skip_verify', p.tls_skip_verify, env.VAULT_SKIP_VERIFY),
+      skipVerify: pickBool('tls_skip_verify', p.tls_skip_verify, env.VAULT_SKIP_VERIFY),
     },
   };
 }
