@@ -415,8 +415,7 @@ export class AppRoleBackend {
     if (role.bind_secret_id) {
       if (!secretId) throw invalid('missing secret_id');
       const key = this.secretKey(role, secretId);
-      await this.locks.run(key, async () => {
-        const e = await getJSON<SecretIdEntry>(this.storage, key);
+      const check = async (e: SecretIdEntry | null): Promise<void> => {
         if (!e) throw invalid('invalid role or secret ID');
         if (this.expired(e)) {
           await this.storage.delete(`accessor/${sha(role.name)}/${sha(e.secret_id_accessor)}`);
@@ -440,7 +439,13 @@ export class AppRoleBackend {
         }
         metadata = { ...e.metadata };
         if (e.token_bound_cidrs.length) tokenCidrs = e.token_bound_cidrs;
-      });
+      };
+      // An unlimited, unexpired secret id is only read: no lock, so logins with one secret id run in
+      // parallel (Vault takes only the read lock there). Counted uses and expiry clean-up are writes:
+      // they run under the secret id's lock on a fresh read, so no use is counted twice.
+      const seen = await getJSON<SecretIdEntry>(this.storage, key);
+      if (seen && seen.secret_id_num_uses === 0 && !this.expired(seen)) await check(seen);
+      else await this.locks.run(key, async () => check(await getJSON<SecretIdEntry>(this.storage, key)));
     }
     if (role.secret_id_bound_cidrs.length && !addressAllowed(ip, role.secret_id_bound_cidrs)) {
       throw invalid(`source address ${JSON.stringify(ip)} unauthorized by CIDR restrictions on the role: %!w(<nil>)`);
