@@ -691,12 +691,6 @@ export class Router {
       sendError(res, e.status, msgs, e.data);
       return;
     }
-    // A name longer than the storage can hold (file backend: 255 bytes per encoded segment) is the
-    // client's mistake, not an internal error.
-    if ((e as NodeJS.ErrnoException)?.code === 'ENAMETOOLONG') {
-      sendError(res, 400, ['path: a name in this request is too long to store']);
-      return;
-    }
     // Unexpected: log the kind only; messages from libraries may hold data, so say little.
     this.core.logger.error('internal error', { error: (e as Error)?.name, message: (e as Error)?.message });
     sendError(res, 500, ['internal error']);

@@ -1,36 +1,161 @@
 /**
- * File backend (the embedded default). One file per record; a record "a/b/c" lives at
- * <root>/data/a/b/_c. Segments are percent-encoded, "." and "_" included, so no name can escape the
- * root, be "." or "..", clash with a temp file (".tmp-*"), or make a folder start with "_" (leaf
- * files always do, folders never: the key "x" and the folder "x/" live side by side).
- * Writes are crash-safe: temp file in the same directory, fsync, rename over the target, fsync the
- * directory. A lock file (O_EXCL, holding our pid) stops a second daemon from opening the same storage.
+ * File backend (the embedded default): a log-structured store (the Bitcask design) under <root>/log/.
+ *
+ * - Every put and delete is appended to the active segment (`<n>.seg`, opened O_DSYNC) and resolves
+ *   once the append is on disk. Writes that arrive while an append runs go out together in the next
+ *   one (group commit): a burst of N concurrent writes costs about one disk flush. Creating a file per
+ *   record, as this backend did first, cost a file creation and two fsyncs per write.
+ * - An in-memory index maps each key to where its value lies (segment, offset, length); a folder
+ *   tree answers lists; a bounded cache keeps recent values. This process is the only writer (the
+ *   lock file), so the index and cache are always current.
+ * - An append is a frame `KHJ1 | u32 length | first 16 bytes of SHA-256(payload) | payload`, the
+ *   payload a run of ops (put: key and value; delete: key). Opening reads every segment in order and
+ *   rebuilds the index; a torn frame at the end (a crash mid-append, never acknowledged) fails its
+ *   hash and ends that segment.
+ * - Segments roll over at SEGMENT_LIMIT. When dead bytes (overwritten or deleted values) pass both
+ *   COMPACT_MIN and the live bytes, compaction writes the live values of every sealed segment into one
+ *   file (temp file, fsync, rename to `<n>.cmp`, n = the newest sealed segment) and removes the
+ *   inputs. On open, the newest `.cmp` replaces every segment numbered up to its own number, so a
+ *   crash at any step leaves either the old segments or the compacted file in charge, never a mix.
+ * - Storage written by the earlier file-per-record layout (<root>/data/a/b/_c) is imported into a
+ *   segment on first open and then removed.
+ * A lock file (O_EXCL, holding our pid) stops a second daemon from opening the same storage.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { open, mkdir, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { closeSync, constants as fsc, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, read, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, write, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import type { Backend } from './backend.js';
-
-function encodeSegment(s: string): string {
-  return encodeURIComponent(s).replace(/[._*!'()~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
-}
 
 /** Thrown when another process holds the storage lock. */
 export class StorageLockedError extends Error {}
 
-/** Crash-safe file-per-record storage. */
+/** Tuning of a FileBackend (tests use small limits to exercise roll-over and compaction). */
+export interface FileBackendOptions {
+  /** Size at which the active segment is sealed and a new one started (default 64 MiB). */
+  segmentLimit?: number;
+  /** Dead bytes below which compaction never runs (default 32 MiB). */
+  compactMin?: number;
+  /** Bytes of recent values kept in memory (default 32 MiB; 0 turns the cache off). */
+  cacheBytes?: number;
+}
+
+const MAGIC = 0x4b484a31; // "KHJ1"
+const FRAME_HEAD = 24;
+const OP_PUT = 1;
+const OP_DELETE = 2;
+/** Values above this size are not cached (rare, and they would push many small ones out). */
+const CACHE_MAX_VALUE = 256 * 1024;
+/** Ops per frame when compaction writes a file. */
+const COMPACT_BATCH = 1000;
+
+/** An open segment or compacted file. */
+interface SegFile {
+  name: string;
+  no: number;
+  fd: number;
+  size: number;
+  /** Reads in flight; a removed file's descriptor closes when they end. */
+  readers: number;
+  removed: boolean;
+}
+
+/** Where a value lies. */
+interface Loc {
+  file: SegFile;
+  off: number;
+  len: number;
+}
+
+interface Op {
+  key: string;
+  value: Buffer | null;
+}
+
+/** An op as parsed from a frame: the value's place in the buffer parsed. */
+interface ParsedOp {
+  key: string;
+  del: boolean;
+  off: number;
+  len: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** Crash-safe log-structured storage with group commit. */
 export class FileBackend implements Backend {
   private lockPath: string;
   private locked = false;
+  private readonly logDir: string;
+  private readonly segmentLimit: number;
+  private readonly compactMin: number;
+  private readonly cacheLimit: number;
 
-  constructor(private readonly root: string) {
+  /** Every readable file by name, and the active segment (append fd + its read file). */
+  private readonly files = new Map<string, SegFile>();
+  private active: SegFile | null = null;
+  private appendFd = -1;
+  private nextNo = 1;
+
+  private readonly index = new Map<string, Loc>();
+  /** Direct children of each non-empty folder ("" is the root): leaf names and "sub/" names. */
+  private readonly children = new Map<string, Set<string>>();
+  /** Bytes of values the index points to, and bytes of all files. */
+  private liveBytes = 0;
+  private totalBytes = 0;
+
+  private queue: { ops: Op[]; frames: Buffer[]; waiters: Waiter[] } = { ops: [], frames: [], waiters: [] };
+  private flushing: Promise<void> | null = null;
+  /** Set when a failed append could not be cut back off the segment: writes fail from then on. */
+  private broken: Error | null = null;
+  private compacting: Promise<void> | null = null;
+
+  private readonly cache = new Map<string, Buffer>();
+  private cacheSize = 0;
+
+  constructor(
+    private readonly root: string,
+    opts: FileBackendOptions = {},
+  ) {
     this.lockPath = join(root, 'keyhold.lock');
+    this.logDir = join(root, 'log');
+    this.segmentLimit = opts.segmentLimit ?? 64 * 1024 * 1024;
+    this.compactMin = opts.compactMin ?? 32 * 1024 * 1024;
+    this.cacheLimit = opts.cacheBytes ?? 32 * 1024 * 1024;
   }
 
-  /** Create the root (0700) and take the lock; throws StorageLockedError when held by a live process. */
+  /**
+   * Create the root (0700), take the lock (throws StorageLockedError when held by a live process),
+   * import a file-per-record tree, rebuild the index from the segments and start a new segment.
+   */
   openSync(): void {
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    this.takeLock();
+    mkdirSync(this.logDir, { recursive: true, mode: 0o700 });
+    const names = readdirSync(this.logDir);
+    for (const n of names) if (n.endsWith('.tmp')) rmSync(join(this.logDir, n), { force: true });
+    const numbered = names
+      .map((n) => /^(\d{16})\.(seg|cmp)$/.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ name: m[0], no: Number(m[1]), cmp: m[2] === 'cmp' }));
+    const cmp = numbered.filter((f) => f.cmp).sort((a, b) => b.no - a.no)[0];
+    const load: Array<{ name: string; no: number }> = [];
+    for (const f of numbered) {
+      // The newest compacted file stands for every segment up to its number; the rest are leftovers
+      // of a compaction a crash interrupted after the rename.
+      if (cmp && f !== cmp && f.no <= cmp.no) rmSync(join(this.logDir, f.name), { force: true });
+      else load.push(f);
+    }
+    load.sort((a, b) => a.no - b.no || (a.name.endsWith('.cmp') ? -1 : 1));
+    for (const f of load) this.loadFile(f.name, f.no);
+    this.nextNo = Math.max(0, ...numbered.map((f) => f.no)) + 1;
+    this.openSegment();
+    this.importLegacy();
+  }
+
+  private takeLock(): void {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(this.lockPath, 'wx', 0o600);
@@ -50,168 +175,335 @@ export class FileBackend implements Backend {
     throw new StorageLockedError(`could not lock storage at ${this.root}`);
   }
 
-  private file(key: string): string {
-    const parts = key.split('/');
-    const leaf = parts.pop()!;
-    return join(this.root, 'data', ...parts.map(encodeSegment), '_' + encodeSegment(leaf));
+  /** Read one file's frames into the index. */
+  private loadFile(name: string, no: number): void {
+    const buf = readFileSync(join(this.logDir, name));
+    const file: SegFile = { name, no, fd: openSync(join(this.logDir, name), 'r'), size: buf.length, readers: 0, removed: false };
+    this.files.set(name, file);
+    this.totalBytes += buf.length;
+    for (const frame of readFrames(buf)) {
+      for (const op of frame.ops) {
+        if (op.del) this.unindex(op.key);
+        else this.indexPut(op.key, { file, off: op.off, len: op.len });
+      }
+    }
   }
 
-  private dir(prefix: string): string {
-    const parts = prefix.split('/').filter((p) => p !== '');
-    return join(this.root, 'data', ...parts.map(encodeSegment));
+  /** Start segment `nextNo` (O_DSYNC: an append returns once it is on disk) and make its name durable. */
+  private openSegment(): void {
+    const name = `${String(this.nextNo).padStart(16, '0')}.seg`;
+    const path = join(this.logDir, name);
+    this.appendFd = openSync(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_APPEND | fsc.O_DSYNC, 0o600);
+    fsyncPath(this.logDir);
+    const file: SegFile = { name, no: this.nextNo++, fd: openSync(path, 'r'), size: 0, readers: 0, removed: false };
+    this.files.set(name, file);
+    this.active = file;
+  }
+
+  /** Seal the active segment and start the next one (between appends only). */
+  private rollOver(): void {
+    const fd = this.appendFd;
+    this.openSegment();
+    closeSync(fd);
+  }
+
+  /** Import records of the file-per-record layout (<root>/data), then remove that tree. */
+  private importLegacy(): void {
+    const dataDir = join(this.root, 'data');
+    if (!existsSync(dataDir)) return;
+    const ops: Op[] = [];
+    const walk = (dir: string, prefix: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(dir, e.name), prefix + decodeURIComponent(e.name) + '/');
+        else if (e.name.startsWith('_')) ops.push({ key: prefix + decodeURIComponent(e.name.slice(1)), value: readFileSync(join(dir, e.name)) });
+      }
+    };
+    walk(dataDir, '');
+    for (let i = 0; i < ops.length; i += COMPACT_BATCH) {
+      const batch = ops.slice(i, i + COMPACT_BATCH);
+      const frame = frameOf(batch.map(encodeOp));
+      writeAllSync(this.appendFd, frame);
+      this.applyCommitted(batch, this.active!.size);
+      this.active!.size += frame.length;
+      this.totalBytes += frame.length;
+    }
+    // Imported records are durable in the segment (O_DSYNC); only now may the old tree go.
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  private indexPut(key: string, loc: Loc): void {
+    const old = this.index.get(key);
+    if (old) this.liveBytes -= old.len + key.length;
+    else this.addChild(key);
+    this.index.set(key, loc);
+    this.liveBytes += loc.len + key.length;
+  }
+
+  private unindex(key: string): void {
+    const old = this.index.get(key);
+    if (!old) return;
+    this.liveBytes -= old.len + key.length;
+    this.index.delete(key);
+    this.removeChild(key);
+  }
+
+  /** Record `key` in its folder, and each newly non-empty folder in its parent. */
+  private addChild(key: string): void {
+    let path = key;
+    for (;;) {
+      const cut = path.endsWith('/') ? path.lastIndexOf('/', path.length - 2) : path.lastIndexOf('/');
+      const parent = cut < 0 ? '' : path.slice(0, cut + 1);
+      const name = path.slice(parent.length);
+      let set = this.children.get(parent);
+      const fresh = !set;
+      if (!set) this.children.set(parent, (set = new Set()));
+      set.add(name);
+      if (!fresh || parent === '') return;
+      path = parent;
+    }
+  }
+
+  /** Remove `key` from its folder, and each folder it leaves empty from its parent. */
+  private removeChild(key: string): void {
+    let path = key;
+    for (;;) {
+      const cut = path.endsWith('/') ? path.lastIndexOf('/', path.length - 2) : path.lastIndexOf('/');
+      const parent = cut < 0 ? '' : path.slice(0, cut + 1);
+      const set = this.children.get(parent);
+      if (!set) return;
+      set.delete(path.slice(parent.length));
+      if (set.size || parent === '') return;
+      this.children.delete(parent);
+      path = parent;
+    }
   }
 
   async get(key: string): Promise<Buffer | null> {
-    try {
-      return await readFile(this.file(key));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR' || (e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return null;
-      throw e;
+    const loc = this.index.get(key);
+    if (!loc) return null;
+    const c = this.cache.get(key);
+    if (c) {
+      // Refresh its place in the LRU order.
+      this.cache.delete(key);
+      this.cache.set(key, c);
+      return Buffer.from(c);
     }
+    const v = await this.readAt(loc);
+    // A write committed meanwhile moved the key: do not cache the older value.
+    if (this.index.get(key) === loc) this.remember(key, v);
+    return Buffer.from(v);
+  }
+
+  private readAt(loc: Loc): Promise<Buffer> {
+    const f = loc.file;
+    f.readers++;
+    const buf = Buffer.allocUnsafeSlow(loc.len);
+    return new Promise<Buffer>((resolve, reject) => {
+      const step = (got: number) =>
+        read(f.fd, buf, got, loc.len - got, loc.off + got, (err, n) => {
+          if (!err && n > 0 && got + n < loc.len) return step(got + n);
+          if (--f.readers === 0 && f.removed) closeQuietly(f.fd);
+          if (err) reject(err);
+          else if (got + n < loc.len) reject(new Error(`storage segment ${f.name} is shorter than its index says`));
+          else resolve(buf);
+        });
+      step(0);
+    });
   }
 
   async put(key: string, value: Buffer): Promise<void> {
-    const target = this.file(key);
-    const dir = dirname(target);
-    // A concurrent delete may remove a folder it just emptied between our mkdir and open: retry.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.ensureDir(dir);
-        await this.writeAtomic(dir, target, value);
-        return;
-      } catch (e) {
-        this.knownDirs.delete(dir);
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw e;
-      }
-    }
-  }
-
-  /**
-   * Folders known to exist (created or seen by a put here, not removed since): a put into one skips
-   * the mkdir call. Bounded; a folder removed behind our back makes the put fail with ENOENT, which
-   * forgets it and retries.
-   */
-  private readonly knownDirs = new Set<string>();
-
-  /** Create `dir` (0700) and make its new entries durable by fsyncing each parent that gained one. */
-  private async ensureDir(dir: string): Promise<void> {
-    if (this.knownDirs.has(dir)) return;
-    await this.makeDir(dir);
-    if (this.knownDirs.size >= 10_000) this.knownDirs.clear();
-    this.knownDirs.add(dir);
-  }
-
-  private async makeDir(dir: string): Promise<void> {
-    const first = await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (first === undefined) return;
-    // Folders first..dir are new: each one's parent gained an entry.
-    const chain: string[] = [];
-    for (let d = dir; ; d = dirname(d)) {
-      chain.push(d);
-      if (d === first || d.length <= first.length) break;
-    }
-    for (const d of chain) await this.syncDir(dirname(d));
-  }
-
-  /** Directory fsyncs running, and the one queued behind each (see syncDir). */
-  private readonly dirSyncs = new Map<string, { current: Promise<void>; next: Promise<void> | null }>();
-
-  /**
-   * fsync `dir` so entries renamed or removed in it before this call are durable. Group commit:
-   * concurrent writers into one folder (e.g. many sync association records) share directory fsyncs.
-   * A caller arriving while one runs cannot rely on it (it may have started before the caller's
-   * rename), so it waits for the next one, which starts when the running one ends and serves every
-   * caller that arrived meanwhile.
-   */
-  private syncDir(dir: string): Promise<void> {
-    const st = this.dirSyncs.get(dir);
-    const start = (entry: { current: Promise<void>; next: Promise<void> | null }): Promise<void> => {
-      const p = fsyncDir(dir);
-      entry.current = p;
-      const done = () => {
-        if (this.dirSyncs.get(dir) === entry && entry.current === p && !entry.next) this.dirSyncs.delete(dir);
-      };
-      p.then(done, done);
-      return p;
-    };
-    if (!st) {
-      const entry = { current: Promise.resolve(), next: null as Promise<void> | null };
-      this.dirSyncs.set(dir, entry);
-      return start(entry);
-    }
-    st.next ??= st.current.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      st.next = null;
-      return start(st);
-    });
-    return st.next;
-  }
-
-  /** temp file in the same folder, fsync, rename over the target, fsync the folder. */
-  private async writeAtomic(dir: string, target: string, value: Buffer): Promise<void> {
-    const tmp = join(dir, `.tmp-${randomBytes(6).toString('hex')}`);
-    const fh = await open(tmp, 'wx', 0o600);
-    try {
-      await fh.writeFile(value);
-      await fh.sync();
-    } catch (e) {
-      await fh.close();
-      await rm(tmp, { force: true });
-      throw e;
-    }
-    await fh.close();
-    try {
-      await rename(tmp, target);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
-    await this.syncDir(dir);
+    return this.enqueue({ key, value: Buffer.from(value) });
   }
 
   async delete(key: string): Promise<void> {
-    const target = this.file(key);
+    return this.enqueue({ key, value: null });
+  }
+
+  private enqueue(op: Op): Promise<void> {
+    if (this.broken) return Promise.reject(this.broken);
+    if (this.appendFd < 0) return Promise.reject(new Error('storage is closed'));
+    const p = new Promise<void>((resolve, reject) => this.queue.waiters.push({ resolve, reject }));
+    this.queue.ops.push(op);
+    this.queue.frames.push(encodeOp(op));
+    if (!this.flushing) this.flushing = this.flush();
+    return p;
+  }
+
+  /** Append queued writes, one frame per round, until the queue is empty (the group commit). */
+  private async flush(): Promise<void> {
     try {
-      await unlink(target);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return;
-      throw e;
-    }
-    let dir = dirname(target);
-    await this.syncDir(dir);
-    // Remove now-empty parent folders so lists stay clean (best effort).
-    const base = join(this.root, 'data');
-    while (dir.length > base.length) {
-      try {
-        await rmdir(dir);
-      } catch {
-        break;
+      for (;;) {
+        // Let every write of this turn of the event loop join the append (callers an append just
+        // released usually write again within the same turn).
+        await new Promise<void>((r) => setImmediate(r));
+        if (!this.queue.ops.length) break;
+        const batch = this.queue;
+        this.queue = { ops: [], frames: [], waiters: [] };
+        const frame = frameOf(batch.frames);
+        const seg = this.active!;
+        try {
+          if (this.broken) throw this.broken;
+          await appendAll(this.appendFd, frame);
+        } catch (e) {
+          this.cutBack(seg);
+          const err = e instanceof Error ? e : new Error(String(e));
+          for (const w of batch.waiters) w.reject(err);
+          continue;
+        }
+        this.applyCommitted(batch.ops, seg.size);
+        seg.size += frame.length;
+        this.totalBytes += frame.length;
+        for (const w of batch.waiters) w.resolve();
+        if (seg.size >= this.segmentLimit) {
+          try {
+            this.rollOver();
+          } catch {
+            /* no room for a new segment: keep appending to this one; try again after the next append */
+          }
+        }
+        this.maybeCompact();
       }
-      this.knownDirs.delete(dir);
-      dir = dirname(dir);
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** After a failed append: cut the segment back to its last whole frame, or stop taking writes. */
+  private cutBack(seg: SegFile): void {
+    if (this.broken) return;
+    try {
+      ftruncateSync(this.appendFd, seg.size);
+    } catch (e) {
+      this.broken = new Error(`storage segment could not be restored after a failed write (${(e as Error).message}); restart keyhold`);
+    }
+  }
+
+  /** Point the index at a frame just made durable at `frameStart` of the active segment. */
+  private applyCommitted(ops: Op[], frameStart: number): void {
+    const file = this.active!;
+    let at = frameStart + FRAME_HEAD;
+    for (const op of ops) {
+      const klen = Buffer.byteLength(op.key, 'utf8');
+      if (op.value) {
+        const off = at + 9 + klen;
+        this.indexPut(op.key, { file, off, len: op.value.length });
+        this.remember(op.key, op.value);
+        at = off + op.value.length;
+      } else {
+        this.unindex(op.key);
+        this.forget(op.key);
+        at += 5 + klen;
+      }
+    }
+  }
+
+  private remember(key: string, v: Buffer): void {
+    if (this.cacheLimit <= 0) return;
+    this.forget(key);
+    if (v.length > CACHE_MAX_VALUE) return;
+    this.cache.set(key, v);
+    this.cacheSize += v.length + key.length;
+    while (this.cacheSize > this.cacheLimit) {
+      const [k, old] = this.cache.entries().next().value as [string, Buffer];
+      this.cache.delete(k);
+      this.cacheSize -= old.length + k.length;
+    }
+  }
+
+  private forget(key: string): void {
+    const old = this.cache.get(key);
+    if (old) {
+      this.cache.delete(key);
+      this.cacheSize -= old.length + key.length;
+    }
+  }
+
+  /** Start a compaction when dead bytes pass both the floor and the live bytes. */
+  private maybeCompact(): void {
+    if (this.compacting) return;
+    const dead = this.totalBytes - this.liveBytes;
+    if (dead < this.compactMin || dead < this.liveBytes) return;
+    this.compacting = this.compact()
+      .catch(() => undefined)
+      .finally(() => {
+        this.compacting = null;
+      });
+  }
+
+  /**
+   * Write the live values of every sealed file into `<n>.cmp` (n = the newest sealed number), then
+   * point the index at it and remove the inputs. Writes go on meanwhile: a key written after the
+   * snapshot keeps its newer place.
+   */
+  private async compact(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.active!.size > 0) this.rollOver();
+    const inputs = [...this.files.values()].filter((f) => f !== this.active && !f.removed);
+    // Nothing sealed since the last compaction: nothing to gain.
+    if (!inputs.some((f) => f.name.endsWith('.seg'))) return;
+    const inSet = new Set(inputs);
+    const no = Math.max(...inputs.map((f) => f.no));
+    const entries: Array<[string, Loc]> = [];
+    for (const [k, loc] of this.index) if (inSet.has(loc.file)) entries.push([k, loc]);
+    const name = `${String(no).padStart(16, '0')}.cmp`;
+    const tmpPath = join(this.logDir, `${name}.tmp`);
+    const fd = openSync(tmpPath, 'wx', 0o600);
+    const moved: Array<[string, Loc, number, number]> = [];
+    let size = 0;
+    try {
+      for (let i = 0; i < entries.length; i += COMPACT_BATCH) {
+        const part = entries.slice(i, i + COMPACT_BATCH);
+        const values = await Promise.all(part.map(([, loc]) => this.readAt(loc)));
+        const frame = frameOf(part.map(([key], j) => encodeOp({ key, value: values[j]! })));
+        let at = size + FRAME_HEAD;
+        part.forEach(([key, loc], j) => {
+          const off = at + 9 + Buffer.byteLength(key, 'utf8');
+          moved.push([key, loc, off, values[j]!.length]);
+          at = off + values[j]!.length;
+        });
+        await appendAll(fd, frame);
+        size += frame.length;
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmpPath, join(this.logDir, name));
+    fsyncPath(this.logDir);
+    // The compacted file is in charge from here (open() ignores the inputs); switch the index over.
+    const file: SegFile = { name, no, fd: openSync(join(this.logDir, name), 'r'), size, readers: 0, removed: false };
+    this.totalBytes += size;
+    for (const [key, old, off, len] of moved) if (this.index.get(key) === old) this.index.set(key, { file, off, len });
+    this.files.set(name, file);
+    for (const f of inputs) {
+      // (The newest input is a .seg, so no input shares the compacted file's name.)
+      rmSync(join(this.logDir, f.name), { force: true });
+      this.files.delete(f.name);
+      f.removed = true;
+      this.totalBytes -= f.size;
+      if (f.readers === 0) closeQuietly(f.fd);
     }
   }
 
   async list(prefix: string): Promise<string[]> {
-    let entries;
-    try {
-      entries = await readdir(this.dir(prefix), { withFileTypes: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR' || (e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') return [];
-      throw e;
-    }
-    const out: string[] = [];
-    for (const ent of entries) {
-      if (ent.isDirectory()) out.push(decodeURIComponent(ent.name) + '/');
-      else if (ent.name.startsWith('_')) out.push(decodeURIComponent(ent.name.slice(1)));
-    }
-    return out.sort();
+    const set = this.children.get(prefix);
+    return set ? [...set].sort() : [];
   }
 
+  /** Finish appends and compaction, drop an empty segment, release the lock. */
   async close(): Promise<void> {
+    if (this.appendFd >= 0) {
+      while (this.flushing || this.compacting) await (this.flushing ?? this.compacting);
+      closeSync(this.appendFd);
+      this.appendFd = -1;
+      if (this.active && this.active.size === 0) rmSync(join(this.logDir, this.active.name), { force: true });
+      for (const f of this.files.values()) closeQuietly(f.fd);
+      this.files.clear();
+      this.index.clear();
+      this.children.clear();
+      this.cache.clear();
+      this.cacheSize = 0;
+    }
     if (this.locked) {
       try {
         unlinkSync(this.lockPath);
@@ -227,12 +519,119 @@ export class FileBackend implements Backend {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const dh = await open(dir, 'r');
+function encodeOp(op: Op): Buffer {
+  const key = Buffer.from(op.key, 'utf8');
+  if (!op.value) {
+    const out = Buffer.allocUnsafe(5 + key.length);
+    out.writeUInt8(OP_DELETE, 0);
+    out.writeUInt32BE(key.length, 1);
+    key.copy(out, 5);
+    return out;
+  }
+  const out = Buffer.allocUnsafe(9 + key.length + op.value.length);
+  out.writeUInt8(OP_PUT, 0);
+  out.writeUInt32BE(key.length, 1);
+  key.copy(out, 5);
+  out.writeUInt32BE(op.value.length, 5 + key.length);
+  op.value.copy(out, 9 + key.length);
+  return out;
+}
+
+function frameOf(ops: Buffer[]): Buffer {
+  const payload = ops.length === 1 ? ops[0]! : Buffer.concat(ops);
+  const head = Buffer.allocUnsafe(FRAME_HEAD);
+  head.writeUInt32BE(MAGIC, 0);
+  head.writeUInt32BE(payload.length, 4);
+  createHash('sha256').update(payload).digest().copy(head, 8, 0, 16);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * The frames of a segment, in order, up to the first torn or damaged one; each op's value is given
+ * as its offset and length in `buf`.
+ */
+export function readFrames(buf: Buffer): Array<{ start: number; end: number; ops: ParsedOp[] }> {
+  const out: Array<{ start: number; end: number; ops: ParsedOp[] }> = [];
+  let at = 0;
+  while (at + FRAME_HEAD <= buf.length) {
+    if (buf.readUInt32BE(at) !== MAGIC) break;
+    const len = buf.readUInt32BE(at + 4);
+    const end = at + FRAME_HEAD + len;
+    if (end > buf.length) break;
+    const start = at + FRAME_HEAD;
+    if (!createHash('sha256').update(buf.subarray(start, end)).digest().subarray(0, 16).equals(buf.subarray(at + 8, at + 24))) break;
+    const ops: ParsedOp[] = [];
+    let p = start;
+    let ok = true;
+    while (p < end) {
+      if (p + 5 > end) {
+        ok = false;
+        break;
+      }
+      const kind = buf.readUInt8(p);
+      const klen = buf.readUInt32BE(p + 1);
+      if (p + 5 + klen > end) {
+        ok = false;
+        break;
+      }
+      const key = buf.toString('utf8', p + 5, p + 5 + klen);
+      p += 5 + klen;
+      if (kind === OP_PUT) {
+        if (p + 4 > end) {
+          ok = false;
+          break;
+        }
+        const vlen = buf.readUInt32BE(p);
+        if (p + 4 + vlen > end) {
+          ok = false;
+          break;
+        }
+        ops.push({ key, del: false, off: p + 4, len: vlen });
+        p += 4 + vlen;
+      } else if (kind === OP_DELETE) ops.push({ key, del: true, off: 0, len: 0 });
+      else {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) break;
+    out.push({ start: at, end, ops });
+    at = end;
+  }
+  return out;
+}
+
+/** Write all of `buf` at the end of `fd` (a short write continues where it stopped). */
+function appendAll(fd: number, buf: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (off: number) =>
+      write(fd, buf, off, buf.length - off, null, (err, n) => {
+        if (err) return reject(err);
+        if (off + n < buf.length) return step(off + n);
+        resolve();
+      });
+    step(0);
+  });
+}
+
+function writeAllSync(fd: number, buf: Buffer): void {
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
   try {
-    await dh.sync();
+    fsyncSync(fd);
   } finally {
-    await dh.close();
+    closeSync(fd);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* closed already */
   }
 }
 

@@ -1,128 +1,198 @@
-// Checks the order of file-system calls a put makes: temp file, fsync, rename, fsync of the folder
-// (and of each parent that gained a new folder), so an acknowledged write survives a crash.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Durability of the log-structured file backend: an acknowledged write survives a kill -9, a torn or
+// failed append never damages what came before, concurrent writes share appends, and compaction
+// (including a crash in the middle of it) never loses or resurrects a record.
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const calls: string[] = [];
-let failRename = false;
-
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const orig = await importOriginal<typeof import('node:fs/promises')>();
+/** Make the next `write` to a segment store half its bytes and then fail like a full disk. */
+let failNextWrite = false;
+vi.mock('node:fs', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('node:fs')>();
   return {
     ...orig,
-    open: async (path: string, flags?: string, mode?: number) => {
-      const fh = await orig.open(path, flags, mode);
-      const name = String(path);
-      return new Proxy(fh, {
-        get(target, prop, recv) {
-          if (prop === 'sync')
-            return async () => {
-              calls.push(`fsync ${name}`);
-              return target.sync();
-            };
-          if (prop === 'writeFile')
-            return async (data: Buffer) => {
-              calls.push(`write ${name}`);
-              return target.writeFile(data);
-            };
-          const v = Reflect.get(target, prop, recv);
-          return typeof v === 'function' ? v.bind(target) : v;
-        },
-      });
-    },
-    rename: async (from: string, to: string) => {
-      calls.push(`rename ${from} -> ${to}`);
-      if (failRename) throw Object.assign(new Error('EIO: simulated'), { code: 'EIO' });
-      return orig.rename(from, to);
+    write: (fd: number, buf: Buffer, off: number, len: number, pos: number | null, cb: (e: NodeJS.ErrnoException | null, n: number) => void) => {
+      if (!failNextWrite) return orig.write(fd, buf, off, len, pos, cb);
+      failNextWrite = false;
+      orig.writeSync(fd, buf, off, Math.floor(len / 2));
+      const e = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      setImmediate(() => cb(e, 0));
     },
   };
 });
 
-const { FileBackend } = await import('../../../src/storage/file.js');
-const root = mkdtempSync(join(tmpdir(), 'keyhold-dur-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const { FileBackend, readFrames } = await import('../../../src/storage/file.js');
+const dirs: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'keyhold-dur-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function open(root: string, opts = {}) {
+  const b = new FileBackend(root, opts);
+  b.openSync();
+  return b;
+}
+
+function logFiles(root: string): string[] {
+  return readdirSync(join(root, 'log')).sort();
+}
+
+function logBytes(root: string): number {
+  return logFiles(root).reduce((n, f) => n + statSync(join(root, 'log', f)).size, 0);
+}
+
+/** Poll (bounded) until `cond` holds. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
 
 describe('file backend durability', () => {
-  it('writes a temp file, fsyncs it, renames it over the target, then fsyncs the folder', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    await b.put('m/k', Buffer.from('v1'));
-    calls.length = 0;
-    await b.put('m/k', Buffer.from('v2'));
-    const dir = join(root, 'data', 'm');
-    expect(calls.length).toBe(4);
-    expect(calls[0]).toMatch(new RegExp(`^write ${dir}/\\.tmp-[0-9a-f]+$`));
-    const tmpFile = calls[0]!.slice('write '.length);
-    expect(calls[1]).toBe(`fsync ${tmpFile}`);
-    expect(calls[2]).toBe(`rename ${tmpFile} -> ${join(dir, '_k')}`);
-    expect(calls[3]).toBe(`fsync ${dir}`);
+  it('every write acknowledged before a kill -9 reads back after reopening', async () => {
+    const root = tmp();
+    const dist = resolve(import.meta.dirname, '..', '..', '..', 'dist', 'storage', 'file.js');
+    expect(existsSync(dist), 'dist/ is built (npm test builds it first)').toBe(true);
+    // A writer process: 8 writers in parallel, one line per acknowledged write, until killed.
+    const script = `
+      const { FileBackend } = await import(${JSON.stringify(dist)});
+      const b = new FileBackend(${JSON.stringify(root)});
+      b.openSync();
+      let i = 0;
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        for (;;) { const n = i++; await b.put('k/' + n, Buffer.from('value-' + n)); process.stdout.write(n + '\\n'); }
+      }));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const acked: number[] = [];
+    let buf = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buf += c.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      for (const l of lines) acked.push(Number(l));
+    });
+    await until(() => acked.length >= 400, '400 acknowledged writes');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const b = open(root);
+    for (const n of acked) expect((await b.get(`k/${n}`))?.toString(), `k/${n}`).toBe(`value-${n}`);
+    const listed = new Set(await b.list('k/'));
+    for (const n of acked) expect(listed.has(String(n))).toBe(true);
     await b.close();
   });
 
-  it('fsyncs every parent that gained a new folder', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    calls.length = 0;
-    await b.put('new1/new2/k', Buffer.from('v'));
-    const data = join(root, 'data');
-    expect(calls).toContain(`fsync ${data}`);
-    expect(calls).toContain(`fsync ${join(data, 'new1')}`);
-    expect(calls.at(-1)).toBe(`fsync ${join(data, 'new1', 'new2')}`);
+  it('a torn frame at the end of a segment is ignored; the writes before and after it survive', async () => {
+    const root = tmp();
+    const a = open(root);
+    for (let i = 0; i < 10; i++) await a.put(`t/${i}`, Buffer.from(`v${i}`));
+    await a.close();
+    const seg = join(root, 'log', logFiles(root)[0]!);
+    const whole = readFileSync(seg);
+    // A crash mid-append: the start of a frame (magic, length) and part of its payload.
+    appendFileSync(seg, Buffer.concat([whole.subarray(0, 8), Buffer.from('partial payload')]));
+    const b = open(root);
+    for (let i = 0; i < 10; i++) expect((await b.get(`t/${i}`))!.toString()).toBe(`v${i}`);
+    await b.put('t/after', Buffer.from('later'));
+    await b.close();
+    const c = open(root);
+    expect((await c.get('t/after'))!.toString()).toBe('later');
+    expect(await c.list('t/')).toHaveLength(11);
+    await c.close();
+  });
+
+  it('a failed append is cut back off the segment: the write fails cleanly and the next one lands whole', async () => {
+    const root = tmp();
+    const a = open(root);
+    await a.put('f/k', Buffer.from('old'));
+    const seg = join(root, 'log', logFiles(root)[0]!);
+    const before = statSync(seg).size;
+    failNextWrite = true;
+    await expect(a.put('f/k', Buffer.from('new-and-longer'))).rejects.toThrow(/ENOSPC/);
+    expect(statSync(seg).size).toBe(before);
+    expect((await a.get('f/k'))!.toString()).toBe('old');
+    await a.put('f/k2', Buffer.from('next'));
+    await a.close();
+    const frames = readFrames(readFileSync(seg));
+    expect(frames.at(-1)!.end).toBe(statSync(seg).size);
+    const b = open(root);
+    expect((await b.get('f/k'))!.toString()).toBe('old');
+    expect((await b.get('f/k2'))!.toString()).toBe('next');
     await b.close();
   });
 
-  it('keeps the old value and removes the temp file when the rename fails', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    await b.put('r/k', Buffer.from('old'));
-    failRename = true;
-    await expect(b.put('r/k', Buffer.from('new'))).rejects.toThrow(/EIO/);
-    failRename = false;
-    expect((await b.get('r/k'))!.toString()).toBe('old');
-    expect(await b.list('r/')).toEqual(['k']);
-    const { readdirSync } = await import('node:fs');
-    expect(readdirSync(join(root, 'data', 'r')).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+  it('concurrent writes share appends (group commit), in the order they were made', async () => {
+    const root = tmp();
+    const a = open(root);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => a.put(`g/${i % 10}`, Buffer.from(String(i)))));
+    for (let k = 0; k < 10; k++) expect((await a.get(`g/${k}`))!.toString()).toBe(String(40 + k));
+    await a.close();
+    const frames = readFrames(readFileSync(join(root, 'log', logFiles(root)[0]!)));
+    expect(frames.reduce((n, f) => n + f.ops.length, 0)).toBe(50);
+    expect(frames.length).toBeLessThan(50);
+    const b = open(root);
+    for (let k = 0; k < 10; k++) expect((await b.get(`g/${k}`))!.toString()).toBe(String(40 + k));
     await b.close();
   });
 
-  it('fsyncs the folder after a delete', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    await b.put('del/a', Buffer.from('1'));
-    await b.put('del/b', Buffer.from('1'));
-    calls.length = 0;
-    await b.delete('del/a');
-    expect(calls).toEqual([`fsync ${join(root, 'data', 'del')}`]);
+  it('compaction keeps live values, drops dead bytes, and deleted keys stay deleted after reopening', async () => {
+    const root = tmp();
+    const opts = { segmentLimit: 4096, compactMin: 16 * 1024 };
+    const a = open(root, opts);
+    const big = (i: number, round: number) => Buffer.from(`${round}:`.padEnd(200, String(i % 10)));
+    for (let round = 0; round < 12; round++) for (let i = 0; i < 20; i++) await a.put(`c/${i}`, big(i, round));
+    for (let i = 0; i < 5; i++) await a.delete(`c/${i}`);
+    // Writes go on while a compaction runs; the newest value must win.
+    await until(() => logFiles(root).some((f) => f.endsWith('.cmp')), 'a compacted file');
+    await a.put('c/19', Buffer.from('newest'));
+    await a.close();
+    expect(logBytes(root)).toBeLessThan(12 * 20 * 200);
+    const b = open(root, opts);
+    for (let i = 0; i < 5; i++) expect(await b.get(`c/${i}`)).toBeNull();
+    for (let i = 5; i < 19; i++) expect((await b.get(`c/${i}`))!.toString()).toBe(big(i, 11).toString());
+    expect((await b.get('c/19'))!.toString()).toBe('newest');
+    expect((await b.list('c/')).length).toBe(15);
     await b.close();
   });
 
-  it('concurrent puts into one folder share folder fsyncs, each started after the rename it covers (group commit)', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    await b.put('gc/first', Buffer.from('0'));
-    calls.length = 0;
-    await Promise.all(Array.from({ length: 20 }, (_, i) => b.put(`gc/k${i}`, Buffer.from(String(i)))));
-    const dir = join(root, 'data', 'gc');
-    const renames = calls.flatMap((c, i) => (c.startsWith('rename ') ? [i] : []));
-    const dirSyncs = calls.flatMap((c, i) => (c === `fsync ${dir}` ? [i] : []));
-    expect(renames).toHaveLength(20);
-    for (const r of renames) expect(dirSyncs.some((f) => f > r), `rename at ${r} has a folder fsync after it`).toBe(true);
-    expect(dirSyncs.length).toBeLessThan(20);
-    for (let i = 0; i < 20; i++) expect((await b.get(`gc/k${i}`))!.toString()).toBe(String(i));
+  it('a crash between the compacted file and the removal of its inputs neither loses nor resurrects a record', async () => {
+    const root = tmp();
+    const opts = { segmentLimit: 2048, compactMin: 1 << 30 };
+    const a = open(root, opts);
+    for (let i = 0; i < 30; i++) await a.put(`r/${i}`, Buffer.from(`first-${i}`.padEnd(150, '.')));
+    await a.delete('r/0');
+    for (let i = 1; i < 30; i += 2) await a.put(`r/${i}`, Buffer.from(`second-${i}`));
+    await a.close();
+    const saved = join(tmp(), 'segments');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(saved);
+    for (const f of logFiles(root)) copyFileSync(join(root, 'log', f), join(saved, f));
+    // Reopen with a low threshold: the next write triggers a compaction of every sealed segment.
+    const b = open(root, { segmentLimit: 2048, compactMin: 1 });
+    await b.put('r/trigger', Buffer.from('x'));
+    await until(() => logFiles(root).some((f) => f.endsWith('.cmp')), 'a compacted file');
     await b.close();
-  });
-
-  it('a folder removed by a delete is created again by the next put', async () => {
-    const b = new FileBackend(root);
-    b.openSync();
-    await b.put('gone/a', Buffer.from('1'));
-    await b.delete('gone/a');
-    const { existsSync } = await import('node:fs');
-    expect(existsSync(join(root, 'data', 'gone'))).toBe(false);
-    await b.put('gone/b', Buffer.from('2'));
-    expect((await b.get('gone/b'))!.toString()).toBe('2');
-    await b.close();
+    const cmp = logFiles(root).find((f) => f.endsWith('.cmp'))!;
+    // Put the oldest input back (it holds r/0's value, not its delete), as if the crash came before
+    // its removal: replaying it would bring r/0 back unless the compacted file rules it out.
+    const oldest = readdirSync(saved).sort()[0]!;
+    expect(readFrames(readFileSync(join(saved, oldest))).some((f) => f.ops.some((o) => o.key === 'r/0' && !o.del))).toBe(true);
+    expect(Number(oldest.slice(0, 16))).toBeLessThan(Number(cmp.slice(0, 16)));
+    writeFileSync(join(root, 'log', oldest), readFileSync(join(saved, oldest)));
+    const c = open(root);
+    expect(await c.get('r/0')).toBeNull();
+    for (let i = 1; i < 30; i++) expect((await c.get(`r/${i}`))!.toString()).toBe(i % 2 ? `second-${i}` : `first-${i}`.padEnd(150, '.'));
+    expect((await c.get('r/trigger'))!.toString()).toBe('x');
+    expect(logFiles(root).filter((f) => f.endsWith('.seg') && Number(f.slice(0, 16)) <= Number(cmp.slice(0, 16)))).toEqual([]);
+    await c.close();
   });
 });

@@ -118,29 +118,57 @@ for (const [name, make] of [
 }
 
 describe('file backend on disk', () => {
-  it('creates files 0600 and folders 0700, and leaves no temp files', async () => {
+  it('creates its files 0600 and folders 0700, and keeps no plaintext key names outside the log', async () => {
     const root = tmp();
     const b = new FileBackend(root);
     b.openSync();
     await b.put('a/b/c', Buffer.from('x'));
-    for (const f of walk(join(root, 'data'))) {
-      expect(f).not.toMatch(/\.tmp-/);
-      expect(statSync(f).mode & 0o777).toBe(0o600);
-    }
-    expect(statSync(join(root, 'data', 'a')).mode & 0o777).toBe(0o700);
+    for (const f of walk(root)) expect(statSync(f).mode & 0o777, f).toBe(0o600);
+    expect(statSync(join(root, 'log')).mode & 0o777).toBe(0o700);
     expect(statSync(root).mode & 0o777).toBe(0o700);
+    expect(readdirSync(join(root, 'log'))).toEqual(['0000000000000001.seg']);
     await b.close();
   });
 
-  it('ignores a temp file left by a crash mid-write', async () => {
+  it('removes a compaction temp file a crash left behind', async () => {
     const root = tmp();
+    const a = new FileBackend(root);
+    a.openSync();
+    await a.put('k/v', Buffer.from('old'));
+    await a.close();
+    writeFileSync(join(root, 'log', '0000000000000001.cmp.tmp'), 'half-writ');
     const b = new FileBackend(root);
     b.openSync();
-    await b.put('k/v', Buffer.from('old'));
-    writeFileSync(join(root, 'data', 'k', '.tmp-deadbeef0000'), 'half-writ');
     expect(await b.list('k/')).toEqual(['v']);
     expect((await b.get('k/v'))!.toString()).toBe('old');
+    expect(readdirSync(join(root, 'log')).filter((n) => n.endsWith('.tmp'))).toEqual([]);
     await b.close();
+  });
+
+  it('imports storage of the file-per-record layout on first open, then removes it', async () => {
+    const root = tmp();
+    // The earlier layout: <root>/data/<percent-encoded folders>/_<percent-encoded leaf>.
+    mkdirSync(join(root, 'data', 'sys', 'token', 'id'), { recursive: true });
+    mkdirSync(join(root, 'data', 'logical', 'a%2Eb'), { recursive: true });
+    writeFileSync(join(root, 'data', 'sys', 'token', 'id', '_h1'), 'token-entry');
+    writeFileSync(join(root, 'data', 'logical', 'a%2Eb', '_x%20y'), 'value');
+    writeFileSync(join(root, 'data', 'logical', 'a%2Eb', '.tmp-0123'), 'half');
+    mkdirSync(join(root, 'data', 'core'));
+    writeFileSync(join(root, 'data', 'core', '_seal'), 'seal');
+    writeFileSync(join(root, 'data', '_salt'), 'salt');
+    const b = new FileBackend(root);
+    b.openSync();
+    expect(existsSync(join(root, 'data'))).toBe(false);
+    expect((await b.get('sys/token/id/h1'))!.toString()).toBe('token-entry');
+    expect((await b.get('logical/a.b/x y'))!.toString()).toBe('value');
+    expect((await b.get('core/seal'))!.toString()).toBe('seal');
+    expect(await b.list('logical/a.b/')).toEqual(['x y']);
+    expect(await b.list('')).toEqual(['core/', 'logical/', 'salt', 'sys/']);
+    await b.close();
+    const c = new FileBackend(root);
+    c.openSync();
+    expect((await c.get('sys/token/id/h1'))!.toString()).toBe('token-entry');
+    await c.close();
   });
 
   it('refuses a second opener with a message naming the pid, and releases the lock on close', async () => {
