@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedRecord } from '../support/stored-record.js';
 import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
 
 const dirs: string[] = [];
@@ -40,13 +41,6 @@ async function waitUnsealed(d: Daemon, ms = 20_000): Promise<void> {
   throw new Error(`still sealed after ${ms} ms:\n${d.output()}`);
 }
 /** The file backend's record at `key` (<storage>/data/a/b/_leaf; these keys need no escaping). */
-function storedRecord(storage: string, key: string): Buffer | null {
-  const parts = key.split('/');
-  const leaf = parts.pop()!;
-  const f = join(storage, 'data', ...parts, `_${leaf}`);
-  return existsSync(f) ? readFileSync(f) : null;
-}
-
 let unsealer: Daemon;
 let unsealerDir: string;
 let unsealerKey: string;
