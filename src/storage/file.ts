@@ -47,6 +47,8 @@ const OP_DELETE = 2;
 const CACHE_MAX_VALUE = 256 * 1024;
 /** Ops per frame when compaction writes a file. */
 const COMPACT_BATCH = 1000;
+/** Files (each holds a descriptor) above which compaction merges the sealed ones whatever their dead bytes. */
+const MAX_FILES = 16;
 
 /** An open segment or compacted file. */
 interface SegFile {
@@ -153,6 +155,8 @@ export class FileBackend implements Backend {
     this.nextNo = Math.max(0, ...numbered.map((f) => f.no)) + 1;
     this.openSegment();
     this.importLegacy();
+    // Every start begins a segment: many restarts with few writes would pile up small files.
+    this.maybeCompact();
   }
 
   private takeLock(): void {
@@ -418,11 +422,11 @@ export class FileBackend implements Backend {
     }
   }
 
-  /** Start a compaction when dead bytes pass both the floor and the live bytes. */
+  /** Start a compaction when dead bytes pass both the floor and the live bytes, or files pile up. */
   private maybeCompact(): void {
     if (this.compacting) return;
     const dead = this.totalBytes - this.liveBytes;
-    if (dead < this.compactMin || dead < this.liveBytes) return;
+    if ((dead < this.compactMin || dead < this.liveBytes) && this.files.size <= MAX_FILES) return;
     this.compacting = this.compact()
       .catch(() => undefined)
       .finally(() => {

@@ -164,6 +164,19 @@ describe('file backend durability', () => {
     await b.close();
   });
 
+  it('restarts with a few writes each do not pile up segment files (each holds a descriptor)', async () => {
+    const root = tmp();
+    for (let i = 0; i < 40; i++) {
+      const b = open(root);
+      await b.put(`s/${i}`, Buffer.from(String(i)));
+      await b.close();
+    }
+    expect(logFiles(root).length).toBeLessThanOrEqual(18);
+    const b = open(root);
+    for (let i = 0; i < 40; i++) expect((await b.get(`s/${i}`))!.toString()).toBe(String(i));
+    await b.close();
+  });
+
   it('a crash between the compacted file and the removal of its inputs neither loses nor resurrects a record', async () => {
     const root = tmp();
     const opts = { segmentLimit: 2048, compactMin: 1 << 30 };
