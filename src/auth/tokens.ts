@@ -74,11 +74,13 @@ export interface CreateTokenOptions extends Pick<TokenEntry, 'path' | 'entity_id
 
 /** Entries kept by the hash() memo before it starts over. */
 const HASH_MEMO_SIZE = 4096;
+/** Token entries kept in memory; past it the oldest cached one is dropped (it reloads from storage). */
+const ENTRY_CACHE_SIZE = 50_000;
 
 /** Hash-at-rest token store with an in-memory lookup cache. */
 export class TokenStore {
   private salt: Buffer | null = null;
-  private readonly cache = new Map<string, TokenEntry>();
+  private readonly cache = new BoundedMap<string, TokenEntry>(ENTRY_CACHE_SIZE);
   /** Bumped by forget/clear: a load that overlapped one is not cached (cluster standbys). */
   private generation = 0;
   /**
@@ -344,4 +346,15 @@ export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   if (e.entity_id) info.entityId = e.entity_id;
   if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   return info;
+}
+
+/** A Map that drops its oldest entry when a new key would pass `limit` (logins create tokens forever). */
+class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+  override set(key: K, value: V): this {
+    if (this.size >= this.limit && !this.has(key)) this.delete(this.keys().next().value as K);
+    return super.set(key, value);
+  }
 }
