@@ -20,6 +20,9 @@ function goJson(value: unknown): string {
   return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
+
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
 /** Members of the response envelope (a data member of the same name is overridden by it). */
@@ -41,14 +44,27 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
   // Only `data`, `warnings` and `auth` vary, so only they are serialised, and `data` once even when
   // it is also copied to the top level (sys/ answers can be large: a destination's associations).
   const data = reply.data;
-  const dataJson = data === undefined || data === null ? 'null' : (reply.dataJson ?? goJson(data));
-  const tail =
-    `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":${reply.leaseDuration ?? 0},"data":${dataJson}` +
+  const given = data === undefined || data === null ? undefined : reply.dataJson;
+  const before = `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":${reply.leaseDuration ?? 0},"data":`;
+  const after =
     `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined || reply.auth === null ? 'null' : goJson(reply.auth)}` +
     `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
+  const copyable = injectTopLevel && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k));
+  if (given !== undefined && typeof given !== 'string') {
+    // Kept as bytes by the handler: the body is assembled from buffers, never re-encoded as text.
+    if (!injectTopLevel || (copyable && given[0] === 0x7b)) {
+      const inner = copyable && given.length > 2 ? given.subarray(1, given.length - 1) : null;
+      const body = Buffer.concat(inner ? [OPEN, inner, COMMA, Buffer.from(before), given, Buffer.from(after)] : [OPEN, Buffer.from(before), given, Buffer.from(after)]);
+      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': body.length });
+      res.end(body);
+      return;
+    }
+  }
+  const dataJson = data === undefined || data === null ? 'null' : typeof given === 'string' ? given : goJson(data);
+  const tail = before + dataJson + after;
   let text: string | null = null;
   if (!injectTopLevel) text = '{' + tail;
-  else if (dataJson.startsWith('{') && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k))) {
+  else if (dataJson.startsWith('{') && copyable) {
     // `{...data, ...envelope}` written directly: data's members, then the envelope's.
     const inner = dataJson.slice(1, -1);
     text = '{' + (inner === '' ? '' : inner + ',') + tail;

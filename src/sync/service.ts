@@ -261,7 +261,7 @@ export class SyncService {
     // whole map, and serializing it for every call was the largest cost of bulk association. The
     // map as an object (for audit, or a caller reading it) is built only when asked for, from the
     // view as it was at this answer.
-    view.json ??= '{' + view.fragments.filter((x) => x !== '').join(',') + '}';
+    view.json ??= joinFragments(view.fragments, ANSWER_OPEN, Buffer.from(`,"store_name":${goJson(name)},"store_type":${goJson(type)}}`));
     const gen = view.gen;
     let built = view.secrets;
     const pairs = built ? null : view.pairs.slice();
@@ -277,15 +277,15 @@ export class SyncService {
     });
     answer.store_name = name;
     answer.store_type = type;
-    this.answerJson.set(answer, `{"associated_secrets":${view.json},"store_name":${goJson(name)},"store_type":${goJson(type)}}`);
+    this.answerJson.set(answer, view.json);
     return answer;
   }
 
   /** Serialized answers of `associations` (see Reply.dataJson), by answer object. */
-  private readonly answerJson = new WeakMap<object, string>();
+  private readonly answerJson = new WeakMap<object, Buffer>();
 
-  /** The JSON of an answer `associations` (or set/remove) returned, when kept; else undefined. */
-  jsonOf(answer: object): string | undefined {
+  /** The JSON (UTF-8) of an answer `associations` (or set/remove) returned, when kept; else undefined. */
+  jsonOf(answer: object): Buffer | undefined {
     return this.answerJson.get(answer);
   }
 
@@ -652,14 +652,14 @@ interface AssociationView {
   pairs: Array<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>;
   /** Mount path of each accessor it shows (undefined: the mount is gone). */
   mounts: Map<string, string | undefined>;
-  /** JSON of each link's pairs (`"key":{...},...`; "" for none), as the router would serialize them. */
-  fragments: string[];
+  /** JSON (UTF-8) of each link's pairs (`"key":{...},...`; empty for none), as the router would serialize them. */
+  fragments: Buffer[];
   /** Links changed since the pairs were last brought up to date. */
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
-  /** The map's JSON; null after a change. */
-  json: string | null;
+  /** The JSON (UTF-8) of the whole answer (the map, store_name, store_type); null after a change. */
+  json: Buffer | null;
   /** Bumped by every change (an answer's lazily built map must be the one it was given). */
   gen: number;
 }
@@ -678,11 +678,32 @@ function goJson(value: unknown): string {
   return JSON.stringify(value).replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
-/** The JSON members of a link's association records. */
-function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): string {
+/** The JSON members of a link's association records, as UTF-8. */
+function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): Buffer {
   let out = '';
   for (const [k, rec] of pairs) out += (out ? ',' : '') + goJson(k) + ':' + goJson(rec);
-  return out;
+  return Buffer.from(out, 'utf8');
+}
+
+const ANSWER_OPEN = Buffer.from('{"associated_secrets":');
+const LBRACE = Buffer.from('{');
+const RBRACE = Buffer.from('}');
+const COMMA = Buffer.from(',');
+
+/**
+ * An answer's JSON from the links' fragments (the map between `open` and `close`): one copy of
+ * bytes already encoded. Set and remove answer with the whole map, so serializing it again as
+ * text per call cost as much as the rest of the call.
+ */
+function joinFragments(fragments: readonly Buffer[], open: Buffer, close: Buffer): Buffer {
+  const parts: Buffer[] = [open, LBRACE];
+  for (const f of fragments) {
+    if (f.length === 0) continue;
+    if (parts.length > 2) parts.push(COMMA);
+    parts.push(f);
+  }
+  parts.push(RBRACE, close);
+  return Buffer.concat(parts);
 }
 
 /** The read view of a GitHub App: the key masked, its fingerprint shown (reference 1.9). */

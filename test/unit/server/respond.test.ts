@@ -12,7 +12,7 @@ function capture(): ResponseSink & { status: number; headers: Record<string, str
       this.headers = headers ?? {};
     },
     end(body) {
-      this.body = String(body);
+      this.body = Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
     },
     destroy() {},
   };
@@ -44,6 +44,24 @@ describe('sendReply: the envelope written around data', () => {
       expect(Object.keys(JSON.parse(res.body))).toEqual(Object.keys(want));
       expect(res.body).not.toMatch(/[<>&\u2028]/);
       expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+    }
+  });
+
+  it.each([
+    ['an object', { keys: ['a', 'b'], n: 1, 'é': 'ü' }],
+    ['an empty object', {}],
+    ['a member named like the envelope', { data: 'mine', other: 2 }],
+  ])('%s kept serialized by the handler (text or bytes): the same body as serialising data', (_what, data) => {
+    const go = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    for (const inject of [false, true]) {
+      const plain = capture();
+      sendReply(plain, 'r-1', { data }, 'system', 200, inject);
+      for (const dataJson of [go, Buffer.from(go, 'utf8')]) {
+        const res = capture();
+        sendReply(res, 'r-1', { data, dataJson }, 'system', 200, inject);
+        expect(res.body).toBe(plain.body);
+        expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+      }
     }
   });
 });
