@@ -128,25 +128,26 @@ export class SyncStore {
     const m = this.linkCache.get(`${type}/${name}`) ?? (await this.linksFor(type, name));
     return m.get(id) ?? null;
   }
+  /** Store a link record; `l` becomes the cached record and is frozen (do not change it afterwards). */
   async putLink(l: LinkRecord): Promise<void> {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
     await putJSON(this.s, `links/${key}/${l.id}`, l);
     this.unwritten.delete(`${key}/${l.id}`);
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
-    m.set(l.id, Object.isFrozen(l) ? l : deepFreeze(structuredClone(l)));
+    m.set(l.id, deepFreeze(l));
     this.linkChanged?.(key, l.id);
   }
   /**
-   * Put a new link in the cache without writing it: the next `putLink` of it (the worker's first
-   * attempt) or `saveLink` writes it. Only for a caller that calls `saveLink` before it reports
+   * Put a new link in the cache without writing it (`l` is frozen, as by `putLink`): the next
+   * `putLink` of it (the worker's first attempt) or `saveLink` writes it. Only for a caller that calls `saveLink` before it reports
    * the link as created (SyncService.setAssociation).
    */
   async stageLink(l: LinkRecord): Promise<void> {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
-    m.set(l.id, deepFreeze(structuredClone(l)));
+    m.set(l.id, deepFreeze(l));
     this.unwritten.add(`${key}/${l.id}`);
     this.linkChanged?.(key, l.id);
   }
