@@ -5,8 +5,11 @@ import type { Reply } from '../framework/route.js';
 export interface ResponseSink {
   headersSent: boolean;
   writeHead(status: number, headers?: Record<string, string | number>): unknown;
-  end(body?: string | Buffer): unknown;
+  /** A body given as pieces (Buffer[]) only when `takesParts` is true. */
+  end(body?: string | Buffer | readonly Buffer[]): unknown;
   destroy(): unknown;
+  /** Whether `end` takes a body as pieces written in order (the fast lane; node:http does not). */
+  readonly takesParts?: boolean;
 }
 
 const GO_ESCAPE = /[<>&\u2028\u2029]/g;
@@ -51,10 +54,20 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
   const copyable = injectTopLevel && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k));
   if (given !== undefined && typeof given !== 'string') {
-    // Kept as bytes by the handler: the body is assembled from buffers, never re-encoded as text.
-    if (!injectTopLevel || (copyable && given[0] === 0x7b)) {
-      const inner = copyable && given.length > 2 ? given.subarray(1, given.length - 1) : null;
-      const body = Buffer.concat(inner ? [OPEN, inner, COMMA, Buffer.from(before), given, Buffer.from(after)] : [OPEN, Buffer.from(before), given, Buffer.from(after)]);
+    // Kept as bytes by the handler: the body is assembled from its pieces, never re-encoded as text.
+    const pieces: readonly Buffer[] = Buffer.isBuffer(given) ? [given] : given;
+    if (!injectTopLevel) {
+      const parts = [Buffer.from('{' + before), ...pieces, Buffer.from(after)];
+      let length = 0;
+      for (const p of parts) length += p.length;
+      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': length });
+      res.end(res.takesParts ? parts : Buffer.concat(parts, length));
+      return;
+    }
+    const whole = Buffer.concat(pieces);
+    if (copyable && whole[0] === 0x7b) {
+      const inner = whole.length > 2 ? whole.subarray(1, whole.length - 1) : null;
+      const body = Buffer.concat(inner ? [OPEN, inner, COMMA, Buffer.from(before), whole, Buffer.from(after)] : [OPEN, Buffer.from(before), whole, Buffer.from(after)]);
       res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': body.length });
       res.end(body);
       return;

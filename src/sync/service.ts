@@ -261,7 +261,7 @@ export class SyncService {
     // whole map, and serializing it for every call was the largest cost of bulk association. The
     // map as an object (for audit, or a caller reading it) is built only when asked for, from the
     // view as it was at this answer.
-    view.json ??= joinFragments(view.fragments, ANSWER_OPEN, Buffer.from(`,"store_name":${goJson(name)},"store_type":${goJson(type)}}`));
+    view.json ??= joinView(view, Buffer.from(`},"store_name":${goJson(name)},"store_type":${goJson(type)}}`));
     const gen = view.gen;
     let built = view.secrets;
     const pairs = built ? null : view.pairs.slice();
@@ -282,10 +282,10 @@ export class SyncService {
   }
 
   /** Serialized answers of `associations` (see Reply.dataJson), by answer object. */
-  private readonly answerJson = new WeakMap<object, Buffer>();
+  private readonly answerJson = new WeakMap<object, readonly Buffer[]>();
 
-  /** The JSON (UTF-8) of an answer `associations` (or set/remove) returned, when kept; else undefined. */
-  jsonOf(answer: object): Buffer | undefined {
+  /** The JSON (UTF-8 pieces, in order) of an answer `associations` (or set/remove) returned, when kept; else undefined. */
+  jsonOf(answer: object): readonly Buffer[] | undefined {
     return this.answerJson.get(answer);
   }
 
@@ -301,8 +301,9 @@ export class SyncService {
     if (!v) {
       const ids = this.store.peekIds(type, name);
       if (!ids) return null;
-      v = { ids: [...ids], pairs: [], fragments: [], mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
+      v = { ids: [...ids], pairs: [], fragments: [], cuts: [], blocks: new Map(), mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
       for (const id of v.ids) {
+        v.cuts.push(cutAfter(id));
         v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
         v.fragments.push(fragmentOf(v.pairs[v.pairs.length - 1]!));
       }
@@ -326,10 +327,12 @@ export class SyncService {
         v.ids.splice(lo, 0, id);
         v.pairs.splice(lo, 0, pairs);
         v.fragments.splice(lo, 0, fragmentOf(pairs));
+        v.cuts.splice(lo, 0, cutAfter(id));
       } else if (found) {
         v.ids.splice(lo, 1);
         v.pairs.splice(lo, 1);
         v.fragments.splice(lo, 1);
+        v.cuts.splice(lo, 1);
       }
     }
     if (v.dirty.size) v.json = null;
@@ -654,12 +657,16 @@ interface AssociationView {
   mounts: Map<string, string | undefined>;
   /** JSON (UTF-8) of each link's pairs (`"key":{...},...`; empty for none), as the router would serialize them. */
   fragments: Buffer[];
+  /** Whether a block of the answer ends after each link (see `joinView`). */
+  cuts: boolean[];
+  /** Joined blocks of fragments by their first link id, with the fragments they were joined from. */
+  blocks: Map<string, { fragments: Buffer[]; joined: Buffer }>;
   /** Links changed since the pairs were last brought up to date. */
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
-  /** The JSON (UTF-8) of the whole answer (the map, store_name, store_type); null after a change. */
-  json: Buffer | null;
+  /** The JSON (UTF-8 pieces) of the whole answer (the map, store_name, store_type); null after a change. */
+  json: readonly Buffer[] | null;
   /** Bumped by every change (an answer's lazily built map must be the one it was given). */
   gen: number;
 }
@@ -685,25 +692,59 @@ function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<strin
   return Buffer.from(out, 'utf8');
 }
 
-const ANSWER_OPEN = Buffer.from('{"associated_secrets":');
-const LBRACE = Buffer.from('{');
-const RBRACE = Buffer.from('}');
+const ANSWER_OPEN = Buffer.from('{"associated_secrets":{');
 const COMMA = Buffer.from(',');
 
 /**
- * An answer's JSON from the links' fragments (the map between `open` and `close`): one copy of
- * bytes already encoded. Set and remove answer with the whole map, so serializing it again as
- * text per call cost as much as the rest of the call.
+ * Whether a block of an answer ends after link `id`: for about one id in 32, by a hash of the id, so
+ * a block's links stay together when links are added or removed elsewhere in the map.
  */
-function joinFragments(fragments: readonly Buffer[], open: Buffer, close: Buffer): Buffer {
-  const parts: Buffer[] = [open, LBRACE];
+function cutAfter(id: string): boolean {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h & 31) === 0;
+}
+
+/** The fragments, joined with commas (empty ones left out). */
+function joinBlock(fragments: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [];
   for (const f of fragments) {
     if (f.length === 0) continue;
-    if (parts.length > 2) parts.push(COMMA);
+    if (parts.length) parts.push(COMMA);
     parts.push(f);
   }
-  parts.push(RBRACE, close);
   return Buffer.concat(parts);
+}
+
+/**
+ * The answer's JSON as pieces: `{"associated_secrets":{`, the map's members in blocks of about 32
+ * links, then `close`. A block is joined again only when one of its links changed; the pieces are
+ * written out as they are (one corked socket write), never copied into one buffer. Set and remove
+ * answer with the whole map, so joining (and before that, serializing) it per call was the largest
+ * part of their cost.
+ */
+function joinView(v: AssociationView, close: Buffer): readonly Buffer[] {
+  const parts: Buffer[] = [ANSWER_OPEN];
+  const blocks = new Map<string, { fragments: Buffer[]; joined: Buffer }>();
+  let start = 0;
+  for (let i = 0; i < v.ids.length; i++) {
+    if (!v.cuts[i] && i !== v.ids.length - 1) continue;
+    const first = v.ids[start]!;
+    let b = v.blocks.get(first);
+    if (!b || b.fragments.length !== i + 1 - start || b.fragments.some((f, k) => f !== v.fragments[start + k])) {
+      const fragments = v.fragments.slice(start, i + 1);
+      b = { fragments, joined: joinBlock(fragments) };
+    }
+    blocks.set(first, b);
+    if (b.joined.length) {
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(b.joined);
+    }
+    start = i + 1;
+  }
+  v.blocks = blocks;
+  parts.push(close);
+  return parts;
 }
 
 /** The read view of a GitHub App: the key masked, its fingerprint shown (reference 1.9). */

@@ -3,6 +3,7 @@ import { sendReply, type ResponseSink } from '../../../src/server/respond.js';
 
 function capture(): ResponseSink & { status: number; headers: Record<string, string | number>; body: string } {
   return {
+    takesParts: false,
     headersSent: false,
     status: 0,
     headers: {},
@@ -12,7 +13,8 @@ function capture(): ResponseSink & { status: number; headers: Record<string, str
       this.headers = headers ?? {};
     },
     end(body) {
-      this.body = Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
+      if (Array.isArray(body) && !this.takesParts) throw new Error('pieces given to a sink that does not take them');
+      this.body = Array.isArray(body) ? Buffer.concat(body).toString('utf8') : Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
     },
     destroy() {},
   };
@@ -56,11 +58,15 @@ describe('sendReply: the envelope written around data', () => {
     for (const inject of [false, true]) {
       const plain = capture();
       sendReply(plain, 'r-1', { data }, 'system', 200, inject);
-      for (const dataJson of [go, Buffer.from(go, 'utf8')]) {
-        const res = capture();
-        sendReply(res, 'r-1', { data, dataJson }, 'system', 200, inject);
-        expect(res.body).toBe(plain.body);
-        expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+      const bytes = Buffer.from(go, 'utf8');
+      const pieces = [bytes.subarray(0, 3), bytes.subarray(3, 3), bytes.subarray(3)];
+      for (const dataJson of [go, bytes, pieces]) {
+        for (const takesParts of [false, true]) {
+          const res = { ...capture(), takesParts };
+          sendReply(res, 'r-1', { data, dataJson }, 'system', 200, inject);
+          expect(res.body).toBe(plain.body);
+          expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+        }
       }
     }
   });
