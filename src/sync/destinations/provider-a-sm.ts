@@ -22,7 +22,8 @@ const REQUEST_SIGNAL = Symbol('keyhold.abortSignal');
  * middleware stack for every call (about 0.2 ms of CPU per call, measured: a third of the SDK's
  * cost); the cached stack takes no per-call options, so the signal goes by the command's input: an
  * innermost middleware hangs it on each attempt's (signed) request, and the request handler hands
- * it to the HTTP request as `send(cmd, { abortSignal })` would.
+ * it to the HTTP request as `send(cmd, { abortSignal })` would. (The SDK's short wait between its
+ * own attempts is not cut short; the attempt after it fails at once.)
  */
 function abortByInput(client: SmClient): void {
   client.middlewareStack.add(
