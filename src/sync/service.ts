@@ -349,34 +349,45 @@ export class SyncService {
 
   /** The frozen [key, record] pairs of a link for view `v` (noting the mount path shown). */
   private pairsOf(l: LinkRecord, v: AssociationView): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
-    if (!v.mounts.has(l.accessor)) v.mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
-    return Object.entries(this.linkRecords(l)).map(([k, r]) => [k, Object.freeze(r)] as const);
+    let path = v.mounts.get(l.accessor);
+    if (path === undefined && !v.mounts.has(l.accessor)) v.mounts.set(l.accessor, (path = this.kv.mount(l.accessor)?.path));
+    const pairs: Array<readonly [string, Readonly<Record<string, unknown>>]> = [];
+    this.eachRecord(l, path, (k, rec) => pairs.push([k, Object.freeze(rec)]));
+    return pairs;
   }
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
   private linkRecords(l: LinkRecord): Record<string, Record<string, unknown>> {
-    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
-    if (activity) l = withActivity(l, activity);
-    const mount = (this.kv.mount(l.accessor)?.path ?? l.mount).replace(/\/$/, '');
-    const base = { accessor: l.accessor, mount, secret_name: l.secret_name };
     const out: Record<string, Record<string, unknown>> = {};
+    this.eachRecord(l, this.kv.mount(l.accessor)?.path, (k, rec) => (out[k] = rec));
+    return out;
+  }
+
+  /**
+   * Hand each association record of a link to `emit`, keys in order; `mountPath` is the accessor's
+   * current mount (undefined when it is gone: the link's recorded path is shown). While the worker is
+   * at the link, every record shows the in-flight status (SYNCING / UNSYNCING) and no error.
+   */
+  private eachRecord(l: LinkRecord, mountPath: string | undefined, emit: (key: string, rec: Record<string, unknown>) => void): void {
+    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
+    const mount = (mountPath ?? l.mount).replace(/\/$/, '');
     const subs = Object.keys(l.entries).filter((k) => k !== '');
     if (subs.length === 0) {
       const e = l.entries[''];
-      const status = e?.sync_status ?? l.sync_status;
-      const rec: Record<string, unknown> = { ...base, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
-      const err = e?.error ?? l.error;
+      const status = activity ?? e?.sync_status ?? l.sync_status;
+      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
+      const err = activity ? undefined : (e?.error ?? l.error);
       if (err && ERROR_STATUSES.has(status)) rec.error = err;
-      out[`${l.accessor}/${l.secret_name}`] = rec;
-      return out;
+      emit(`${l.accessor}/${l.secret_name}`, rec);
+      return;
     }
     for (const sub of subs.sort()) {
       const e = l.entries[sub]!;
-      const rec: Record<string, unknown> = { ...base, sub_key: sub, sync_status: e.sync_status, updated_at: e.updated_at };
-      if (e.error && ERROR_STATUSES.has(e.sync_status)) rec.error = e.error;
-      out[`${l.accessor}/${l.secret_name}/${sub}`] = rec;
+      const status = activity ?? e.sync_status;
+      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sub_key: sub, sync_status: status, updated_at: e.updated_at };
+      if (!activity && e.error && ERROR_STATUSES.has(status)) rec.error = e.error;
+      emit(`${l.accessor}/${l.secret_name}/${sub}`, rec);
     }
-    return out;
   }
 
   private kvMount(field: string, mountIn: string): MountInfo {
@@ -680,9 +691,13 @@ function freezePairs(list: ReadonlyArray<ReadonlyArray<readonly [string, Readonl
 
 const GO_ESCAPE = /[<>&\u2028\u2029]/g;
 
+const GO_ESCAPE_TEST = /[<>&\u2028\u2029]/;
+
 /** JSON with Go's escaping of <, >, &, U+2028, U+2029 (what the router sends; Vault clients see Go's encoding/json). */
 function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const text = JSON.stringify(value);
+  if (!GO_ESCAPE_TEST.test(text)) return text;
+  return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 /** The JSON members of a link's association records, as UTF-8. */
