@@ -26,10 +26,11 @@ export interface Reply {
   wrapInfo?: Record<string, unknown>;
   /**
    * `data` already serialized as the router would (JSON with Go's escaping of <, >, &, U+2028,
-   * U+2029), for large answers a handler keeps serialized (sync association maps); `data` is still
-   * given (audit). Must equal the serialization of `data`.
+   * U+2029), as text or as its UTF-8 bytes (one buffer, or pieces in order), for large answers a
+   * handler keeps serialized (sync association maps); `data` is still given (audit). Must equal the
+   * serialization of `data`.
    */
-  dataJson?: string;
+  dataJson?: string | Buffer | readonly Buffer[];
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
 }

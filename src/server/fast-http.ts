@@ -44,6 +44,12 @@ export class FastRequest {
   ) {}
 }
 
+function lengthOf(parts: readonly Buffer[]): number {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  return n;
+}
+
 let dateCache = '';
 let dateSecond = 0;
 function httpDate(): string {
@@ -59,6 +65,8 @@ function httpDate(): string {
 /** The answer side: the subset of ServerResponse the router uses, written in one socket write. */
 export class FastResponse {
   headersSent = false;
+  /** `end` takes a body as pieces (see ResponseSink.takesParts). */
+  readonly takesParts = true;
   private status = 200;
   private headers: Record<string, string | number> | null = null;
   constructor(private readonly conn: FastConnection) {}
@@ -69,7 +77,7 @@ export class FastResponse {
     return this;
   }
 
-  end(body?: string | Buffer): this {
+  end(body?: string | Buffer | readonly Buffer[]): this {
     if (this.headersSent) return this;
     this.headersSent = true;
     const status = this.status;
@@ -82,7 +90,7 @@ export class FastResponse {
       }
     }
     const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
-    if (!haveLength && !noBody) head += `Content-Length: ${body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length}\r\n`;
+    if (!haveLength && !noBody) head += `Content-Length: ${body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? lengthOf(body) : (body as Buffer).length}\r\n`;
     const close = this.conn.closeAfterResponse();
     head += `Date: ${httpDate()}\r\n`;
     head += close ? 'Connection: close\r\n\r\n' : this.conn.keepAliveHeader;
@@ -228,15 +236,17 @@ export class FastConnection {
     return this.closeRequested || this.shuttingDown;
   }
 
-  write(head: string, body: string | Buffer | undefined): void {
+  write(head: string, body: string | Buffer | readonly Buffer[] | undefined): void {
     const s = this.socket;
     if (s.destroyed || !s.writable) return;
     if (body === undefined || body.length === 0) s.write(head);
     else if (typeof body === 'string') s.write(head + body);
     else {
+      // Pieces (a large answer kept as parts) go out in the same corked write, uncopied.
       s.cork();
       s.write(head, 'latin1');
-      s.write(body);
+      if (Array.isArray(body)) for (const part of body as readonly Buffer[]) s.write(part);
+      else s.write(body as Buffer);
       s.uncork();
     }
   }

@@ -140,7 +140,10 @@ export function withLateHeaders(res: ResponseSink, extra: () => Record<string, s
       const more = extra();
       return res.writeHead(status, more ? { ...headers, ...more } : headers);
     },
-    end: (body?: string | Buffer) => res.end(body),
+    end: (body?: string | Buffer | readonly Buffer[]) => res.end(body),
     destroy: () => res.destroy(),
+    get takesParts() {
+      return res.takesParts;
+    },
   };
 }

@@ -5,8 +5,11 @@ import type { Reply } from '../framework/route.js';
 export interface ResponseSink {
   headersSent: boolean;
   writeHead(status: number, headers?: Record<string, string | number>): unknown;
-  end(body?: string | Buffer): unknown;
+  /** A body given as pieces (Buffer[]) only when `takesParts` is true. */
+  end(body?: string | Buffer | readonly Buffer[]): unknown;
   destroy(): unknown;
+  /** Whether `end` takes a body as pieces written in order (the fast lane; node:http does not). */
+  readonly takesParts?: boolean;
 }
 
 const GO_ESCAPE = /[<>&\u2028\u2029]/g;
@@ -19,6 +22,9 @@ function goJson(value: unknown): string {
   if (!GO_ESCAPE_TEST.test(text)) return text;
   return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
+
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');
 
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
@@ -41,14 +47,37 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
   // Only `data`, `warnings` and `auth` vary, so only they are serialised, and `data` once even when
   // it is also copied to the top level (sys/ answers can be large: a destination's associations).
   const data = reply.data;
-  const dataJson = data === undefined || data === null ? 'null' : (reply.dataJson ?? goJson(data));
-  const tail =
-    `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":${reply.leaseDuration ?? 0},"data":${dataJson}` +
+  const given = data === undefined || data === null ? undefined : reply.dataJson;
+  const before = `"request_id":"${requestId}","lease_id":"","renewable":false,"lease_duration":${reply.leaseDuration ?? 0},"data":`;
+  const after =
     `,"wrap_info":null,"warnings":${reply.warnings && reply.warnings.length ? goJson(reply.warnings) : 'null'},"auth":${reply.auth === undefined || reply.auth === null ? 'null' : goJson(reply.auth)}` +
     `,"mount_type":${mountType ? goJson(mountType) : '""'}}\n`;
+  const copyable = injectTopLevel && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k));
+  if (given !== undefined && typeof given !== 'string') {
+    // Kept as bytes by the handler: the body is assembled from its pieces, never re-encoded as text.
+    const pieces: readonly Buffer[] = Buffer.isBuffer(given) ? [given] : given;
+    if (!injectTopLevel) {
+      const parts = [Buffer.from('{' + before), ...pieces, Buffer.from(after)];
+      let length = 0;
+      for (const p of parts) length += p.length;
+      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': length });
+      res.end(res.takesParts ? parts : Buffer.concat(parts, length));
+      return;
+    }
+    const whole = Buffer.concat(pieces);
+    if (copyable && whole[0] === 0x7b) {
+      const inner = whole.length > 2 ? whole.subarray(1, whole.length - 1) : null;
+      const body = Buffer.concat(inner ? [OPEN, inner, COMMA, Buffer.from(before), whole, Buffer.from(after)] : [OPEN, Buffer.from(before), whole, Buffer.from(after)]);
+      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': body.length });
+      res.end(body);
+      return;
+    }
+  }
+  const dataJson = data === undefined || data === null ? 'null' : typeof given === 'string' ? given : goJson(data);
+  const tail = before + dataJson + after;
   let text: string | null = null;
   if (!injectTopLevel) text = '{' + tail;
-  else if (dataJson.startsWith('{') && isPlainObject(data) && !ENVELOPE_KEYS.some((k) => Object.hasOwn(data, k))) {
+  else if (dataJson.startsWith('{') && copyable) {
     // `{...data, ...envelope}` written directly: data's members, then the envelope's.
     const inner = dataJson.slice(1, -1);
     text = '{' + (inner === '' ? '' : inner + ',') + tail;

@@ -595,7 +595,12 @@ export class Router {
     return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
   }
 
-  /** Stage send: the envelope; Vault copies `data` to the top level of sys/ answers (http/handler.go). */
+  /**
+   * Stage send: the envelope; Vault copies `data` to the top level of the system backend's legacy
+   * answers (http/handler.go `injectDataIntoTopRoutes`: sys/mounts, sys/policy, sys/auth, ...). Its
+   * secret-sync paths are not among them, so the sys/sync/ module's answers carry `data` only (an
+   * association map would otherwise be sent twice).
+   */
   private send(f: Flow): void {
     const reply = f.reply;
     if (!reply) {
@@ -603,7 +608,8 @@ export class Router {
       sendEmpty(f.res);
       return;
     }
-    sendReply(f.res, f.requestId, reply, f.mounted!.mount.type, 200, f.path.startsWith('sys/'));
+    const mount = f.mounted!.mount;
+    sendReply(f.res, f.requestId, reply, mount.type, 200, f.path.startsWith('sys/') && mount.path === 'sys/');
   }
 
   /** After the answer: tokens on their last use (num_uses) are revoked. */

@@ -261,7 +261,7 @@ export class SyncService {
     // whole map, and serializing it for every call was the largest cost of bulk association. The
     // map as an object (for audit, or a caller reading it) is built only when asked for, from the
     // view as it was at this answer.
-    view.json ??= '{' + view.fragments.filter((x) => x !== '').join(',') + '}';
+    view.json ??= joinView(view, Buffer.from(`},"store_name":${goJson(name)},"store_type":${goJson(type)}}`));
     const gen = view.gen;
     let built = view.secrets;
     const pairs = built ? null : view.pairs.slice();
@@ -277,15 +277,15 @@ export class SyncService {
     });
     answer.store_name = name;
     answer.store_type = type;
-    this.answerJson.set(answer, `{"associated_secrets":${view.json},"store_name":${goJson(name)},"store_type":${goJson(type)}}`);
+    this.answerJson.set(answer, view.json);
     return answer;
   }
 
   /** Serialized answers of `associations` (see Reply.dataJson), by answer object. */
-  private readonly answerJson = new WeakMap<object, string>();
+  private readonly answerJson = new WeakMap<object, readonly Buffer[]>();
 
-  /** The JSON of an answer `associations` (or set/remove) returned, when kept; else undefined. */
-  jsonOf(answer: object): string | undefined {
+  /** The JSON (UTF-8 pieces, in order) of an answer `associations` (or set/remove) returned, when kept; else undefined. */
+  jsonOf(answer: object): readonly Buffer[] | undefined {
     return this.answerJson.get(answer);
   }
 
@@ -301,8 +301,9 @@ export class SyncService {
     if (!v) {
       const ids = this.store.peekIds(type, name);
       if (!ids) return null;
-      v = { ids: [...ids], pairs: [], fragments: [], mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
+      v = { ids: [...ids], pairs: [], fragments: [], cuts: [], blocks: new Map(), mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
       for (const id of v.ids) {
+        v.cuts.push(cutAfter(id));
         v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
         v.fragments.push(fragmentOf(v.pairs[v.pairs.length - 1]!));
       }
@@ -326,10 +327,12 @@ export class SyncService {
         v.ids.splice(lo, 0, id);
         v.pairs.splice(lo, 0, pairs);
         v.fragments.splice(lo, 0, fragmentOf(pairs));
+        v.cuts.splice(lo, 0, cutAfter(id));
       } else if (found) {
         v.ids.splice(lo, 1);
         v.pairs.splice(lo, 1);
         v.fragments.splice(lo, 1);
+        v.cuts.splice(lo, 1);
       }
     }
     if (v.dirty.size) v.json = null;
@@ -346,34 +349,45 @@ export class SyncService {
 
   /** The frozen [key, record] pairs of a link for view `v` (noting the mount path shown). */
   private pairsOf(l: LinkRecord, v: AssociationView): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
-    if (!v.mounts.has(l.accessor)) v.mounts.set(l.accessor, this.kv.mount(l.accessor)?.path);
-    return Object.entries(this.linkRecords(l)).map(([k, r]) => [k, Object.freeze(r)] as const);
+    let path = v.mounts.get(l.accessor);
+    if (path === undefined && !v.mounts.has(l.accessor)) v.mounts.set(l.accessor, (path = this.kv.mount(l.accessor)?.path));
+    const pairs: Array<readonly [string, Readonly<Record<string, unknown>>]> = [];
+    this.eachRecord(l, path, (k, rec) => pairs.push([k, Object.freeze(rec)]));
+    return pairs;
   }
 
   /** The association records of one link (one per sub-key with secret-key granularity). */
   private linkRecords(l: LinkRecord): Record<string, Record<string, unknown>> {
-    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
-    if (activity) l = withActivity(l, activity);
-    const mount = (this.kv.mount(l.accessor)?.path ?? l.mount).replace(/\/$/, '');
-    const base = { accessor: l.accessor, mount, secret_name: l.secret_name };
     const out: Record<string, Record<string, unknown>> = {};
+    this.eachRecord(l, this.kv.mount(l.accessor)?.path, (k, rec) => (out[k] = rec));
+    return out;
+  }
+
+  /**
+   * Hand each association record of a link to `emit`, keys in order; `mountPath` is the accessor's
+   * current mount (undefined when it is gone: the link's recorded path is shown). While the worker is
+   * at the link, every record shows the in-flight status (SYNCING / UNSYNCING) and no error.
+   */
+  private eachRecord(l: LinkRecord, mountPath: string | undefined, emit: (key: string, rec: Record<string, unknown>) => void): void {
+    const activity = this.syncer.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
+    const mount = (mountPath ?? l.mount).replace(/\/$/, '');
     const subs = Object.keys(l.entries).filter((k) => k !== '');
     if (subs.length === 0) {
       const e = l.entries[''];
-      const status = e?.sync_status ?? l.sync_status;
-      const rec: Record<string, unknown> = { ...base, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
-      const err = e?.error ?? l.error;
+      const status = activity ?? e?.sync_status ?? l.sync_status;
+      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
+      const err = activity ? undefined : (e?.error ?? l.error);
       if (err && ERROR_STATUSES.has(status)) rec.error = err;
-      out[`${l.accessor}/${l.secret_name}`] = rec;
-      return out;
+      emit(`${l.accessor}/${l.secret_name}`, rec);
+      return;
     }
     for (const sub of subs.sort()) {
       const e = l.entries[sub]!;
-      const rec: Record<string, unknown> = { ...base, sub_key: sub, sync_status: e.sync_status, updated_at: e.updated_at };
-      if (e.error && ERROR_STATUSES.has(e.sync_status)) rec.error = e.error;
-      out[`${l.accessor}/${l.secret_name}/${sub}`] = rec;
+      const status = activity ?? e.sync_status;
+      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sub_key: sub, sync_status: status, updated_at: e.updated_at };
+      if (!activity && e.error && ERROR_STATUSES.has(status)) rec.error = e.error;
+      emit(`${l.accessor}/${l.secret_name}/${sub}`, rec);
     }
-    return out;
   }
 
   private kvMount(field: string, mountIn: string): MountInfo {
@@ -652,14 +666,18 @@ interface AssociationView {
   pairs: Array<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>;
   /** Mount path of each accessor it shows (undefined: the mount is gone). */
   mounts: Map<string, string | undefined>;
-  /** JSON of each link's pairs (`"key":{...},...`; "" for none), as the router would serialize them. */
-  fragments: string[];
+  /** JSON (UTF-8) of each link's pairs (`"key":{...},...`; empty for none), as the router would serialize them. */
+  fragments: Buffer[];
+  /** Whether a block of the answer ends after each link (see `joinView`). */
+  cuts: boolean[];
+  /** Joined blocks of fragments by their first link id, with the fragments they were joined from. */
+  blocks: Map<string, { fragments: Buffer[]; joined: Buffer }>;
   /** Links changed since the pairs were last brought up to date. */
   dirty: Set<string>;
   /** The map built from the pairs; null after a change. */
   secrets: Readonly<Record<string, unknown>> | null;
-  /** The map's JSON; null after a change. */
-  json: string | null;
+  /** The JSON (UTF-8 pieces) of the whole answer (the map, store_name, store_type); null after a change. */
+  json: readonly Buffer[] | null;
   /** Bumped by every change (an answer's lazily built map must be the one it was given). */
   gen: number;
 }
@@ -673,16 +691,75 @@ function freezePairs(list: ReadonlyArray<ReadonlyArray<readonly [string, Readonl
 
 const GO_ESCAPE = /[<>&\u2028\u2029]/g;
 
+const GO_ESCAPE_TEST = /[<>&\u2028\u2029]/;
+
 /** JSON with Go's escaping of <, >, &, U+2028, U+2029 (what the router sends; Vault clients see Go's encoding/json). */
 function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const text = JSON.stringify(value);
+  if (!GO_ESCAPE_TEST.test(text)) return text;
+  return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
-/** The JSON members of a link's association records. */
-function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): string {
+/** The JSON members of a link's association records, as UTF-8. */
+function fragmentOf(pairs: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>): Buffer {
   let out = '';
   for (const [k, rec] of pairs) out += (out ? ',' : '') + goJson(k) + ':' + goJson(rec);
-  return out;
+  return Buffer.from(out, 'utf8');
+}
+
+const ANSWER_OPEN = Buffer.from('{"associated_secrets":{');
+const COMMA = Buffer.from(',');
+
+/**
+ * Whether a block of an answer ends after link `id`: for about one id in 32, by a hash of the id, so
+ * a block's links stay together when links are added or removed elsewhere in the map.
+ */
+function cutAfter(id: string): boolean {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h & 31) === 0;
+}
+
+/** The fragments, joined with commas (empty ones left out). */
+function joinBlock(fragments: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const f of fragments) {
+    if (f.length === 0) continue;
+    if (parts.length) parts.push(COMMA);
+    parts.push(f);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The answer's JSON as pieces: `{"associated_secrets":{`, the map's members in blocks of about 32
+ * links, then `close`. A block is joined again only when one of its links changed; the pieces are
+ * written out as they are (one corked socket write), never copied into one buffer. Set and remove
+ * answer with the whole map, so joining (and before that, serializing) it per call was the largest
+ * part of their cost.
+ */
+function joinView(v: AssociationView, close: Buffer): readonly Buffer[] {
+  const parts: Buffer[] = [ANSWER_OPEN];
+  const blocks = new Map<string, { fragments: Buffer[]; joined: Buffer }>();
+  let start = 0;
+  for (let i = 0; i < v.ids.length; i++) {
+    if (!v.cuts[i] && i !== v.ids.length - 1) continue;
+    const first = v.ids[start]!;
+    let b = v.blocks.get(first);
+    if (!b || b.fragments.length !== i + 1 - start || b.fragments.some((f, k) => f !== v.fragments[start + k])) {
+      const fragments = v.fragments.slice(start, i + 1);
+      b = { fragments, joined: joinBlock(fragments) };
+    }
+    blocks.set(first, b);
+    if (b.joined.length) {
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(b.joined);
+    }
+    start = i + 1;
+  }
+  v.blocks = blocks;
+  parts.push(close);
+  return parts;
 }
 
 /** The read view of a GitHub App: the key masked, its fingerprint shown (reference 1.9). */

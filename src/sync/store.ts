@@ -48,7 +48,8 @@ export class SyncStore {
   /**
    * Destinations are cached once read (write-through): the worker reads the destination for every
    * operation and set/remove answer with its associations, so an uncached read (file, decrypt,
-   * parse) per call added up. Callers get copies.
+   * parse) per call added up. Callers get the cached record itself, deeply frozen (a copy per read
+   * cost more than the rest of the lookup): change a copy and put that.
    */
   private readonly destCache = new Map<string, DestinationRecord>();
   /** Bumped by every put/delete of a destination: a read that overlapped one does not fill the cache. */
@@ -57,10 +58,12 @@ export class SyncStore {
   async getDest(type: string, name: string): Promise<DestinationRecord | null> {
     const key = `${type}/${name}`;
     const hit = this.destCache.get(key);
-    if (hit) return structuredClone(hit);
+    if (hit) return hit;
     const epoch = this.destEpoch.get(key) ?? 0;
     const got = await getJSON<DestinationRecord>(this.s, `destinations/${key}`);
-    if (got && (this.destEpoch.get(key) ?? 0) === epoch) this.destCache.set(key, structuredClone(got));
+    if (!got) return null;
+    deepFreeze(got);
+    if ((this.destEpoch.get(key) ?? 0) === epoch) this.destCache.set(key, got);
     return got;
   }
   async putDest(d: DestinationRecord): Promise<void> {
@@ -71,7 +74,7 @@ export class SyncStore {
     } finally {
       this.bumpDest(key);
     }
-    this.destCache.set(key, structuredClone(d));
+    this.destCache.set(key, deepFreeze(structuredClone(d)));
   }
   async deleteDest(type: string, name: string): Promise<void> {
     const key = `${type}/${name}`;
@@ -109,7 +112,7 @@ export class SyncStore {
         const m = new Map<string, LinkRecord>();
         for (const id of (await this.s.list(`links/${type}/${name}/`)).filter((n) => !n.endsWith('/'))) {
           const l = await getJSON<LinkRecord>(this.s, `links/${type}/${name}/${id}`);
-          if (l) m.set(id, l);
+          if (l) m.set(id, deepFreeze(l));
         }
         this.linkCache.set(key, m);
         this.loading.delete(key);
@@ -120,30 +123,31 @@ export class SyncStore {
     return p;
   }
 
-  /** A copy of a link record, or null. */
+  /** A link record (the cached one, deeply frozen: change a copy and put that), or null. */
   async getLink(type: string, name: string, id: string): Promise<LinkRecord | null> {
-    const l = (await this.linksFor(type, name)).get(id);
-    return l ? structuredClone(l) : null;
+    const m = this.linkCache.get(`${type}/${name}`) ?? (await this.linksFor(type, name));
+    return m.get(id) ?? null;
   }
+  /** Store a link record; `l` becomes the cached record and is frozen (do not change it afterwards). */
   async putLink(l: LinkRecord): Promise<void> {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
     await putJSON(this.s, `links/${key}/${l.id}`, l);
     this.unwritten.delete(`${key}/${l.id}`);
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
-    m.set(l.id, structuredClone(l));
+    m.set(l.id, deepFreeze(l));
     this.linkChanged?.(key, l.id);
   }
   /**
-   * Put a new link in the cache without writing it: the next `putLink` of it (the worker's first
-   * attempt) or `saveLink` writes it. Only for a caller that calls `saveLink` before it reports
+   * Put a new link in the cache without writing it (`l` is frozen, as by `putLink`): the next
+   * `putLink` of it (the worker's first attempt) or `saveLink` writes it. Only for a caller that calls `saveLink` before it reports
    * the link as created (SyncService.setAssociation).
    */
   async stageLink(l: LinkRecord): Promise<void> {
     const key = `${l.dest_type}/${l.dest_name}`;
     const m = await this.linksFor(l.dest_type, l.dest_name);
     if (!m.has(l.id)) this.orderAdd(key, m, l.id);
-    m.set(l.id, structuredClone(l));
+    m.set(l.id, deepFreeze(l));
     this.unwritten.add(`${key}/${l.id}`);
     this.linkChanged?.(key, l.id);
   }
@@ -256,4 +260,13 @@ export class SyncStore {
   async opSeqs(): Promise<string[]> {
     return (await this.s.list('queue/')).filter((n) => !n.endsWith('/')).sort();
   }
+}
+
+/** Freeze `v` and everything it holds (cached records are shared with callers, never copied per read). */
+export function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
 }

@@ -733,7 +733,7 @@ export class Syncer {
       } else if (secret) {
         activity = 'SYNCING';
         const desired = entriesOf(secret.data, link.granularity);
-        const template = NameTemplate.parse(link.template);
+        const template = parsedTemplate(link.template);
         const vars: TemplateVars = {
           DestinationType: dest.type,
           DestinationName: dest.name,
@@ -931,6 +931,19 @@ export class Syncer {
     this.waiters.clear();
     this.offered.clear();
   }
+}
+
+/** Parsed name templates by source (a destination's links share one; parsing per operation showed in profiles). */
+const templates = new Map<string, NameTemplate>();
+
+function parsedTemplate(source: string): NameTemplate {
+  let t = templates.get(source);
+  if (!t) {
+    t = NameTemplate.parse(source);
+    if (templates.size >= 256) templates.clear();
+    templates.set(source, t);
+  }
+  return t;
 }
 
 /** `type/name` of a link key. */

@@ -66,6 +66,13 @@ export class GithubFake extends FakeProvider {
   orgKeyId = '';
   /** Organization secrets: name -> value and who may use it. */
   readonly orgSecrets = new Map<string, { value: string; visibility: string; selected_repository_ids?: number[] }>();
+  /** Repositories of the organization by name (GitHub matches names case-insensitively) and their ids. */
+  readonly orgRepos = new Map<string, number>([
+    ['api', 1_000_000 + Math.floor(Math.random() * 9_000_000)],
+    ['web', 1_000_000 + Math.floor(Math.random() * 9_000_000)],
+  ]);
+  /** `GET /repos/{owner}/{repo}` requests answered (name lookups). */
+  repoLookups = 0;
 
   /** Pending rate-limit answers and the time before which every request is refused. */
   private limit: { remaining: number; kind: 'secondary' | 'primary'; waitS: number } | null = null;
@@ -149,6 +156,14 @@ export class GithubFake extends FakeProvider {
     return exp !== undefined && exp > Date.now();
   }
 
+  /** `GET /repos/{owner}/{repo}` (authorized by the caller): the repository with its numeric id, or 404. */
+  private repository(owner: string, name: string): FakeReply {
+    this.repoLookups++;
+    const id = owner.toLowerCase() === this.org.toLowerCase() ? this.orgRepos.get(name.toLowerCase()) : undefined;
+    if (id === undefined) return gh(404, 'Not Found');
+    return { status: 200, json: { id, node_id: 'R_' + Buffer.from(String(id)).toString('base64'), name, full_name: `${this.org}/${name}`, private: true, owner: { login: this.org, type: 'Organization' } } };
+  }
+
   private orgSecret(r: FakeRequest, name: string): FakeReply {
     if (name === 'public-key' && r.method === 'GET') return { status: 200, json: { key_id: this.orgKeyId, key: Buffer.from(this.orgKeyPair.publicKey).toString('base64') } };
     const upper = name.toUpperCase();
@@ -186,6 +201,8 @@ export class GithubFake extends FakeProvider {
     const p = r.url.pathname;
     const org = /^\/orgs\/([^/]+)\/actions\/secrets\/([^/]+)$/.exec(p);
     if (org) return decodeURIComponent(org[1]!) === this.org ? this.orgSecret(r, decodeURIComponent(org[2]!)) : gh(404, 'Not Found');
+    const repo = /^\/repos\/([^/]+)\/([^/]+)$/.exec(p);
+    if (repo && r.method === 'GET') return this.repository(decodeURIComponent(repo[1]!), decodeURIComponent(repo[2]!));
     const prefix = `/repos/${this.owner}/${this.repo}`;
     if (!p.startsWith(prefix + '/')) return gh(404, 'Not Found');
     const rest = p.slice(prefix.length);

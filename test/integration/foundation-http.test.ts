@@ -33,6 +33,12 @@ describe('HTTP conventions: envelope and statuses', () => {
     expect(r.status).toBe(200);
     expect(r.body.data['transit/'].type).toBe('transit');
     expect(r.body['transit/'].accessor).toBe(r.body.data['transit/'].accessor);
+    // Vault copies only the system backend's legacy routes (http/handler.go injectDataIntoTopRoutes);
+    // secret-sync answers (a whole association map) carry `data` only.
+    const sync = await d.req('GET', 'sys/sync/config');
+    expect(sync.status).toBe(200);
+    expect(sync.body.data.queue_capacity).toBeGreaterThan(0);
+    expect(sync.body).not.toHaveProperty('queue_capacity');
   });
 
   it('answers an empty successful write with 204 and no body', async () => {

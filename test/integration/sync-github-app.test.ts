@@ -89,6 +89,40 @@ describe('GitHub Apps (sys/sync/github-apps)', () => {
     await until(() => gh.orgSecrets.has(name), (v) => v === false);
   });
 
+  it('selected_repository_names are resolved to ids with GET /repos/{org}/{repo} (authorized), once per destination; an unknown name is a CLIENT_SIDE_ERROR naming it', async () => {
+    const [apiId, webId] = [gh.orgRepos.get('api')!, gh.orgRepos.get('web')!];
+    const body = { access_token: gh.token, secrets_location: 'organization', organization_name: gh.org, organization_visibility: 'selected', selected_repository_ids: [42], selected_repository_names: 'api, web', ...loopback() };
+    const r = await d.req('POST', 'sys/sync/destinations/repohost/by-name', body);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.connection_details).toMatchObject({ selected_repository_ids: [42], selected_repository_names: ['api', 'web'] });
+    const lookups = gh.repoLookups;
+    await d.req('POST', 'secret/data/by-name/a', { data: { k: 'v1' } });
+    await d.req('POST', 'secret/data/by-name/b', { data: { k: 'v2' } });
+    for (const s of ['by-name/a', 'by-name/b']) await d.req('POST', 'sys/sync/destinations/repohost/by-name/associations/set', { mount: 'secret', secret_name: s });
+    await until(() => statuses('by-name'), (s) => s.length === 2 && s.every((x) => x === 'SYNCED'));
+    for (const [sub, v] of [['A', 'v1'], ['B', 'v2']] as const) {
+      expect(gh.orgSecrets.get(`VAULT_${up(accessor)}_BY_NAME_${sub}_K`)).toEqual({ value: v, visibility: 'selected', selected_repository_ids: [42, apiId, webId] });
+    }
+    // Two names, looked up once for both associations.
+    expect(gh.repoLookups - lookups).toBe(2);
+    const fixed = await d.req('POST', 'sys/sync/destinations/repohost/by-name', { selected_repository_names: ['api'] });
+    expect(fixed.status).toBe(400);
+    expect(fixed.body.errors.join(' ')).toMatch(/^selected_repository_names: cannot be changed/);
+
+    // A name the organization does not have (or the token cannot see): nothing is pushed.
+    const bad = await d.req('POST', 'sys/sync/destinations/repohost/by-bad-name', { ...body, selected_repository_ids: [], selected_repository_names: ['api', 'no-such-repo'] });
+    expect(bad.status, bad.text).toBe(200);
+    await d.req('POST', 'sys/sync/destinations/repohost/by-bad-name/associations/set', { mount: 'secret', secret_name: 'by-name/a' });
+    const st = await until(() => statuses('by-bad-name'), (s) => s.length === 1 && s[0]!.startsWith('CLIENT_SIDE_ERROR'));
+    expect(st[0]).toMatch(/selected_repository_names: repository .*\/no-such-repo not found/);
+    // The lookup needs GitHub's auth like any call: a bad token is refused (401), not answered.
+    const before = gh.repoLookups;
+    const noAuth = await fetch(`${gh.url}/repos/${gh.org}/api`, { headers: { Authorization: 'Bearer wrong', Accept: 'application/vnd.github+json', 'X-GitHub-Api-Version': '2022-11-28' } });
+    expect(noAuth.status).toBe(401);
+    expect(gh.repoLookups).toBe(before);
+    for (const n of ['by-name', 'by-bad-name']) expect((await d.req('DELETE', `sys/sync/destinations/repohost/${n}?force_delete=true`)).status).toBe(204);
+  });
+
   it('installation tokens near expiry are renewed before use; repository secrets work with the app too', async () => {
     gh.installationTtlS = 4; // shorter than the 5-minute margin: renewed at half-life
     try {
@@ -116,6 +150,9 @@ describe('GitHub Apps (sys/sync/github-apps)', () => {
       [{ access_token: 't', secrets_location: 'organization', organization_name: gh.org }, /^organization_visibility: is required/],
       [{ access_token: 't', secrets_location: 'organization', organization_name: gh.org, organization_visibility: 'selected' }, /^selected_repository_ids: is required/],
       [{ access_token: 't', secrets_location: 'organization', organization_name: gh.org, organization_visibility: 'all', selected_repository_ids: [1] }, /^selected_repository_ids: applies only/],
+      [{ access_token: 't', secrets_location: 'organization', organization_name: gh.org, organization_visibility: 'private', selected_repository_names: ['api'] }, /^selected_repository_names: applies only/],
+      [{ access_token: 't', secrets_location: 'organization', organization_name: gh.org, organization_visibility: 'selected', selected_repository_names: ['acme/api'] }, /^selected_repository_names: "acme\/api" is not a repository name/],
+      [{ access_token: 't', repository_owner: 'o', repository_name: 'r', selected_repository_names: ['api'] }, /^secrets_location: organization_\* and selected_repository_\* fields need/],
       [{ app_name: 'ci', repository_owner: 'o', repository_name: 'r' }, /^installation_id: is required/],
       [{ app_name: 'nope', installation_id: '5', repository_owner: 'o', repository_name: 'r' }, /^app_name: no GitHub App "nope"/],
       [{ access_token: 't', secrets_location: 'galaxy' }, /secrets_location/],

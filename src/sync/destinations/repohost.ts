@@ -68,6 +68,8 @@ class GithubConnector implements Connector {
   private readonly org: boolean;
   /** Cached installation token (GitHub App auth) and when to renew it. */
   private installation: { token: string; renewAt: number } | null = null;
+  /** `selected_repository_ids` plus the ids of `selected_repository_names`, once resolved (both fixed). */
+  private selectedIds: Promise<number[]> | null = null;
   private pendingToken: Promise<string> | null = null;
   constructor(
     private readonly dest: DestinationRecord,
@@ -164,7 +166,7 @@ class GithubConnector implements Connector {
       const body: Record<string, unknown> = { encrypted_value, key_id: key.key_id };
       if (this.org) {
         body.visibility = c.organization_visibility;
-        if (c.organization_visibility === 'selected') body.selected_repository_ids = c.selected_repository_ids;
+        if (c.organization_visibility === 'selected') body.selected_repository_ids = await this.repositoryIds(signal);
       }
       const r = await this.send('PUT', `${this.scope}/${encodeURIComponent(name)}`, body, 'put secret', signal);
       // 422 when the key rotated since we fetched it: fetch it again once.
@@ -172,6 +174,40 @@ class GithubConnector implements Connector {
       if (!ok(r)) throw failureOf(r, 'put secret', githubDetail, this.deps.now());
       return;
     }
+  }
+
+  /**
+   * The repository ids an organization secret with visibility `selected` is shared with: the given
+   * ids and, for `selected_repository_names`, the ids GitHub reports for those repositories of the
+   * organization (`GET /repos/{org}/{repo}`, with the same token; GitHub's secrets API takes ids
+   * only). Resolved once per connector (the fields are fixed; the connector is rebuilt when the
+   * destination changes); a failed lookup is tried again on the next sync.
+   */
+  private repositoryIds(signal: AbortSignal): Promise<number[]> {
+    const c = this.dest.connection;
+    const ids = (c.selected_repository_ids as number[] | undefined) ?? [];
+    const names = (c.selected_repository_names as string[] | undefined) ?? [];
+    if (names.length === 0) return Promise.resolve(ids);
+    this.selectedIds ??= (async () => {
+      const out = new Set(ids);
+      for (const repo of names) out.add(await this.repositoryId(String(c.organization_name), repo, signal));
+      return [...out];
+    })().catch((e: unknown) => {
+      this.selectedIds = null;
+      throw e;
+    });
+    return this.selectedIds;
+  }
+
+  private async repositoryId(org: string, repo: string, signal: AbortSignal): Promise<number> {
+    const what = `repository ${org}/${repo}`;
+    const r = await this.send('GET', `/repos/${encodeURIComponent(org)}/${encodeURIComponent(repo)}`, undefined, what, signal);
+    // 404 also when the token may not see it (GitHub hides private repositories that way).
+    if (r.status === 404) throw new SyncFailure('CLIENT_SIDE_ERROR', `selected_repository_names: ${what} not found, or not visible to the token`, { httpStatus: 404 });
+    if (!ok(r)) throw failureOf(r, what, githubDetail, this.deps.now());
+    const id = jsonOf(r)?.id;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: reply has no repository id`, { retryable: true });
+    return id;
   }
 
   async remove(name: string, signal: AbortSignal): Promise<void> {
@@ -183,6 +219,7 @@ class GithubConnector implements Connector {
   close(): void {
     this.key = null;
     this.installation = null;
+    this.selectedIds = null;
   }
 }
 
@@ -203,11 +240,12 @@ export const repohost: DestinationTypeDef = {
     organization_name: f.string('Organization holding the secrets (secrets_location organization)'),
     organization_visibility: f.string('Repositories that may use the organization secrets: all, private or selected').oneOf(...ORG_VISIBILITIES),
     selected_repository_ids: f.ints('Repository ids that may use the secrets (organization_visibility selected)'),
+    selected_repository_names: f.strings('Names of repositories of the organization that may use the secrets (organization_visibility selected; resolved to ids through the GitHub API)'),
     endpoint_url: endpointField,
   },
   required: [],
-  immutable: ['repository_owner', 'repository_name', 'secrets_location', 'organization_name', 'organization_visibility', 'selected_repository_ids'],
-  defaults: { environment_name: '', endpoint_url: '', secrets_location: 'repository', app_name: '', installation_id: '', organization_name: '', organization_visibility: '', selected_repository_ids: [] },
+  immutable: ['repository_owner', 'repository_name', 'secrets_location', 'organization_name', 'organization_visibility', 'selected_repository_ids', 'selected_repository_names'],
+  defaults: { environment_name: '', endpoint_url: '', secrets_location: 'repository', app_name: '', installation_id: '', organization_name: '', organization_visibility: '', selected_repository_ids: [], selected_repository_names: [] },
   defaultGranularity: 'secret-key',
   defaultTemplates: {
     'secret-path': 'VAULT_{{ .MountAccessor | uppercase }}_{{ .SecretPath | uppercase }}',
@@ -226,17 +264,24 @@ export const repohost: DestinationTypeDef = {
       if (conn.environment_name) throw invalid('environment_name', 'applies to repository secrets only');
       if (!(ORG_VISIBILITIES as readonly string[]).includes(String(conn.organization_visibility))) throw invalid('organization_visibility', `is required with secrets_location organization: ${ORG_VISIBILITIES.join(', ')}`);
       const ids = (conn.selected_repository_ids as number[] | undefined) ?? [];
+      const names = ((conn.selected_repository_names as string[] | undefined) ?? []).map((n) => n.trim()).filter((n) => n !== '');
       if (conn.organization_visibility === 'selected') {
-        if (ids.length === 0) throw invalid('selected_repository_ids', 'is required with organization_visibility selected');
+        if (ids.length === 0 && names.length === 0) throw invalid('selected_repository_ids', 'is required with organization_visibility selected (or selected_repository_names)');
         if (ids.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw invalid('selected_repository_ids', 'must be positive repository ids');
+        const bad = names.find((n) => !SEGMENT.test(n) || n === '.' || n === '..');
+        if (bad !== undefined) throw invalid('selected_repository_names', `"${bad.slice(0, 100)}" is not a repository name of the organization ([A-Za-z0-9_.-], without the owner)`);
       } else if (ids.length > 0) throw invalid('selected_repository_ids', 'applies only with organization_visibility selected');
+      else if (names.length > 0) throw invalid('selected_repository_names', 'applies only with organization_visibility selected');
       conn.selected_repository_ids = [...new Set(ids)];
+      conn.selected_repository_names = [...new Set(names)];
     } else {
       for (const k of ['repository_owner', 'repository_name']) {
         if (!conn[k]) throw invalid(k, 'is required');
         if (!SEGMENT.test(String(conn[k]))) throw invalid(k, 'must be a GitHub owner/repository name ([A-Za-z0-9_.-])');
       }
-      if (conn.organization_name || conn.organization_visibility || ((conn.selected_repository_ids as number[] | undefined) ?? []).length) throw invalid('secrets_location', 'organization_* fields need secrets_location organization');
+      if (conn.organization_name || conn.organization_visibility || ((conn.selected_repository_ids as number[] | undefined) ?? []).length || ((conn.selected_repository_names as string[] | undefined) ?? []).length) {
+        throw invalid('secrets_location', 'organization_* and selected_repository_* fields need secrets_location organization');
+      }
       if (conn.environment_name && !/^[^/\\?#]{1,255}$/.test(String(conn.environment_name))) throw invalid('environment_name', 'must be an environment name');
     }
     checkUrlField(conn, 'endpoint_url');

@@ -3,6 +3,7 @@ import { sendReply, type ResponseSink } from '../../../src/server/respond.js';
 
 function capture(): ResponseSink & { status: number; headers: Record<string, string | number>; body: string } {
   return {
+    takesParts: false,
     headersSent: false,
     status: 0,
     headers: {},
@@ -12,7 +13,8 @@ function capture(): ResponseSink & { status: number; headers: Record<string, str
       this.headers = headers ?? {};
     },
     end(body) {
-      this.body = String(body);
+      if (Array.isArray(body) && !this.takesParts) throw new Error('pieces given to a sink that does not take them');
+      this.body = Array.isArray(body) ? Buffer.concat(body).toString('utf8') : Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
     },
     destroy() {},
   };
@@ -44,6 +46,28 @@ describe('sendReply: the envelope written around data', () => {
       expect(Object.keys(JSON.parse(res.body))).toEqual(Object.keys(want));
       expect(res.body).not.toMatch(/[<>&\u2028]/);
       expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+    }
+  });
+
+  it.each([
+    ['an object', { keys: ['a', 'b'], n: 1, 'é': 'ü' }],
+    ['an empty object', {}],
+    ['a member named like the envelope', { data: 'mine', other: 2 }],
+  ])('%s kept serialized by the handler (text or bytes): the same body as serialising data', (_what, data) => {
+    const go = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    for (const inject of [false, true]) {
+      const plain = capture();
+      sendReply(plain, 'r-1', { data }, 'system', 200, inject);
+      const bytes = Buffer.from(go, 'utf8');
+      const pieces = [bytes.subarray(0, 3), bytes.subarray(3, 3), bytes.subarray(3)];
+      for (const dataJson of [go, bytes, pieces]) {
+        for (const takesParts of [false, true]) {
+          const res = { ...capture(), takesParts };
+          sendReply(res, 'r-1', { data, dataJson }, 'system', 200, inject);
+          expect(res.body).toBe(plain.body);
+          expect(res.headers['Content-Length']).toBe(Buffer.byteLength(res.body));
+        }
+      }
     }
   });
 });

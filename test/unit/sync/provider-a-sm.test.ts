@@ -111,4 +111,22 @@ describe('provider-a-sm put', () => {
     expect(aws.server.log.slice(-3).map((l) => l.status)).toEqual([503, 503, 503]);
     expect(aws.valueOf('vault/b')).toBeUndefined();
   });
+
+  it('a call in flight stops when its signal aborts (the SDK client caches its middleware stack, so the signal travels with the command)', async () => {
+    aws.server.failNext({ delayMs: 3000 });
+    const ctrl = new AbortController();
+    const t0 = Date.now();
+    const p = c.put('vault/slow', 'x', ctrl.signal, { fresh: true });
+    setTimeout(() => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })), 100);
+    await expect(p).rejects.toBeDefined();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // Calls before and after, on the same client, are not affected by that signal.
+    await c.put('vault/after', 'y', signal, { fresh: true });
+    expect(aws.valueOf('vault/after')).toBe('y');
+    // An already aborted signal sends nothing.
+    const before = aws.server.log.length;
+    await expect(c.put('vault/never', 'z', AbortSignal.abort(), { fresh: true })).rejects.toBeDefined();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(aws.server.log.length).toBe(before);
+  });
 });

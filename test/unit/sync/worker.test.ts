@@ -290,10 +290,11 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key', secret_name_template: 'v/{{ .SecretPath }}/{{ .SecretKey }}' }, 'post');
     const go = (v: unknown) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
     const check = async (answer: Record<string, unknown>) => {
-      const json = h.service.jsonOf(answer);
-      expect(json).toBeDefined();
+      const pieces = h.service.jsonOf(answer);
+      expect(pieces).toBeDefined();
+      const json = Buffer.concat(pieces!).toString('utf8');
       expect(json).toBe(go(answer));
-      expect(JSON.parse(json!)).toEqual(JSON.parse(JSON.stringify(answer)));
+      expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(answer)));
     };
     for (const [path, data] of [['a&b', { 'x<y': '1', z: '2' }], ['c', { k: 'v' }], ['e>f', { '\u2028': 'w' }]] as const) {
       h.kv.write(path, data);
@@ -307,6 +308,32 @@ describe('sync worker', () => {
     const after = await h.service.associations('provider-a-sm', 'd');
     await check(after);
     expect(Object.keys(after.associated_secrets as object).some((k) => k.includes('a&b'))).toBe(false);
+  });
+
+  it('keeps the JSON of a large association map (joined in blocks) equal to its serialization through adds, changes and removals anywhere', async () => {
+    const h = harness();
+    await h.syncer.start();
+    await h.service.writeDestination('provider-a-sm', 'big', {}, 'post');
+    const check = (answer: Record<string, unknown>) => {
+      const json = Buffer.concat(h.service.jsonOf(answer)!).toString('utf8');
+      expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(answer)));
+      expect(json).toBe(JSON.stringify(answer));
+      return Object.keys(answer.associated_secrets as object).length;
+    };
+    // Out of order, so links land inside existing blocks as well as at both ends.
+    const order = Array.from({ length: 300 }, (_, i) => (i * 7919) % 300);
+    for (const i of order) {
+      h.kv.write(`p/${i}`, { v: String(i) });
+      check(await h.service.setAssociation('provider-a-sm', 'big', 'secret', `p/${i}`, allowAll));
+    }
+    await until(() => h.syncer.queued, (n) => n === 0);
+    expect(check(await h.service.associations('provider-a-sm', 'big'))).toBe(300);
+    for (const i of [0, 150, 299, 77]) await h.service.removeAssociation('provider-a-sm', 'big', 'secret', `p/${i}`);
+    h.kv.write('p/5', { v: 'changed' });
+    await until(() => h.syncer.queued, (n) => n === 0);
+    const answer = await h.service.associations('provider-a-sm', 'big');
+    expect(check(answer)).toBe(296);
+    expect(Object.values(answer.associated_secrets as Record<string, { sync_status: string }>).every((r) => r.sync_status === 'SYNCED')).toBe(true);
   });
 
   it('keeps to the per-destination and global concurrency limits', async () => {
