@@ -607,9 +607,9 @@ async function handle(req: WorkerRequest): Promise<unknown> {
 // Requests and replies travel in batches: under load a thread wake-up costs more than the AES-GCM
 // call itself, so ops that arrive together travel together. Each batch from the main thread gets one
 // message back as soon as its synchronous part is done (the replies so far and an acknowledgement:
-// the main thread sends its next batch then, so at most one batch waits here while the main thread
-// keeps parsing requests, and the two threads overlap). Replies of work on libuv's pool (RSA, EC)
-// follow in later messages, batched per turn of this thread's loop.
+// the main thread keeps at most two batches unacknowledged, so one waits here while another runs
+// and the main thread parses the next requests meanwhile). Replies of work on libuv's pool (RSA,
+// EC) follow in later messages, batched per turn of this thread's loop.
 let outbox: WorkerReply[] = [];
 let flushing = false;
 
