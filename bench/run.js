@@ -109,7 +109,7 @@ async function main() {
   const results = new Map();
   let ctx;
   try {
-    ctx = { ...(await setupKeyhold(dir, { nodeArgs })), cfg };
+    ctx = { ...(await setupKeyhold(dir, { nodeArgs })), cfg, nodeArgs };
     ctx.bareUnix = await startBare(join(dir, 'bare.sock'));
     ctx.bareTcp = await startBare(`127.0.0.1:${await freePort()}`);
     for (const [i, c] of selected.entries()) {

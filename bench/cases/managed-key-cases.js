@@ -35,7 +35,7 @@ async function setup(ctx) {
   const cfg = join(dir, 'server.hcl');
   writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${MODULE}"\n}\n`);
   const socket = join(dir, 'keyhold.sock');
-  const proc = spawn(process.execPath, [BIN, 'server', '--dev', '--dev-root-token', 'root', '--socket', socket, '--config', cfg, '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...(ctx.nodeArgs ?? []), BIN, 'server', '--dev', '--dev-root-token', 'root', '--socket', socket, '--config', cfg, '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout.on('data', (c) => (out += c));
   proc.stderr.on('data', (c) => (out += c));

@@ -28,6 +28,13 @@ export const MANAGED_KEY_TYPES = ['pkcs11', 'awskms'] as const;
 /** A managed-key backend type. */
 export type ManagedKeyType = (typeof MANAGED_KEY_TYPES)[number];
 
+/** Refuse a key the mount may not use (neither any_mount nor listed in its allowed_managed_keys). */
+function checkMount(r: ManagedKeyRecord, mount: MountInfo): void {
+  if (!r.fields.any_mount && !allowedOn(mount).includes(r.name)) {
+    throw invalid(`managed key "${r.name}" is not allowed on mount ${mount.path}: add it to the mount's allowed_managed_keys or set any_mount on the key`);
+  }
+}
+
 /** The usages Vault knows (reference 1.2). */
 export const USAGES = ['encrypt', 'decrypt', 'sign', 'verify', 'wrap', 'unwrap', 'mac', 'generate_random'] as const;
 /** What an operation needs from `usages`. */
@@ -263,10 +270,32 @@ export class ManagedKeyRegistry {
     else if (ref.name) r = all.get(ref.name.toLowerCase());
     else throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
     if (!r) throw ref.id ? invalid('managed_key_id', `no managed key found with uuid ${ref.id}`) : invalid('managed_key_name', `no managed key found with name ${ref.name}`);
-    if (!r.fields.any_mount && !allowedOn(mount).includes(r.name)) {
-      throw invalid(`managed key "${r.name}" is not allowed on mount ${mount.path}: add it to the mount's allowed_managed_keys or set any_mount on the key`);
-    }
+    checkMount(r, mount);
     return r;
+  }
+
+  /**
+   * The live key behind a transit key version, for use from `mount`: the record by UUID and the
+   * mount's permission are checked on every use (a tune that drops the key takes effect at once),
+   * without a promise turn while the records are loaded (this is on every managed-key request).
+   */
+  keyFor(uuid: string, mount: MountInfo, usage?: Usage): Promise<KmsKey> {
+    const all = this.records;
+    if (!all) return this.all().then(() => this.keyFor(uuid, mount, usage));
+    let r: ManagedKeyRecord | undefined;
+    for (const x of all.values()) {
+      if (x.uuid === uuid) {
+        r = x;
+        break;
+      }
+    }
+    if (!r) return Promise.reject(invalid(`the managed key ${uuid} of this key no longer exists`));
+    try {
+      checkMount(r, mount);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.key(r, usage);
   }
 
   /** The record of a UUID, or null (for showing names). */

@@ -5,16 +5,39 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
-  /** Run `fn` when a slot is free. */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
-    else this.active++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
+  /** Run `fn` when a slot is free (a free slot costs no promise turn: this is on every HSM call). */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) {
+      this.active++;
+      return this.exec(fn);
     }
+    return new Promise<void>((r) => this.waiting.push(r)).then(() => this.exec(fn));
+  }
+
+  private exec<T>(fn: () => Promise<T>): Promise<T> {
+    let p: Promise<T>;
+    try {
+      p = fn();
+    } catch (e) {
+      this.release();
+      return Promise.reject(e);
+    }
+    return p.then(
+      (v) => {
+        this.release();
+        return v;
+      },
+      (e: unknown) => {
+        this.release();
+        throw e;
+      },
+    );
+  }
+
+  /** Hand the slot to the next waiter, or free it. */
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
   }
 }

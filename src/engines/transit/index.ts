@@ -8,7 +8,6 @@ import { TransitKeyStore } from './keyring/key-store.js';
 import { AutoRotator } from './keyring/auto-rotate.js';
 import { WrappingKey } from './keyring/byok.js';
 import type { ManagedKeyAccess, TransitState } from './keyring/types.js';
-import { invalid } from '../../framework/errors.js';
 
 /** Stored `config/keys` record. */
 export interface KeysConfig {
@@ -32,16 +31,11 @@ export class TransitBackend implements TransitState {
     this.wrapping = new WrappingKey(env.storage);
     const reg = env.core.managedKeys;
     if (reg) {
-      // The mount's permission (any_mount or allowed_managed_keys) is checked on every use, not only
-      // at create: a tune that drops the key takes effect at once (reference 2.1 note on UUIDs).
-      const record = async (uuid: string) => {
-        const r = await reg.byUuid(uuid);
-        if (!r) throw invalid(`the managed key ${uuid} of this key no longer exists`);
-        return reg.resolve({ id: uuid }, env.mount);
-      };
       this.managed = {
         resolve: async (ref) => (await reg.resolve(ref, env.mount)).uuid,
-        key: async (uuid, usage) => reg.key(await record(uuid), usage),
+        // The mount's permission (any_mount or allowed_managed_keys) is checked on every use, not only
+        // at create: a tune that drops the key takes effect at once (reference 2.1 note on UUIDs).
+        key: (uuid, usage) => reg.keyFor(uuid, env.mount, usage),
         nameOf: async (uuid) => (await reg.byUuid(uuid))?.name ?? '',
         markUsed: (uuid, name) => reg.markUsed(uuid, env.mount, name),
         unmarkUsed: (uuid, name) => reg.unmarkUsed(uuid, env.mount, name),

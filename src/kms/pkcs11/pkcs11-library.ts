@@ -8,7 +8,8 @@ import { existsSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import type { Logger } from '../../framework/context.js';
-import type { WorkerError, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
+import { decodeResults, encodeRequests, isHot, type HotRequest } from './worker-frames.js';
+import type { WorkerBatch, WorkerError, WorkerMessage, WorkerRequest, WorkerStats } from './worker-protocol.js';
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; library: string };
 /** A request without its id (the library numbers requests). */
@@ -63,21 +64,35 @@ class ModuleChannel {
   private start(): Worker {
     const w = new Worker(workerUrl(), { name: `pkcs11:${this.name}` });
     w.unref();
-    w.on('message', (batch: WorkerReply[]) => {
-      for (const r of batch) {
+    w.on('message', (m: WorkerMessage) => {
+      if (m.results) {
+        decodeResults(m.results, (id, bytes) => {
+          const p = this.pending.get(id);
+          if (!p) return;
+          this.pending.delete(id);
+          p.resolve(bytes);
+        });
+      }
+      for (const r of m.replies) {
         const p = this.pending.get(r.id);
         if (!p) continue;
         this.pending.delete(r.id);
         if (r.ok) p.resolve(r.result);
         else p.reject(pkcs11Error(p.library, r.error));
       }
+      this.unacked -= m.acks;
+      // The worker took in a batch: what queued meanwhile goes now, as one message.
+      if (this.unacked < MAX_UNACKED && this.outbox.length) this.flush(w);
       if (this.pending.size === 0) w.unref();
     });
     const fail = (why: string) => {
       if (this.worker !== w) return;
       this.worker = null;
       this.loaded = null;
+      this.ready = false;
       this.outbox = [];
+      this.unacked = 0;
+      this.scheduled = false;
       for (const p of this.pending.values()) p.reject(unavailable(`pkcs11 library "${p.library}": worker stopped (${why})`));
       this.pending.clear();
       if (!this.closed) this.logger?.error('pkcs11 worker stopped; it restarts on the next call', { library: this.name, reason: why });
@@ -96,27 +111,54 @@ class ModuleChannel {
       this.pending.set(id, { resolve, reject, library });
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
       if (this.pending.size === 1) w.ref();
-      const r = { ...req, id } as WorkerRequest & { data?: Uint8Array };
-      // A small Buffer is a view into Node's 8 KiB pool, and structured clone copies the whole pool
-      // slab: send an exact-size copy instead.
-      if (r.data && r.data.byteLength !== r.data.buffer.byteLength) r.data = new Uint8Array(r.data);
+      const r = { ...req, id } as WorkerRequest;
       this.outbox.push(r);
-      if (this.outbox.length === 1) setImmediate(() => this.flush(w));
+      if (this.unacked < MAX_UNACKED && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          if (this.unacked < MAX_UNACKED) this.flush(w);
+        });
+      }
     });
   }
 
-  /** Requests of one loop turn go to the worker as one message (see the worker's batching note). */
+  /**
+   * Requests go to the worker in batches, at most MAX_UNACKED unacknowledged (see the worker's
+   * batching note): the requests of one loop turn while there is room, else all that queued
+   * meanwhile, sent when the worker acknowledges a batch.
+   */
   private outbox: WorkerRequest[] = [];
+  private unacked = 0;
+  private scheduled = false;
   private flush(w: Worker): void {
     const batch = this.outbox;
+    if (!batch.length || this.worker !== w) return;
     this.outbox = [];
-    if (batch.length && this.worker === w) w.postMessage(batch);
+    this.unacked++;
+    const hot: HotRequest[] = [];
+    const calls: WorkerRequest[] = [];
+    for (const r of batch) (isHot(r) ? hot : calls).push(r);
+    const refs: string[] = [];
+    const frames = hot.length ? encodeRequests(hot, refs) : null;
+    w.postMessage({ refs, frames, calls } satisfies WorkerBatch, frames ? [frames] : []);
   }
 
   /** Send a call, loading the module first (once per worker). */
-  async call<T>(req: Request, library: string): Promise<T> {
+  call<T>(req: Request, library: string): Promise<T> {
+    // Loaded already: no extra promise turn per call.
+    if (this.ready && this.worker) return this.send(req, library) as Promise<T>;
+    return this.callAfterLoad<T>(req, library);
+  }
+
+  /** Whether the current worker has loaded the module. */
+  private ready = false;
+
+  private async callAfterLoad<T>(req: Request, library: string): Promise<T> {
     if (!this.loaded) {
-      const l = this.send({ op: 'load', library: this.path }, library).then(() => undefined);
+      const l: Promise<void> = this.send({ op: 'load', library: this.path }, library).then(() => {
+        if (this.loaded === l) this.ready = true;
+      });
       this.loaded = l;
       l.catch(() => {
         if (this.loaded === l) this.loaded = null;
@@ -135,6 +177,13 @@ class ModuleChannel {
   }
 }
 
+/**
+ * Batches sent to a worker and not yet acknowledged: one being worked on and one waiting, so the
+ * worker finds the next batch queued when it finishes instead of going to sleep and being woken
+ * (a thread wake-up costs ~80-100 us on the 2-core bench VM; with one batch the AES-GCM case
+ * measured ~10-20% fewer req/s on an idle machine, with three no better than two).
+ */
+const MAX_UNACKED = 2;
 /** Channels by module path (a process-level resource: see ModuleChannel). */
 const channels = new Map<string, ModuleChannel>();
 

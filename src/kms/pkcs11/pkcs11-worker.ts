@@ -1,8 +1,9 @@
 /**
  * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Every native call
  * runs here, never on the daemon's event loop: setup calls (C_OpenSession, C_Login, C_FindObjects,
- * C_*Init) are synchronous in pkcs11js, data calls use its `*Async` forms so operations of several
- * keys overlap. Native errors are caught here and sent back as data.
+ * C_*Init) are synchronous in pkcs11js, RSA and EC data calls use its `*Async` forms so operations of
+ * several keys overlap, and AES-GCM calls (microseconds) run synchronously in this thread. Native
+ * errors are caught here and sent back as data.
  *
  * Facts (reference managed-keys-wire.md 4.5, 5.3): login is per process and per token and ends when
  * the token's last session closes, so each token keeps one persistent logged-in session; one
@@ -12,7 +13,8 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import type { GenerateSpec, KeyFacts, KeySpec, MechParams, WorkerError, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
+import { decodeRequests, encodeResults } from './worker-frames.js';
+import type { GenerateSpec, KeyFacts, KeySpec, MechParams, WorkerBatch, WorkerError, WorkerMessage, WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type P11 = any;
@@ -61,6 +63,8 @@ interface TokenState {
 }
 
 interface KeyState {
+  /** The main thread's name for this key. */
+  ref: string;
   spec: KeySpec;
   token: TokenState;
   /** Private key (RSA/EC) or secret key (AES). */
@@ -327,7 +331,7 @@ async function openKey(ref: string, spec: KeySpec, g?: GenerateSpec): Promise<Ke
     throw new Refusal('key', `no key with ${what} on token "${token.label}"`);
   }
   const facts = describe(token.loginSession, key, pub, spec, generated);
-  keys.set(ref, { spec, token, key, publicKey: pub, facts, idle: [] });
+  keys.set(ref, { ref, spec, token, key, publicKey: pub, facts, idle: [] });
   specs.set(ref, { spec, generate: undefined });
   return facts;
 }
@@ -359,7 +363,8 @@ function mechanismOf(mechanism: number, params: MechParams): unknown {
   }
 }
 
-async function withSession<T>(k: KeyState, fn: (s: Handle) => Promise<T>): Promise<T> {
+/** An idle session of the key's pool, or a new one (the main thread bounds how many are in use). */
+function checkout(k: KeyState): Handle {
   let s = k.idle.pop();
   if (!s) {
     const flags = CKF_SERIAL_SESSION | (k.spec.forceRw ? CKF_RW_SESSION : 0);
@@ -367,28 +372,71 @@ async function withSession<T>(k: KeyState, fn: (s: Handle) => Promise<T>): Promi
     stats.sessionsOpen++;
   }
   stats.inFlight++;
-  stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+  if (stats.inFlight > stats.maxInFlight) stats.maxInFlight = stats.inFlight;
+  return s;
+}
+
+/** Return a session to its key's pool; a session whose operation failed may still hold it, so it is closed. */
+function checkin(k: KeyState, s: Handle, healthy: boolean): void {
+  stats.inFlight--;
+  if (healthy && keys.get(k.ref) === k) k.idle.push(s);
+  else closeSession(s);
+}
+
+async function withSession<T>(k: KeyState, fn: (s: Handle) => Promise<T>): Promise<T> {
+  const s = checkout(k);
   let healthy = true;
   try {
     return await fn(s);
   } catch (e) {
-    // A session whose operation failed may still hold the operation: do not reuse it.
     healthy = false;
     throw e;
   } finally {
-    stats.inFlight--;
-    if (healthy && keys.get(keyRefOf(k)) === k) k.idle.push(s);
-    else closeSession(s);
+    checkin(k, s, healthy);
   }
 }
 
-function keyRefOf(k: KeyState): string {
-  for (const [ref, v] of keys) if (v === k) return ref;
-  return '';
+/**
+ * AES-GCM encrypt or decrypt, synchronously in this thread: the calls take microseconds, so a hop to
+ * libuv's pool (or a promise turn) would cost more than the work (bench managed-encrypt-aes-gcm).
+ * Per request: C_GenerateRandom for the IV (unless the caller gave one), C_EncryptInit, C_Encrypt
+ * (or C_DecryptInit, C_Decrypt) on one session of the key's pool.
+ */
+function gcmSync(k: KeyState, req: Extract<WorkerRequest, { op: 'encrypt' | 'decrypt' }>): Buffer {
+  const p = lib();
+  const params = req.params as Extract<MechParams, { type: 'gcm' }>;
+  const s = checkout(k);
+  let healthy = false;
+  try {
+    const data = buf(req.data)!;
+    const aad = buf(params.aad);
+    let r: Buffer;
+    if (req.op === 'encrypt') {
+      // iv || ct || tag in one buffer: the IV comes from the token's RNG (written in place) unless
+      // the caller gave one.
+      const ivLen = params.iv.length || 12;
+      const out = Buffer.allocUnsafe(ivLen + req.outLen);
+      const iv = out.subarray(0, ivLen);
+      if (params.iv.length) iv.set(params.iv);
+      else p.C_GenerateRandom(s, iv);
+      // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
+      p.C_EncryptInit(s, { mechanism: req.mechanism, parameter: { type: 25, iv, ivBits: ivLen * 8, aad, tagBits: params.tagBits } }, k.key);
+      const ct = p.C_Encrypt(s, data, out.subarray(ivLen)) as Buffer;
+      r = out.subarray(0, ivLen + ct.length);
+    } else {
+      p.C_DecryptInit(s, { mechanism: req.mechanism, parameter: { type: 25, iv: buf(params.iv), ivBits: params.iv.length * 8, aad, tagBits: params.tagBits } }, k.key);
+      r = p.C_Decrypt(s, data, Buffer.allocUnsafe(req.outLen)) as Buffer;
+    }
+    healthy = true;
+    return r;
+  } finally {
+    checkin(k, s, healthy);
+  }
 }
 
 async function operate(req: Extract<WorkerRequest, { op: 'sign' | 'encrypt' | 'decrypt' }>): Promise<Buffer> {
   const k = keyOf(req.ref);
+  if (req.op !== 'sign' && req.params.type === 'gcm') return gcmSync(k, req);
   const p = lib();
   const mech = mechanismOf(req.mechanism, req.params);
   const data = Buffer.from(req.data);
@@ -399,20 +447,12 @@ async function operate(req: Extract<WorkerRequest, { op: 'sign' | 'encrypt' | 'd
       return p.C_SignAsync(s, data, out);
     }
     if (req.op === 'encrypt') {
-      if (req.params.type === 'gcm') {
-        // The IV comes from the token's RNG unless the caller gave one; it is returned in front of ct || tag.
-        const iv = req.params.iv.length ? Buffer.from(req.params.iv) : p.C_GenerateRandom(s, Buffer.alloc(12));
-        p.C_EncryptInit(s, mechanismOf(req.mechanism, { ...req.params, iv }), k.key);
-        return Buffer.concat([iv, p.C_Encrypt(s, data, out)]);
-      }
       p.C_EncryptInit(s, mech, k.publicKey && k.facts.kind === 'rsa' ? k.publicKey : k.key);
       return p.C_EncryptAsync(s, data, out);
     }
+    // RSA and EC work takes milliseconds: it goes to libuv's pool so several keys' operations overlap.
     p.C_DecryptInit(s, mech, k.key);
-    // Symmetric (AES-GCM) calls take microseconds: calling them directly in this thread costs less
-    // than a hop to libuv's pool and back (bench managed-encrypt-aes-gcm); RSA and EC work, which
-    // takes milliseconds, goes to the pool so several keys' operations overlap.
-    return req.params.type === 'gcm' ? p.C_Decrypt(s, data, out) : p.C_DecryptAsync(s, data, out);
+    return p.C_DecryptAsync(s, data, out);
   });
 }
 
@@ -470,12 +510,17 @@ async function withRecovery<T>(ref: string, fn: () => Promise<T>): Promise<T> {
     if (!keys.has(ref)) await reopen(ref);
     return await fn();
   } catch (e) {
-    if (!(await recoverable(e, keys.get(ref)))) throw e;
-    await reinitialize();
-    ensureInitialized();
-    await reopen(ref);
-    return fn();
+    return recoverFrom(ref, e, fn);
   }
+}
+
+/** After `e` failed an operation on `ref`: re-initialize, reopen and retry once when the token went away, else rethrow. */
+async function recoverFrom<T>(ref: string, e: unknown, fn: () => Promise<T>): Promise<T> {
+  if (!(await recoverable(e, keys.get(ref)))) throw e;
+  await reinitialize();
+  ensureInitialized();
+  await reopen(ref);
+  return fn();
 }
 
 let lastRescan = 0;
@@ -559,28 +604,71 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   }
 }
 
-// Requests and replies travel in batches (one message per turn of each thread's loop): under load a
-// thread wake-up costs more than the AES-GCM call itself, so ops that arrive together travel together.
+// Requests and replies travel in batches: under load a thread wake-up costs more than the AES-GCM
+// call itself, so ops that arrive together travel together. Each batch from the main thread gets one
+// message back as soon as its synchronous part is done (the replies so far and an acknowledgement:
+// the main thread keeps at most two batches unacknowledged, so one waits here while another runs
+// and the main thread parses the next requests meanwhile). Replies of work on libuv's pool (RSA,
+// EC) follow in later messages, batched per turn of this thread's loop.
 let outbox: WorkerReply[] = [];
 let flushing = false;
+
+function post(acks: number): void {
+  const replies: WorkerReply[] = [];
+  const bytes: Array<[number, Uint8Array]> = [];
+  for (const r of outbox) {
+    if (r.ok && r.result instanceof Uint8Array) bytes.push([r.id, r.result]);
+    else replies.push(r);
+  }
+  outbox = [];
+  const results = bytes.length ? encodeResults(bytes) : null;
+  parentPort!.postMessage({ acks, replies, results } satisfies WorkerMessage, results ? [results] : []);
+}
+
 function reply(r: WorkerReply): void {
   outbox.push(r);
   if (flushing) return;
   flushing = true;
   setImmediate(() => {
     flushing = false;
-    const batch = outbox;
-    outbox = [];
-    parentPort!.postMessage(batch);
+    if (outbox.length) post(0);
   });
 }
 
-parentPort!.on('message', (batch: WorkerRequest[]) => {
-  for (const req of batch) {
-    handle(req).then(
-      // Exact-size copies of pooled Buffers (structured clone would copy the whole 8 KiB slab).
-      (result) => reply({ id: req.id, ok: true, result: result instanceof Uint8Array && result.byteLength !== result.buffer.byteLength ? new Uint8Array(result) : result }),
-      (e) => reply({ id: req.id, ok: false, error: toError(e) }),
-    );
+function settle(req: WorkerRequest, p: Promise<unknown>): void {
+  p.then(
+    (result) => reply({ id: req.id, ok: true, result }),
+    (e) => reply({ id: req.id, ok: false, error: toError(e) }),
+  );
+}
+
+/** A Buffer over a structured-clone Uint8Array (no copy): pkcs11js and Buffer methods want Buffers. */
+function buf(u: Uint8Array | undefined): Buffer | undefined {
+  return u && Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+parentPort!.on('message', (m: WorkerBatch) => {
+  try {
+    const batch: WorkerRequest[] = m.frames ? decodeRequests(m.frames, m.refs) : [];
+    for (const c of m.calls) batch.push(c);
+    for (const req of batch) {
+      // AES-GCM on an open key while no recovery runs: synchronously, no promise turns. A failure takes
+      // the recovery path of every other operation (a gone token is re-initialized, then one retry).
+      if ((req.op === 'encrypt' || req.op === 'decrypt') && req.params.type === 'gcm' && initialized && !reinitializing) {
+        const k = keys.get(req.ref);
+        if (k) {
+          try {
+            outbox.push({ id: req.id, ok: true, result: gcmSync(k, req) });
+          } catch (e) {
+            settle(req, recoverFrom(req.ref, e, () => operate(req)));
+          }
+          continue;
+        }
+      }
+      settle(req, handle(req));
+    }
+  } finally {
+    // Always acknowledge: the main thread sends nothing more until this arrives.
+    post(1);
   }
 });

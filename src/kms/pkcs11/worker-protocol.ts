@@ -75,6 +75,27 @@ export interface WorkerError {
 /** A reply from the worker. */
 export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: WorkerError };
 
+/** A message to the worker: a batch of requests (hot calls packed in `frames`, worker-frames.ts). */
+export interface WorkerBatch {
+  /** Key refs the frames point at by index. */
+  refs: string[];
+  frames: ArrayBuffer | null;
+  /** Other requests, as objects. */
+  calls: WorkerRequest[];
+}
+
+/**
+ * A message from the worker: replies, and `acks` = how many request batches it has taken in (1 on the
+ * message that ends a batch's synchronous part, 0 on later replies of work on libuv's pool).
+ */
+export interface WorkerMessage {
+  acks: number;
+  /** Errors and results that are not bytes. */
+  replies: WorkerReply[];
+  /** Byte results, packed (worker-frames.ts). */
+  results: ArrayBuffer | null;
+}
+
 /** Counters the tests and `stats` read. */
 export interface WorkerStats {
   logins: number;

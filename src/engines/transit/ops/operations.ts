@@ -82,6 +82,16 @@ const ASYNC_WINDOW = 32;
 
 /** As eachItem for asynchronous work (signatures on the thread pool): order kept, bounded concurrency. */
 async function eachItemAsync(items: BatchItem[], run: (item: BatchItem) => Promise<Record<string, unknown>>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+  if (items.length === 1) {
+    // One item (every non-batch request): no window of workers.
+    const item = items[0]!;
+    try {
+      return { results: [await run(item)], errors: [undefined], warnings: [] };
+    } catch (e) {
+      const err = itemError(e);
+      return { results: [failed(item, err)], errors: [err], warnings: [] };
+    }
+  }
   const results: Record<string, unknown>[] = new Array(items.length);
   const errors: (ItemError | undefined)[] = new Array(items.length);
   let next = 0;
