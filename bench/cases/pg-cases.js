@@ -138,7 +138,7 @@ export const pgCases = [
     id: 'pg-kv-put',
     unit: 'ms',
     checks: [le('ratio', 3)],
-    describe: 'KV v2 put latency (one client, sequential, median) on the PostgreSQL active (fsync on) vs the main daemon on file storage (fsync per write)',
+    describe: 'KV v2 put latency (one client, sequential, median) on the PostgreSQL active (fsync on) vs the main daemon on file storage (a durable log append per write)',
     async run(ctx) {
       const c = await cluster(ctx, 'kv', 1, { ha: true });
       try {
