@@ -458,8 +458,9 @@ export class SyncService {
     });
     try {
       if (latest) this.syncer.offerSecret(key, latest, marker);
+      const mark = this.syncer.attemptMark();
       await this.syncer.enqueue(key, { now: true });
-      await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+      await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs, mark);
     } finally {
       // A new link is stored once, with the outcome of its first attempt, instead of as PENDING
       // first and again with the outcome. If that attempt has not finished (slow provider, sync
@@ -505,8 +506,9 @@ export class SyncService {
       });
     });
     if (!found) return this.associations(type, name);
+    const mark = this.syncer.attemptMark();
     await this.syncer.enqueue(key, { now: true });
-    const final = await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs);
+    const final = await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs, mark);
     return this.associations(type, name, final && (await this.store.getLink(type, name, id)) === null ? final : undefined);
   }
 

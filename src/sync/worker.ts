@@ -160,7 +160,9 @@ export class Syncer {
   private readonly offered = new Map<string, { secret: { data: Record<string, unknown>; version: number }; kvChange: number; at: number }>();
   private kvChange = 0;
   private readonly inflight = new Set<Promise<void>>();
-  private readonly waiters = new Map<string, Array<(l: LinkRecord | null) => void>>();
+  private readonly waiters = new Map<string, Array<{ fire: (l: LinkRecord | null) => void; after: number }>>();
+  /** Attempts started so far: a waiter is answered only by an attempt that started after it. */
+  private attemptNo = 0;
   private readonly connectors = new Map<string, { revision: number; connector: Connector }>();
   /** accessor + "\0" + secret name -> link keys. */
   private readonly bySecret = new Map<string, Set<string>>();
@@ -346,8 +348,17 @@ export class Syncer {
     this.offered.set(link, { secret, kvChange: marker, at: this.deps.clock.now() });
   }
 
-  /** Resolve with the link after its next attempt completes (null when dropped), or undefined after `ms`. */
-  waitForAttempt(link: string, ms: number): Promise<LinkRecord | null | undefined> {
+  /** The number of attempts started so far (take it before queueing the change to wait for). */
+  attemptMark(): number {
+    return this.attemptNo;
+  }
+
+  /**
+   * Resolve with the link after an attempt that started after `mark` completes (null when
+   * dropped), or undefined after `ms`. An attempt already running when the caller queued its change
+   * may not include it.
+   */
+  waitForAttempt(link: string, ms: number, mark = this.attemptNo): Promise<LinkRecord | null | undefined> {
     if (ms <= 0 || this.paused) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const list = this.waiters.get(link) ?? [];
@@ -360,7 +371,7 @@ export class Syncer {
       };
       const t = setTimeout(() => fire(undefined), ms);
       t.unref?.();
-      list.push(fire);
+      list.push({ fire, after: mark });
       this.waiters.set(link, list);
     });
   }
@@ -510,7 +521,7 @@ export class Syncer {
     };
     const timer = setTimeout(() => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })), this.deps.tuning.opTimeoutMs);
     timer.unref?.();
-    const p = this.runOp(op, ctrl.signal, release)
+    const p = this.runOp(op, ctrl.signal, release, ++this.attemptNo)
       .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
       .finally(() => {
         clearTimeout(timer);
@@ -523,7 +534,7 @@ export class Syncer {
     this.inflight.add(p);
   }
 
-  private async runOp(op: Op, signal: AbortSignal, release: () => void): Promise<void> {
+  private async runOp(op: Op, signal: AbortSignal, release: () => void, startNo: number): Promise<void> {
     let result: { failure?: SyncFailure; link: LinkRecord | null };
     try {
       result = await this.process(op.link, signal, release);
@@ -554,8 +565,10 @@ export class Syncer {
     }
     const ws = this.waiters.get(op.link);
     if (ws) {
-      this.waiters.delete(op.link);
-      for (const w of ws) w(result.link);
+      const later = ws.filter((w) => w.after >= startNo);
+      if (later.length) this.waiters.set(op.link, later);
+      else this.waiters.delete(op.link);
+      for (const w of ws) if (w.after < startNo) w.fire(result.link);
     }
   }
 
@@ -927,7 +940,7 @@ export class Syncer {
     await Promise.allSettled([...this.ops.values()].map((op) => op.io));
     for (const { connector } of this.connectors.values()) connector.close();
     this.connectors.clear();
-    for (const ws of this.waiters.values()) for (const w of ws) w(null);
+    for (const ws of this.waiters.values()) for (const w of ws) w.fire(null);
     this.waiters.clear();
     this.offered.clear();
   }

@@ -610,6 +610,29 @@ describe('sync worker', () => {
     expect([...h.provider('d').store.keys()]).toEqual(['team/s']);
   });
 
+  it('a remove made while a push of the same link is at the provider answers after its own unsync, not after that push', async () => {
+    const h = harness();
+    await h.syncer.start();
+    h.kv.write('s', { a: '1' });
+    await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
+    await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    const p = h.provider('d');
+    expect(p.store.size).toBe(1);
+    // A refresh starts a push that is still at the provider when the remove comes in.
+    p.delayMs = 300;
+    h.kv.write('s', { a: '2' });
+    const refresh = h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
+    await until(
+      async () => Object.values(((await h.service.associations('provider-a-sm', 'd')) as { associated_secrets: Record<string, { sync_status: string }> }).associated_secrets).map((r) => r.sync_status).join(','),
+      (st) => st === 'SYNCING',
+    );
+    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, { sync_status: string }> };
+    // Answered after the unsync itself: the provider no longer holds the secret.
+    expect(p.store.size).toBe(0);
+    expect(view.associated_secrets[`${mount.accessor}/s`]?.sync_status ?? 'gone').not.toBe('SYNCED');
+    await refresh;
+  });
+
   it('remove unsyncs, then drops the link; remove of an absent association succeeds', async () => {
     const h = harness();
     await h.syncer.start();
