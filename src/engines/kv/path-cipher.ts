@@ -7,6 +7,9 @@
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** Paths whose encrypted form a PathCipher remembers. */
+const PATH_MEMO_SIZE = 10_000;
+
 /** Longest segment (UTF-8 bytes) whose encrypted name still fits a 255-byte file name. */
 export const MAX_SEGMENT_BYTES = 160;
 
@@ -14,6 +17,8 @@ export const MAX_SEGMENT_BYTES = 160;
 export class PathCipher {
   private readonly encKey: Buffer;
   private readonly macKey: Buffer;
+  /** Recent results of encryptPath (deterministic, so never stale): an HMAC and an AES call per segment otherwise. */
+  private readonly paths = new Map<string, string>();
 
   /** `secret` is the mount's 32-byte name key (kept in barrier-encrypted storage). */
   constructor(secret: Buffer) {
@@ -45,8 +50,14 @@ export class PathCipher {
 
   /** Storage key (relative) of a path: its segments encrypted one by one. */
   encryptPath(path: string): string {
-    const segs = path.split('/');
-    return segs.map((s, i) => this.encryptSegment(segs.slice(0, i).join('/'), s)).join('/');
+    let out = this.paths.get(path);
+    if (out === undefined) {
+      const segs = path.split('/');
+      out = segs.map((s, i) => this.encryptSegment(segs.slice(0, i).join('/'), s)).join('/');
+      if (this.paths.size >= PATH_MEMO_SIZE) this.paths.clear();
+      this.paths.set(path, out);
+    }
+    return out;
   }
 
   /** An opaque, stable id of a path (names the folder of its version records). */
