@@ -160,17 +160,15 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   // added the signal's default action would kill the daemon without the graceful stop (exit 0).
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  const out = process.stdout;
-  out.write(`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}\n`);
-  out.write(`    Version: ${VERSION}\n`);
-  for (const a of listeners.addresses) out.write(`    Listening on: ${a}\n`);
-  out.write(`    Storage: ${backend.describe()}\n`);
-  out.write(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}\n`);
-  out.write(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}\n`);
-  if (devToken) {
-    out.write(`    Root Token: ${devToken}\n`);
-    out.write(`\n    export KEYHOLD_ADDR='${listeners.addresses[0]}'\n    export KEYHOLD_TOKEN='${devToken}'\n`);
-  }
+  // One write: whoever reads the banner (a script waiting for "Listening on", then the root token)
+  // never sees half of it.
+  const lines = [`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}`, `    Version: ${VERSION}`];
+  for (const a of listeners.addresses) lines.push(`    Listening on: ${a}`);
+  lines.push(`    Storage: ${backend.describe()}`);
+  lines.push(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}`);
+  lines.push(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}`);
+  if (devToken) lines.push(`    Root Token: ${devToken}`, '', `    export KEYHOLD_ADDR='${listeners.addresses[0]}'`, `    export KEYHOLD_TOKEN='${devToken}'`);
+  process.stdout.write(lines.join('\n') + '\n');
   // Log rotation: reopen audit files (as Vault does on SIGHUP).
   process.on('SIGHUP', () => void auditBrokerOf(core)?.reopen());
 }

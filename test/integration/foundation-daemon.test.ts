@@ -90,6 +90,8 @@ describe('listeners', () => {
     const s = spawnServer(['--dev', '--log-level', 'warn'], { HOME: home, XDG_RUNTIME_DIR: xdg });
     const sock = join(xdg, 'keyhold', 'keyhold.sock');
     await waitFor(() => s.out().includes('Listening on'), 'the listener', s.out);
+    // The banner is one write: once "Listening on" is there, so is the rest.
+    expect(s.out()).toContain('export KEYHOLD_TOKEN=');
     expect(statSync(sock).mode & 0o777).toBe(0o600);
     expect(statSync(join(xdg, 'keyhold')).mode & 0o777).toBe(0o700);
     // Dev mode prints a root token when none is given.
