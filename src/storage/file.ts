@@ -138,21 +138,11 @@ export class FileBackend implements Backend {
     mkdirSync(this.logDir, { recursive: true, mode: 0o700 });
     const names = readdirSync(this.logDir);
     for (const n of names) if (n.endsWith('.tmp')) rmSync(join(this.logDir, n), { force: true });
-    const numbered = names
-      .map((n) => /^(\d{16})\.(seg|cmp)$/.exec(n))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ name: m[0], no: Number(m[1]), cmp: m[2] === 'cmp' }));
-    const cmp = numbered.filter((f) => f.cmp).sort((a, b) => b.no - a.no)[0];
-    const load: Array<{ name: string; no: number }> = [];
-    for (const f of numbered) {
-      // The newest compacted file stands for every segment up to its number; the rest are leftovers
-      // of a compaction a crash interrupted after the rename.
-      if (cmp && f !== cmp && f.no <= cmp.no) rmSync(join(this.logDir, f.name), { force: true });
-      else load.push(f);
-    }
-    load.sort((a, b) => a.no - b.no || (a.name.endsWith('.cmp') ? -1 : 1));
+    const { load, superseded, last } = logFilesInOrder(names);
+    // Leftovers of a compaction a crash interrupted after the rename.
+    for (const f of superseded) rmSync(join(this.logDir, f.name), { force: true });
     for (const f of load) this.loadFile(f.name, f.no);
-    this.nextNo = Math.max(0, ...numbered.map((f) => f.no)) + 1;
+    this.nextNo = last + 1;
     this.openSegment();
     this.importLegacy();
     // Every start begins a segment: many restarts with few writes would pile up small files.
@@ -521,6 +511,24 @@ export class FileBackend implements Backend {
   describe(): string {
     return `file:${this.root}`;
   }
+}
+
+/**
+ * The log's files (names in <root>/log) in replay order, and those the newest compacted file
+ * supersedes: it stands for every segment numbered up to its own number. `last` is the highest
+ * number in use (0 when none).
+ */
+export function logFilesInOrder(names: string[]): { load: Array<{ name: string; no: number }>; superseded: Array<{ name: string; no: number }>; last: number } {
+  const numbered = names
+    .map((n) => /^(\d{16})\.(seg|cmp)$/.exec(n))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ name: m[0], no: Number(m[1]), cmp: m[2] === 'cmp' }));
+  const cmp = numbered.filter((f) => f.cmp).sort((a, b) => b.no - a.no)[0];
+  const load: Array<{ name: string; no: number }> = [];
+  const superseded: Array<{ name: string; no: number }> = [];
+  for (const f of numbered) (cmp && f !== cmp && f.no <= cmp.no ? superseded : load).push({ name: f.name, no: f.no });
+  load.sort((a, b) => a.no - b.no || (a.name.endsWith('.cmp') ? -1 : 1));
+  return { load, superseded, last: Math.max(0, ...numbered.map((f) => f.no)) };
 }
 
 function encodeOp(op: Op): Buffer {

@@ -5,15 +5,13 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFrames } from '../../src/storage/file.js';
+import { logFilesInOrder, readFrames } from '../../src/storage/file.js';
 
 /** The stored (barrier-level) bytes of `key` under the storage directory `storage`. */
 export function storedRecord(storage: string, key: string): Buffer | null {
   const dir = join(storage, 'log');
   if (!existsSync(dir)) return null;
-  const files = readdirSync(dir).filter((n) => /^\d{16}\.(seg|cmp)$/.test(n));
-  const cmp = files.filter((n) => n.endsWith('.cmp')).sort().at(-1);
-  const order = files.filter((n) => !cmp || n === cmp || Number(n.slice(0, 16)) > Number(cmp.slice(0, 16))).sort((a, b) => Number(a.slice(0, 16)) - Number(b.slice(0, 16)) || (a.endsWith('.cmp') ? -1 : 1));
+  const order = logFilesInOrder(readdirSync(dir)).load.map((f) => f.name);
   let value: Buffer | null = null;
   for (const n of order) {
     const buf = readFileSync(join(dir, n));
