@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import { api, apiOk } from '../lib/http.js';
 import { runLoad } from '../lib/load.js';
 import { median } from '../lib/stats.js';
+import { cpuSecondsOf } from '../lib/procs.js';
 import { requireFeature } from '../lib/setup.js';
 
 const ge = (on, limit) => ({ on, op: '>=', limit });
@@ -19,12 +20,15 @@ async function interleave(ctx, sides) {
   const runs = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
   for (let rep = 0; rep < ctx.cfg.reps; rep++) {
     for (const [name, spec] of Object.entries(sides)) {
+      const c0 = cpuSecondsOf(spec.pid);
       const r = await runLoad({ warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec, connections: 8, ...spec });
+      const c1 = cpuSecondsOf(spec.pid);
+      r.cpuUs = c0 !== null && c1 !== null ? ((c1 - c0) * 1e6) / (r.ok + (r.warmupOk ?? 0)) : null;
       if (r.ok === 0) throw new Error(`${name} answered no 2xx: ${JSON.stringify(r.statuses)} errors=${r.errors}`);
       runs[name].push(r);
     }
   }
-  const sum = (rs) => ({ rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.latency.p99)), bad: rs.reduce((s, r) => s + r.bad, 0), reps: rs.map((r) => Math.round(r.rps)) });
+  const sum = (rs) => ({ rps: median(rs.map((r) => r.rps)), cpuUs: median(rs.map((r) => r.cpuUs)), p99: median(rs.map((r) => r.latency.p99)), bad: rs.reduce((s, r) => s + r.bad, 0), reps: rs.map((r) => Math.round(r.rps)) });
   return { k: sum(runs.keyhold), b: sum(runs.bare) };
 }
 
@@ -45,7 +49,7 @@ const approleCase = {
       keyhold: { target: ctx.kh.unix, pid: ctx.kh.pid, path: '/v1/auth/approle/login', body },
       bare: { target: ctx.bareUnix.target, pid: ctx.bareUnix.pid, path: '/v1/auth/approle/login', body },
     });
-    return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99 }, detail: { p99_ms: k.p99, baseline_p99_ms: b.p99, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+    return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99 }, detail: { p99_ms: k.p99, baseline_p99_ms: b.p99, cpu_us_per_login: k.cpuUs, baseline_cpu_us_per_login: b.cpuUs, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
   },
 };
 
@@ -85,7 +89,7 @@ const jwtCase = {
         bare: { target: ctx.bareUnix.target, pid: ctx.bareUnix.pid, path: '/v1/auth/jwt/login', body: { role: 'ci', jwt } },
       });
       const fetches = jwks.fetches() - before;
-      return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99, jwks_fetches_per_key: fetches }, detail: { p99_ms: k.p99, baseline_p99_ms: b.p99, jwks_fetches_during_load: fetches, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+      return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99, jwks_fetches_per_key: fetches }, detail: { p99_ms: k.p99, baseline_p99_ms: b.p99, cpu_us_per_login: k.cpuUs, baseline_cpu_us_per_login: b.cpuUs, jwks_fetches_during_load: fetches, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
     } finally {
       await jwks.close();
     }

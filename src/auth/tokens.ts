@@ -8,6 +8,7 @@ import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import type { Clock, TokenInfo } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { invalid } from '../framework/errors.js';
+import { Lru } from '../framework/lru.js';
 
 /** A stored token entry (never holds the token itself). */
 export interface TokenEntry {
@@ -80,7 +81,7 @@ const ENTRY_CACHE_SIZE = 50_000;
 /** Hash-at-rest token store with an in-memory lookup cache. */
 export class TokenStore {
   private salt: Buffer | null = null;
-  private readonly cache = new BoundedMap<string, TokenEntry>(ENTRY_CACHE_SIZE);
+  private readonly cache = new Lru<string, TokenEntry>({ maxEntries: ENTRY_CACHE_SIZE });
   /** Bumped by forget/clear: a load that overlapped one is not cached (cluster standbys). */
   private generation = 0;
   /**
@@ -346,15 +347,4 @@ export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   if (e.entity_id) info.entityId = e.entity_id;
   if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   return info;
-}
-
-/** A Map that drops its oldest entry when a new key would pass `limit` (logins create tokens forever). */
-class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
-    super();
-  }
-  override set(key: K, value: V): this {
-    if (this.size >= this.limit && !this.has(key)) this.delete(this.keys().next().value as K);
-    return super.set(key, value);
-  }
 }

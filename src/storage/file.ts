@@ -25,6 +25,7 @@ import { closeSync, constants as fsc, existsSync, fsyncSync, ftruncateSync, mkdi
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Backend } from './backend.js';
+import { Lru } from '../framework/lru.js';
 
 /** Thrown when another process holds the storage lock. */
 export class StorageLockedError extends Error {}
@@ -114,8 +115,7 @@ export class FileBackend implements Backend {
   private broken: Error | null = null;
   private compacting: Promise<void> | null = null;
 
-  private readonly cache = new Map<string, Buffer>();
-  private cacheSize = 0;
+  private readonly cache: Lru<string, Buffer>;
 
   constructor(
     private readonly root: string,
@@ -126,6 +126,7 @@ export class FileBackend implements Backend {
     this.segmentLimit = opts.segmentLimit ?? 64 * 1024 * 1024;
     this.compactMin = opts.compactMin ?? 32 * 1024 * 1024;
     this.cacheLimit = opts.cacheBytes ?? 32 * 1024 * 1024;
+    this.cache = new Lru<string, Buffer>({ maxWeight: Math.max(this.cacheLimit, 1), weigh: (k, v) => v.length + k.length });
   }
 
   /**
@@ -276,12 +277,7 @@ export class FileBackend implements Backend {
     const loc = this.index.get(key);
     if (!loc) return null;
     const c = this.cache.get(key);
-    if (c) {
-      // Refresh its place in the LRU order.
-      this.cache.delete(key);
-      this.cache.set(key, c);
-      return Buffer.from(c);
-    }
+    if (c) return Buffer.from(c);
     const v = await this.readAt(loc);
     // A write committed meanwhile moved the key: do not cache the older value.
     if (this.index.get(key) === loc) this.remember(key, v);
@@ -393,23 +389,12 @@ export class FileBackend implements Backend {
 
   private remember(key: string, v: Buffer): void {
     if (this.cacheLimit <= 0) return;
-    this.forget(key);
-    if (v.length > CACHE_MAX_VALUE) return;
-    this.cache.set(key, v);
-    this.cacheSize += v.length + key.length;
-    while (this.cacheSize > this.cacheLimit) {
-      const [k, old] = this.cache.entries().next().value as [string, Buffer];
-      this.cache.delete(k);
-      this.cacheSize -= old.length + k.length;
-    }
+    if (v.length > CACHE_MAX_VALUE) this.cache.delete(key);
+    else this.cache.set(key, v);
   }
 
   private forget(key: string): void {
-    const old = this.cache.get(key);
-    if (old) {
-      this.cache.delete(key);
-      this.cacheSize -= old.length + key.length;
-    }
+    this.cache.delete(key);
   }
 
   /** Start a compaction when dead bytes pass both the floor and the live bytes, or files pile up. */
@@ -496,7 +481,6 @@ export class FileBackend implements Backend {
       this.index.clear();
       this.children.clear();
       this.cache.clear();
-      this.cacheSize = 0;
     }
     if (this.locked) {
       try {

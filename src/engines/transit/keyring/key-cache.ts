@@ -2,11 +2,14 @@
  * The cache of loaded keys: an unbounded map when `size` is 0, otherwise least-recently-used with
  * `size` entries (transit `cache-config`, reference transit-wire.md section 3.1.8).
  */
+import { Lru } from '../../../framework/lru.js';
 
-/** A map with optional LRU eviction (Map keeps insertion order; a hit re-inserts the entry). */
+/** A map with optional LRU eviction (framework/lru.ts: a hit relinks a list node, no Map churn). */
 export class KeyCache<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private limit = 0) {}
+  private readonly lru: Lru<string, V>;
+  constructor(private limit = 0) {
+    this.lru = new Lru<string, V>({ maxEntries: Math.max(0, limit) });
+  }
 
   /** Configured size (0 = unbounded). */
   get size(): number {
@@ -15,47 +18,32 @@ export class KeyCache<V> {
 
   /** Entries currently held. */
   get count(): number {
-    return this.map.size;
+    return this.lru.size;
   }
 
   /** The value, marking it most recently used. */
   get(name: string): V | undefined {
-    const v = this.map.get(name);
-    if (v !== undefined && this.limit > 0) {
-      this.map.delete(name);
-      this.map.set(name, v);
-    }
-    return v;
+    return this.limit > 0 ? this.lru.get(name) : this.lru.peek(name);
   }
 
   /** Store a value, evicting the least recently used when full. */
   set(name: string, value: V): void {
-    this.map.delete(name);
-    this.map.set(name, value);
-    this.evict();
+    this.lru.set(name, value);
   }
 
   /** Drop one entry. */
   delete(name: string): void {
-    this.map.delete(name);
+    this.lru.delete(name);
   }
 
   /** True when held (does not touch recency). */
   has(name: string): boolean {
-    return this.map.has(name);
+    return this.lru.has(name);
   }
 
   /** Change the size limit (0 = unbounded), evicting as needed. */
   resize(limit: number): void {
     this.limit = limit;
-    this.evict();
-  }
-
-  private evict(): void {
-    if (this.limit <= 0) return;
-    while (this.map.size > this.limit) {
-      const oldest = this.map.keys().next().value as string;
-      this.map.delete(oldest);
-    }
+    this.lru.resize(Math.max(0, limit));
   }
 }
