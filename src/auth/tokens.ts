@@ -8,7 +8,7 @@ import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import type { Clock, TokenInfo } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { invalid } from '../framework/errors.js';
-import { Lru } from '../framework/lru.js';
+import { Lru } from '../storage/lru.js';
 
 /** A stored token entry (never holds the token itself). */
 export interface TokenEntry {

@@ -23,6 +23,7 @@ import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
+import { NoncePool } from '../crypto/nonce-pool.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { attachAudit } from '../audit/audit-broker.js';
@@ -131,7 +132,8 @@ export class Core implements RouterCore, CoreServices {
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
-    this.barrier = new Barrier(opts.backend);
+    const nonces = new NoncePool();
+    this.barrier = new Barrier(opts.backend, { nonce: (n) => nonces.take(n) });
     this.keychain = opts.keychain;
     this.logger = opts.logger;
     this.sealer = new SealManager(opts.backend, opts.keychain, opts.logger, opts.seals);
@@ -273,6 +275,9 @@ export class Core implements RouterCore, CoreServices {
    * engine's optional `invalidate(key)` with the key relative to its mount's storage.
    */
   async invalidate(key: string): Promise<void> {
+    // First the barrier's record cache, so whatever reloads below reads the new record.
+    if (key === '') this.barrier.clearCache();
+    else this.barrier.forget(key);
     if (key === 'core/seal-config') return this.sealer.refresh();
     if (!this.unsealed) return;
     // '' = changes may have been missed (the feed reconnected): every cache starts over.

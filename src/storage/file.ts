@@ -25,7 +25,7 @@ import { closeSync, constants as fsc, existsSync, fsyncSync, ftruncateSync, mkdi
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Backend } from './backend.js';
-import { Lru } from '../framework/lru.js';
+import { Lru } from './lru.js';
 
 /** Thrown when another process holds the storage lock. */
 export class StorageLockedError extends Error {}

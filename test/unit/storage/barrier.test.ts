@@ -84,6 +84,8 @@ describe('Barrier storage', () => {
     const ra = (await backend.get('a'))!;
     await backend.put('a', (await backend.get('b'))!);
     await backend.put('b', ra);
+    // As a fresh process reads them (this one still holds what it wrote).
+    b.clearCache();
     await expect(b.get('a')).rejects.toThrow(/failed authentication/);
     await expect(b.get('b')).rejects.toThrow(/failed authentication/);
   });
@@ -119,5 +121,103 @@ describe('Barrier storage', () => {
     d.setAAD(Buffer.from('p'));
     d.setAuthTag(rec.subarray(rec.length - 16));
     expect(Buffer.concat([d.update(rec.subarray(13, rec.length - 16)), d.final()]).toString()).toBe('abc');
+  });
+});
+
+describe('Barrier read cache', () => {
+  const key = randomBytes(32);
+
+  it('serves a record it wrote without a backend read, and returns copies callers may change', async () => {
+    const backend = new InmemBackend();
+    const b = new Barrier(backend);
+    b.unseal(key);
+    await b.put('a', Buffer.from('one'));
+    let reads = 0;
+    const get = backend.get.bind(backend);
+    backend.get = async (k: string) => (reads++, get(k));
+    const first = (await b.get('a'))!;
+    first.write('XYZ');
+    expect((await b.get('a'))!.toString()).toBe('one');
+    expect(reads).toBe(0);
+  });
+
+  it('sees another writer only after forget(key) or clearCache(), as a standby does after a change notice', async () => {
+    const backend = new InmemBackend();
+    const mine = new Barrier(backend);
+    const other = new Barrier(backend);
+    mine.unseal(key);
+    other.unseal(key);
+    await mine.put('k', Buffer.from('v1'));
+    expect((await mine.get('k'))!.toString()).toBe('v1');
+    await other.put('k', Buffer.from('v2'));
+    expect((await mine.get('k'))!.toString()).toBe('v1'); // cached until told
+    mine.forget('k');
+    expect((await mine.get('k'))!.toString()).toBe('v2');
+    await other.put('k', Buffer.from('v3'));
+    mine.clearCache();
+    expect((await mine.get('k'))!.toString()).toBe('v3');
+  });
+
+  it('does not cache a value whose write failed', async () => {
+    const backend = new InmemBackend();
+    const b = new Barrier(backend);
+    b.unseal(key);
+    await b.put('k', Buffer.from('old'));
+    backend.put = async () => {
+      throw new Error('disk full');
+    };
+    await expect(b.put('k', Buffer.from('new'))).rejects.toThrow('disk full');
+    expect((await b.get('k'))!.toString()).toBe('old');
+  });
+
+  it('a read that overlapped a write never leaves the old value cached', async () => {
+    const backend = new InmemBackend();
+    const b = new Barrier(backend);
+    b.unseal(key);
+    await b.put('k', Buffer.from('old'));
+    b.clearCache();
+    // The backend answers the read with the old record, but only after the write has finished.
+    const get = backend.get.bind(backend);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    backend.get = async (k: string) => {
+      const v = await get(k);
+      await gate;
+      return v;
+    };
+    const reading = b.get('k');
+    await b.put('k', Buffer.from('new'));
+    release();
+    expect((await reading)!.toString()).toBe('old');
+    backend.get = get;
+    expect((await b.get('k'))!.toString()).toBe('new');
+  });
+
+  it('drops everything on seal, and cacheBytes 0 turns it off', async () => {
+    const backend = new InmemBackend();
+    const b = new Barrier(backend, { cacheBytes: 0 });
+    b.unseal(key);
+    await b.put('k', Buffer.from('v'));
+    let reads = 0;
+    const get = backend.get.bind(backend);
+    backend.get = async (k: string) => (reads++, get(k));
+    await b.get('k');
+    expect(reads).toBe(1);
+    const c = new Barrier(backend);
+    c.unseal(key);
+    await c.put('j', Buffer.from('w'));
+    c.seal();
+    await expect(c.get('j')).rejects.toThrow(/sealed/);
+  });
+
+  it('uses the nonce source it was given (the daemon passes a pooled CSPRNG)', async () => {
+    const backend = new InmemBackend();
+    const fixed = Buffer.alloc(12, 9);
+    const b = new Barrier(backend, { nonce: () => fixed });
+    b.unseal(key);
+    await b.put('p', Buffer.from('x'));
+    const rec = (await backend.get('p'))!;
+    expect(rec.subarray(1, 13).equals(fixed)).toBe(true);
+    expect(openRecord(key, 'p', rec).toString()).toBe('x');
   });
 });

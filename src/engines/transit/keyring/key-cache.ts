@@ -2,9 +2,9 @@
  * The cache of loaded keys: an unbounded map when `size` is 0, otherwise least-recently-used with
  * `size` entries (transit `cache-config`, reference transit-wire.md section 3.1.8).
  */
-import { Lru } from '../../../framework/lru.js';
+import { Lru } from '../../../storage/lru.js';
 
-/** A map with optional LRU eviction (framework/lru.ts: a hit relinks a list node, no Map churn). */
+/** A map with optional LRU eviction (storage/lru.ts: a hit relinks a list node, no Map churn). */
 export class KeyCache<V> {
   private readonly lru: Lru<string, V>;
   constructor(private limit = 0) {

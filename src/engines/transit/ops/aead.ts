@@ -3,7 +3,7 @@
  * 96-bit nonce and ChaCha20-Poly1305 over node:crypto; XChaCha20-Poly1305 (OpenBao's type) over
  * @noble/ciphers, which node:crypto lacks. Tags are 16 bytes, appended to the ciphertext.
  */
-import { createCipheriv, createDecipheriv, randomFillSync, type CipherGCMTypes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type CipherGCMTypes } from 'node:crypto';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { invalid } from '../../../framework/errors.js';
 
@@ -24,27 +24,6 @@ export function isAeadSuite(type: string): type is AeadSuite {
 }
 
 const TAG = 16;
-const POOL_BYTES = 24 * 1024;
-
-/**
- * Random nonces drawn from the OS CSPRNG in 24 KiB refills (one RAND_bytes call per ~2,000 nonces
- * instead of one per encryption: most of the cost of a small encrypt). Bytes are handed out once and
- * never reused; a spent pool is dropped, not refilled in place.
- */
-export class NoncePool {
-  private pool = Buffer.alloc(0);
-  private off = 0;
-  /** `size` fresh random bytes. */
-  take(size: number): Buffer {
-    if (this.off + size > this.pool.length) {
-      this.pool = randomFillSync(Buffer.allocUnsafeSlow(POOL_BYTES));
-      this.off = 0;
-    }
-    const out = this.pool.subarray(this.off, this.off + size);
-    this.off += size;
-    return out;
-  }
-}
 
 /** Encrypt: returns `ct || tag`, or `nonce || ct || tag` when `withNonce`. */
 export function aeadSeal(suite: AeadSuite, key: Buffer, nonce: Buffer, plaintext: Buffer, aad?: Buffer, withNonce = false): Buffer {

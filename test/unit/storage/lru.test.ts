@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Lru } from '../../../src/framework/lru.js';
+import { Lru } from '../../../src/storage/lru.js';
 
 describe('Lru', () => {
   it('evicts the least recently used entry when the count limit is passed', () => {
