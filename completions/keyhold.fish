@@ -158,7 +158,7 @@ complete -c keyhold -n '__keyhold_at \'token create\'' -l display-name -x -d 'di
 complete -c keyhold -n '__keyhold_at \'token create\'' -l orphan -d 'create an orphan token'
 complete -c keyhold -n '__keyhold_at \'token create\'' -l role -x -d 'create against a token role (auth/token/create/<name>)'
 complete -c keyhold -n '__keyhold_at \'token create\'' -l period -x -d 'periodic token: each renewal resets the TTL to this'
-complete -c keyhold -n '__keyhold_at \'token create\'' -l type -x -d 'token type (service)'
+complete -c keyhold -n '__keyhold_at \'token create\'' -l type -x -d 'token type: service (default) or batch (not stored; cannot be renewed or revo...'
 complete -c keyhold -n '__keyhold_at \'token create\'' -l no-default-policy -d 'do not attach the default policy'
 complete -c keyhold -n '__keyhold_at \'token create\'' -l renewable -x -d 'whether it can be renewed'
 complete -c keyhold -n '__keyhold_at \'token lookup\'' -l accessor -x -d 'look up by accessor'

@@ -306,7 +306,7 @@ export class AuditBroker {
       time: new Date(this.deps.clock.now()).toISOString(),
       type,
       auth: token
-        ? { client_token: th!.token, accessor, display_name: token.displayName, policies: token.policies, token_policies: token.policies, token_type: 'service' }
+        ? { client_token: th!.token, accessor, display_name: token.displayName, policies: token.policies, token_policies: token.policies, token_type: token.batch ? 'batch' : 'service' }
         : undefined,
       request: {
         id: e.requestId,

@@ -1,10 +1,16 @@
 /**
- * Token store. Tokens are `hvs.` + 24 base62 characters; only an HMAC-SHA256 of the token (under a
- * per-install salt) is stored, so storage never holds a usable token. Accessor indexes are keyed by
- * the same salted hash (as Vault salts them), so no storage key names a token or an accessor.
+ * Token store. Service tokens are `hvs.` + 24 base62 characters; only an HMAC-SHA256 of the token
+ * (under a per-install salt) is stored, so storage never holds a usable token. Accessor indexes are
+ * keyed by the same salted hash (as Vault salts them), so no storage key names a token or an accessor.
  * Lookups compare hashes in constant time and are cached in memory for the hot path.
+ *
+ * Batch tokens (Vault's `hvb.` tokens) are not stored at all: the token is its own entry, sealed with
+ * AES-256-GCM under a per-install key kept behind the barrier (`batch-key`), so any node of a cluster
+ * can check one. As in Vault they have no accessor, cannot be renewed, revoked or create tokens, have
+ * no cubbyhole and no use limit, and end at their TTL (or when their parent, if any, is revoked).
  */
-import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { NoncePool } from '../crypto/nonce-pool.js';
 import type { Clock, TokenInfo } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { invalid } from '../framework/errors.js';
@@ -29,7 +35,7 @@ export interface TokenEntry {
   num_uses: number;
   orphan: boolean;
   parent_accessor: string;
-  type: 'service';
+  type: 'service' | 'batch';
   /** Creation path ("auth/token/create", "auth/approle/login"). Absent on entries written before issue 14. */
   path?: string;
   /** Identity entity of a login-issued token. */
@@ -71,7 +77,18 @@ export interface CreateTokenOptions extends Pick<TokenEntry, 'path' | 'entity_id
   parent_accessor?: string;
   /** Use this exact token id (dev root token). */
   id?: string;
+  /** "batch": not stored; the token carries its sealed entry (default "service"). */
+  type?: 'service' | 'batch';
 }
+
+/** Prefix of batch tokens (Vault's). */
+export const BATCH_PREFIX = 'hvb.';
+/** Longer than any batch token keyhold issues (policies and metadata included); longer ones are not opened. */
+const MAX_BATCH_TOKEN = 8192;
+/** Associated data of the sealed entry: binds the blob to its purpose and format version. */
+const BATCH_AAD = Buffer.from('keyhold batch token v1');
+/** Batch tokens opened recently (a token is used for many requests; opening costs an AES-GCM call and a JSON parse). */
+const BATCH_MEMO_SIZE = 10_000;
 
 /** Entries kept by the hash() memo before it starts over. */
 const HASH_MEMO_SIZE = 4096;
@@ -90,6 +107,10 @@ export class TokenStore {
    * with the salt.
    */
   private readonly hashes = new Map<string, string>();
+  /** Key sealing batch tokens (per install, behind the barrier). */
+  private batchKey: Buffer | null = null;
+  private readonly batchMemo = new Lru<string, TokenEntry>({ maxEntries: BATCH_MEMO_SIZE });
+  private readonly nonces = new NoncePool();
 
   /** Called for every revoked token (its cubbyhole goes with it); failures are the caller's to log. */
   readonly onRevoke: Array<(entry: TokenEntry) => Promise<void>> = [];
@@ -109,6 +130,23 @@ export class TokenStore {
     this.salt = salt;
     this.cache.clear();
     this.hashes.clear();
+    this.batchMemo.clear();
+    this.batchKey = await this.loadBatchKey(true);
+  }
+
+  /** The batch-token key: read, or made on first use (`create` false: a node that cannot write only reads). */
+  private async loadBatchKey(create: boolean): Promise<Buffer | null> {
+    const k = await this.storage.get('batch-key');
+    if (k && k.length === 32) return k;
+    if (!create) return null;
+    const fresh = randomBytes(32);
+    try {
+      await this.storage.put('batch-key', fresh);
+    } catch {
+      // A standby cannot write: the active makes the key, and the first batch lookup reads it.
+      return null;
+    }
+    return fresh;
   }
 
   /** HMAC of a token id under the install salt (hex). */
@@ -125,6 +163,7 @@ export class TokenStore {
 
   /** Create a token; returns the token id (shown once) and its entry. */
   async create(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
+    if (opts.type === 'batch') return this.createBatch(opts);
     const id = opts.id ?? `hvs.${base62(24)}`;
     // Seconds with millisecond precision: a 1s token must live a full second, whatever the phase.
     const now = this.clock.now() / 1000;
@@ -172,11 +211,98 @@ export class TokenStore {
    * Look up a token entry by id; null when unknown, expired (then removed) or spent. `includeSpent`
    * still finds a token whose last use is the request now running (its own handler may need it).
    */
+  /** A batch token: the entry sealed into the token itself; nothing is written. */
+  private async createBatch(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
+    if (opts.period || opts.num_uses || opts.explicit_max_ttl) throw invalid('batch tokens cannot have period, num_uses or explicit_max_ttl set');
+    if (opts.policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
+    if (opts.id) throw invalid('batch tokens cannot have a custom id');
+    const key = this.batchKey ?? (this.batchKey = await this.loadBatchKey(true));
+    if (!key) throw new Error('batch token key unavailable');
+    const now = this.clock.now() / 1000;
+    const ttl = opts.ttl || 0;
+    const entry: TokenEntry = {
+      hash: '',
+      accessor: '',
+      policies: [...new Set(opts.policies)].sort(),
+      display_name: opts.display_name ?? 'token',
+      meta: opts.meta ?? {},
+      creation_time: now,
+      ttl,
+      explicit_max_ttl: 0,
+      expire_time: ttl ? now + ttl : 0,
+      renewable: false,
+      num_uses: 0,
+      orphan: opts.orphan ?? false,
+      parent_accessor: opts.orphan ? '' : (opts.parent_accessor ?? ''),
+      type: 'batch',
+    };
+    if (opts.path) entry.path = opts.path;
+    if (opts.entity_id) entry.entity_id = opts.entity_id;
+    if (opts.role) entry.role = opts.role;
+    if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
+    if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
+    const { hash: _h, accessor: _a, ...sealed } = entry;
+    const nonce = this.nonces.take(12);
+    const c = createCipheriv('aes-256-gcm', key, nonce);
+    c.setAAD(BATCH_AAD);
+    const body = Buffer.concat([Buffer.from([1]), nonce, c.update(JSON.stringify(sealed), 'utf8'), c.final(), c.getAuthTag()]);
+    const id = BATCH_PREFIX + body.toString('base64url');
+    entry.hash = this.hash(id);
+    this.batchMemo.set(id, entry);
+    return { id, entry };
+  }
+
+  /** The entry sealed in a batch token, or null when it is not one of ours (forged, damaged, other install). */
+  private openBatch(id: string, key: Buffer): TokenEntry | null {
+    const raw = Buffer.from(id.slice(BATCH_PREFIX.length), 'base64url');
+    if (raw.length < 1 + 12 + 16 + 2 || raw[0] !== 1) return null;
+    try {
+      const d = createDecipheriv('aes-256-gcm', key, raw.subarray(1, 13));
+      d.setAAD(BATCH_AAD);
+      d.setAuthTag(raw.subarray(raw.length - 16));
+      const plain = Buffer.concat([d.update(raw.subarray(13, raw.length - 16)), d.final()]);
+      const e = JSON.parse(plain.toString('utf8')) as TokenEntry;
+      if (e.type !== 'batch' || !Array.isArray(e.policies)) return null;
+      return { ...e, hash: this.hash(id), accessor: '' };
+    } catch {
+      return null;
+    }
+  }
+
+  /** A batch token's entry when valid now: sealed by this install, unexpired, its parent (if any) alive. */
+  private async lookupBatch(id: string): Promise<TokenEntry | null> {
+    if (id.length > MAX_BATCH_TOKEN || !/^hvb\.[A-Za-z0-9_-]+$/.test(id)) return null;
+    let e = this.batchMemo.get(id);
+    if (!e) {
+      const key = this.batchKey ?? (this.batchKey = await this.loadBatchKey(false));
+      if (!key) return null;
+      const opened = this.openBatch(id, key);
+      if (!opened) return null;
+      e = opened;
+      this.batchMemo.set(id, e);
+    }
+    if (e.expire_time && e.expire_time * 1000 <= this.clock.now()) {
+      this.batchMemo.delete(id);
+      return null;
+    }
+    // Vault: a batch token with a parent is valid only while the parent is.
+    if (e.parent_accessor) {
+      const parent = await this.lookupAccessor(e.parent_accessor);
+      if (!parent || (parent.expire_time && parent.expire_time * 1000 <= this.clock.now())) return null;
+    }
+    return e;
+  }
+
   /**
    * The entry of a valid token when it is cached and needs no storage (not expired, not spent),
    * else undefined (then `lookup` decides). Same checks as `lookup`.
    */
   cachedEntry(id: string): TokenEntry | undefined {
+    if (id.startsWith(BATCH_PREFIX)) {
+      const e = this.batchMemo.peek(id);
+      if (!e || e.parent_accessor || (e.expire_time && e.expire_time * 1000 <= this.clock.now())) return undefined;
+      return e;
+    }
     if (!this.salt || id.length > 256) return undefined;
     const h = this.hash(id);
     const entry = this.cache.get(h);
@@ -188,7 +314,9 @@ export class TokenStore {
   }
 
   async lookup(id: string, opts: { includeSpent?: boolean } = {}): Promise<TokenEntry | null> {
-    if (!this.salt || id.length > 256) return null;
+    if (!this.salt) return null;
+    if (id.startsWith(BATCH_PREFIX)) return this.lookupBatch(id);
+    if (id.length > 256) return null;
     const h = this.hash(id);
     let entry: TokenEntry | null | undefined = this.cache.get(h);
     if (!entry) {
@@ -237,7 +365,7 @@ export class TokenStore {
    * as Vault does.
    */
   async use(entry: TokenEntry): Promise<boolean> {
-    if (entry.num_uses <= 0 || entry.spent) return false;
+    if (entry.num_uses <= 0 || entry.spent || entry.type === 'batch') return false;
     entry.num_uses -= 1;
     if (entry.num_uses === 0) entry.spent = true;
     await putJSON(this.storage, `id/${entry.hash}`, entry);
@@ -250,6 +378,7 @@ export class TokenStore {
    * (Vault sdk/framework/lease.go CalculateTTL). Past the bound: 400 `past the max TTL, cannot renew`.
    */
   async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
+    if (entry.type === 'batch') throw invalid('batch tokens cannot be renewed');
     const now = this.clock.now() / 1000;
     let ttl = entry.period ? entry.period : increment || entry.ttl;
     let limit = Infinity;
@@ -269,6 +398,7 @@ export class TokenStore {
    * (revoke-orphan) the children stay valid and become orphans instead.
    */
   async revokeEntry(entry: TokenEntry, opts: { orphanChildren?: boolean } = {}): Promise<void> {
+    if (entry.type === 'batch') throw invalid('batch tokens cannot be revoked');
     this.cache.delete(entry.hash);
     await this.storage.delete(`id/${entry.hash}`);
     for (const hook of this.onRevoke) await hook(entry);
@@ -338,6 +468,9 @@ export class TokenStore {
     this.cache.clear();
     this.hashes.clear();
     this.salt = null;
+    this.batchMemo.clear();
+    this.batchKey?.fill(0);
+    this.batchKey = null;
   }
 }
 
@@ -346,5 +479,6 @@ export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
   const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
   if (e.entity_id) info.entityId = e.entity_id;
   if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
+  if (e.type === 'batch') info.batch = true;
   return info;
 }

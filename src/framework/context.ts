@@ -63,6 +63,8 @@ export interface TokenInfo {
   entityId?: string;
   /** Source CIDRs the token may be used from (token_bound_cidrs); absent = anywhere. */
   boundCidrs?: string[];
+  /** A batch token (not stored: no accessor, cubbyhole, renewal or revocation). */
+  batch?: boolean;
   /** This request spends the token's last use (num_uses); the core revokes it afterwards. */
   lastUse?: boolean;
   /** On a cluster standby: the token has a use limit, so the request must go to the active (which counts uses). */

@@ -35,9 +35,9 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const policies = normalizePolicies(login.policies, login.noDefaultPolicy);
   if (policies.includes('root')) throw invalid('auth methods cannot create root tokens');
   const mountType = String(mount.config.token_type ?? 'default-service');
-  const type = login.tokenType === 'default' || login.tokenType === '' ? (mountType.endsWith('batch') ? 'batch' : 'service') : login.tokenType;
-  // keyhold issues service tokens only; a batch token would be a different storage model.
-  if (type === 'batch' || mountType === 'batch') throw invalid('token_type', 'batch tokens are not supported by keyhold; use "service"');
+  // The mount's "service"/"batch" wins; its "default-*" applies when the role leaves the type open.
+  const roleType = login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
+  const type: 'service' | 'batch' = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service')) === 'batch' ? 'batch' : 'service';
   const warnings: string[] = [];
   const mountMax = mountTtl(mount.config.max_lease_ttl) || SYSTEM_MAX_TTL;
   const mountDefault = mountTtl(mount.config.default_lease_ttl) || SYSTEM_MAX_TTL;
@@ -58,16 +58,22 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
       ttl = maxTtl;
     }
   }
+  if (type === 'batch') {
+    if (period || login.numUses) throw invalid(`batch tokens cannot have ${period ? '"period"' : '"num_uses"'} set`);
+    // No explicit max is stored on a batch token: it only bounds the TTL.
+    if (login.explicitMaxTtl && ttl > login.explicitMaxTtl) ttl = login.explicitMaxTtl;
+  }
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');
   const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
   const { id, entry } = await tokens.create({
+    type,
     policies,
     ttl,
-    period,
-    explicit_max_ttl: login.explicitMaxTtl,
-    renewable: true,
-    num_uses: login.numUses,
+    period: type === 'batch' ? undefined : period,
+    explicit_max_ttl: type === 'batch' ? undefined : login.explicitMaxTtl,
+    renewable: type !== 'batch',
+    num_uses: type === 'batch' ? undefined : login.numUses,
     display_name: displayName,
     meta: login.metadata,
     orphan: true,
@@ -88,7 +94,7 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
       lease_duration: Math.round(entry.ttl),
       renewable: entry.renewable,
       entity_id: entity.id,
-      token_type: 'service',
+      token_type: type,
       orphan: true,
       mfa_requirement: null,
       num_uses: entry.num_uses,

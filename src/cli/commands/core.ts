@@ -361,7 +361,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--orphan', 'create an orphan token')
     .option('--role <name>', 'create against a token role (auth/token/create/<name>)')
     .option('--period <duration>', 'periodic token: each renewal resets the TTL to this')
-    .option('--type <type>', 'token type (service)')
+    .option('--type <type>', 'token type: service (default) or batch (not stored; cannot be renewed or revoked)')
     .option('--no-default-policy', 'do not attach the default policy')
     .option('--renewable <bool>', 'whether it can be renewed')
     .addHelpText('after', '\nExamples:\n  $ keyhold token create --policy transit-user --ttl 1h\n  $ keyhold token create --policy ci --field token\n  $ keyhold token create -role=deployer -period=24h -orphan')

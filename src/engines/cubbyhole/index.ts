@@ -23,6 +23,8 @@ const route = routesFor<Cubbyhole>();
 function dir(engine: Cubbyhole, token: TokenInfo | null): string {
   // Vault: "client token empty"; every cubbyhole request is authenticated, so this is defence in depth.
   if (!token) throw denied();
+  // Vault: batch tokens are not stored, so they have no cubbyhole.
+  if (token.batch) throw invalid('cubbyhole operations are only supported by "service" type tokens');
   return engine.dirOf(token);
 }
 

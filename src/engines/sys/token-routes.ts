@@ -55,7 +55,7 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
     lease_duration: Math.round(e.expire_time ? e.expire_time - e.creation_time - (e.last_renewal_time ? e.last_renewal_time - e.creation_time : 0) : 0),
     renewable: e.renewable,
     entity_id: e.entity_id ?? '',
-    token_type: 'service',
+    token_type: e.type,
     orphan: e.orphan,
     mfa_requirement: null,
     num_uses: e.num_uses,
@@ -73,6 +73,7 @@ async function entryOf(core: SysCore, token: string | undefined, self = false): 
 
 /** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
 async function renewEntry(core: SysCore, e: TokenEntry, increment: number | undefined): Promise<TokenEntry> {
+  if (e.type === 'batch') throw invalid('batch tokens cannot be renewed');
   if (!e.renewable) throw invalid('lease is not renewable');
   return core.tokens.renew(e, increment);
 }
@@ -94,7 +95,7 @@ const createFields = {
   no_parent: f.bool('Create an orphan token (root or sudo)').default(false),
   no_default_policy: f.bool('Do not attach the default policy').default(false),
   period: f.duration('Periodic token: every renewal sets the TTL to this (root or sudo, or through a role)'),
-  type: f.string('Token type; only service is supported').default('service'),
+  type: f.string('Token type: service (stored, renewable) or batch (not stored; no renewal, revocation or children); default: the role\'s, else service'),
   entity_alias: f.string('Entity alias (with a role allowing it)'),
 };
 
@@ -119,9 +120,21 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
   const caller = token!;
   const sudo = caller.root || ctx.allowed('sudo', fullPath);
   const warnings: string[] = [];
-  if (data.type !== 'service') throw invalid('type', 'only "service" tokens are supported');
+  // Vault answers a batch parent before anything else (token_store.go handleCreateCommon).
+  if (caller.batch) throw invalid('batch tokens cannot create more tokens');
   const role: TokenRole | null = roleName ? await engine.tokenRoles.get(roleName.toLowerCase()) : null;
   if (roleName && !role) throw invalid('unknown role');
+  let type: string = data.type ?? '';
+  if (role) {
+    if (role.token_type === 'service' || role.token_type === 'batch') type = role.token_type;
+    else if (type === '') type = role.token_type === 'default-batch' ? 'batch' : 'service';
+  }
+  if (type === '') type = 'service';
+  if (type !== 'service' && type !== 'batch') throw invalid("invalid 'token_type' value");
+  if (type === 'batch') {
+    const bad = data.explicit_max_ttl ? 'explicit_max_ttl' : data.num_uses ? 'num_uses' : data.period ? 'period' : null;
+    if (bad) throw invalid(`batch tokens cannot have ${JSON.stringify(bad)} set`);
+  }
   if (data.entity_alias && !role) throw invalid("'entity_alias' is only allowed in combination with token role");
   if (data.entity_alias && role && !role.allowed_entity_aliases.some((p) => globMatch(p.toLowerCase(), String(data.entity_alias).toLowerCase()))) throw invalid("invalid 'entity_alias' value");
   if (data.id !== undefined && !sudo) throw invalid('root or sudo privileges required to specify token id');
@@ -176,17 +189,22 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
   if (!noDefault && !policies.includes('root') && !policies.includes('default')) policies = [...policies, 'default'];
   if (noDefault) policies = policies.filter((p) => p !== 'default');
   policies.sort();
+  // Batch tokens cannot be revoked, so there are no root batch tokens.
+  if (type === 'batch' && policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
   for (const p of policies) if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p))) warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
   const ttl: number = data.ttl ?? data.lease ?? (policies.includes('root') && caller.root ? 0 : DEFAULT_TTL);
   const path = role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
+  const batch = type === 'batch';
+  if (batch && data.id) throw invalid('batch tokens cannot have a custom id');
   const { id, entry } = await engine.tokens.create({
+    type: batch ? 'batch' : 'service',
     id: data.id || undefined,
     policies,
-    ttl: period ? 0 : ttl,
-    period,
-    explicit_max_ttl: explicitMax,
-    renewable: renewable && (ttl > 0 || period > 0),
-    num_uses: numUses,
+    ttl: period && !batch ? 0 : ttl,
+    period: batch ? undefined : period,
+    explicit_max_ttl: batch ? undefined : explicitMax,
+    renewable: !batch && renewable && (ttl > 0 || period > 0),
+    num_uses: batch ? undefined : numUses,
     // Vault prefixes a given name with "token-" and names an unnamed token "token".
     display_name: data.display_name ? `token-${String(data.display_name).replace(/[^\w-]/g, '-')}` : 'token',
     meta: data.meta,
@@ -219,7 +237,7 @@ const roleFields = {
   bound_cidrs: f.strings('Deprecated: use token_bound_cidrs'),
   token_no_default_policy: f.bool('Do not add the default policy'),
   token_num_uses: f.int('Uses of each token'),
-  token_type: f.string('service or default-service (batch tokens are not supported)'),
+  token_type: f.string('service, batch, default-service or default-batch (the default when a create call names no type)'),
 };
 
 function tokenRoleView(r: TokenRole): Record<string, unknown> {
@@ -320,10 +338,12 @@ export const tokenRoutes: AnyRoute[] = [
           r.token_num_uses = data.token_num_uses;
         }
         if (data.token_type !== undefined) {
-          if (!['service', 'default-service', 'default', ''].includes(data.token_type)) {
-            throw invalid('token_type', data.token_type.includes('batch') ? 'batch tokens are not supported by keyhold' : `invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
-          }
-          r.token_type = data.token_type === 'service' ? 'service' : 'default-service';
+          if (!['service', 'batch', 'default-service', 'default-batch', 'default', ''].includes(data.token_type)) throw invalid(`invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
+          r.token_type = data.token_type === 'service' || data.token_type === 'batch' || data.token_type === 'default-batch' ? data.token_type : 'default-service';
+        }
+        if (r.token_type === 'batch' || r.token_type === 'default-batch') {
+          if (r.token_period) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
+          if (r.token_num_uses) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count");
         }
         if (r.token_explicit_max_ttl > DEFAULT_TTL) warnings.push('Given explicit max TTL is greater than system/mount allowed value; tokens created with this role will fail to be created');
         await engine.tokenRoles.put(r);

@@ -104,3 +104,41 @@ describe('token store: revoke-orphan', () => {
     expect(c?.parent_accessor).toBe('');
   });
 });
+
+describe('batch tokens', () => {
+  it('seal the entry with AES-256-GCM under the stored batch key (checked with @noble/ciphers), and store nothing', async () => {
+    const { gcm } = await import('@noble/ciphers/aes.js');
+    const { store, storage } = await setup();
+    const keysBefore = await listAll(storage, '');
+    const { id, entry } = await store.create({ type: 'batch', policies: ['ci'], ttl: 600, orphan: true, meta: { repo: 'octo/app' }, role: 'ci' });
+    expect(await listAll(storage, '')).toEqual(keysBefore);
+    expect(entry).toMatchObject({ type: 'batch', accessor: '', renewable: false, num_uses: 0 });
+    const raw = Buffer.from(id.slice(4), 'base64url');
+    expect(raw[0]).toBe(1);
+    const key = (await storage.get('batch-key'))!;
+    expect(key.length).toBe(32);
+    // Independent implementation: version | nonce(12) | ciphertext | tag(16), AAD "keyhold batch token v1".
+    const plain = gcm(key, raw.subarray(1, 13), Buffer.from('keyhold batch token v1')).decrypt(raw.subarray(13));
+    const sealed = JSON.parse(Buffer.from(plain).toString('utf8'));
+    expect(sealed).toMatchObject({ type: 'batch', policies: ['ci'], meta: { repo: 'octo/app' }, role: 'ci', ttl: 600 });
+    expect(sealed.hash).toBeUndefined();
+    expect((await store.lookup(id))!.policies).toEqual(['ci']);
+  });
+
+  it('are refused when forged with another key, damaged, expired, or after seal; renew and revoke throw', async () => {
+    const { store, advance } = await setup();
+    const { id } = await store.create({ type: 'batch', policies: ['ci'], ttl: 60, orphan: true });
+    const other = await setup();
+    expect(await other.store.lookup(id)).toBeNull(); // another install's key
+    const raw = Buffer.from(id.slice(4), 'base64url');
+    raw[raw.length - 20] ^= 1;
+    expect(await store.lookup('hvb.' + raw.toString('base64url'))).toBeNull();
+    const e = (await store.lookup(id))!;
+    await expect(store.renew(e)).rejects.toThrow('batch tokens cannot be renewed');
+    await expect(store.revokeEntry(e)).rejects.toThrow('batch tokens cannot be revoked');
+    expect(await store.create({ type: 'batch', policies: ['root'] }).catch((x: Error) => x.message)).toBe('batch tokens cannot be root tokens');
+    advance(60_000);
+    expect(await store.lookup(id)).toBeNull();
+    expect(store.cachedEntry(id)).toBeUndefined();
+  });
+});
