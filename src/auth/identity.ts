@@ -46,6 +46,21 @@ function aliasKey(mountAccessor: string, name: string): string {
   return createHash('sha256').update(`${mountAccessor}\0${name}`).digest('hex');
 }
 
+/** Same key/value pairs (alias metadata; order does not matter). */
+function sameMap(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/** Same set of group names as the entity holds (sorted, de-duplicated). */
+function sameStrings(held: string[], given: string[]): boolean {
+  if (given.length === 0) return held.length === 0;
+  const g = [...new Set(given)].sort();
+  return g.length === held.length && g.every((x, i) => x === held[i]);
+}
+
 /** Entities and aliases. */
 export class IdentityStore {
   private readonly cache = new Map<string, EntityRecord>();
@@ -62,6 +77,13 @@ export class IdentityStore {
   /** The entity of `alias` on `mount`, created on first sight; alias metadata and groups refreshed. */
   async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
     const key = aliasKey(mount.accessor, alias.name);
+    // A repeat login with nothing to change needs neither the lock nor storage.
+    const known = this.aliases.get(key);
+    const cached = known === undefined ? undefined : this.cache.get(known);
+    if (cached && sameStrings(cached.group_names, groups)) {
+      const a = cached.aliases.find((x) => x.mount_accessor === mount.accessor && x.name === alias.name);
+      if (a && sameMap(a.metadata, alias.metadata ?? {})) return cached;
+    }
     return this.locks.run(key, () => this.entityForAlias(key, mount, alias, groups));
   }
 

@@ -247,7 +247,7 @@ export class TokenStore {
     c.setAAD(BATCH_AAD);
     const body = Buffer.concat([Buffer.from([1]), nonce, c.update(JSON.stringify(sealed), 'utf8'), c.final(), c.getAuthTag()]);
     const id = BATCH_PREFIX + body.toString('base64url');
-    entry.hash = this.hash(id);
+    // No salted hash: nothing is stored under it (cubbyholes and wrapping refuse batch tokens).
     this.batchMemo.set(id, entry);
     return { id, entry };
   }
@@ -263,7 +263,7 @@ export class TokenStore {
       const plain = Buffer.concat([d.update(raw.subarray(13, raw.length - 16)), d.final()]);
       const e = JSON.parse(plain.toString('utf8')) as TokenEntry;
       if (e.type !== 'batch' || !Array.isArray(e.policies)) return null;
-      return { ...e, hash: this.hash(id), accessor: '' };
+      return { ...e, hash: '', accessor: '' };
     } catch {
       return null;
     }

@@ -108,7 +108,7 @@ export class WrappingService {
     if (!token) throw invalid(INVALID);
     // A header-borne wrapping token may have spent its one use on this very request.
     const e = await this.tokens.lookup(token, { includeSpent: true });
-    if (!e || e.policies.length !== 1 || e.policies[0] !== RESPONSE_WRAPPING_POLICY_NAME) throw invalid(INVALID);
+    if (!e || e.type !== 'service' || e.policies.length !== 1 || e.policies[0] !== RESPONSE_WRAPPING_POLICY_NAME) throw invalid(INVALID);
     return e;
   }
 

@@ -66,8 +66,17 @@ export interface SecretIdInput {
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 const NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 
+/** Memo of sha(): role names and ids are hashed on every login (storage keys); pure, bounded. */
+const shaMemo = new Map<string, string>();
+
 function sha(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  let h = shaMemo.get(s);
+  if (h === undefined) {
+    h = createHash('sha256').update(s).digest('hex');
+    if (shaMemo.size >= 4096) shaMemo.clear();
+    shaMemo.set(s, h);
+  }
+  return h;
 }
 
 /** Role names are case-insensitive and stored lower-cased (path_role.go). */

@@ -122,8 +122,13 @@ export function tokenParamsView(p: TokenParams): Record<string, unknown> {
 
 /** The LoginAuth of a role's token parameters. */
 export function loginAuthOf(p: TokenParams, rest: Pick<LoginAuth, 'path' | 'displayName' | 'metadata' | 'alias' | 'role'> & { groupAliases?: string[]; boundCidrs?: string[] }): LoginAuth {
-  return {
-    ...rest,
+  // Fields spelled out (no object spread): this runs on every login, and a spread of an object of
+  // varying shape was the most expensive line of the AppRole login in the bench profile.
+  const out: LoginAuth = {
+    path: rest.path,
+    displayName: rest.displayName,
+    metadata: rest.metadata,
+    alias: rest.alias,
     policies: p.token_policies,
     noDefaultPolicy: p.token_no_default_policy,
     ttl: p.token_ttl,
@@ -134,4 +139,7 @@ export function loginAuthOf(p: TokenParams, rest: Pick<LoginAuth, 'path' | 'disp
     boundCidrs: rest.boundCidrs ?? p.token_bound_cidrs,
     tokenType: p.token_type,
   };
+  if (rest.role !== undefined) out.role = rest.role;
+  if (rest.groupAliases !== undefined) out.groupAliases = rest.groupAliases;
+  return out;
 }
