@@ -220,9 +220,8 @@ export class TokenStore {
     if (!key) throw new Error('batch token key unavailable');
     const now = this.clock.now() / 1000;
     const ttl = opts.ttl || 0;
-    const entry: TokenEntry = {
-      hash: '',
-      accessor: '',
+    // What the token carries (no hash, no accessor: batch tokens have neither).
+    const sealed: Omit<TokenEntry, 'hash' | 'accessor'> = {
       policies: [...new Set(opts.policies)].sort(),
       display_name: opts.display_name ?? 'token',
       meta: opts.meta ?? {},
@@ -236,19 +235,21 @@ export class TokenStore {
       parent_accessor: opts.orphan ? '' : (opts.parent_accessor ?? ''),
       type: 'batch',
     };
-    if (opts.path) entry.path = opts.path;
-    if (opts.entity_id) entry.entity_id = opts.entity_id;
-    if (opts.role) entry.role = opts.role;
-    if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
-    if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
-    const { hash: _h, accessor: _a, ...sealed } = entry;
+    if (opts.path) sealed.path = opts.path;
+    if (opts.entity_id) sealed.entity_id = opts.entity_id;
+    if (opts.role) sealed.role = opts.role;
+    if (opts.mount_accessor) sealed.mount_accessor = opts.mount_accessor;
+    if (opts.bound_cidrs?.length) sealed.bound_cidrs = opts.bound_cidrs;
     const nonce = this.nonces.take(12);
     const c = createCipheriv('aes-256-gcm', key, nonce);
     c.setAAD(BATCH_AAD);
     const body = Buffer.concat([Buffer.from([1]), nonce, c.update(JSON.stringify(sealed), 'utf8'), c.final(), c.getAuthTag()]);
     const id = BATCH_PREFIX + body.toString('base64url');
-    // No salted hash: nothing is stored under it (cubbyholes and wrapping refuse batch tokens).
-    this.batchMemo.set(id, entry);
+    // No salted hash (nothing is stored under it; cubbyholes and wrapping refuse batch tokens). Not
+    // remembered here either: a login's token may never be used, and its first use opens it.
+    const entry = sealed as TokenEntry;
+    entry.hash = '';
+    entry.accessor = '';
     return { id, entry };
   }
 
