@@ -25,8 +25,9 @@ export function encodeRequest({ method = 'GET', path, headers = {}, body }) {
 }
 
 /**
- * Parse one response at the start of `buf`: {status, end} once complete, null when more bytes are
- * needed; throws on a malformed answer.
+ * Parse one response at the start of `buf`: {status, end, close} once complete; null when more
+ * bytes are needed, or {status, need} when the head says how long the whole answer is (then the
+ * caller need not parse again before it has `need` bytes); throws on a malformed answer.
  */
 export function parseResponse(buf) {
   const headEnd = buf.indexOf(CRLF2);
@@ -44,7 +45,7 @@ export function parseResponse(buf) {
     const lineEnd = head.indexOf('\r\n', cl + 2);
     const len = Number(head.slice(cl + 17, lineEnd < 0 ? undefined : lineEnd).trim());
     if (!Number.isSafeInteger(len) || len < 0) throw new Error('bad content-length');
-    return buf.length >= bodyStart + len ? { status, end: bodyStart + len, close: head.includes('\r\nconnection: close') } : null;
+    return buf.length >= bodyStart + len ? { status, end: bodyStart + len, close: head.includes('\r\nconnection: close') } : { status, need: bodyStart + len };
   }
   if (head.includes('\r\ntransfer-encoding: chunked')) {
     let at = bodyStart;
@@ -88,7 +89,11 @@ export function runLean(opts) {
       open++;
       const sock = opts.target.socketPath ? connect(opts.target.socketPath) : connect(opts.target.port, opts.target.host);
       sock.setNoDelay(true);
-      let pending = null;
+      // Bytes of the answer so far: chunks kept apart until the answer is known to be complete, so
+      // a large answer arriving in many reads is joined once, not once per read.
+      let chunks = [];
+      let have = 0;
+      let need = 0;
       let sentAt = 0;
       let timer = null;
       let done = false;
@@ -117,7 +122,11 @@ export function runLean(opts) {
       });
       sock.on('close', () => end(performance.now() < deadline));
       sock.on('data', (chunk) => {
-        pending = pending ? Buffer.concat([pending, chunk]) : chunk;
+        chunks.push(chunk);
+        have += chunk.length;
+        if (have < need) return;
+        const pending = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, have);
+        chunks = [pending];
         let r;
         try {
           r = parseResponse(pending);
@@ -126,13 +135,19 @@ export function runLean(opts) {
           return end(true);
         }
         if (!r) return;
+        if (r.need !== undefined) {
+          need = r.need;
+          return;
+        }
         const ms = performance.now() - sentAt;
         if (r.end !== pending.length) {
           // One request in flight: bytes past its answer mean the server sent something we did not ask for.
           errors++;
           return end(true);
         }
-        pending = null;
+        chunks = [];
+        have = 0;
+        need = 0;
         opts.onResponse(r.status, ms);
         if (r.close) return end(true);
         send();

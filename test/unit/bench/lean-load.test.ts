@@ -6,7 +6,7 @@ describe('lean load generator', () => {
   it('frames responses by Content-Length and by chunked encoding, and waits for missing bytes', () => {
     const cl = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nContent-Length: 5\r\n\r\nhello');
     expect(parseResponse(cl)).toEqual({ status: 200, end: cl.length, close: false });
-    expect(parseResponse(cl.subarray(0, cl.length - 1))).toBeNull();
+    expect(parseResponse(cl.subarray(0, cl.length - 1))).toEqual({ status: 200, need: cl.length });
     expect(parseResponse(cl.subarray(0, 20))).toBeNull();
     const chunked = Buffer.from('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n');
     expect(parseResponse(chunked)).toEqual({ status: 403, end: chunked.length, close: true });
@@ -58,5 +58,30 @@ describe('lean load generator', () => {
     expect(counted).toBeGreaterThan(50);
     expect(maxInFlight).toBeLessThanOrEqual(4);
     expect(statuses[200]).toBeGreaterThan(0);
+  });
+
+  it('takes large answers that arrive in many reads (Content-Length and chunked)', async () => {
+    const big = Buffer.alloc(300_000, 'x');
+    let served = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        served++;
+        if (served % 2) res.writeHead(200, { 'Content-Length': String(big.length) }).end(big);
+        else {
+          res.writeHead(200);
+          for (let i = 0; i < 10; i++) res.write(big.subarray(i * 30_000, (i + 1) * 30_000));
+          res.end();
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    let ok = 0;
+    const out = await runLean({ target: { host: '127.0.0.1', port }, path: '/big', connections: 2, durationSec: 0.4, onResponse: (s: number) => (ok += s === 200 ? 1 : 0) });
+    await new Promise((r) => server.close(r));
+    expect(out.errors).toBe(0);
+    expect(ok).toBe(served);
+    expect(ok).toBeGreaterThan(4);
   });
 });
