@@ -115,6 +115,22 @@ describe('batch tokens from logins', () => {
     await must('GET', 'auth/token/lookup-self', undefined, 200, t);
   });
 
+  it('can ask for a wrapped answer (the wrapping token is a service token), and is no wrapping token itself', async () => {
+    const { client_token: t } = await approleLogin('ci');
+    await must('POST', 'sys/policies/acl/wrapper', { policy: 'path "sys/wrapping/wrap" { capabilities = ["update"] }' });
+    await must('POST', 'auth/approle/role/ci', { token_policies: 'reader,wrapper', token_type: 'batch', token_ttl: '2s', token_max_ttl: '1h' });
+    const { client_token: w } = await approleLogin('ci');
+    const wrapped = await d.req('POST', 'sys/wrapping/wrap', { hello: 'batch' }, { token: w, headers: { 'X-Vault-Wrap-TTL': '60s' } });
+    expect(wrapped.status, wrapped.text).toBe(200);
+    expect(wrapped.body.wrap_info.token).toMatch(/^hvs\./);
+    const un = await d.req('POST', 'sys/wrapping/unwrap', {}, { token: wrapped.body.wrap_info.token });
+    expect(un.body.data).toEqual({ hello: 'batch' });
+    const notWrap = await d.req('POST', 'sys/wrapping/unwrap', { token: t }, { token: rootToken });
+    expect(notWrap.status).toBe(400);
+    expect(notWrap.body.errors).toEqual(['wrapping token is not valid or does not exist']);
+    await must('POST', 'auth/approle/role/ci', { token_policies: 'reader', token_type: 'batch', token_ttl: '2s', token_max_ttl: '1h' });
+  });
+
   it('ends at its TTL (403 afterwards)', async () => {
     const { client_token: t } = await approleLogin('ci');
     await must('GET', 'auth/token/lookup-self', undefined, 200, t);
