@@ -79,6 +79,17 @@ describe('JWT login with GitHub Actions tokens', () => {
     expect(r.status, r.text).toBe(200);
   });
 
+  it('a role with token_type=batch issues a batch token that signs, with the same entity and metadata', async () => {
+    await must('POST', 'auth/jwt/role/gh-batch', { role_type: 'jwt', user_claim: 'repository', bound_audiences: ['https://github.com/octo-org'], bound_claims: { repository: 'octo-org/octo-repo' }, claim_mappings: { ref: 'ref' }, token_policies: ['sign-only'], token_ttl: '5m', token_type: 'batch' });
+    const r = await d.req('POST', 'auth/jwt/login', { role: 'gh-batch', jwt: await op.sign(op.githubClaims()) }, { token: null });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.auth).toMatchObject({ token_type: 'batch', accessor: '', renewable: false, lease_duration: 300, metadata: { ref: 'refs/heads/main', role: 'gh-batch' } });
+    expect(r.body.auth.client_token).toMatch(/^hvb\./);
+    const look = await d.req('GET', 'auth/token/lookup-self', undefined, { token: r.body.auth.client_token });
+    expect(look.body.data).toMatchObject({ type: 'batch', path: 'auth/jwt/login', role: 'gh-batch', entity_id: r.body.auth.entity_id, meta: { ref: 'refs/heads/main', role: 'gh-batch' } });
+    expect((await d.req('GET', 'sys/mounts', undefined, { token: r.body.auth.client_token })).status).toBe(403);
+  });
+
   it('fetched the JWKS once for all those logins (cached per key)', () => {
     expect(op.jwksFetches).toBe(1);
   });
