@@ -77,6 +77,8 @@ export type WorkerReply = { id: number; ok: true; result: unknown } | { id: numb
 
 /** A message to the worker: a batch of requests (hot calls packed in `frames`, worker-frames.ts). */
 export interface WorkerBatch {
+  /** Only a wake-up: requests are waiting in the shared request ring (worker-ring.ts). */
+  bell?: boolean;
   /** Key refs the frames point at by index. */
   refs: string[];
   frames: ArrayBuffer | null;
@@ -89,6 +91,8 @@ export interface WorkerBatch {
  * message that ends a batch's synchronous part, 0 on later replies of work on libuv's pool).
  */
 export interface WorkerMessage {
+  /** Results are waiting in the shared result ring (worker-ring.ts). */
+  bell?: boolean;
   acks: number;
   /** Errors and results that are not bytes. */
   replies: WorkerReply[];
