@@ -8,7 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import type { Logger } from '../../framework/context.js';
-import { decodeResults, encodeRequests, isHot, requestSize, writeRequest, type HotRequest } from './worker-frames.js';
+import { decodeResults, encodeRequests, isHot, requestSize, writeRequest, type HotCall, type HotRequest } from './worker-frames.js';
 import { ASLEEP, BELLED, ByteRing, CTL, MAX_RING_FRAME, controlOf, createRingBuffer } from './worker-ring.js';
 import type { WorkerBatch, WorkerError, WorkerMessage, WorkerRequest, WorkerStats } from './worker-protocol.js';
 
@@ -124,11 +124,10 @@ class ModuleChannel {
       this.pending.set(id, { resolve, reject, library });
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
       if (this.pending.size === 1) w.ref();
-      const r = { ...req, id } as WorkerRequest;
-      if (req.op === 'close') this.ring?.refIds.delete(req.ref);
       // Hot calls go through the shared ring when they fit; the rest (and overflow) by message.
-      if (this.ring && isHot(r) && this.toRing(this.ring, r, w)) return;
-      this.outbox.push(r);
+      if (this.ring && (req.op === 'encrypt' || req.op === 'decrypt' || req.op === 'sign') && this.toRing(this.ring, req, id, w)) return;
+      if (req.op === 'close') this.ring?.refIds.delete(req.ref);
+      this.outbox.push({ ...req, id } as WorkerRequest);
       if (this.unacked < MAX_UNACKED && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -140,7 +139,7 @@ class ModuleChannel {
   }
 
   /** Write a hot request into the ring and bell a sleeping worker; false when it does not fit. */
-  private toRing(ring: Ring, r: HotRequest, w: Worker): boolean {
+  private toRing(ring: Ring, r: HotCall, id: number, w: Worker): boolean {
     const size = requestSize(r);
     if (size > MAX_RING_FRAME) return false;
     const q = ring.requests;
@@ -159,25 +158,36 @@ class ModuleChannel {
     }
     const at = q.reserve(size);
     if (at < 0) return false;
-    writeRequest(q.view, q.u8, at, r, ref);
+    writeRequest(q.view, q.u8, at, r, ref, id);
     q.commit(size);
-    // Collect finished results while here (the worker announces them only now and then).
-    if (ring.results.ready()) this.drainRing(ring);
-    if (DEFER_BELL) {
-      if (!ring.bellScheduled && Atomics.load(ring.ctl, CTL.WORKER) === ASLEEP) {
-        ring.bellScheduled = true;
-        setImmediate(() => {
-          ring.bellScheduled = false;
-          bellWorker(ring, w);
-        });
-      }
-    } else bellWorker(ring, w);
+    const c = ring.ctl;
+    if (Atomics.load(c, CTL.WORKER) === ASLEEP && Atomics.compareExchange(c, CTL.WORKER, ASLEEP, BELLED) === ASLEEP) w.postMessage(BELL);
+    this.awake(ring);
     return true;
+  }
+
+  /**
+   * This thread is busy and will look at the result ring at the end of this loop turn: the worker
+   * need not send a bell for results finished meanwhile (a message, and possibly a wake-up, each).
+   */
+  private awake(ring: Ring): void {
+    if (ring.lookScheduled) return;
+    ring.lookScheduled = true;
+    Atomics.store(ring.ctl, CTL.MAIN_BELL, 1);
+    setImmediate(() => {
+      ring.lookScheduled = false;
+      if (this.ring !== ring) return;
+      this.drainRing(ring);
+      // From here on this thread may sleep: results finished from now on come with a bell.
+      Atomics.store(ring.ctl, CTL.MAIN_BELL, 0);
+      this.drainRing(ring);
+    });
   }
 
   /** Resolve the calls whose results wait in the ring (each result is copied out of the ring). */
   private drainRing(ring: Ring): void {
     const q = ring.results;
+    if (!q.ready()) return;
     for (let f = q.read(); f; f = q.read()) {
       const [at, len] = f;
       const id = q.view.getUint32(at, true);
@@ -189,6 +199,7 @@ class ModuleChannel {
       this.pending.delete(id);
       p.resolve(bytes);
     }
+    if (this.pending.size === 0) this.worker?.unref();
   }
 
   /**
@@ -261,16 +272,10 @@ interface Ring {
   /** Numbers of key refs already announced to the worker. */
   refIds: Map<string, number>;
   nextRef: number;
-  bellScheduled?: boolean;
+  /** A look at the result ring is scheduled for the end of this loop turn (see awake()). */
+  lookScheduled?: boolean;
 }
 const BELL: WorkerBatch = { bell: true, refs: [], frames: null, calls: [] };
-const DEFER_BELL = process.env.KEYHOLD_PKCS11_BELL === 'defer';
-
-/** Wake the worker if it sleeps (at most one bell on its way). */
-function bellWorker(ring: Ring, w: Worker): void {
-  const c = ring.ctl;
-  if (Atomics.load(c, CTL.WORKER) === ASLEEP && Atomics.compareExchange(c, CTL.WORKER, ASLEEP, BELLED) === ASLEEP) w.postMessage(BELL);
-}
 /** Channels by module path (a process-level resource: see ModuleChannel). */
 const channels = new Map<string, ModuleChannel>();
 

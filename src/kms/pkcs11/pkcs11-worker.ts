@@ -707,13 +707,8 @@ const SPIN_MS = Number(process.env.KEYHOLD_PKCS11_SPIN_US ?? 50) / 1000;
 /** Longest stretch of ring work before this thread's own event loop gets a turn (async replies, messages). */
 const BUDGET_MS = 2;
 
-/** Results committed since the last bell (or since the main thread last cleared it). */
-let unannounced = 0;
-/** Bell the main thread at least every this many results while requests keep coming. */
-const ANNOUNCE_EVERY = Number(process.env.KEYHOLD_PKCS11_ANNOUNCE ?? 4);
-
+/** Tell the main thread results wait, unless it said it will look anyway (CTL.MAIN_BELL = 1). */
 function bellMain(): void {
-  unannounced = 0;
   if (Atomics.load(ctl, CTL.MAIN_BELL) === 0 && Atomics.compareExchange(ctl, CTL.MAIN_BELL, 0, 1) === 0) parentPort!.postMessage(BELL);
 }
 
@@ -750,8 +745,7 @@ function runFrame(o: number, len: number): void {
     const n = gcmInto(k, r, resultBytes.subarray(at + 4, at + 4 + max));
     results!.view.setUint32(at, r.id, true);
     results!.commit(4 + n);
-    // The main thread hears of results when this thread runs out of requests (pump), or after a few.
-    if (++unannounced >= ANNOUNCE_EVERY) bellMain();
+    bellMain();
   } catch (e) {
     const d = detach(r);
     settle(d, recoverFrom(d.ref, e, () => operate(d)));
@@ -776,13 +770,11 @@ function pump(): void {
         q.release();
       }
       if (performance.now() - start > BUDGET_MS) {
-        if (unannounced) bellMain();
         setImmediate(pump);
         return;
       }
       continue;
     }
-    if (unannounced) bellMain();
     const until = performance.now() + SPIN_MS;
     while (!q.ready() && performance.now() < until);
     if (q.ready()) continue;

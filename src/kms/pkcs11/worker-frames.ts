@@ -19,6 +19,9 @@ export type HotRequest = Extract<WorkerRequest, { op: 'sign' | 'encrypt' | 'decr
 const OPS = ['sign', 'encrypt', 'decrypt'] as const;
 const PARAMS = ['none', 'pss', 'oaep', 'gcm'] as const;
 
+/** A hot call before it has an id. */
+export type HotCall = HotRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
 /** Whether a request travels as a frame. */
 export function isHot(r: WorkerRequest): r is HotRequest {
   return r.op === 'sign' || r.op === 'encrypt' || r.op === 'decrypt';
@@ -38,13 +41,13 @@ function paramsSize(p: MechParams): number {
 }
 
 /** Bytes of one request frame. */
-export function requestSize(r: HotRequest): number {
+export function requestSize(r: HotCall): number {
   return 4 + 1 + 4 + 4 + 1 + paramsSize(r.params) + 4 + 4 + r.data.byteLength;
 }
 
 /** Write one request frame at `o` (`ref` = the key's number); returns the offset after it. */
-export function writeRequest(v: DataView, u8: Uint8Array, o: number, r: HotRequest, ref: number): number {
-  v.setUint32(o, r.id, true);
+export function writeRequest(v: DataView, u8: Uint8Array, o: number, r: HotCall, ref: number, id: number): number {
+  v.setUint32(o, id, true);
   v.setUint8(o + 4, OPS.indexOf(r.op));
   v.setUint32(o + 5, ref, true);
   v.setUint32(o + 9, r.mechanism, true);
@@ -124,7 +127,7 @@ export function encodeRequests(reqs: HotRequest[], refs: string[]): ArrayBuffer 
       ref = refs.push(r.ref) - 1;
       index.set(r.ref, ref);
     }
-    o = writeRequest(v, u8, o, r, ref);
+    o = writeRequest(v, u8, o, r, ref, r.id);
   }
   return ab;
 }
