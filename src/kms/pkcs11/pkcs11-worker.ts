@@ -81,7 +81,7 @@ const tokens = new Map<string, TokenState>();
 const keys = new Map<string, KeyState>();
 /** Specs by ref, so a key can be reopened after a re-initialization. */
 const specs = new Map<string, { spec: KeySpec; generate?: GenerateSpec }>();
-const stats: WorkerStats = { logins: 0, sessionsOpen: 0, reinitializations: 0, inFlight: 0, maxInFlight: 0 };
+const stats: WorkerStats = { logins: 0, sessionsOpen: 0, reinitializations: 0, inFlight: 0, maxInFlight: 0, ringRequests: 0 };
 let generation = 0;
 let reinitializing: Promise<void> | null = null;
 /** False after a C_Initialize failed (SoftHSM2 fails it while its token directory is missing). */
@@ -703,7 +703,7 @@ const BELL: WorkerMessage = { bell: true, acks: 0, replies: [], results: null };
  * the next request arrives within this window, and taking it costs nothing while a wake-up costs
  * both threads (tens of microseconds of CPU and ~80-100 us of latency on the bench VM).
  */
-const SPIN_MS = Number(process.env.KEYHOLD_PKCS11_SPIN_US ?? 50) / 1000;
+const SPIN_MS = 0.05;
 /** Longest stretch of ring work before this thread's own event loop gets a turn (async replies, messages). */
 const BUDGET_MS = 2;
 
@@ -728,6 +728,7 @@ function runFrame(o: number, len: number): void {
     return;
   }
   const [req] = readRequest(ringBuffer!, q.base, q.view, o, refOf);
+  stats.ringRequests++;
   const k = fastGcm(req);
   if (!k) {
     settle(req, handle(detach(req)));

@@ -107,4 +107,6 @@ export interface WorkerStats {
   reinitializations: number;
   inFlight: number;
   maxInFlight: number;
+  /** Requests taken from the shared request ring (the rest came by message). */
+  ringRequests: number;
 }
