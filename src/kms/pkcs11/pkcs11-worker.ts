@@ -765,8 +765,10 @@ function pump(): void {
       try {
         runFrame(f[0], f[1]);
       } catch (e) {
-        // A frame that cannot be read (a bug, not the token): its caller times out rather than the worker dying.
-        console.error('pkcs11 worker: bad ring frame', (e as Error).message);
+        // Not the token's error (those are handled in runFrame): answer the call with it rather than
+        // let the worker die with every other call.
+        const id = q.view.getUint32(f[0], true);
+        if (id) reply({ id, ok: false, error: toError(e) });
       } finally {
         q.release();
       }
