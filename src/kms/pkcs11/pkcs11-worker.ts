@@ -653,7 +653,7 @@ function settle(req: WorkerRequest, p: Promise<unknown>): void {
 
 /** A Buffer over a structured-clone Uint8Array (no copy): pkcs11js and Buffer methods want Buffers. */
 function buf(u: Uint8Array | undefined): Buffer | undefined {
-  return u && Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+  return u && (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
 }
 
 /** Whether a request can take the synchronous AES-GCM path now (an open key, no recovery running). */
