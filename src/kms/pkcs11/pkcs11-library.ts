@@ -1,6 +1,7 @@
 /**
  * The main thread's handle on one PKCS#11 library: a worker thread (pkcs11-worker.ts) that owns the
- * module, a request/reply channel, and the error boundary. A native error comes back as data and
+ * module, a request/reply channel (shared-memory rings for sign/encrypt/decrypt, worker-ring.ts;
+ * messages for the rest), and the error boundary. A native error comes back as data and
  * becomes a 4xx/503 KeyholdError naming the reason; a worker that dies (a crashing module) fails its
  * pending calls with 503 and is started again on the next call, so the daemon keeps serving.
  */
@@ -203,7 +204,7 @@ class ModuleChannel {
   }
 
   /**
-   * Requests go to the worker in batches, at most MAX_UNACKED unacknowledged (see the worker's
+   * Requests that do not go through the ring go to the worker in batches, at most MAX_UNACKED unacknowledged (see the worker's
    * batching note): the requests of one loop turn while there is room, else all that queued
    * meanwhile, sent when the worker acknowledges a batch.
    */

@@ -613,8 +613,9 @@ async function handle(req: WorkerRequest): Promise<unknown> {
   }
 }
 
-// Requests and replies travel in batches: under load a thread wake-up costs more than the AES-GCM
-// call itself, so ops that arrive together travel together. Each batch from the main thread gets one
+// Calls that do not go through the shared rings (see pump below: other kinds of calls, frames too
+// large for a ring, overflow) and every error travel as messages, in batches: under load a thread
+// wake-up costs more than the AES-GCM call itself, so ops that arrive together travel together. Each batch from the main thread gets one
 // message back as soon as its synchronous part is done (the replies so far and an acknowledgement:
 // the main thread keeps at most two batches unacknowledged, so one waits here while another runs
 // and the main thread parses the next requests meanwhile). Replies of work on libuv's pool (RSA,

@@ -1,7 +1,9 @@
 /**
  * Messages between the main thread and a PKCS#11 library's worker thread (pkcs11-worker.ts). Plain
  * structured-clone data: Buffers travel as Uint8Array copies; the PIN crosses only this in-memory
- * channel and is never logged or echoed back.
+ * channel and is never logged or echoed back. Sign/encrypt/decrypt calls and their byte results
+ * normally travel through the shared rings instead (worker-ring.ts); these messages carry the other
+ * calls, errors, what does not fit a ring, and bells.
  */
 
 /** How a key is found (or generated) on a token. */
