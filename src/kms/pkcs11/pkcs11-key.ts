@@ -148,7 +148,7 @@ export class Pkcs11Key implements KmsKey {
     // No IV given: the worker takes 12 bytes from the token's C_GenerateRandom (the HSM never picks
     // a GCM IV itself, reference 4.2) and prefixes them.
     const out = await this.run(() => this.lib.call<Uint8Array>({ op: 'encrypt', ref: this.ref, mechanism: CKM.AES_GCM, params: { type: 'gcm', iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 }, data: plaintext, outLen: plaintext.length + 16 }));
-    return Buffer.from(out);
+    return asBuffer(out);
   }
 
   async decrypt(ciphertext: Buffer, o: { aad?: Buffer } = {}): Promise<Buffer> {
@@ -170,7 +170,7 @@ export class Pkcs11Key implements KmsKey {
     if (ciphertext.length < 12 + 16) throw invalid('ciphertext', 'too short');
     const iv = ciphertext.subarray(0, 12);
     try {
-      return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.AES_GCM, params: { type: 'gcm', iv, aad: o.aad, tagBits: 128 }, data: ciphertext.subarray(12), outLen: ciphertext.length })));
+      return asBuffer(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.AES_GCM, params: { type: 'gcm', iv, aad: o.aad, tagBits: 128 }, data: ciphertext.subarray(12), outLen: ciphertext.length })));
     } catch (e) {
       // SoftHSM reports a failed GCM tag check as CKR_GENERAL_ERROR (reference 4.4); the worker has
       // already ruled out a gone token before letting it through.
@@ -198,6 +198,11 @@ export class Pkcs11Key implements KmsKey {
     await this.lib.call({ op: 'close', ref: this.ref }).catch(() => undefined);
     if (this.opts.ownsLibrary) await this.lib.close();
   }
+}
+
+/** A worker result as a Buffer without copying it (ring results are fresh copies already). */
+function asBuffer(u: Uint8Array): Buffer {
+  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 }
 
 let refCounter = 0;

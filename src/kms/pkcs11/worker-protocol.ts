@@ -1,7 +1,9 @@
 /**
  * Messages between the main thread and a PKCS#11 library's worker thread (pkcs11-worker.ts). Plain
  * structured-clone data: Buffers travel as Uint8Array copies; the PIN crosses only this in-memory
- * channel and is never logged or echoed back.
+ * channel and is never logged or echoed back. Sign/encrypt/decrypt calls and their byte results
+ * normally travel through the shared rings instead (worker-ring.ts); these messages carry the other
+ * calls, errors, what does not fit a ring, and bells.
  */
 
 /** How a key is found (or generated) on a token. */
@@ -77,6 +79,8 @@ export type WorkerReply = { id: number; ok: true; result: unknown } | { id: numb
 
 /** A message to the worker: a batch of requests (hot calls packed in `frames`, worker-frames.ts). */
 export interface WorkerBatch {
+  /** Only a wake-up: requests are waiting in the shared request ring (worker-ring.ts). */
+  bell?: boolean;
   /** Key refs the frames point at by index. */
   refs: string[];
   frames: ArrayBuffer | null;
@@ -89,6 +93,8 @@ export interface WorkerBatch {
  * message that ends a batch's synchronous part, 0 on later replies of work on libuv's pool).
  */
 export interface WorkerMessage {
+  /** Results are waiting in the shared result ring (worker-ring.ts). */
+  bell?: boolean;
   acks: number;
   /** Errors and results that are not bytes. */
   replies: WorkerReply[];
@@ -103,4 +109,6 @@ export interface WorkerStats {
   reinitializations: number;
   inFlight: number;
   maxInFlight: number;
+  /** Requests taken from the shared request ring (the rest came by message). */
+  ringRequests: number;
 }

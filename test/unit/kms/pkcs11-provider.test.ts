@@ -3,7 +3,9 @@
  * token for many keys, at most max_parallel operations of a key in flight, a key configured with
  * another PIN refused, signatures cross-checked with @noble/curves and node:crypto.
  */
-import { createHash, createVerify, constants, verify as nodeVerify } from 'node:crypto';
+import { createDecipheriv, createHash, createVerify, constants, randomBytes, verify as nodeVerify } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { p256 } from '@noble/curves/nist.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOFTHSM_MODULE, createSoftHsm, softhsmMissing, type SoftHsm } from '../../support/softhsm.js';
@@ -80,6 +82,58 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
     }
     // The first library still works after the second handle closed.
     expect((await lib.stats()).logins).toBe(1);
+  });
+
+  it('AES-GCM through the shared rings: thousands of calls in flight wrap both rings; every answer checks out with node:crypto; large ones go by message', async () => {
+    // A known key written into the token, so node:crypto can check each ciphertext independently.
+    const known = randomBytes(32);
+    writeFileSync(join(hsm.dir, 'ring.key'), known);
+    hsm.tool(['--token-label', 'unit', '--login', '--pin', '1111', '--write-object', join(hsm.dir, 'ring.key'), '--type', 'secrkey', '--key-type', 'AES:32', '--label', 'ring', '--id', '5151', '--usage-decrypt']);
+    const aes = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'ring', mechanism: '0x1087', maxParallel: 16 });
+    const open = (ct: Buffer, aad?: Buffer): Buffer => {
+      const d = createDecipheriv('aes-256-gcm', known, ct.subarray(0, 12));
+      if (aad) d.setAAD(aad);
+      d.setAuthTag(ct.subarray(ct.length - 16));
+      return Buffer.concat([d.update(ct.subarray(12, ct.length - 16)), d.final()]);
+    };
+    // ~3,000 calls of up to 3 KB: several times the 1 MiB request and result rings.
+    const inputs = Array.from({ length: 3000 }, (_, i) => ({ pt: randomBytes(i % 7 === 0 ? 0 : (i * 37) % 3000), aad: i % 3 === 0 ? randomBytes(i % 50) : undefined }));
+    const ringBefore = (await lib.stats()).ringRequests;
+    const cts: Buffer[] = await Promise.all(inputs.map((x) => aes.encrypt(x.pt, { aad: x.aad })));
+    // They went through the ring, not by message.
+    expect((await lib.stats()).ringRequests - ringBefore).toBe(inputs.length);
+    cts.forEach((ct, i) => {
+      expect(ct).toHaveLength(12 + inputs[i]!.pt.length + 16);
+      expect(open(ct, inputs[i]!.aad).equals(inputs[i]!.pt)).toBe(true);
+    });
+    // IVs come from the token's RNG: all distinct.
+    expect(new Set(cts.map((c) => c.subarray(0, 12).toString('hex'))).size).toBe(cts.length);
+    const pts: Buffer[] = await Promise.all(cts.map((ct, i) => aes.decrypt(ct, { aad: inputs[i]!.aad })));
+    pts.forEach((pt, i) => expect(pt.equals(inputs[i]!.pt)).toBe(true));
+    // Larger than a ring frame may be (a quarter of the ring): by message, same results.
+    const big = randomBytes(600_000);
+    const bigCt: Buffer = await aes.encrypt(big);
+    expect(open(bigCt).equals(big)).toBe(true);
+    expect((await aes.decrypt(bigCt)).equals(big)).toBe(true);
+    // A caller's IV is used as given; a tampered ciphertext fails the tag check (400), the worker keeps serving.
+    const iv = Buffer.alloc(12, 9);
+    const withIv: Buffer = await aes.encrypt(Buffer.from('x'), { iv });
+    expect(withIv.subarray(0, 12).equals(iv)).toBe(true);
+    const bad = Buffer.from(cts[1]!);
+    bad[bad.length - 1]! ^= 1;
+    await expect(aes.decrypt(bad)).rejects.toMatchObject({ status: 400 });
+    expect((await aes.decrypt(withIv)).toString()).toBe('x');
+    expect((await lib.stats()).maxInFlight).toBeLessThanOrEqual(16);
+    // A full request ring (64 frames of 200 KB in flight > 1 MiB): the overflow goes by message.
+    const wide = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'ring', mechanism: '0x1087', maxParallel: 64 });
+    const fat = Array.from({ length: 64 }, () => randomBytes(200_000));
+    const before = (await lib.stats()).ringRequests;
+    const fatCts: Buffer[] = await Promise.all(fat.map((pt) => wide.encrypt(pt)));
+    fatCts.forEach((ct, i) => expect(open(ct).equals(fat[i]!)).toBe(true));
+    const ringUsed = (await lib.stats()).ringRequests - before;
+    expect(ringUsed).toBeGreaterThan(0);
+    expect(ringUsed).toBeLessThan(64);
+    await Promise.all([aes.close(), wide.close()]);
   });
 
   it('refuses a mechanism that does not fit the key, and unknown mechanisms', async () => {
