@@ -3,12 +3,12 @@
  * pre-encoded request again as soon as the previous answer is complete (one request in flight per
  * connection, no pipelining), for `durationSec` seconds.
  *
- * Why not autocannon for closed-loop runs: measured on the 2-core bench machine, autocannon spends
- * ~28 µs of CPU per request (its parser, histograms and per-request objects), as much as half of
- * what the server under test spends; on two cores that CPU is taken from the server. This client
- * parses only what it must (status line, Content-Length or chunked framing) and costs a few µs.
- * Answers are counted only when complete and well framed; anything malformed is an error and the
- * connection is replaced.
+ * Used with KEYHOLD_BENCH_CLIENT=lean (autocannon otherwise). It parses only what it must (status
+ * line, Content-Length or chunked framing): ~22 µs of CPU per request on the 2-core bench machine
+ * against autocannon's ~27 µs, most of the rest being the kernel's socket work. Requests then reach
+ * the server one per loop turn rather than in bursts, which costs the server more per request
+ * (docs/benchmarks.md). Answers are counted only when complete and well framed; anything malformed
+ * is an error and the connection is replaced.
  */
 import { connect } from 'node:net';
 

@@ -1,9 +1,7 @@
 /**
  * The load generator, run as its own process (so it never shares an event loop with the server it
- * measures): a fixed request, an optional warm-up run, then one measured run. Closed-loop runs use
- * the lean client of lean-load.js (a few µs of CPU per request, against autocannon's ~28 µs, CPU the
- * server under test would otherwise lose on a 2-core machine); fixed-rate runs (`overallRate`) use
- * autocannon's rate limiter.
+ * measures): a fixed request, an optional warm-up run, then one measured run, with autocannon; with
+ * KEYHOLD_BENCH_CLIENT=lean closed-loop runs use the lean client of lean-load.js instead.
  * Input: one JSON document on stdin {target: {socketPath?, url}, method, path, headers, body, connections,
  * warmupSec, durationSec, overallRate?}. Output: one JSON line on stdout with throughput and exact latencies
  * (autocannon's own histogram has 1 ms resolution, too coarse for a 2 ms p99 target, so every
@@ -17,7 +15,10 @@ import { percentile, mean } from './stats.js';
 const opts = JSON.parse(await text(process.stdin));
 
 function once(durationSec, record) {
-  return opts.overallRate || opts.connectionRate ? onceAutocannon(durationSec, record) : onceLean(durationSec, record);
+  // KEYHOLD_BENCH_CLIENT=lean: closed-loop runs with the lean client (see lean-load.js and
+  // docs/benchmarks.md for what it changes); autocannon otherwise, as every recorded run used.
+  const lean = process.env.KEYHOLD_BENCH_CLIENT === 'lean' && !opts.overallRate && !opts.connectionRate;
+  return lean ? onceLean(durationSec, record) : onceAutocannon(durationSec, record);
 }
 
 async function onceLean(durationSec, record) {
