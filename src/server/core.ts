@@ -133,7 +133,9 @@ export class Core implements RouterCore, CoreServices {
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
     const nonces = new NoncePool();
-    this.barrier = new Barrier(opts.backend, { nonce: (n) => nonces.take(n) });
+    // The record cache serves single-writer storage (file, in-memory). On shared storage (a backend
+    // that reports other nodes' writes) it stays off: there every read goes to PostgreSQL, as before.
+    this.barrier = new Barrier(opts.backend, { nonce: (n) => nonces.take(n), cacheBytes: opts.backend.watch ? 0 : undefined });
     this.keychain = opts.keychain;
     this.logger = opts.logger;
     this.sealer = new SealManager(opts.backend, opts.keychain, opts.logger, opts.seals);
