@@ -9,10 +9,11 @@
  * can check one. As in Vault they have no accessor, cannot be renewed, revoked or create tokens, have
  * no cubbyhole and no use limit, and end at their TTL (or when their parent, if any, is revoked).
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { NoncePool } from '../crypto/nonce-pool.js';
 import type { Clock, TokenInfo } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+import { openRecord, sealRecord } from '../storage/barrier.js';
 import { invalid } from '../framework/errors.js';
 import { Lru } from '../storage/lru.js';
 
@@ -86,7 +87,7 @@ export const BATCH_PREFIX = 'hvb.';
 /** Longer than any batch token keyhold issues (policies and metadata included); longer ones are not opened. */
 const MAX_BATCH_TOKEN = 8192;
 /** Associated data of the sealed entry: binds the blob to its purpose and format version. */
-const BATCH_AAD = Buffer.from('keyhold batch token v1');
+const BATCH_AAD = 'keyhold batch token v1';
 /** Batch tokens opened recently (a token is used for many requests; opening costs an AES-GCM call and a JSON parse). */
 const BATCH_MEMO_SIZE = 10_000;
 
@@ -207,10 +208,6 @@ export class TokenStore {
     return { id, entry };
   }
 
-  /**
-   * Look up a token entry by id; null when unknown, expired (then removed) or spent. `includeSpent`
-   * still finds a token whose last use is the request now running (its own handler may need it).
-   */
   /** A batch token: the entry sealed into the token itself; nothing is written. */
   private async createBatch(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
     if (opts.period || opts.num_uses || opts.explicit_max_ttl) throw invalid('batch tokens cannot have period, num_uses or explicit_max_ttl set');
@@ -240,10 +237,8 @@ export class TokenStore {
     if (opts.role) sealed.role = opts.role;
     if (opts.mount_accessor) sealed.mount_accessor = opts.mount_accessor;
     if (opts.bound_cidrs?.length) sealed.bound_cidrs = opts.bound_cidrs;
-    const nonce = this.nonces.take(12);
-    const c = createCipheriv('aes-256-gcm', key, nonce);
-    c.setAAD(BATCH_AAD);
-    const body = Buffer.concat([Buffer.from([1]), nonce, c.update(JSON.stringify(sealed), 'utf8'), c.final(), c.getAuthTag()]);
+    // The barrier's record format (0x01 | nonce | ciphertext | tag), with the label as associated data.
+    const body = sealRecord(key, BATCH_AAD, Buffer.from(JSON.stringify(sealed), 'utf8'), this.nonces.take(12));
     const id = BATCH_PREFIX + body.toString('base64url');
     // No salted hash (nothing is stored under it; cubbyholes and wrapping refuse batch tokens). Not
     // remembered here either: a login's token may never be used, and its first use opens it.
@@ -255,13 +250,8 @@ export class TokenStore {
 
   /** The entry sealed in a batch token, or null when it is not one of ours (forged, damaged, other install). */
   private openBatch(id: string, key: Buffer): TokenEntry | null {
-    const raw = Buffer.from(id.slice(BATCH_PREFIX.length), 'base64url');
-    if (raw.length < 1 + 12 + 16 + 2 || raw[0] !== 1) return null;
     try {
-      const d = createDecipheriv('aes-256-gcm', key, raw.subarray(1, 13));
-      d.setAAD(BATCH_AAD);
-      d.setAuthTag(raw.subarray(raw.length - 16));
-      const plain = Buffer.concat([d.update(raw.subarray(13, raw.length - 16)), d.final()]);
+      const plain = openRecord(key, BATCH_AAD, Buffer.from(id.slice(BATCH_PREFIX.length), 'base64url'));
       const e = JSON.parse(plain.toString('utf8')) as TokenEntry;
       if (e.type !== 'batch' || !Array.isArray(e.policies)) return null;
       return { ...e, hash: '', accessor: '' };
@@ -314,6 +304,10 @@ export class TokenStore {
     return entry;
   }
 
+  /**
+   * Look up a token entry by id; null when unknown, expired (then removed) or spent. `includeSpent`
+   * still finds a token whose last use is the request now running (its own handler may need it).
+   */
   async lookup(id: string, opts: { includeSpent?: boolean } = {}): Promise<TokenEntry | null> {
     if (!this.salt) return null;
     if (id.startsWith(BATCH_PREFIX)) return this.lookupBatch(id);

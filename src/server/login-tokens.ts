@@ -37,7 +37,8 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const mountType = String(mount.config.token_type ?? 'default-service');
   // The mount's "service"/"batch" wins; its "default-*" applies when the role leaves the type open.
   const roleType = login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
-  const type: 'service' | 'batch' = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service')) === 'batch' ? 'batch' : 'service';
+  const chosen = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
+  const type: 'service' | 'batch' = chosen === 'batch' ? 'batch' : 'service';
   const warnings: string[] = [];
   const mountMax = mountTtl(mount.config.max_lease_ttl) || SYSTEM_MAX_TTL;
   const mountDefault = mountTtl(mount.config.default_lease_ttl) || SYSTEM_MAX_TTL;
@@ -59,9 +60,8 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
     }
   }
   if (type === 'batch') {
+    // (The TTL is already bounded by the explicit max above; a batch token stores no explicit max.)
     if (period || login.numUses) throw invalid(`batch tokens cannot have ${period ? '"period"' : '"num_uses"'} set`);
-    // No explicit max is stored on a batch token: it only bounds the TTL.
-    if (login.explicitMaxTtl && ttl > login.explicitMaxTtl) ttl = login.explicitMaxTtl;
   }
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');

@@ -131,7 +131,8 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
   }
   if (type === '') type = 'service';
   if (type !== 'service' && type !== 'batch') throw invalid("invalid 'token_type' value");
-  if (type === 'batch') {
+  const batch = type === 'batch';
+  if (batch) {
     const bad = data.explicit_max_ttl ? 'explicit_max_ttl' : data.num_uses ? 'num_uses' : data.period ? 'period' : null;
     if (bad) throw invalid(`batch tokens cannot have ${JSON.stringify(bad)} set`);
   }
@@ -190,11 +191,10 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
   if (noDefault) policies = policies.filter((p) => p !== 'default');
   policies.sort();
   // Batch tokens cannot be revoked, so there are no root batch tokens.
-  if (type === 'batch' && policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
+  if (batch && policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
   for (const p of policies) if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p))) warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
   const ttl: number = data.ttl ?? data.lease ?? (policies.includes('root') && caller.root ? 0 : DEFAULT_TTL);
   const path = role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
-  const batch = type === 'batch';
   if (batch && data.id) throw invalid('batch tokens cannot have a custom id');
   const { id, entry } = await engine.tokens.create({
     type: batch ? 'batch' : 'service',
