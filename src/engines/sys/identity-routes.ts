@@ -3,14 +3,14 @@
  * found with `identity/lookup/entity` (hashicorp/vault vault/identity_store_entities.go,
  * identity_lookup.go). Entities are made by the token store at login; these routes only read.
  */
-import type { EngineModule } from '../../framework/engine.js';
 import { invalid, notFound } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { AliasRecord, EntityRecord } from '../../auth/identity.js';
-import type { SysCore } from './sys-core.js';
+import type { IdentityParts } from './sys-parts.js';
+import { partsRequired, type PartsModule } from './with-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<IdentityParts>();
 
 function aliasView(a: AliasRecord): Record<string, unknown> {
   return {
@@ -123,13 +123,11 @@ export const identityRoutes: AnyRoute[] = [
   }),
 ];
 
-/** The identity module, mounted internally at identity/. */
-export const identityEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
+/** The identity module, mounted internally at identity/; its instance is the identity store (`withParts`). */
+export const identityEngine: PartsModule<IdentityParts> = {
   type: 'identity',
   accessorPrefix: 'identity',
   description: 'identity store',
   routes: identityRoutes,
-  async create(env) {
-    return env.core as unknown as SysCore;
-  },
+  create: partsRequired('identity'),
 };

@@ -7,9 +7,9 @@
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import { buildOpenApi } from '../../docs/openapi.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** The `sys/internal/specs/openapi` route. */
 export const openapiRoute: AnyRoute = route({
@@ -25,7 +25,7 @@ export const openapiRoute: AnyRoute = route({
     read: async ({ engine, data, token, allowed }) => {
       // Imported here: the catalogue imports the sys module, which imports this file.
       const { mountedRoutes } = await import('../../docs/catalog.js');
-      const mounts = mountedRoutes(engine.mounts());
+      const mounts = mountedRoutes(engine.mounts.list());
       const doc = buildOpenApi(mounts, {
         version: engine.version,
         genericMountPaths: data.generic_mount_paths,
