@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
 import { parseBody, tokenFrom } from '../../../src/server/router.js';
-import { normalizeMountPath } from '../../../src/server/core.js';
+import { normalizeMountPath } from '../../../src/server/core/mount-paths.js';
 
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
