@@ -7,8 +7,8 @@ import type { SysParts } from './sys-parts.js';
 
 const route = routesFor<SysParts>();
 
-function broker(core: SysParts): AuditBroker {
-  const b = auditBrokerOf(core);
+function broker(parts: SysParts): AuditBroker {
+  const b = auditBrokerOf(parts);
   if (!b) throw internal('audit broker is not attached');
   return b;
 }

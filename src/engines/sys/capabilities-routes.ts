@@ -14,11 +14,11 @@ const route = routesFor<SysParts>();
 
 const pathFields = { path: f.strings('Path (legacy single-path form)'), paths: f.strings('Paths to check') };
 
-async function answer(core: SysParts, token: TokenInfo, data: { path?: string[]; paths?: string[] }) {
+async function answer(parts: SysParts, token: TokenInfo, data: { path?: string[]; paths?: string[] }) {
   const paths = data.paths?.length ? data.paths : (data.path ?? []);
   if (!paths.length) throw invalid('paths', 'missing paths');
   const out: Record<string, unknown> = {};
-  for (const p of paths) out[p] = await core.access.capabilities(token, p.replace(/^\/+/, ''));
+  for (const p of paths) out[p] = await parts.access.capabilities(token, p.replace(/^\/+/, ''));
   // Vault keeps `capabilities` for a single path (backwards compatibility).
   if (paths.length === 1) out.capabilities = out[paths[0]!];
   return { data: out };

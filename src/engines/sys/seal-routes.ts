@@ -16,30 +16,30 @@ function rawJson(body: unknown, status = 200) {
 }
 
 /** Vault's SealStatusResponse, plus keyhold's keychain fields. */
-export function sealStatus(core: SysParts): Record<string, unknown> {
-  const s = core.seal.sealer.status();
+export function sealStatus(parts: SysParts): Record<string, unknown> {
+  const s = parts.seal.sealer.status();
   const out: Record<string, unknown> = {
     type: s.type,
-    initialized: core.seal.isInitialized(),
-    sealed: core.seal.isSealed(),
+    initialized: parts.seal.isInitialized(),
+    sealed: parts.seal.isSealed(),
     t: s.t,
     n: s.n,
     progress: s.progress,
     nonce: s.nonce,
-    version: core.version,
+    version: parts.version,
     build_date: '',
     migration: s.migration,
     recovery_seal: s.recovery_seal,
-    storage_type: core.seal.backend.describe().split(':')[0],
+    storage_type: parts.seal.backend.describe().split(':')[0],
   };
   if (s.recovery_seal_type) out.recovery_seal_type = s.recovery_seal_type;
   // Vault omits cluster name and id while sealed [vault src api/sys_seal.go].
-  if (!core.seal.isSealed()) {
+  if (!parts.seal.isSealed()) {
     out.cluster_name = 'keyhold';
-    out.cluster_id = core.seal.sealConfig?.storage_id ?? '';
+    out.cluster_id = parts.seal.sealConfig?.storage_id ?? '';
   }
-  out.keychain = core.seal.keychain.describe();
-  out.keychain_unseal = Boolean(core.seal.sealConfig?.keychain_account);
+  out.keychain = parts.seal.keychain.describe();
+  out.keychain_unseal = Boolean(parts.seal.sealConfig?.keychain_account);
   return out;
 }
 

@@ -14,8 +14,8 @@ function rfc3339(sec: number): string {
   return new Date(Math.round(sec * 1000)).toISOString().replace('.000Z', 'Z');
 }
 
-function lookupData(core: TokenParts, e: TokenEntry, id: string | undefined): Record<string, unknown> {
-  const now = core.clock.now() / 1000;
+function lookupData(parts: TokenParts, e: TokenEntry, id: string | undefined): Record<string, unknown> {
+  const now = parts.clock.now() / 1000;
   const out: Record<string, unknown> = {
     accessor: e.accessor,
     creation_time: Math.floor(e.creation_time),
@@ -63,19 +63,19 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
 }
 
 /** The entry of `token`: 400 when missing, 403 "bad token" when unknown or expired (as Vault answers). */
-async function entryOf(core: TokenParts, token: string | undefined, self = false): Promise<TokenEntry> {
+async function entryOf(parts: TokenParts, token: string | undefined, self = false): Promise<TokenEntry> {
   if (!token) throw invalid('missing token ID');
   // The caller's own token may be on its last use (spent during this very request).
-  const e = await core.tokens.lookup(token, { includeSpent: self });
+  const e = await parts.tokens.lookup(token, { includeSpent: self });
   if (!e) throw denied('bad token');
   return e;
 }
 
 /** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
-async function renewEntry(core: TokenParts, e: TokenEntry, increment: number | undefined): Promise<TokenEntry> {
+async function renewEntry(parts: TokenParts, e: TokenEntry, increment: number | undefined): Promise<TokenEntry> {
   if (e.type === 'batch') throw invalid('batch tokens cannot be renewed');
   if (!e.renewable) throw invalid('lease is not renewable');
-  return core.tokens.renew(e, increment);
+  return parts.tokens.renew(e, increment);
 }
 
 /** Vault's default token TTL (768h) for tokens without an explicit ttl, except root tokens. */

@@ -62,11 +62,11 @@ function sanitize(path: string): string {
 }
 
 /** Longest mount (table, `sys/`, `auth/token/`) whose path prefixes `path`, with its full logical path. */
-function matchingMount(core: SysParts, path: string): { entry: MountInfo; fullPath: string } | null {
+function matchingMount(parts: SysParts, path: string): { entry: MountInfo; fullPath: string } | null {
   const candidates: Array<{ entry: MountInfo; fullPath: string }> = [
-    ...core.mounts.list().map((m) => ({ entry: m, fullPath: m.path })),
+    ...parts.mounts.list().map((m) => ({ entry: m, fullPath: m.path })),
     ...BUILTIN_SECRET.map((m) => ({ entry: m, fullPath: m.path })),
-    ...core.mounts.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
+    ...parts.mounts.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
   ];
   let best: { entry: MountInfo; fullPath: string } | null = null;
   for (const c of candidates) if (path.startsWith(c.fullPath) && (!best || c.fullPath.length > best.fullPath.length)) best = c;
@@ -78,13 +78,13 @@ function matchingMount(core: SysParts, path: string): { entry: MountInfo; fullPa
  * under the mount (exact or glob, rules merged across the token's policies) granting a capability
  * other than deny.
  */
-async function hasMountAccess(core: SysParts, token: TokenInfo, mountPath: string): Promise<boolean> {
+async function hasMountAccess(parts: SysParts, token: TokenInfo, mountPath: string): Promise<boolean> {
   if (token.root) return true;
-  const caps = await core.access.capabilities(token, mountPath);
+  const caps = await parts.access.capabilities(token, mountPath);
   if (!caps.includes('deny')) return true;
   const merged = new Map<string, Set<string>>();
   for (const name of token.policies) {
-    const p = await core.policies.get(name);
+    const p = await parts.policies.get(name);
     for (const r of p?.rules ?? []) {
       const set = merged.get(r.path) ?? new Set<string>();
       for (const c of r.capabilities) set.add(c);
