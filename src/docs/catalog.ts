@@ -20,7 +20,7 @@ export interface MountedRoutes {
   internal: boolean;
 }
 
-/** Internal mounts in the order the core creates them (server/core.ts loadMounts). */
+/** Internal mounts in the order the core creates them (server/core/mount-table.ts load). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const INTERNAL_MOUNTS: ReadonlyArray<{ path: string; module: EngineModule<any> }> = [
   { path: 'sys/', module: sysEngine },

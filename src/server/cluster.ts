@@ -159,7 +159,7 @@ export class Cluster {
       return;
     }
     if (Date.now() >= this.notBefore) {
-      // Held from init (tryLock in beforeInit) or won now.
+      // Held from init (tryLock on before-init) or won now.
       const epoch = (await this.backend.renewLock()) ? this.leaderEpoch || 1 : await this.backend.tryLock(this.nodeId);
       if (epoch) {
         await this.becomeActive(epoch);
