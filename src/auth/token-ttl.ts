@@ -42,6 +42,16 @@ export interface Lifetime {
   warnings: string[];
 }
 
+/** A duration as Vault's warnings print it (Go's Duration string without "0m"/"0s" tails: "768h", "1h30m"). */
+export function humanDuration(seconds: number): string {
+  if (seconds === 0) return '0s';
+  let s = formatDuration(seconds);
+  if (s.endsWith('m0s')) s = s.slice(0, -2);
+  const i = s.indexOf('h0m');
+  if (i > 0) s = s.slice(0, i + 1) + s.slice(i + 3);
+  return s;
+}
+
 /** Apply the TTL rules to a token request. */
 export function tokenLifetime(r: LifetimeRequest): Lifetime {
   const warnings: string[] = [];
@@ -53,7 +63,7 @@ export function tokenLifetime(r: LifetimeRequest): Lifetime {
   if (r.period > 0) {
     let period = r.period;
     if (period > max) {
-      warnings.push(`period of "${formatDuration(period)}" exceeded the effective max_ttl of "${formatDuration(max)}"; period value is capped accordingly`);
+      warnings.push(`period of "${humanDuration(period)}" exceeded the effective max_ttl of "${humanDuration(max)}"; period value is capped accordingly`);
       period = max;
     }
     return { ttl: period, period, maxTtl: 0, warnings };
@@ -64,7 +74,7 @@ export function tokenLifetime(r: LifetimeRequest): Lifetime {
   }
   let ttl = r.ttl > 0 ? r.ttl : mountDefault;
   if (ttl > max) {
-    warnings.push(`TTL of "${formatDuration(ttl)}" exceeded the effective max_ttl of "${formatDuration(max)}"; TTL value is capped accordingly`);
+    warnings.push(`TTL of "${humanDuration(ttl)}" exceeded the effective max_ttl of "${humanDuration(max)}"; TTL value is capped accordingly`);
     ttl = max;
   }
   return { ttl, period: 0, maxTtl: max, warnings };

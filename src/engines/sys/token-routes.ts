@@ -89,7 +89,7 @@ const createFields = {
   id: f.string('Token id to use (root or sudo only)').sensitive(),
   role_name: f.string('Token role to create against'),
   policies: f.strings('Policies of the new token (subset of the caller\'s unless root, sudo or a role allows them)'),
-  ttl: f.duration('Time to live, e.g. "1h"; 0 means no expiry for root callers'),
+  ttl: f.duration('Time to live, e.g. "1h"; 0 or unset: the mount default (768h), capped at the mount max; only a root token without one never expires'),
   lease: f.duration('Deprecated: use ttl'),
   explicit_max_ttl: f.duration('Hard limit on the lifetime, renewals included'),
   renewable: f.bool('Whether the token can be renewed').default(true),
