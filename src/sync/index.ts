@@ -7,7 +7,9 @@ import { NOT_ACTIVATED, activationRequired } from './activation.js';
 import { syncRoutes } from './routes.js';
 import { SyncService } from './service.js';
 import { SyncStore } from './store.js';
-import { Syncer, tuningFromEnv, type KvSource } from './worker.js';
+import type { KvSource } from './kv-source.js';
+import { tuningFromEnv } from './tuning.js';
+import { Syncer } from './worker.js';
 
 /** What sync reads from a KV v2 engine instance (KvBackend, issue 5). */
 export interface KvReadable {
