@@ -110,10 +110,6 @@ export class Syncer {
     this.pump();
   }
 
-  get disabled(): boolean {
-    return this.paused;
-  }
-
   /** Queued operations (including delayed retries). */
   get queued(): number {
     return this.queue.size;
@@ -168,11 +164,6 @@ export class Syncer {
   waitForAttempt(link: string, ms: number, mark = this.waiters.mark): Promise<LinkRecord | null | undefined> {
     if (ms <= 0 || this.paused) return Promise.resolve(undefined);
     return this.waiters.wait(link, ms, mark);
-  }
-
-  /** Until when a destination is held after a rate limit (0: not held). */
-  heldUntilOf(dest: string): number {
-    return this.slots.heldUntilOf(dest);
   }
 
   /** Forget a destination's connector (after delete). */
