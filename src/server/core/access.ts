@@ -1,7 +1,7 @@
 /**
  * Who may do what: token lookup for the router (the hot path's cached answer, limited-use tokens),
  * the compiled ACL of a token's policies (cached by policy set and identity), capability answers,
- * and the sweeper that destroys the cubbyholes of expired tokens.
+ * when token expiry runs, and the sweeper that destroys the cubbyholes of expired tokens.
  */
 import { ACL, type AclResult, type Policy } from '../../auth/acl.js';
 import type { IdentityStore } from '../../auth/identity.js';
@@ -163,7 +163,13 @@ export class Access implements SysAccess {
     if (!opts.peek && entry.num_uses > 0 && this.standbyMode) {
       // Uses are counted by the active (one count for the cluster): the request goes there.
       info.mustForward = true;
-    } else if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    } else if (!opts.peek && entry.num_uses > 0) {
+      // Spent under the token's lock on a fresh read: a request whose use could not be spent
+      // (another request took the last one) is refused, however requests interleave.
+      const spent = await this.tokens.spendUse(entry);
+      if (spent === 'gone') return null;
+      if (spent === 'last') info.lastUse = true;
+    }
     return info;
   }
 
@@ -190,6 +196,16 @@ export class Access implements SysAccess {
   async resultantAcl(token: TokenInfo): Promise<Record<string, unknown>> {
     if (token.root) return { root: true };
     return { ...(await this.aclOf(token)).resultant(), chroot_namespace: '' };
+  }
+
+  /** Run token expiry here (in the background: lookups check expiry and parents themselves meanwhile). */
+  startTokenExpiry(): void {
+    this.tokens.startExpiry().catch((e: unknown) => this.logger.error('token expiry scan failed', { error: (e as Error)?.message }));
+  }
+
+  /** Stop revoking expired tokens on a timer (this node became a standby: the active does it). */
+  stopTokenExpiry(): void {
+    this.tokens.stopExpiry();
   }
 
   /** Destroy cubbyholes whose token has expired or is gone (tokens are otherwise only expired on lookup). */

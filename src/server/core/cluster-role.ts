@@ -7,10 +7,13 @@ import type { HaStatus, SysCluster } from '../../engines/sys/sys-parts.js';
 import type { RoleView, SealView } from '../contracts.js';
 import { haStatusOf } from '../cluster.js';
 import type { ClusterRouting } from '../forward.js';
+import type { Access } from './access.js';
 
 /** What the role is built from. */
 export interface ClusterRoleDeps {
   seal: SealView;
+  /** Token expiry runs on the node that writes (core/access.ts). */
+  access: Pick<Access, 'startTokenExpiry' | 'stopTokenExpiry'>;
   /** Drop every cache and recreate every engine instance (core/invalidation.ts). */
   reloadAll(): Promise<void>;
 }
@@ -40,6 +43,8 @@ export class ClusterRole implements RoleView, SysCluster {
   async setStandby(standby: boolean): Promise<void> {
     if (this.standbyMode === standby) return;
     this.standbyMode = standby;
+    if (standby) this.deps.access.stopTokenExpiry();
+    else if (!this.deps.seal.isSealed()) this.deps.access.startTokenExpiry();
     await this.deps.reloadAll();
   }
 

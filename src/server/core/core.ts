@@ -106,7 +106,7 @@ export class Core implements RouterCore, ClusterHost {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
-    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
+    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) => this.logger.error('token expiry failed', { error: (e as Error)?.message }));
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
@@ -119,9 +119,9 @@ export class Core implements RouterCore, ClusterHost {
     this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
 
     // The parts. Each reads the seal state and the role through the core (SealView, RoleView).
-    this.role = new ClusterRole({ seal: this, reloadAll: () => this.invalidation.reloadAll() }, opts.standby ?? false);
     const { tokens, policies, identity, cubbyholes, clock, logger } = this;
-    this.access = new Access({ tokens, policies, identity, cubbyholes, clock, logger, seal: this, role: this.role });
+    this.access = new Access({ tokens, policies, identity, cubbyholes, clock, logger, seal: this, role: this });
+    this.role = new ClusterRole({ seal: this, access: this.access, reloadAll: () => this.invalidation.reloadAll() }, opts.standby ?? false);
     this.authorizer = this.access.authorizer;
     const services: CoreServices = {
       issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login),
@@ -147,6 +147,7 @@ export class Core implements RouterCore, ClusterHost {
       mounts: this.mountTable,
       access: this.access,
       invalidator: this.invalidation,
+      role: this.role,
       clustered: () => this.cluster !== undefined,
     });
     // Audit devices load after unseal and close before seal (the first lifecycle listeners).

@@ -21,7 +21,7 @@ import type { InitOutcome, InitParams, SealManager } from '../../seal/seal-manag
 import { checkKeyLength, decodeKeyText } from '../../seal/shamir.js';
 import type { Backend } from '../../storage/backend.js';
 import type { Barrier } from '../../storage/barrier.js';
-import type { Invalidator } from '../contracts.js';
+import type { Invalidator, RoleView } from '../contracts.js';
 import type { Access } from './access.js';
 import type { MountTable } from './mount-table.js';
 
@@ -43,8 +43,9 @@ export interface SealStateDeps {
   identity: IdentityStore;
   managedKeys: ManagedKeyRegistry;
   mounts: Pick<MountTable, 'load' | 'closeAll'>;
-  access: Pick<Access, 'startSweeper' | 'stopSweeper' | 'invalidateAcls'>;
+  access: Pick<Access, 'startSweeper' | 'stopSweeper' | 'startTokenExpiry' | 'invalidateAcls'>;
   invalidator: Pick<Invalidator, 'invalidate'>;
+  role: RoleView;
   /** True on a node of a cluster (HA storage). */
   clustered(): boolean;
 }
@@ -150,6 +151,8 @@ export class SealState implements SysSeal {
         this.deps.invalidator.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
       });
     }
+    // Expiry revokes on a timer (and cascades) on the node that writes: a single daemon or the active.
+    if (!this.deps.role.isStandby()) this.deps.access.startTokenExpiry();
     this.deps.access.startSweeper();
     await this.deps.events.emitInOrder('after-unseal');
     this.logger.info('unsealed');
