@@ -28,8 +28,9 @@ export interface Invalidator {
 }
 
 /**
- * The modules of the internal mounts (core/mount-table.ts mounts them at every unseal). sys, token
- * and identity are the core's parts (engines/sys/with-parts.ts); cubbyhole finds a token's directory.
+ * The modules of the internal mounts (core/mount-table.ts mounts them at every unseal). sys and token
+ * are the core's parts (engines/sys/with-parts.ts); identity serves the core's identity store (and
+ * issues identity tokens); cubbyhole finds a token's directory.
  */
 export interface InternalModules {
   sys: EngineModule;

@@ -7,8 +7,11 @@ import { invalid, notFound } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { AliasRecord, EntityRecord } from '../../auth/identity.js';
+import type { EngineModule } from '../../framework/engine.js';
 import type { IdentityParts } from './sys-parts.js';
-import { partsRequired, type PartsModule } from './with-parts.js';
+import { partsRequired } from './with-parts.js';
+import { OidcIssuer } from '../../auth/oidc/issuer.js';
+import { oidcRoutes, type OidcEngine } from './oidc-routes.js';
 
 const route = routesFor<IdentityParts>();
 
@@ -123,11 +126,35 @@ export const identityRoutes: AnyRoute[] = [
   }),
 ];
 
-/** The identity module, mounted internally at identity/; its instance is the identity store (`withParts`). */
-export const identityEngine: PartsModule<IdentityParts> = {
+/** The identity engine instance: the identity store and the identity token issuer. */
+export interface IdentityEngine extends OidcEngine {
+  close(): Promise<void>;
+  invalidate(key: string): void;
+}
+
+/** The identity module's route table (docs, OpenAPI); the core mounts `identityEngineFor` its identity store. */
+export const identityEngine: EngineModule<IdentityEngine> = {
   type: 'identity',
   accessorPrefix: 'identity',
   description: 'identity store',
-  routes: identityRoutes,
+  routes: [...identityRoutes, ...oidcRoutes],
   create: partsRequired('identity'),
 };
+
+/** The identity module serving the core's identity store, mounted internally at identity/. */
+export function identityEngineFor(parts: IdentityParts): EngineModule<IdentityEngine> {
+  return {
+    ...identityEngine,
+    async create(env) {
+      const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
+      // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
+      if (!env.standby) oidc.start();
+      return {
+        identity: parts.identity,
+        oidc,
+        close: async () => oidc.stop(),
+        invalidate: () => oidc.forget(),
+      };
+    },
+  };
+}

@@ -1,7 +1,8 @@
 /**
- * The internal engines (sys/, auth/token/, identity/) have no state of their own: their instance is
- * a bag of the core's parts (sys-parts.ts). Their modules are exported as route tables (docs,
- * OpenAPI, the sealed sys mount); the core mounts them through `withParts`, which hands the bag over.
+ * The sys/ and auth/token/ engines have no state of their own: their instance is a bag of the
+ * core's parts (sys-parts.ts). Their modules are exported as route tables (docs, OpenAPI, the sealed
+ * sys mount); the core mounts them through `withParts`, which hands the bag over. (The identity
+ * engine has state of its own and is built for the core's identity store: `identityEngineFor`.)
  */
 import type { EngineLifecycle } from '../../framework/context.js';
 import type { EngineModule } from '../../framework/engine.js';

@@ -17,7 +17,7 @@ import { IdentityStore } from '../../auth/identity.js';
 import { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, CoreServices, Logger, MountInfo, TokenInfo } from '../../framework/context.js';
 import { LocalEventBus } from '../../framework/events.js';
-import { identityEngine } from '../../engines/sys/identity-routes.js';
+import { identityEngineFor } from '../../engines/sys/identity-routes.js';
 import { sysEngine } from '../../engines/sys/index.js';
 import { tokenEngine } from '../../engines/sys/token-routes.js';
 import { withParts } from '../../engines/sys/with-parts.js';
@@ -58,6 +58,8 @@ export interface CoreOptions {
   kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
   seals?: ConfiguredSeals;
+  /** The server's api_addr (identity tokens' default issuer). */
+  apiAddr?: string;
 }
 
 /** The keyhold core. */
@@ -71,6 +73,7 @@ export class Core implements RouterCore, ClusterHost {
   readonly events: LocalEventBus;
   readonly maxRequestSize: number;
   readonly version: string;
+  readonly apiAddr?: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
@@ -106,6 +109,7 @@ export class Core implements RouterCore, ClusterHost {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
+    if (opts.apiAddr) this.apiAddr = opts.apiAddr;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) => this.logger.error('token expiry failed', { error: (e as Error)?.message }));
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
@@ -129,6 +133,7 @@ export class Core implements RouterCore, ClusterHost {
       engineOf: <T>(p: string) => this.mountTable.engineOf<T>(p),
       mounts: () => this.mountTable.list(),
       managedKeys: this.managedKeys,
+      apiAddr: this.apiAddr,
     };
     let internal: InternalModules | null = null;
     this.mountTable = new MountTable({ barrier: this.barrier, clock, logger, events: this.events, services, tokens, seal: this, role: this.role, internalModules: () => (internal ??= this.internalModules()) });
@@ -176,7 +181,7 @@ export class Core implements RouterCore, ClusterHost {
       sys: withParts(sysEngine, sysParts),
       sysParts,
       token: withParts(tokenEngine, tokenParts),
-      identity: withParts(identityEngine, identityParts),
+      identity: identityEngineFor(identityParts),
       cubbyhole: cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'),
     };
   }

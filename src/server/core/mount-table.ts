@@ -25,7 +25,7 @@ interface Mounted extends MountedEngine {
   instance: { close?(): Promise<void>; invalidate?(key: string): void | Promise<void> };
   /** Internal mounts (sys, auth/token, sys/sync, identity, cubbyhole) are not listed or unmountable. */
   internal: boolean;
-  /** The instance is a bag of the core's own parts (sys, token, identity): never closed, recreated or invalidated by itself. */
+  /** The instance is a bag of the core's own parts (sys, token): never closed, recreated or invalidated by itself. */
   ofCore: boolean;
 }
 
@@ -101,7 +101,7 @@ export class MountTable implements SysMounts {
     await internal(modules.sys, 'sys/', true);
     await internal(modules.token, 'auth/token/', true);
     await internal(syncEngine, 'sys/sync/', false);
-    await internal(modules.identity, 'identity/', true);
+    await internal(modules.identity, 'identity/', false);
     // The token mount's accessor is stable per install (auth_token_<8 hex>, Vault's default token mount).
     const tokenMount = mounted.find((m) => m.mount.path === 'auth/token/')!.mount;
     const stored = await this.tokenMountRecord();
