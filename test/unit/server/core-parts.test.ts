@@ -6,6 +6,7 @@ import { Core } from '../../../src/server/core/core.js';
 import { NoKeychain } from '../../../src/seal/keychain.js';
 import { sysEngine } from '../../../src/engines/sys/index.js';
 import { tokenEngine } from '../../../src/engines/sys/token-routes.js';
+import { identityEngine } from '../../../src/engines/sys/identity-routes.js';
 import type { SysParts } from '../../../src/engines/sys/sys-parts.js';
 import type { EngineEnv } from '../../../src/framework/context.js';
 
@@ -42,9 +43,25 @@ describe('the core as parts', () => {
     expect(parts.tokens).toBe(core.tokens);
   });
 
+  it('builds the identity engine on the identity store of the core, and closes it at seal', async () => {
+    const core = newCore();
+    await core.init({ useKeychain: false });
+    const engine = core.resolve('identity/entity/id')!.instance as { identity: unknown; close(): Promise<void> };
+    expect(engine.identity).toBe(core.identity);
+    let closed = 0;
+    const close = engine.close.bind(engine);
+    engine.close = async () => {
+      closed++;
+      await close();
+    };
+    await core.seal();
+    expect(closed).toBe(1);
+  });
+
   it('refuses to create an internal engine without the core handing over its parts', async () => {
     await expect(sysEngine.create({} as EngineEnv)).rejects.toThrow(/mounted by the core with its parts/);
     await expect(tokenEngine.create({} as EngineEnv)).rejects.toThrow(/mounted by the core with its parts/);
+    await expect(identityEngine.create({} as EngineEnv)).rejects.toThrow(/mounted by the core with its parts/);
   });
 });
 
