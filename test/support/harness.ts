@@ -65,6 +65,12 @@ export interface HarnessOptions {
   backend?: Backend;
   /** Log level of the captured output; default warn, as the daemon's tests run it. */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Environment variables for the core (the daemon's `env`, e.g. KEYHOLD_SYNC_* tuning). They are set
+   * in this process from the start until `stop()`, which restores the previous values: one harness
+   * with an `env` at a time per test file.
+   */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -78,6 +84,7 @@ export function buildCore(backend: Backend, logger: Logger): Core {
 /** Start a harness: in dev mode (the default) initialised, unsealed, transit/ and secret/ mounted. */
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'keyhold-harness-'));
+  const restoreEnv = applyEnv(opts.env ?? {});
   let out = '';
   const logger = createLogger(opts.logLevel ?? 'warn', (line) => void (out += line));
   const core = buildCore(opts.backend ?? new InmemBackend(), logger);
@@ -93,6 +100,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     }
   } catch (e) {
     await core.close();
+    restoreEnv();
     throw e;
   }
   const router = new Router(core);
@@ -103,7 +111,20 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     router,
     req: (method, path, body, o = {}) => send(router, method, path, body, { ...o, token: o.token === null ? undefined : (o.token ?? token) }),
     output: () => out,
-    stop: () => core.close(),
+    stop: () => core.close().finally(restoreEnv),
+  };
+}
+
+/** Set `env` in process.env; the function returned puts the previous values back. */
+function applyEnv(env: Record<string, string | undefined>): () => void {
+  const before = Object.keys(env).map((k) => [k, process.env[k]] as const);
+  const set = (k: string, v: string | undefined) => {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  };
+  for (const [k, v] of Object.entries(env)) set(k, v);
+  return () => {
+    for (const [k, v] of before) set(k, v);
   };
 }
 

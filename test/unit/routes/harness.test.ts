@@ -67,3 +67,20 @@ describe('engine harness (not initialised)', () => {
     }
   });
 });
+
+describe('engine harness (environment)', () => {
+  it('sets `env` while the core runs and restores the previous values at stop', async () => {
+    process.env.KEYHOLD_HARNESS_PROBE_B = 'before';
+    const s = await startHarness({ env: { KEYHOLD_HARNESS_PROBE_A: 'on', KEYHOLD_HARNESS_PROBE_B: undefined } });
+    try {
+      expect(process.env.KEYHOLD_HARNESS_PROBE_A).toBe('on');
+      expect(process.env.KEYHOLD_HARNESS_PROBE_B).toBeUndefined();
+    } finally {
+      await s.stop();
+      cleanup(s.dir);
+    }
+    expect(process.env.KEYHOLD_HARNESS_PROBE_A).toBeUndefined();
+    expect(process.env.KEYHOLD_HARNESS_PROBE_B).toBe('before');
+    delete process.env.KEYHOLD_HARNESS_PROBE_B;
+  });
+});
