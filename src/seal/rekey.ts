@@ -9,8 +9,28 @@ import { invalid, KeyholdError } from '../framework/errors.js';
 import type { Logger } from '../framework/context.js';
 import type { Backend } from '../storage/backend.js';
 import type { Keychain } from './keychain.js';
-import { barrierShares, forgetPreviousKeyring, openKeyring, rewrapKeyring, writeBlob, writeSealConfig, BARRIER_KEYS_PATH, RECOVERY_KEY_PATH, type SealBlob, type SealConfig } from './seal.js';
-import { KeyParts, checkKeyLength, combineShares, decodeKeyText, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
+import {
+  barrierShares,
+  forgetPreviousKeyring,
+  openKeyring,
+  rewrapKeyring,
+  writeBlob,
+  writeSealConfig,
+  BARRIER_KEYS_PATH,
+  RECOVERY_KEY_PATH,
+  type SealBlob,
+  type SealConfig,
+} from './seal.js';
+import {
+  KeyParts,
+  checkKeyLength,
+  combineShares,
+  decodeKeyText,
+  sameKey,
+  shareConfigError,
+  splitKey,
+  type ShareConfig,
+} from './shamir.js';
 
 /** Rekey request (sys/rekey/init, sys/rekey-recovery-key/init). */
 export interface RekeyParams {
@@ -87,16 +107,35 @@ export class Rekey {
   /** Threshold of the keys a rekey asks for: the recovery config under an auto seal (Vault's RekeyThreshold). */
   private required(recovery: boolean): number {
     if (!this.seal.config) throw invalid('Vault is not initialized');
-    return recovery || this.seal.recoverySeal ? (this.seal.config.recovery ?? { secret_threshold: 1 }).secret_threshold : barrierShares(this.seal.config).secret_threshold;
+    return recovery || this.seal.recoverySeal
+      ? (this.seal.config.recovery ?? { secret_threshold: 1 }).secret_threshold
+      : barrierShares(this.seal.config).secret_threshold;
   }
 
   /** GET sys/rekey/init. */
   status(recovery: boolean): RekeyStatus {
     if (!this.seal.config) throw invalid('server is not yet initialized');
     const r = this.pending[this.kindOf(recovery)];
-    const out: RekeyStatus = { nonce: '', started: false, t: 0, n: 0, progress: 0, required: this.required(recovery), pgp_fingerprints: null, backup: false, verification_required: false };
+    const out: RekeyStatus = {
+      nonce: '',
+      started: false,
+      t: 0,
+      n: 0,
+      progress: 0,
+      required: this.required(recovery),
+      pgp_fingerprints: null,
+      backup: false,
+      verification_required: false,
+    };
     if (r) {
-      Object.assign(out, { nonce: r.nonce, started: true, t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.parts.progress, verification_required: r.verificationRequired });
+      Object.assign(out, {
+        nonce: r.nonce,
+        started: true,
+        t: r.config.secret_threshold,
+        n: r.config.secret_shares,
+        progress: r.parts.progress,
+        verification_required: r.verificationRequired,
+      });
       if (r.verification) out.verification_nonce = r.verification.nonce;
     }
     return out;
@@ -105,21 +144,38 @@ export class Rekey {
   /** PUT sys/rekey/init: start a rekey (Vault's RekeyInit / BarrierRekeyInit / RecoveryRekeyInit). */
   init(recovery: boolean, p: RekeyParams): RekeyStatus {
     const kind = this.kindOf(recovery);
-    if (p.backup && !p.pgp_keys?.length) throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
+    if (p.backup && !p.pgp_keys?.length)
+      throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
     if (p.pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold');
     const config: ShareConfig = { secret_shares: p.secret_shares, secret_threshold: p.secret_threshold };
-    if (config.secret_threshold > config.secret_shares) throw invalid('provided threshold greater than the total shares');
+    if (config.secret_threshold > config.secret_shares)
+      throw invalid('provided threshold greater than the total shares');
     // Under an auto seal the barrier key is stored, never split: Vault forces 1/1 [vault src vault/rekey.go].
     if (kind === 'barrier' && this.seal.recoverySeal) {
-      if (p.require_verification) throw invalid('requiring verification not supported when rekeying the barrier key with recovery keys');
+      if (p.require_verification)
+        throw invalid('requiring verification not supported when rekeying the barrier key with recovery keys');
       config.secret_shares = 1;
       config.secret_threshold = 1;
     }
     const why = shareConfigError(config);
-    if (why) throw invalid(`${kind === 'recovery' ? 'invalid recovery configuration' : 'invalid rekey seal configuration'}: ${why}`);
+    if (why)
+      throw invalid(
+        `${kind === 'recovery' ? 'invalid recovery configuration' : 'invalid rekey seal configuration'}: ${why}`,
+      );
     if (this.pending[kind]) throw invalid('rekey already in progress');
-    this.pending[kind] = { nonce: randomUUID(), config, verificationRequired: Boolean(p.require_verification), parts: new KeyParts(''), verification: null };
-    this.seal.logger.info('rekey initialized', { target: kind, shares: config.secret_shares, threshold: config.secret_threshold, verification_required: Boolean(p.require_verification) });
+    this.pending[kind] = {
+      nonce: randomUUID(),
+      config,
+      verificationRequired: Boolean(p.require_verification),
+      parts: new KeyParts(''),
+      verification: null,
+    };
+    this.seal.logger.info('rekey initialized', {
+      target: kind,
+      shares: config.secret_shares,
+      threshold: config.secret_threshold,
+      verification_required: Boolean(p.require_verification),
+    });
     return this.status(recovery);
   }
 
@@ -145,16 +201,26 @@ export class Rekey {
     checkKeyLength(key);
     const r = this.pending[kind];
     if (!r) throw invalid(kind === 'barrier' ? 'no barrier rekey in progress' : 'no recovery rekey in progress');
-    if (r.verification) throw invalid(`rekey operation already finished; verification must be performed; nonce for the verification operation is "${r.verification.nonce}"`);
+    if (r.verification)
+      throw invalid(
+        `rekey operation already finished; verification must be performed; nonce for the verification operation is "${r.verification.nonce}"`,
+      );
     if (nonce !== r.nonce) throw invalid(`incorrect nonce supplied; nonce for this rekey operation is "${r.nonce}"`);
-    if (!r.parts.add(key)) throw invalid(kind === 'barrier' ? 'given key has already been provided during this generation operation' : 'given key has already been provided during this rekey operation');
+    if (!r.parts.add(key))
+      throw invalid(
+        kind === 'barrier'
+          ? 'given key has already been provided during this generation operation'
+          : 'given key has already been provided during this rekey operation',
+      );
     const need = this.required(recovery);
     if (r.parts.progress < need) return null;
     let current: Buffer;
     try {
       current = await combineShares(r.parts.parts, need);
     } catch (e) {
-      throw invalid(`failed to compute ${kind === 'barrier' && !this.seal.recoverySeal ? 'root' : 'recovery'} key: ${(e as Error).message}`);
+      throw invalid(
+        `failed to compute ${kind === 'barrier' && !this.seal.recoverySeal ? 'root' : 'recovery'} key: ${(e as Error).message}`,
+      );
     } finally {
       r.parts.wipe();
     }
@@ -164,7 +230,10 @@ export class Rekey {
         try {
           await this.seal.verifyRecoveryKey(current);
         } catch (e) {
-          if (e instanceof KeyholdError) throw invalid(`recovery key verification failed: ${e.message.replace(/^failed to verify recovery key: recovery key verification failed: /, '')}`);
+          if (e instanceof KeyholdError)
+            throw invalid(
+              `recovery key verification failed: ${e.message.replace(/^failed to verify recovery key: recovery key verification failed: /, '')}`,
+            );
           throw e;
         }
       } else {
@@ -180,11 +249,20 @@ export class Rekey {
     }
     const fresh = randomBytes(32);
     // Auto seal barrier rekey: the new master key is stored wrapped, no shares are handed out.
-    const keys = kind === 'barrier' && this.seal.recoverySeal ? [] : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
+    const keys =
+      kind === 'barrier' && this.seal.recoverySeal
+        ? []
+        : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
     if (r.verificationRequired) {
       r.verification = { nonce: randomUUID(), key: fresh, parts: new KeyParts('') };
       r.oldMaster = oldMaster;
-      return { nonce: r.nonce, complete: true, keys, verification_required: true, verification_nonce: r.verification.nonce };
+      return {
+        nonce: r.nonce,
+        complete: true,
+        keys,
+        verification_required: true,
+        verification_nonce: r.verification.nonce,
+      };
     }
     try {
       await this.perform(kind, fresh, r.config, oldMaster);
@@ -201,7 +279,13 @@ export class Rekey {
     if (!this.seal.config) throw invalid('server is not yet initialized');
     const r = this.pending[this.kindOf(recovery)];
     if (!r) throw invalid('no rekey configuration found');
-    return { nonce: r.verification?.nonce ?? '', started: Boolean(r.verification), t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.verification?.parts.progress ?? 0 };
+    return {
+      nonce: r.verification?.nonce ?? '',
+      started: Boolean(r.verification),
+      t: r.config.secret_threshold,
+      n: r.config.secret_shares,
+      progress: r.verification?.parts.progress ?? 0,
+    };
   }
 
   /** DELETE sys/rekey/verify: start the verification over with a new nonce. */
@@ -241,13 +325,21 @@ export class Rekey {
   }
 
   /** Install a new unseal/master key (barrier) or recovery key, then the new share config. */
-  private async perform(kind: 'barrier' | 'recovery', fresh: Buffer, shares: ShareConfig, oldMaster?: Buffer): Promise<void> {
+  private async perform(
+    kind: 'barrier' | 'recovery',
+    fresh: Buffer,
+    shares: ShareConfig,
+    oldMaster?: Buffer,
+  ): Promise<void> {
     const cfg = this.seal.config!;
     if (kind === 'recovery') {
       await writeBlob(this.seal.backend, RECOVERY_KEY_PATH, await this.seal.wrapWithActive(fresh));
       this.seal.config = { ...cfg, recovery: shares };
       await writeSealConfig(this.seal.backend, this.seal.config);
-      this.seal.logger.info('recovery key rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold });
+      this.seal.logger.info('recovery key rekeyed', {
+        shares: shares.secret_shares,
+        threshold: shares.secret_threshold,
+      });
       return;
     }
     // Shamir: the verified unseal key is the master key; auto seal: unwrap the stored one.
@@ -271,7 +363,11 @@ export class Rekey {
       await writeSealConfig(this.seal.backend, this.seal.config);
       await forgetPreviousKeyring(this.seal.backend);
       if (oldAccount) await this.seal.keychain.delete(oldAccount).catch(() => {});
-      this.seal.logger.info('security barrier rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold, keychain: account !== null });
+      this.seal.logger.info('security barrier rekeyed', {
+        shares: shares.secret_shares,
+        threshold: shares.secret_threshold,
+        keychain: account !== null,
+      });
     } finally {
       barrierKey.fill(0);
     }
@@ -283,7 +379,9 @@ export class Rekey {
       await this.seal.keychain.set(account, master);
       return account;
     } catch (e) {
-      this.seal.logger.warn('could not store the new master key in the keychain; unseal with the new key shares', { reason: (e as Error).message });
+      this.seal.logger.warn('could not store the new master key in the keychain; unseal with the new key shares', {
+        reason: (e as Error).message,
+      });
       return null;
     }
   }

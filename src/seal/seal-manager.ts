@@ -27,7 +27,7 @@ import {
   type SealBlob,
   type SealConfig,
 } from './seal.js';
-import { KeyParts, checkKeyLength, combineShares, decodeKeyText, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
+import { KeyParts, checkKeyLength, combineShares, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
 import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
 import { Rekey } from './rekey.js';
 

@@ -57,7 +57,11 @@ export interface MountChanges {
 export interface SysMounts {
   /** Secrets engine mounts (not auth methods, not internal mounts), by path. */
   list(): MountInfo[];
-  mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> }): Promise<MountInfo>;
+  mount(
+    path: string,
+    type: string,
+    opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> },
+  ): Promise<MountInfo>;
   unmount(path: string): Promise<void>;
   tune(path: string, changes: MountChanges): Promise<string[] | void>;
   reload(opts: { mounts?: string[]; plugin?: string }): Promise<string[]>;
@@ -67,7 +71,17 @@ export interface SysMounts {
   /** Auth mounts including auth/token/ (paths `auth/<name>/`). */
   authMounts(): MountInfo[];
   findAuthMount(path: string): MountInfo | undefined;
-  enableAuth(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown>; local?: boolean; seal_wrap?: boolean }): Promise<MountInfo>;
+  enableAuth(
+    path: string,
+    type: string,
+    opts: {
+      description?: string;
+      options?: Record<string, string> | null;
+      config?: Record<string, unknown>;
+      local?: boolean;
+      seal_wrap?: boolean;
+    },
+  ): Promise<MountInfo>;
   disableAuth(path: string): Promise<void>;
   tuneAuth(path: string, changes: MountChanges): Promise<void>;
 }

@@ -200,7 +200,9 @@ export class Access implements SysAccess {
 
   /** Run token expiry here (in the background: lookups check expiry and parents themselves meanwhile). */
   startTokenExpiry(): void {
-    this.tokens.startExpiry().catch((e: unknown) => this.logger.error('token expiry scan failed', { error: (e as Error)?.message }));
+    this.tokens
+      .startExpiry()
+      .catch((e: unknown) => this.logger.error('token expiry scan failed', { error: (e as Error)?.message }));
   }
 
   /** Stop revoking expired tokens on a timer (this node became a standby: the active does it). */
@@ -222,7 +224,9 @@ export class Access implements SysAccess {
   /** Sweep cubbyholes every CUBBYHOLE_SWEEP_MS (from unseal). */
   startSweeper(): void {
     this.sweeper = setInterval(() => {
-      this.sweepCubbyholes().catch((e: unknown) => this.logger.error('cubbyhole sweep failed', { error: (e as Error)?.message }));
+      this.sweepCubbyholes().catch((e: unknown) =>
+        this.logger.error('cubbyhole sweep failed', { error: (e as Error)?.message }),
+      );
     }, CUBBYHOLE_SWEEP_MS).unref();
   }
 

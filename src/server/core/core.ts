@@ -101,22 +101,34 @@ export class Core implements RouterCore, ClusterHost {
     const nonces = new NoncePool();
     // The record cache serves single-writer storage (file, in-memory). On shared storage (a backend
     // that reports other nodes' writes) it stays off: there every read goes to PostgreSQL, as before.
-    this.barrier = new Barrier(opts.backend, { nonce: (n) => nonces.take(n), cacheBytes: opts.backend.watch ? 0 : undefined });
+    this.barrier = new Barrier(opts.backend, {
+      nonce: (n) => nonces.take(n),
+      cacheBytes: opts.backend.watch ? 0 : undefined,
+    });
     this.keychain = opts.keychain;
     this.logger = opts.logger;
     this.sealer = new SealManager(opts.backend, opts.keychain, opts.logger, opts.seals);
     this.clock = opts.clock ?? { now: () => Date.now() };
-    this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
+    this.events = new LocalEventBus((e) =>
+      this.logger.error('event listener failed', { error: (e as Error)?.message }),
+    );
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
     if (opts.apiAddr) this.apiAddr = opts.apiAddr;
-    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) => this.logger.error('token expiry failed', { error: (e as Error)?.message }));
+    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) =>
+      this.logger.error('token expiry failed', { error: (e as Error)?.message }),
+    );
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
-    this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
+    this.managedKeys = new ManagedKeyRegistry(
+      prefixed(this.barrier, 'sys/managed-keys/'),
+      opts.kmsLibraries ?? [],
+      () => this.mounts(),
+      this.logger,
+    );
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
     this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
@@ -125,7 +137,10 @@ export class Core implements RouterCore, ClusterHost {
     // The parts. Each reads the seal state and the role through the core (SealView, RoleView).
     const { tokens, policies, identity, cubbyholes, clock, logger } = this;
     this.access = new Access({ tokens, policies, identity, cubbyholes, clock, logger, seal: this, role: this });
-    this.role = new ClusterRole({ seal: this, access: this.access, reloadAll: () => this.invalidation.reloadAll() }, opts.standby ?? false);
+    this.role = new ClusterRole(
+      { seal: this, access: this.access, reloadAll: () => this.invalidation.reloadAll() },
+      opts.standby ?? false,
+    );
     this.authorizer = this.access.authorizer;
     const services: CoreServices = {
       issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login),
@@ -136,8 +151,28 @@ export class Core implements RouterCore, ClusterHost {
       apiAddr: this.apiAddr,
     };
     let internal: InternalModules | null = null;
-    this.mountTable = new MountTable({ barrier: this.barrier, clock, logger, events: this.events, services, tokens, seal: this, role: this.role, internalModules: () => (internal ??= this.internalModules()) });
-    this.invalidation = new CacheInvalidation({ barrier: this.barrier, sealer: this.sealer, seal: this, mounts: this.mountTable, access: this.access, tokens, policies, identity, managedKeys: this.managedKeys });
+    this.mountTable = new MountTable({
+      barrier: this.barrier,
+      clock,
+      logger,
+      events: this.events,
+      services,
+      tokens,
+      seal: this,
+      role: this.role,
+      internalModules: () => (internal ??= this.internalModules()),
+    });
+    this.invalidation = new CacheInvalidation({
+      barrier: this.barrier,
+      sealer: this.sealer,
+      seal: this,
+      mounts: this.mountTable,
+      access: this.access,
+      tokens,
+      policies,
+      identity,
+      managedKeys: this.managedKeys,
+    });
     this.sealState = new SealState({
       backend: this.backend,
       barrier: this.barrier,
@@ -175,7 +210,12 @@ export class Core implements RouterCore, ClusterHost {
       wrapping: this.wrapping,
       audit: this.auditBroker,
     };
-    const tokenParts: TokenParts = { clock: this.clock, tokens: this.tokens, tokenRoles: this.tokenRoles, policies: this.policies };
+    const tokenParts: TokenParts = {
+      clock: this.clock,
+      tokens: this.tokens,
+      tokenRoles: this.tokenRoles,
+      policies: this.policies,
+    };
     const identityParts: IdentityParts = { identity: this.identity };
     return {
       sys: withParts(sysEngine, sysParts),
@@ -245,7 +285,11 @@ export class Core implements RouterCore, ClusterHost {
   // ---- mounts (core/mount-table.ts) ----
 
   /** Mount an engine at `path`. */
-  mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {}): Promise<MountInfo> {
+  mount(
+    path: string,
+    type: string,
+    opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {},
+  ): Promise<MountInfo> {
     return this.mountTable.mount(path, type, opts);
   }
 

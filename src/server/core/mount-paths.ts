@@ -4,7 +4,13 @@ import { invalid } from '../../framework/errors.js';
 import type { MountInfo } from '../../framework/context.js';
 
 /** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
-export const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/', 'identity/': 'sys/identity-engine/' };
+export const INTERNAL_PREFIX: Record<string, string> = {
+  'sys/': 'sys/',
+  'auth/token/': 'sys/token-engine/',
+  'sys/sync/': 'sys/sync/',
+  'cubbyhole/': 'sys/cubbyhole/',
+  'identity/': 'sys/identity-engine/',
+};
 
 /** Where a mount's records live behind the barrier. */
 export function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {

@@ -40,7 +40,8 @@ export const MOUNT_TABLE_KEYS: readonly string[] = [MOUNTS_KEY, AUTH_KEY];
 function moduleOf(m: MountInfo): EngineModule | undefined {
   if (m.table === 'auth') return AUTH_METHODS[m.type];
   // KV version 1 (and the legacy "generic" type) is its own module; `kv` with version 2 the versioned one.
-  if (m.type === 'generic' || (m.type === 'kv' && m.options?.version !== '2')) return kvV1Engine as unknown as EngineModule;
+  if (m.type === 'generic' || (m.type === 'kv' && m.options?.version !== '2'))
+    return kvV1Engine as unknown as EngineModule;
   return ENGINES[m.type];
 }
 
@@ -183,7 +184,9 @@ export class MountTable implements SysMounts {
     this.recreating.add(path);
     setTimeout(() => {
       this.recreating.delete(path);
-      void this.recreate(path).catch((e: unknown) => this.deps.logger.error('reloading a mount after a change failed', { path, error: (e as Error)?.message }));
+      void this.recreate(path).catch((e: unknown) =>
+        this.deps.logger.error('reloading a mount after a change failed', { path, error: (e as Error)?.message }),
+      );
     }, 20).unref();
   }
 
@@ -213,7 +216,18 @@ export class MountTable implements SysMounts {
   private sealedSys(): MountedEngine {
     const { sys, sysParts } = this.deps.internalModules();
     this.sealedSysMount ??= {
-      mount: { path: 'sys/', type: 'system', accessor: 'system_internal', uuid: 'sys/', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false },
+      mount: {
+        path: 'sys/',
+        type: 'system',
+        accessor: 'system_internal',
+        uuid: 'sys/',
+        description: '',
+        options: null,
+        config: {},
+        local: false,
+        seal_wrap: false,
+        external_entropy_access: false,
+      },
       routes: sys.routes,
       instance: sysParts,
     };
@@ -232,12 +246,18 @@ export class MountTable implements SysMounts {
 
   /** Secrets engine mounts (not auth methods, not internal mounts), by path. */
   list(): MountInfo[] {
-    return this.mounted.filter((m) => !m.internal && m.mount.table !== 'auth').map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
+    return this.mounted
+      .filter((m) => !m.internal && m.mount.table !== 'auth')
+      .map((m) => m.mount)
+      .sort((a, b) => a.path.localeCompare(b.path));
   }
 
   /** Auth mounts, the token mount first (sys/auth). */
   authMounts(): MountInfo[] {
-    return this.mounted.filter((m) => m.mount.table === 'auth').map((m) => m.mount).sort((a, b) => a.path.localeCompare(b.path));
+    return this.mounted
+      .filter((m) => m.mount.table === 'auth')
+      .map((m) => m.mount)
+      .sort((a, b) => a.path.localeCompare(b.path));
   }
 
   /** The auth mount at `path` ("approle", "auth/approle/"), or undefined. */
@@ -254,11 +274,19 @@ export class MountTable implements SysMounts {
   // ---- secrets engines (sys/mounts) ----
 
   /** Mount an engine at `path`. */
-  async mount(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {}): Promise<MountInfo> {
+  async mount(
+    path: string,
+    type: string,
+    opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown> } = {},
+  ): Promise<MountInfo> {
     const p = normalizeMountPath(path);
     const t = type === 'kv-v2' || type === 'kv-v1' ? 'kv' : type;
     let module = t === 'generic' ? (kvV1Engine as unknown as EngineModule) : ENGINES[t];
-    if (!module) throw invalid('type', `unknown engine type "${type}"; supported: ${[...Object.keys(ENGINES), 'generic'].join(', ')}`);
+    if (!module)
+      throw invalid(
+        'type',
+        `unknown engine type "${type}"; supported: ${[...Object.keys(ENGINES), 'generic'].join(', ')}`,
+      );
     let options = opts.options ?? null;
     if (t === 'kv') {
       // Vault: `kv` without a version is KV version 1; kv-v1/kv-v2 name it (vault/mount.go).
@@ -272,7 +300,8 @@ export class MountTable implements SysMounts {
       if (p.startsWith(m.mount.path) && !m.internal) throw invalid('path', `path is already in use at ${m.mount.path}`);
       if (m.mount.path.startsWith(p)) throw invalid('path', `path is already in use at ${m.mount.path}`);
     }
-    if (p.startsWith('sys/') || p === 'sys/' || p.startsWith('auth/') || p.startsWith('cubbyhole/')) throw invalid('path', `cannot mount at reserved path ${p}`);
+    if (p.startsWith('sys/') || p === 'sys/' || p.startsWith('auth/') || p.startsWith('cubbyhole/'))
+      throw invalid('path', `cannot mount at reserved path ${p}`);
     const used = new Set(this.mounted.map((m) => m.mount.accessor));
     let accessor = accessorFor(module.accessorPrefix);
     while (used.has(accessor)) accessor = accessorFor(module.accessorPrefix);
@@ -290,7 +319,10 @@ export class MountTable implements SysMounts {
       created_at: new Date(this.deps.clock.now()).toISOString(),
     };
     const instance = await module.create(this.env(mount, prefixed(this.deps.barrier, `logical/${mount.uuid}/`)));
-    this.setMounted([...this.mounted, { mount, routes: module.routes, module, instance, internal: false, ofCore: false }]);
+    this.setMounted([
+      ...this.mounted,
+      { mount, routes: module.routes, module, instance, internal: false, ofCore: false },
+    ]);
     await this.saveTable();
     return mount;
   }
@@ -322,7 +354,8 @@ export class MountTable implements SysMounts {
         if (to < from) throw invalid(`cannot downgrade mount from version ${from}`);
         if (to === 2 && from === 1) warnings = await this.upgradeKv(m);
         next.version = String(to);
-      } else if (m.mount.type !== 'kv' && 'version' in changes.options) throw invalid(`secrets engine "${m.mount.type}" does not allow setting a version`);
+      } else if (m.mount.type !== 'kv' && 'version' in changes.options)
+        throw invalid(`secrets engine "${m.mount.type}" does not allow setting a version`);
       m.mount.options = next;
     }
     await this.saveTable();
@@ -346,7 +379,9 @@ export class MountTable implements SysMounts {
     m.module = ENGINES.kv!;
     m.routes = ENGINES.kv!.routes;
     m.instance = v2 as unknown as Mounted['instance'];
-    return ['Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.'];
+    return [
+      'Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.',
+    ];
   }
 
   /** Recreate engine instances (sys/plugins/reload/backend) for mounts matching a path or type. */
@@ -363,7 +398,9 @@ export class MountTable implements SysMounts {
         continue;
       }
       await m.instance.close?.();
-      const instance = await m.module.create(this.env(m.mount, prefixed(this.deps.barrier, `logical/${m.mount.uuid}/`)));
+      const instance = await m.module.create(
+        this.env(m.mount, prefixed(this.deps.barrier, `logical/${m.mount.uuid}/`)),
+      );
       next.push({ ...m, instance });
       out.push(m.mount.path);
     }
@@ -374,15 +411,28 @@ export class MountTable implements SysMounts {
   // ---- auth methods (sys/auth) ----
 
   /** Enable an auth method at auth/<path>/ (sys/auth/:path). */
-  async enableAuth(path: string, type: string, opts: { description?: string; options?: Record<string, string> | null; config?: Record<string, unknown>; local?: boolean; seal_wrap?: boolean }): Promise<MountInfo> {
+  async enableAuth(
+    path: string,
+    type: string,
+    opts: {
+      description?: string;
+      options?: Record<string, string> | null;
+      config?: Record<string, unknown>;
+      local?: boolean;
+      seal_wrap?: boolean;
+    },
+  ): Promise<MountInfo> {
     if (type === '') throw invalid('backend type must be specified as a string');
     if (type === 'token') throw invalid('token credential backend cannot be instantiated');
     const module = AUTH_METHODS[type];
-    if (!module) throw invalid(`unknown auth method type "${type}"; supported: ${Object.keys(AUTH_METHODS).join(', ')}`);
-    if (opts.options && 'version' in opts.options) throw invalid(`auth method "${type}" does not allow setting a version`);
+    if (!module)
+      throw invalid(`unknown auth method type "${type}"; supported: ${Object.keys(AUTH_METHODS).join(', ')}`);
+    if (opts.options && 'version' in opts.options)
+      throw invalid(`auth method "${type}" does not allow setting a version`);
     const p = 'auth/' + normalizeMountPath(path);
     for (const m of this.mounted) {
-      if (m.mount.path === p || p.startsWith(m.mount.path) || m.mount.path.startsWith(p)) throw conflict(`path is already in use at ${p.slice(5)}`);
+      if (m.mount.path === p || p.startsWith(m.mount.path) || m.mount.path.startsWith(p))
+        throw conflict(`path is already in use at ${p.slice(5)}`);
     }
     const used = new Set(this.mounted.map((m) => m.mount.accessor));
     let accessor = accessorFor(`auth_${type}`);
@@ -402,7 +452,10 @@ export class MountTable implements SysMounts {
       table: 'auth',
     };
     const instance = await module.create(this.env(mount, prefixed(this.deps.barrier, `logical/${mount.uuid}/`)));
-    this.setMounted([...this.mounted, { mount, routes: module.routes, module, instance, internal: false, ofCore: false }]);
+    this.setMounted([
+      ...this.mounted,
+      { mount, routes: module.routes, module, instance, internal: false, ofCore: false },
+    ]);
     await this.saveTable();
     return mount;
   }
@@ -423,13 +476,21 @@ export class MountTable implements SysMounts {
   /** Tune an auth mount (sys/auth/:path/tune, sys/mounts/auth/:path/tune). */
   async tuneAuth(path: string, changes: MountChanges): Promise<void> {
     const mount = this.findAuthMount(path);
-    if (!mount) throw invalid(`cannot fetch sysview for path "auth/${path.replace(/^\/*auth\//, '').replace(/\/*$/, '')}/"`);
-    if (mount.path === 'auth/token/' && changes.config?.token_type !== undefined) throw invalid("tuning of 'token_type' is not allowed for the token auth method");
-    if (changes.options && 'version' in changes.options) throw invalid(`auth method "${mount.type}" does not allow setting a version`);
+    if (!mount)
+      throw invalid(`cannot fetch sysview for path "auth/${path.replace(/^\/*auth\//, '').replace(/\/*$/, '')}/"`);
+    if (mount.path === 'auth/token/' && changes.config?.token_type !== undefined)
+      throw invalid("tuning of 'token_type' is not allowed for the token auth method");
+    if (changes.options && 'version' in changes.options)
+      throw invalid(`auth method "${mount.type}" does not allow setting a version`);
     if (changes.description !== undefined) mount.description = changes.description;
     if (changes.config) mount.config = { ...mount.config, ...changes.config };
     if (changes.options) mount.options = { ...(mount.options ?? {}), ...changes.options };
-    if (mount.path === 'auth/token/') await putJSON(this.deps.barrier, 'core/token-mount', { accessor: mount.accessor, description: mount.description, config: mount.config });
+    if (mount.path === 'auth/token/')
+      await putJSON(this.deps.barrier, 'core/token-mount', {
+        accessor: mount.accessor,
+        description: mount.description,
+        config: mount.config,
+      });
     else await this.saveTable();
   }
 
@@ -454,12 +515,27 @@ export class MountTable implements SysMounts {
 
   private async saveTable(): Promise<void> {
     const own = this.mounted.filter((m) => !m.internal);
-    await putJSON(this.deps.barrier, MOUNTS_KEY, own.filter((m) => m.mount.table !== 'auth').map((m) => m.mount));
-    await putJSON(this.deps.barrier, AUTH_KEY, own.filter((m) => m.mount.table === 'auth').map((m) => m.mount));
+    await putJSON(
+      this.deps.barrier,
+      MOUNTS_KEY,
+      own.filter((m) => m.mount.table !== 'auth').map((m) => m.mount),
+    );
+    await putJSON(
+      this.deps.barrier,
+      AUTH_KEY,
+      own.filter((m) => m.mount.table === 'auth').map((m) => m.mount),
+    );
   }
 
-  private async tokenMountRecord(): Promise<{ accessor: string; description?: string; config?: Record<string, unknown> }> {
-    const stored = await getJSON<{ accessor: string; description?: string; config?: Record<string, unknown> }>(this.deps.barrier, 'core/token-mount');
+  private async tokenMountRecord(): Promise<{
+    accessor: string;
+    description?: string;
+    config?: Record<string, unknown>;
+  }> {
+    const stored = await getJSON<{ accessor: string; description?: string; config?: Record<string, unknown> }>(
+      this.deps.barrier,
+      'core/token-mount',
+    );
     if (stored) return stored;
     const rec = { accessor: accessorFor('auth_token') };
     await putJSON(this.deps.barrier, 'core/token-mount', rec);

@@ -119,7 +119,12 @@ export class SealState implements SysSeal {
     } finally {
       master.fill(0);
     }
-    const root = await this.deps.tokens.create({ policies: ['root'], display_name: 'root', id: opts.rootTokenId, orphan: true });
+    const root = await this.deps.tokens.create({
+      policies: ['root'],
+      display_name: 'root',
+      id: opts.rootTokenId,
+      orphan: true,
+    });
     return { ...outcome, rootToken: root.id };
   }
 
@@ -148,7 +153,9 @@ export class SealState implements SysSeal {
     // Shared storage (an HA backend) tells us about records other daemons changed.
     if (this.backend.watch) {
       this.unwatch = this.backend.watch((key) => {
-        this.deps.invalidator.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
+        this.deps.invalidator
+          .invalidate(key)
+          .catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
       });
     }
     // Expiry revokes on a timer (and cascades) on the node that writes: a single daemon or the active.
@@ -192,7 +199,9 @@ export class SealState implements SysSeal {
       await this.keychain.set(account, master);
       this.logger.info("master key stored in this node's keychain: it unseals itself at the next start");
     } catch (e) {
-      this.logger.warn("could not store the master key in this node's keychain; unseal after each start", { reason: (e as Error).message });
+      this.logger.warn("could not store the master key in this node's keychain; unseal after each start", {
+        reason: (e as Error).message,
+      });
     }
   }
 

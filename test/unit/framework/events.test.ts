@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { LocalEventBus } from '../../../src/framework/events.js';
 import type { KvEvent } from '../../../src/framework/context.js';
 
-const kvEvent: KvEvent = { kind: 'data-write', mountAccessor: 'kv_1', mountPath: 'secret/', path: 'a', version: 1, currentVersion: 1 };
+const kvEvent: KvEvent = {
+  kind: 'data-write',
+  mountAccessor: 'kv_1',
+  mountPath: 'secret/',
+  path: 'a',
+  version: 1,
+  currentVersion: 1,
+};
 
 describe('lifecycle events', () => {
   it('awaits each listener before starting the next, in subscription order', async () => {

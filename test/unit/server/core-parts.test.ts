@@ -11,7 +11,14 @@ import type { SysParts } from '../../../src/engines/sys/sys-parts.js';
 import type { EngineEnv } from '../../../src/framework/context.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const newCore = () => new Core({ backend: new InmemBackend(), keychain: new NoKeychain(), logger: quiet, maxRequestSize: 1 << 20, version: 't' });
+const newCore = () =>
+  new Core({
+    backend: new InmemBackend(),
+    keychain: new NoKeychain(),
+    logger: quiet,
+    maxRequestSize: 1 << 20,
+    version: 't',
+  });
 
 describe('the core as parts', () => {
   it('serves sys/ with a bag of its parts, the same bag while sealed and unsealed', async () => {
