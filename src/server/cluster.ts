@@ -17,10 +17,24 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { Logger } from '../framework/context.js';
-import { getJSON, putJSON } from '../storage/backend.js';
+import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
-import type { Core } from './core.js';
 import type { HaStatus } from '../engines/sys/sys-core.js';
+
+/** What a cluster node needs of the core (server/core.ts; declared here so the two import one way). */
+export interface ClusterCore {
+  readonly logger: Logger;
+  readonly version: string;
+  /** Records behind the barrier (leader advertisements, the index-header key). */
+  readonly barrier: Storage;
+  readonly sealConfig: { storage_id: string } | null;
+  readonly afterUnseal: Array<() => Promise<void>>;
+  readonly beforeSeal: Array<() => Promise<void>>;
+  readonly beforeInit: Array<() => Promise<void>>;
+  isSealed(): boolean;
+  isStandby(): boolean;
+  setStandby(standby: boolean): Promise<void>;
+}
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -99,7 +113,7 @@ export class Cluster {
   readonly logger: Logger;
 
   constructor(
-    readonly core: Core,
+    readonly core: ClusterCore,
     readonly backend: PostgresBackend,
     readonly opts: ClusterOptions,
   ) {
@@ -327,7 +341,7 @@ export class Cluster {
 }
 
 /** The HA status for system routes. */
-export function haStatusOf(cluster: Cluster | null, core: Core): HaStatus {
+export function haStatusOf(cluster: Cluster | null, core: Pick<ClusterCore, 'isSealed'>): HaStatus {
   if (!cluster) {
     return { haEnabled: false, role: core.isSealed() ? 'sealed' : 'active', isSelf: false, activeTime: null, leaderAddress: '', leaderClusterAddress: '', clusterName: 'keyhold', standbyReads: false };
   }

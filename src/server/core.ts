@@ -19,7 +19,7 @@ import { identityEngine } from '../engines/sys/identity-routes.js';
 import { IdentityStore } from '../auth/identity.js';
 import { TokenRoleStore } from '../auth/token-roles.js';
 import { issueLoginToken } from './login-tokens.js';
-import { sysEngine } from '../engines/sys/index.js';
+import { sysEngine } from './sys-engine.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';

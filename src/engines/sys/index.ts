@@ -6,7 +6,7 @@ import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
 import type { SysCore } from './sys-core.js';
 import { auditRoutes } from './audit-routes.js';
-import { openapiRoute } from './openapi-route.js';
+import { openapiRoute, type OpenApiGenerator } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { haRoutes } from './ha-routes.js';
 import { authRoutes } from './auth-routes.js';
@@ -16,7 +16,7 @@ import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
-import { activationRoutes } from '../../sync/activation.js';
+import { activationRoutes } from '../../sync/activation-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -87,7 +87,6 @@ function rawJson(body: unknown, status = 200) {
 
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
-  openapiRoute,
   ...sealRoutes,
   ...haRoutes,
   route({
@@ -239,19 +238,22 @@ export const sysRoutes: AnyRoute[] = [
   }),
 ];
 
-/** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
-export const extraSysRoutes: AnyRoute[] = [];
+/** What the server gives the sys module: the parts that live above the engines. */
+export interface SysModuleParts {
+  /** Builds `sys/internal/specs/openapi` (src/docs' generator over every engine's route table). */
+  openApi: OpenApiGenerator;
+}
 
 /** The system module; its instance is the core itself. */
-export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
-  type: 'system',
-  accessorPrefix: 'system',
-  description: 'system endpoints used for control, policy and debugging',
-  get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
-  },
-  async create(env) {
-    return env.core as unknown as SysCore;
-  },
-};
-
+export function sysModule(parts: SysModuleParts): EngineModule<SysCore & { close?(): Promise<void> }> {
+  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  return {
+    type: 'system',
+    accessorPrefix: 'system',
+    description: 'system endpoints used for control, policy and debugging',
+    routes,
+    async create(env) {
+      return env.core as unknown as SysCore;
+    },
+  };
+}

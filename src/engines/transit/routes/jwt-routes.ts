@@ -6,7 +6,7 @@
 import { f } from '../../../framework/fields.js';
 import { invalid, isKeyholdError, notFound } from '../../../framework/errors.js';
 import { oneOf, routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitBackend } from '../transit-backend.js';
 import type { TransitKey } from '../keyring/types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
 import { MAX_JWT_BATCH, jwksOf, jwtAlgorithm, parseJwtItem, signJwt, verifyJwt } from '../ops/jwt.js';

@@ -7,7 +7,7 @@ import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { f, decodeBase64 } from '../../../framework/fields.js';
 import { invalid, notFound } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitBackend } from '../transit-backend.js';
 import { decodeBackup, encodeBackup } from '../keyring/backup-format.js';
 import { exportMaterial, importHash, parseImportedMaterial, parseImportedPublicKey, unwrapImport, wrapForImport } from '../keyring/byok.js';
 import { checkCertificateChain, pickVersion, signCsr } from '../keyring/certificates.js';

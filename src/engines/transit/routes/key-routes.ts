@@ -6,7 +6,7 @@
 import { f } from '../../../framework/fields.js';
 import { invalid } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitBackend } from '../transit-backend.js';
 import { applyConfig, checkKeyName, checkTrim, parseKeyType } from '../keyring/key-rules.js';
 import { keyView } from '../keyring/key-view.js';
 import { managedKeyId, managedView, releaseManaged } from './managed-key-support.js';

@@ -5,7 +5,7 @@
  * records when the transit key is deleted.
  */
 import { invalid } from '../../../framework/errors.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitBackend } from '../transit-backend.js';
 import { formatGoTime } from '../keyring/go-time.js';
 import { keyView } from '../keyring/key-view.js';
 import { publicPem } from '../keyring/material.js';
