@@ -3,7 +3,6 @@
  * mounts (sys/, auth/token/, sys/sync/) that the core always has. Same values the router serves.
  */
 import type { EngineModule } from '../framework/engine.js';
-import type { AnyRoute } from '../framework/route.js';
 import { ENGINES } from '../engines/registry.js';
 import { sysModule } from '../engines/sys/index.js';
 import type { OpenApiGenerator } from '../engines/sys/openapi-route.js';
