@@ -3,20 +3,20 @@ import { invalid, notFound } from '../framework/errors.js';
 import { f } from '../framework/fields.js';
 import { routesFor, type AnyRoute } from '../framework/route.js';
 import { SECRETS_SYNC_FLAG } from './activation.js';
-import type { SyncBackend } from './sync-backend.js';
+import type { SyncEngine } from './sync-engine.js';
 
 /** The core as the activation routes see it (the sys module's engine is the core). */
 interface CoreLike {
   engineOf?<T>(mountPath: string): T | undefined;
 }
 
-function syncOf(core: CoreLike): SyncBackend {
-  const b = core.engineOf?.<SyncBackend>('sys/sync/');
+function syncOf(core: CoreLike): SyncEngine {
+  const b = core.engineOf?.<SyncEngine>('sys/sync/');
   if (!b) throw notFound('secret sync is not available (the vault is sealed or sync is not mounted)');
   return b;
 }
 
-async function flags(b: SyncBackend): Promise<Record<string, string[]>> {
+async function flags(b: SyncEngine): Promise<Record<string, string[]>> {
   const on = await b.activated();
   return { activated: on ? [SECRETS_SYNC_FLAG] : [], unactivated: on ? [] : [SECRETS_SYNC_FLAG] };
 }

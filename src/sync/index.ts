@@ -1,17 +1,17 @@
 /** Secret sync module, mounted internally at sys/sync/ (spec 4.4, reference sync-wire.md). */
 import type { EngineModule } from '../framework/engine.js';
 import { syncRoutes } from './routes.js';
-import { SyncBackend } from './sync-backend.js';
+import { SyncEngine } from './sync-engine.js';
 
-export { SyncBackend, kvSourceOf, type KvReadable } from './sync-backend.js';
+export { SyncEngine, kvSourceOf, type KvReadable } from './sync-engine.js';
 
 /** The secret-sync module. */
-export const syncEngine: EngineModule<SyncBackend> = {
+export const syncEngine: EngineModule<SyncEngine> = {
   type: 'sync',
   accessorPrefix: 'sync',
   description: 'Secret sync: push KV v2 secrets to external secret stores',
   routes: syncRoutes,
   async create(env) {
-    return new SyncBackend(env);
+    return new SyncEngine(env);
   },
 };

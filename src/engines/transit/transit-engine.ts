@@ -11,7 +11,7 @@ export interface KeysConfig {
 }
 
 /** Live state of one transit mount. */
-export class TransitBackend implements TransitState {
+export class TransitEngine implements TransitState {
   /** The mount's keys (per-key locks, cache sized by `config/cache` at start-up/reload). */
   readonly keys: TransitKeyStore;
   /** The auto-rotation scheduler. */

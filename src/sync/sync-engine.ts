@@ -7,7 +7,7 @@ import { SyncService } from './service.js';
 import { SyncStore } from './store.js';
 import { Syncer, tuningFromEnv, type KvSource } from './worker.js';
 
-/** What sync reads from a KV v2 engine instance (KvBackend, issue 5). */
+/** What sync reads from a KV v2 engine instance (KvEngine, issue 5). */
 export interface KvReadable {
   readLatest?(path: string): Promise<{ data: Record<string, unknown>; version: number } | null>;
   metadataOf?(path: string): Promise<unknown | null>;
@@ -32,7 +32,7 @@ export function kvSourceOf(env: EngineEnv): KvSource {
 }
 
 /** Live state of secret sync: store, worker, service; subscribed to KV events. */
-export class SyncBackend {
+export class SyncEngine {
   readonly service: SyncService;
   readonly syncer: Syncer;
   private readonly unsubscribe: () => void;
@@ -60,7 +60,7 @@ export class SyncBackend {
       () => {
         this.startTimer = null;
         if (this.closed) return;
-        if (this.env.core.engineOf<SyncBackend>(this.env.mount.path) !== this && attempt < 6000) {
+        if (this.env.core.engineOf<SyncEngine>(this.env.mount.path) !== this && attempt < 6000) {
           this.startWhenMounted(attempt + 1);
           return;
         }
