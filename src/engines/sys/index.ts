@@ -80,11 +80,6 @@ function mountView(m: MountInfo): Record<string, unknown> {
 
 const policyName = f.name('Policy name');
 
-/** A bare JSON answer without the envelope (Vault's seal-status, health, init, unseal, leader). */
-function rawJson(body: unknown, status = 200) {
-  return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
-}
-
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
   ...sealRoutes,
