@@ -8,6 +8,11 @@
  * AES-256-GCM under a per-install key kept behind the barrier (`batch-key`), so any node of a cluster
  * can check one. As in Vault they have no accessor, cannot be renewed, revoked or create tokens, have
  * no cubbyhole and no use limit, and end at their TTL (or when their parent, if any, is revoked).
+ *
+ * This store owns a token's lifecycle (docs/security.md, "Token lifecycle"): every change to a stored
+ * token (a use spent, a renewal, a revocation, an unwrap) happens under that token's lock on a fresh
+ * read of its record, so concurrent requests cannot spend one use twice or bring a revoked token
+ * back; expiry revokes (with the children) on a timer, not only when the token is looked up.
  */
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { NoncePool } from '../crypto/nonce-pool.js';
@@ -16,6 +21,9 @@ import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { openRecord, sealRecord } from '../storage/barrier.js';
 import { invalid } from '../framework/errors.js';
 import { Lru } from '../storage/lru.js';
+import { KeyedLock } from '../framework/keyed-lock.js';
+import { ExpiryQueue } from './token-expiry.js';
+import { SYSTEM_MAX_TTL } from './token-ttl.js';
 
 /** A stored token entry (never holds the token itself). */
 export interface TokenEntry {
@@ -115,11 +123,57 @@ export class TokenStore {
 
   /** Called for every revoked token (its cubbyhole goes with it); failures are the caller's to log. */
   readonly onRevoke: Array<(entry: TokenEntry) => Promise<void>> = [];
+  /** One lock per stored token (by salted hash): uses, renewals, revocations and unwraps take it. */
+  private readonly locks = new KeyedLock();
+  /** Expiry timers (active node only). */
+  readonly expiry: ExpiryQueue;
 
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
-  ) {}
+    onExpiryError: (e: unknown) => void = () => {},
+  ) {
+    this.expiry = new ExpiryQueue(clock, (hash) => this.expireIfDue(hash), onExpiryError);
+  }
+
+  /** Whether a token entry's time has passed. */
+  private expired(e: TokenEntry): boolean {
+    return e.expire_time > 0 && e.expire_time * 1000 <= this.clock.now();
+  }
+
+  /** The stored record of a token, read now (never the cache). */
+  private fresh(hash: string): Promise<TokenEntry | null> {
+    return getJSON<TokenEntry>(this.storage, `id/${hash}`);
+  }
+
+  /**
+   * Run expiry on this node (single daemon, or a cluster's active): every stored token with an expiry
+   * is scheduled; those already past it are revoked now (with their children).
+   */
+  async startExpiry(): Promise<void> {
+    const epoch = this.expiry.activate();
+    for (const name of await this.storage.list('id/')) {
+      if (name.endsWith('/') || !this.expiry.isActive()) continue;
+      const e = await this.fresh(name);
+      if (e?.expire_time) this.expiry.schedule(e.hash, e.expire_time * 1000, epoch);
+    }
+    await this.expiry.runDue();
+  }
+
+  /** Stop running expiry here (standby, seal). */
+  stopExpiry(): void {
+    this.expiry.deactivate();
+  }
+
+  /** The expiry timer's call: revoke the token if its time has come (it may have been renewed). */
+  private async expireIfDue(hash: string): Promise<void> {
+    await this.locks.run(hash, async () => {
+      const e = await this.fresh(hash);
+      if (!e) return;
+      if (this.expired(e)) await this.revokeLocked(e, {});
+      else if (e.expire_time) this.expiry.schedule(hash, e.expire_time * 1000);
+    });
+  }
 
   /** Load (or create) the per-install salt. Call after unseal. */
   async init(): Promise<void> {
@@ -171,7 +225,10 @@ export class TokenStore {
     // A periodic token lives one period at a time (Vault sdk/framework/lease.go CalculateTTL).
     const ttl = opts.period || opts.ttl || 0;
     const maxTtl = opts.explicit_max_ttl ?? 0;
-    const effective = ttl && maxTtl ? Math.min(ttl, maxTtl) : ttl || maxTtl;
+    // Only a root token may live without a TTL: any other gets the system default (token-ttl.ts
+    // gives callers the mount's rules; this is the store's own floor).
+    const root = opts.policies.includes('root');
+    const effective = (ttl && maxTtl ? Math.min(ttl, maxTtl) : ttl || maxTtl) || (root ? 0 : SYSTEM_MAX_TTL);
     const entry: TokenEntry = {
       hash: this.hash(id),
       accessor: base62(24),
@@ -194,6 +251,7 @@ export class TokenStore {
     if (opts.role) entry.role = opts.role;
     if (opts.mount_accessor) entry.mount_accessor = opts.mount_accessor;
     if (opts.max_ttl) entry.max_ttl = opts.max_ttl;
+    else if (!root && !opts.period) entry.max_ttl = SYSTEM_MAX_TTL;
     if (opts.bound_cidrs?.length) entry.bound_cidrs = opts.bound_cidrs;
     // The entry and its indexes are independent records: written together, their fsyncs overlap (a
     // login's cost is mostly these). A crash between them leaves at worst an index without its entry,
@@ -205,6 +263,7 @@ export class TokenStore {
       entry.parent_accessor && !entry.orphan ? this.putChild(entry.parent_accessor, entry.accessor) : undefined,
     ]);
     this.cache.set(entry.hash, entry);
+    if (entry.expire_time) this.expiry.schedule(entry.hash, entry.expire_time * 1000);
     return { id, entry };
   }
 
@@ -251,7 +310,12 @@ export class TokenStore {
   /** The entry sealed in a batch token, or null when it is not one of ours (forged, damaged, other install). */
   private openBatch(id: string, key: Buffer): TokenEntry | null {
     try {
-      const plain = openRecord(key, BATCH_AAD, Buffer.from(id.slice(BATCH_PREFIX.length), 'base64url'));
+      const body = id.slice(BATCH_PREFIX.length);
+      const bytes = Buffer.from(body, 'base64url');
+      // One spelling per token (Go's RawURLEncoding): Node's decoder ignores a stray last character
+      // and non-zero padding bits, which would give one token several audit HMACs.
+      if (bytes.toString('base64url') !== body) return null;
+      const plain = openRecord(key, BATCH_AAD, bytes);
       const e = JSON.parse(plain.toString('utf8')) as TokenEntry;
       if (e.type !== 'batch' || !Array.isArray(e.policies)) return null;
       return { ...e, hash: '', accessor: '' };
@@ -314,21 +378,41 @@ export class TokenStore {
     if (id.length > 256) return null;
     const h = this.hash(id);
     let entry: TokenEntry | null | undefined = this.cache.get(h);
+    let loaded = false;
     if (!entry) {
       const gen = this.generation;
-      entry = await getJSON<TokenEntry>(this.storage, `id/${h}`);
+      entry = await this.fresh(h);
       if (!entry) return null;
+      loaded = true;
       // A load that overlapped an invalidation (revoked on another node) is used once, not cached.
       if (gen === this.generation) this.cache.set(h, entry);
     }
     // Constant-time confirmation of the stored hash (defence in depth against map-lookup timing).
     if (!timingSafeEqual(Buffer.from(entry.hash, 'hex'), Buffer.from(h, 'hex'))) return null;
-    if (entry.expire_time && entry.expire_time * 1000 <= this.clock.now()) {
+    if (this.expired(entry)) {
+      await this.revokeEntry(entry);
+      return null;
+    }
+    // A child read from storage (first use after a restart, or a cache miss) is checked against its
+    // parents: one that expired meanwhile is revoked now, taking this token with it. Cached children
+    // rely on the expiry timer, which revokes the parent at its time.
+    if (loaded && entry.parent_accessor && !(await this.parentsAlive(entry))) {
       await this.revokeEntry(entry);
       return null;
     }
     if (entry.spent && !opts.includeSpent) return null;
     return entry;
+  }
+
+  /** Whether every ancestor of `entry` is still valid (an expired one is revoked on the way). */
+  private async parentsAlive(entry: TokenEntry): Promise<boolean> {
+    let e = entry;
+    for (let depth = 0; e.parent_accessor && depth < 64; depth++) {
+      const parent = await this.lookupAccessor(e.parent_accessor);
+      if (!parent) return false;
+      e = parent;
+    }
+    return true;
   }
 
   /**
@@ -337,34 +421,62 @@ export class TokenStore {
    */
   async liveHash(hash: string): Promise<boolean> {
     if (!this.salt || !/^[0-9a-f]{64}$/.test(hash)) return false;
-    const e = this.cache.get(hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${hash}`));
+    const e = this.cache.get(hash) ?? (await this.fresh(hash));
     if (!e) return false;
-    if (e.expire_time && e.expire_time * 1000 <= this.clock.now()) {
+    if (this.expired(e)) {
       await this.revokeEntry(e);
       return false;
     }
     return true;
   }
 
-  /** Look up by accessor. */
+  /** Look up by accessor; null when unknown or expired (an expired token is revoked on the way). */
   async lookupAccessor(accessor: string): Promise<TokenEntry | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(accessor)) return null;
     const ref = await getJSON<{ hash: string }>(this.storage, `accessor/${this.hash(accessor)}`);
     if (!ref) return null;
-    return this.cache.get(ref.hash) ?? (await getJSON<TokenEntry>(this.storage, `id/${ref.hash}`));
+    const e = this.cache.get(ref.hash) ?? (await this.fresh(ref.hash));
+    if (!e) return null;
+    if (this.expired(e)) {
+      await this.revokeEntry(e);
+      return null;
+    }
+    return e;
   }
 
   /**
-   * Count one use of a limited-use token. On the last use the token is marked spent (no further
-   * request gets it) and `true` is returned: the caller revokes it once the current request is done,
-   * as Vault does.
+   * Spend one use of a limited-use token, under its lock on a fresh read: `ok` (uses remain), `last`
+   * (this request has the last one: the caller revokes the token when the request is done, as Vault
+   * does) or `gone` (no use could be spent: spent, revoked or expired meanwhile; refuse the request).
    */
-  async use(entry: TokenEntry): Promise<boolean> {
-    if (entry.num_uses <= 0 || entry.spent || entry.type === 'batch') return false;
-    entry.num_uses -= 1;
-    if (entry.num_uses === 0) entry.spent = true;
-    await putJSON(this.storage, `id/${entry.hash}`, entry);
-    return entry.spent === true;
+  async spendUse(entry: TokenEntry): Promise<'ok' | 'last' | 'gone'> {
+    if (entry.type === 'batch' || entry.num_uses <= 0) return entry.spent ? 'gone' : 'ok';
+    return this.locks.run(entry.hash, async () => {
+      const e = await this.fresh(entry.hash);
+      if (!e || e.spent || e.num_uses <= 0 || this.expired(e)) return 'gone';
+      e.num_uses -= 1;
+      if (e.num_uses === 0) e.spent = true;
+      await putJSON(this.storage, `id/${e.hash}`, e);
+      this.cache.set(e.hash, e);
+      return e.spent ? 'last' : 'ok';
+    });
+  }
+
+  /**
+   * Take a single-use token for good (unwrap, rewrap): under its lock, on a fresh read, run `fn` with
+   * the entry and revoke the token. Exactly one caller gets to run `fn`; the others (and any caller
+   * once a request is spending the token's one use) get null.
+   */
+  async consume<T>(entry: TokenEntry, fn: (e: TokenEntry) => Promise<T>): Promise<{ value: T } | null> {
+    return this.locks.run(entry.hash, async () => {
+      const e = await this.fresh(entry.hash);
+      if (!e || e.spent || this.expired(e)) return null;
+      try {
+        return { value: await fn(e) };
+      } finally {
+        await this.revokeLocked(e, {});
+      }
+    });
   }
 
   /**
@@ -372,8 +484,17 @@ export class TokenStore {
    * `increment` (else its creation TTL), bounded by its max TTL from creation and by the explicit max
    * (Vault sdk/framework/lease.go CalculateTTL). Past the bound: 400 `past the max TTL, cannot renew`.
    */
-  async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
+  async renew(entry: TokenEntry, increment?: number): Promise<TokenEntry | null> {
     if (entry.type === 'batch') throw invalid('batch tokens cannot be renewed');
+    // A fresh read under the lock: a token revoked or expired meanwhile stays gone (null).
+    return this.locks.run(entry.hash, async () => {
+      const e = await this.fresh(entry.hash);
+      if (!e || this.expired(e)) return null;
+      return this.renewLocked(e, increment);
+    });
+  }
+
+  private async renewLocked(entry: TokenEntry, increment?: number): Promise<TokenEntry> {
     const now = this.clock.now() / 1000;
     let ttl = entry.period ? entry.period : increment || entry.ttl;
     let limit = Infinity;
@@ -385,6 +506,7 @@ export class TokenStore {
     entry.last_renewal_time = now;
     await putJSON(this.storage, `id/${entry.hash}`, entry);
     this.cache.set(entry.hash, entry);
+    if (entry.expire_time) this.expiry.schedule(entry.hash, entry.expire_time * 1000);
     return entry;
   }
 
@@ -394,7 +516,15 @@ export class TokenStore {
    */
   async revokeEntry(entry: TokenEntry, opts: { orphanChildren?: boolean } = {}): Promise<void> {
     if (entry.type === 'batch') throw invalid('batch tokens cannot be revoked');
+    await this.locks.run(entry.hash, () => this.revokeLocked(entry, opts));
+  }
+
+  /** Revoke while holding the token's lock. */
+  private async revokeLocked(entry: TokenEntry, opts: { orphanChildren?: boolean }): Promise<void> {
+    // A load that overlapped this revocation must not put the entry back into the cache.
+    this.generation++;
     this.cache.delete(entry.hash);
+    this.expiry.unschedule(entry.hash);
     await this.storage.delete(`id/${entry.hash}`);
     for (const hook of this.onRevoke) await hook(entry);
     await this.storage.delete(`accessor/${this.hash(entry.accessor)}`);
@@ -404,14 +534,22 @@ export class TokenStore {
       const ref = await getJSON<{ accessor: string }>(this.storage, parentDir + name);
       await this.storage.delete(parentDir + name);
       if (!ref) continue;
-      const child = await this.lookupAccessor(ref.accessor);
-      if (!child) continue;
+      const childRef = await getJSON<{ hash: string }>(this.storage, `accessor/${this.hash(ref.accessor)}`);
+      if (!childRef) continue;
       if (opts.orphanChildren) {
-        child.orphan = true;
-        child.parent_accessor = '';
-        await putJSON(this.storage, `id/${child.hash}`, child);
-        this.cache.set(child.hash, child);
-      } else await this.revokeEntry({ ...child, parent_accessor: '' });
+        await this.locks.run(childRef.hash, async () => {
+          const child = await this.fresh(childRef.hash);
+          if (!child) return;
+          child.orphan = true;
+          child.parent_accessor = '';
+          await putJSON(this.storage, `id/${child.hash}`, child);
+          this.cache.set(child.hash, child);
+        });
+      } else {
+        // Expired or not, the child goes with its parent (its parent index entry is gone already).
+        const child = this.cache.get(childRef.hash) ?? (await this.fresh(childRef.hash));
+        if (child) await this.revokeEntry({ ...child, parent_accessor: '' });
+      }
     }
   }
 
@@ -459,6 +597,7 @@ export class TokenStore {
 
   /** Drop cached entries (after seal). */
   clear(): void {
+    this.stopExpiry();
     this.generation++;
     this.cache.clear();
     this.hashes.clear();

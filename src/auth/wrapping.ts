@@ -120,30 +120,32 @@ export class WrappingService {
     return { creation_ttl: info.creation_ttl, creation_time: info.creation_time, creation_path: info.creation_path };
   }
 
-  /** Unwrap: the stored response body, then the token and its cubbyhole are gone (single use). */
+  /**
+   * Unwrap: the stored response body, then the token and its cubbyhole are gone. Single use holds
+   * under concurrency: the token is taken under its lock on a fresh read (TokenStore.consume), so of
+   * any number of simultaneous unwraps exactly one gets the response.
+   */
   async unwrap(token: string | undefined): Promise<string> {
-    const e = await this.entryOf(token);
-    try {
+    const taken = await this.tokens.consume(await this.entryOf(token), async (e) => {
       const stored = await getJSON<{ response?: unknown }>(this.cubbyholes, cubbyholeDir(e.hash) + 'response');
       if (!stored || typeof stored.response !== 'string') throw invalid('no response found inside the cubbyhole');
       return stored.response;
-    } finally {
-      await this.tokens.revokeEntry(e);
-    }
+    });
+    if (!taken) throw invalid(INVALID);
+    return taken.value;
   }
 
   /** Rewrap: the same response under a new token with the original TTL and creation path; the old token is revoked. */
   async rewrap(token: string | undefined): Promise<WrapInfo> {
-    const e = await this.entryOf(token);
-    try {
+    const taken = await this.tokens.consume(await this.entryOf(token), async (e) => {
       const dir = cubbyholeDir(e.hash);
       const info = await getJSON<StoredWrapInfo>(this.cubbyholes, dir + 'wrapinfo');
       const stored = await getJSON<{ response?: unknown }>(this.cubbyholes, dir + 'response');
       if (!info || !stored || typeof stored.response !== 'string') throw invalid('wrapping information was nil; wrapping token may be from a previous Vault version');
-      return await this.wrap(stored.response, info.creation_ttl, info.creation_path);
-    } finally {
-      await this.tokens.revokeEntry(e);
-    }
+      return { response: stored.response, info };
+    });
+    if (!taken) throw invalid(INVALID);
+    return this.wrap(taken.value.response, taken.value.info.creation_ttl, taken.value.info.creation_path);
   }
 
 }

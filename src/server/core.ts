@@ -52,6 +52,8 @@ export interface CoreOptions {
   kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
   seals?: ConfiguredSeals;
+  /** The server's api_addr (identity tokens' default issuer). */
+  apiAddr?: string;
 }
 
 interface Mounted extends MountedEngine {
@@ -103,6 +105,7 @@ export class Core implements RouterCore, CoreServices {
   readonly events: EventBus;
   readonly maxRequestSize: number;
   readonly version: string;
+  readonly apiAddr?: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
@@ -143,8 +146,9 @@ export class Core implements RouterCore, CoreServices {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
+    if (opts.apiAddr) this.apiAddr = opts.apiAddr;
     this.standbyMode = opts.standby ?? false;
-    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock);
+    this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) => this.logger.error('token expiry failed', { error: (e as Error)?.message }));
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
@@ -231,6 +235,11 @@ export class Core implements RouterCore, CoreServices {
   private unsealing: Promise<void> | null = null;
   private sweeper: NodeJS.Timeout | null = null;
 
+  /** Run token expiry here (in the background: lookups check expiry and parents themselves meanwhile). */
+  private startTokenExpiry(): void {
+    this.tokens.startExpiry().catch((e: unknown) => this.logger.error('token expiry scan failed', { error: (e as Error)?.message }));
+  }
+
   /** Destroy cubbyholes whose token has expired or is gone (tokens are otherwise only expired on lookup). */
   async sweepCubbyholes(): Promise<void> {
     // Deleting is writing: on a cluster only the active node sweeps.
@@ -264,6 +273,8 @@ export class Core implements RouterCore, CoreServices {
         this.invalidate(key).catch((e: unknown) => this.logger.error('cache invalidation failed', { key, error: (e as Error)?.message }));
       });
     }
+    // Expiry revokes on a timer (and cascades) on the node that writes: a single daemon or the active.
+    if (!this.standbyMode) this.startTokenExpiry();
     this.sweeper = setInterval(() => {
       this.sweepCubbyholes().catch((e: unknown) => this.logger.error('cubbyhole sweep failed', { error: (e as Error)?.message }));
     }, CUBBYHOLE_SWEEP_MS).unref();
@@ -363,6 +374,8 @@ export class Core implements RouterCore, CoreServices {
   async setStandby(standby: boolean): Promise<void> {
     if (this.standbyMode === standby) return;
     this.standbyMode = standby;
+    if (standby) this.tokens.stopExpiry();
+    else if (this.unsealed) this.startTokenExpiry();
     await this.reloadAll();
   }
 
@@ -839,7 +852,13 @@ export class Core implements RouterCore, CoreServices {
     if (!opts.peek && entry.num_uses > 0 && this.standbyMode) {
       // Uses are counted by the active (one count for the cluster): the request goes there.
       info.mustForward = true;
-    } else if (!opts.peek && entry.num_uses > 0 && (await this.tokens.use(entry))) info.lastUse = true;
+    } else if (!opts.peek && entry.num_uses > 0) {
+      // Spent under the token's lock on a fresh read: a request whose use could not be spent
+      // (another request took the last one) is refused, however requests interleave.
+      const spent = await this.tokens.spendUse(entry);
+      if (spent === 'gone') return null;
+      if (spent === 'last') info.lastUse = true;
+    }
     return info;
   }
 

@@ -7,21 +7,11 @@
 import type { IdentityStore } from '../auth/identity.js';
 import type { TokenStore } from '../auth/tokens.js';
 import type { IssuedLogin, LoginAuth, MountInfo } from '../framework/context.js';
-import { formatDuration, parseDuration } from '../framework/fields.js';
+import { mountTtl, tokenLifetime } from '../auth/token-ttl.js';
+
+export { mountTtl };
 import { invalid } from '../framework/errors.js';
 
-/** Vault's system default and max lease TTL (768h). */
-export const SYSTEM_MAX_TTL = 768 * 3600;
-
-/** Seconds of a mount config TTL (stored as seconds or a duration string); 0 when unset. */
-export function mountTtl(v: unknown): number {
-  if (v === undefined || v === null || v === '' || v === 'system') return 0;
-  try {
-    return parseDuration('ttl', v);
-  } catch {
-    return 0;
-  }
-}
 
 /** Lower-case, trim, de-duplicate and sort policy names, adding `default` unless told not to. */
 export function normalizePolicies(list: string[], noDefault: boolean): string[] {
@@ -39,26 +29,18 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const roleType = login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
   const chosen = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
   const type: 'service' | 'batch' = chosen === 'batch' ? 'batch' : 'service';
-  const warnings: string[] = [];
-  const mountMax = mountTtl(mount.config.max_lease_ttl) || SYSTEM_MAX_TTL;
-  const mountDefault = mountTtl(mount.config.default_lease_ttl) || SYSTEM_MAX_TTL;
-  let maxTtl = login.maxTtl && login.maxTtl < mountMax ? login.maxTtl : mountMax;
-  if (login.explicitMaxTtl && login.explicitMaxTtl < maxTtl) maxTtl = login.explicitMaxTtl;
-  let ttl = 0;
-  let period = login.period;
-  if (period) {
-    // Only an explicit max bounds a periodic token's lifetime; the period itself is capped by the max.
-    if (period > maxTtl) {
-      warnings.push(`period of "${formatDuration(period)}" exceeded the effective max_ttl of "${formatDuration(maxTtl)}"; period value is capped accordingly`);
-      period = maxTtl;
-    }
-  } else {
-    ttl = login.ttl || mountDefault;
-    if (ttl > maxTtl) {
-      warnings.push(`TTL of "${formatDuration(ttl)}" exceeded the effective max_ttl of "${formatDuration(maxTtl)}"; TTL value is capped accordingly`);
-      ttl = maxTtl;
-    }
-  }
+  const life = tokenLifetime({
+    ttl: login.ttl,
+    period: login.period,
+    explicitMaxTtl: login.explicitMaxTtl,
+    roleMaxTtl: login.maxTtl,
+    mountDefaultTtl: mountTtl(mount.config.default_lease_ttl),
+    mountMaxTtl: mountTtl(mount.config.max_lease_ttl),
+    rootPolicy: false,
+  });
+  const { warnings, period } = life;
+  const ttl = period ? 0 : life.ttl;
+  const maxTtl = life.maxTtl;
   if (type === 'batch') {
     // (The TTL is already bounded by the explicit max above; a batch token stores no explicit max.)
     if (period || login.numUses) throw invalid(`batch tokens cannot have ${period ? '"period"' : '"num_uses"'} set`);

@@ -249,6 +249,9 @@ export class Router {
         return cached.boundCidrs ? this.checkTokenSource(f) : undefined;
       }
       return this.requireToken(f).then((t) => {
+        // A limited-use token on a standby: its uses are counted by the active (one count for the
+        // cluster), so the whole request goes there (handle()'s NotActiveError path forwards it).
+        if (t.mustForward) throw Object.assign(new Error('limited-use token: the active node counts its uses'), { name: 'NotActiveError' });
         f.token = t;
         return t.boundCidrs ? this.checkTokenSource(f) : undefined;
       });

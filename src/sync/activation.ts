@@ -9,9 +9,10 @@
  * endpoint answers 400 until the feature is activated, as Vault does. keyhold counts no clients for
  * licensing, so by default the feature is usable at once and reads as activated; activating is then
  * accepted (and remembered) so clients that activate first work unchanged.
- *
- * This file holds the flag and the gate; the routes are in activation-routes.ts.
  */
+import { invalid, notFound } from '../framework/errors.js';
+import { f } from '../framework/fields.js';
+import { routesFor, type AnyRoute } from '../framework/route.js';
 
 /** The feature flag of secret sync. */
 export const SECRETS_SYNC_FLAG = 'secrets-sync';
@@ -23,3 +24,52 @@ export const NOT_ACTIVATED = 'secrets sync is not activated; activate it once wi
 export function activationRequired(env: NodeJS.ProcessEnv): boolean {
   return /^(1|true|yes)$/i.test(env.KEYHOLD_SYNC_REQUIRE_ACTIVATION ?? '');
 }
+
+/** The core as the activation routes see it (the sys module's engine is the core). */
+interface CoreLike {
+  engineOf?<T>(mountPath: string): T | undefined;
+}
+
+/** The activation flag as secret sync keeps it (SyncEngine). */
+export interface ActivationState {
+  activated(): Promise<boolean>;
+  activate(): Promise<void>;
+}
+
+function syncOf(core: CoreLike): ActivationState {
+  const b = core.engineOf?.<ActivationState>('sys/sync/');
+  if (!b) throw notFound('secret sync is not available (the vault is sealed or sync is not mounted)');
+  return b;
+}
+
+async function flags(b: ActivationState): Promise<Record<string, string[]>> {
+  const on = await b.activated();
+  return { activated: on ? [SECRETS_SYNC_FLAG] : [], unactivated: on ? [] : [SECRETS_SYNC_FLAG] };
+}
+
+const route = routesFor<CoreLike>();
+
+/** The sys routes of activation flags (mounted by the sys module). */
+export const activationRoutes: AnyRoute[] = [
+  route({
+    path: 'activation-flags',
+    summary: 'Feature activation flags: activated and unactivated features',
+    fields: {},
+    operations: {
+      read: async ({ engine }) => ({ data: await flags(syncOf(engine)) }),
+    },
+  }),
+  route({
+    path: 'activation-flags/:feature/activate',
+    summary: 'Activate a feature (secrets-sync); idempotent',
+    fields: { feature: f.name(`Feature to activate: ${SECRETS_SYNC_FLAG}`) },
+    operations: {
+      update: async ({ engine, data }) => {
+        if (data.feature !== SECRETS_SYNC_FLAG) throw invalid('feature', `unknown feature "${data.feature.slice(0, 40)}"; known: ${SECRETS_SYNC_FLAG}`);
+        const b = syncOf(engine);
+        await b.activate();
+        return { data: await flags(b) };
+      },
+    },
+  }),
+];

@@ -1,9 +1,7 @@
 /** Secret sync module, mounted internally at sys/sync/ (spec 4.4, reference sync-wire.md). */
 import type { EngineModule } from '../framework/engine.js';
-import { syncRoutes } from './routes.js';
 import { SyncEngine } from './sync-engine.js';
-
-export { SyncEngine, kvSourceOf, type KvReadable } from './sync-engine.js';
+import { syncRoutes } from './routes.js';
 
 /** The secret-sync module. */
 export const syncEngine: EngineModule<SyncEngine> = {

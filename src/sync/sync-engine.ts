@@ -1,35 +1,13 @@
-/** Live state of secret sync (mounted at sys/sync/): store, worker, service; subscribed to KV events. */
-import type { EngineEnv, MountInfo } from '../framework/context.js';
-import { internal, invalid } from '../framework/errors.js';
+/** The live state of secret sync on an unsealed node: store, worker and service, subscribed to KV events. */
+import type { EngineEnv } from '../framework/context.js';
+import { invalid } from '../framework/errors.js';
 import { getJSON, putJSON } from '../storage/backend.js';
 import { NOT_ACTIVATED, activationRequired } from './activation.js';
+import { kvSourceOf } from './kv-source.js';
 import { SyncService } from './service.js';
 import { SyncStore } from './store.js';
-import { Syncer, tuningFromEnv, type KvSource } from './worker.js';
-
-/** What sync reads from a KV v2 engine instance (KvEngine, issue 5). */
-export interface KvReadable {
-  readLatest?(path: string): Promise<{ data: Record<string, unknown>; version: number } | null>;
-  metadataOf?(path: string): Promise<unknown | null>;
-}
-
-/** KV access resolved at use time: the sync module is created before user mounts are loaded. */
-export function kvSourceOf(env: EngineEnv): KvSource {
-  const engine = (m: MountInfo): KvReadable => {
-    const e = env.core.engineOf<KvReadable>(m.path);
-    if (!e || typeof e.readLatest !== 'function') throw internal(`the engine at ${m.path} cannot be read by secret sync`);
-    return e;
-  };
-  return {
-    mount: (p) => env.core.findMount(p),
-    readLatest: (m, path) => engine(m).readLatest!(path),
-    exists: async (m, path) => {
-      const e = engine(m);
-      if (typeof e.metadataOf === 'function') return (await e.metadataOf(path)) != null;
-      return (await e.readLatest!(path)) !== null;
-    },
-  };
-}
+import { tuningFromEnv } from './tuning.js';
+import { Syncer } from './worker.js';
 
 /** Live state of secret sync: store, worker, service; subscribed to KV events. */
 export class SyncEngine {

@@ -16,7 +16,7 @@ import { capabilitiesRoutes } from './capabilities-routes.js';
 import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
-import { activationRoutes } from '../../sync/activation-routes.js';
+import { activationRoutes } from '../../sync/activation.js';
 
 const route = routesFor<SysCore>();
 

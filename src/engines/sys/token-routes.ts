@@ -6,6 +6,7 @@ import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
 import type { RequestContext } from '../../framework/context.js';
 import type { TokenEntry } from '../../auth/tokens.js';
 import { defaultTokenRole, type TokenRole } from '../../auth/token-roles.js';
+import { mountTtl, tokenLifetime } from '../../auth/token-ttl.js';
 import type { SysCore } from './sys-core.js';
 
 const route = routesFor<SysCore>();
@@ -72,10 +73,13 @@ async function entryOf(core: SysCore, token: string | undefined, self = false): 
 }
 
 /** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
-async function renewEntry(core: SysCore, e: TokenEntry, increment: number | undefined): Promise<TokenEntry> {
+async function renewEntry(core: SysCore, e: TokenEntry, increment: number | undefined, gone: () => Error): Promise<TokenEntry> {
   if (e.type === 'batch') throw invalid('batch tokens cannot be renewed');
   if (!e.renewable) throw invalid('lease is not renewable');
-  return core.tokens.renew(e, increment);
+  // null: revoked or expired since it was looked up; an expired token is gone, never renewed back.
+  const renewed = await core.tokens.renew(e, increment);
+  if (!renewed) throw gone();
+  return renewed;
 }
 
 /** Vault's default token TTL (768h) for tokens without an explicit ttl, except root tokens. */
@@ -85,7 +89,7 @@ const createFields = {
   id: f.string('Token id to use (root or sudo only)').sensitive(),
   role_name: f.string('Token role to create against'),
   policies: f.strings('Policies of the new token (subset of the caller\'s unless root, sudo or a role allows them)'),
-  ttl: f.duration('Time to live, e.g. "1h"; 0 means no expiry for root callers'),
+  ttl: f.duration('Time to live, e.g. "1h"; 0 or unset: the mount default (768h), capped at the mount max; only a root token without one never expires'),
   lease: f.duration('Deprecated: use ttl'),
   explicit_max_ttl: f.duration('Hard limit on the lifetime, renewals included'),
   renewable: f.bool('Whether the token can be renewed').default(true),
@@ -193,17 +197,33 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
   // Batch tokens cannot be revoked, so there are no root batch tokens.
   if (batch && policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
   for (const p of policies) if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p))) warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
-  const ttl: number = data.ttl ?? data.lease ?? (policies.includes('root') && caller.root ? 0 : DEFAULT_TTL);
+  // One rule for every issued token (auth/token-ttl.ts): ttl 0 means the mount's default, a longer
+  // one is capped at the mount's max; only a root token asked for without a TTL never expires.
+  const life = tokenLifetime({
+    ttl: data.ttl ?? data.lease ?? 0,
+    period: batch ? 0 : period,
+    explicitMaxTtl: batch ? 0 : explicitMax,
+    roleMaxTtl: 0,
+    mountDefaultTtl: mountTtl(ctx.mount.config.default_lease_ttl),
+    mountMaxTtl: mountTtl(ctx.mount.config.max_lease_ttl),
+    rootPolicy: policies.includes('root'),
+  });
+  warnings.push(...life.warnings);
+  if (life.ttl === 0) {
+    // Vault: a non-expiring root token comes only from a non-expiring parent.
+    const parent = await engine.tokens.lookup(caller.id, { includeSpent: true });
+    if (parent?.expire_time) throw invalid('expiring root tokens cannot create non-expiring root tokens');
+  }
   const path = role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
   if (batch && data.id) throw invalid('batch tokens cannot have a custom id');
   const { id, entry } = await engine.tokens.create({
     type: batch ? 'batch' : 'service',
     id: data.id || undefined,
     policies,
-    ttl: period && !batch ? 0 : ttl,
-    period: batch ? undefined : period,
+    ttl: life.period ? 0 : life.ttl,
+    period: batch ? undefined : life.period,
     explicit_max_ttl: batch ? undefined : explicitMax,
-    renewable: !batch && renewable && (ttl > 0 || period > 0),
+    renewable: !batch && renewable && life.ttl > 0,
     num_uses: batch ? undefined : numUses,
     // Vault prefixes a given name with "token-" and names an unnamed token "token".
     display_name: data.display_name ? `token-${String(data.display_name).replace(/[^\w-]/g, '-')}` : 'token',
@@ -213,8 +233,8 @@ async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath:
     path,
     role: role?.name,
     bound_cidrs: role?.token_bound_cidrs,
-    // Non-periodic tokens live at most the mount max (768h) from creation, renewals included.
-    max_ttl: period || !ttl ? 0 : Math.max(ttl, DEFAULT_TTL),
+    // Renewals stay within the mount's max from creation (periodic and non-expiring tokens: none).
+    max_ttl: life.maxTtl,
   });
   return { auth: authBlock(id, entry), data: null, ...(warnings.length ? { warnings } : {}) };
 }
@@ -392,7 +412,7 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { increment: f.duration('Requested extension') },
     operations: {
       update: async ({ engine, data, token }) => {
-        const r = await renewEntry(engine, await entryOf(engine, token!.id, true), data.increment);
+        const r = await renewEntry(engine, await entryOf(engine, token!.id, true), data.increment, () => denied('bad token'));
         return { auth: authBlock(token!.id, r), data: null };
       },
     },
@@ -406,7 +426,7 @@ export const tokenRoutes: AnyRoute[] = [
         if (!data.token) throw invalid('missing token ID');
         const e = await engine.tokens.lookup(data.token);
         if (!e) throw invalid('token not found');
-        const r = await renewEntry(engine, e, data.increment);
+        const r = await renewEntry(engine, e, data.increment, () => invalid('token not found'));
         return { auth: authBlock(data.token, r), data: null };
       },
     },
@@ -420,7 +440,7 @@ export const tokenRoutes: AnyRoute[] = [
         if (!data.accessor) throw invalid('missing accessor');
         const e = await engine.tokens.lookupAccessor(data.accessor);
         if (!e) throw invalid('invalid accessor');
-        const r = await renewEntry(engine, e, data.increment);
+        const r = await renewEntry(engine, e, data.increment, () => invalid('invalid accessor'));
         return { auth: authBlock('', r), data: null };
       },
     },

@@ -13,7 +13,7 @@ async function setup() {
   const storage = prefixed(barrier, 'sys/token/');
   const store = new TokenStore(storage, clock);
   await store.init();
-  return { store, storage, backend, advance: (ms: number) => (now += ms) };
+  return { store, storage, backend, clock, advance: (ms: number) => (now += ms) };
 }
 
 describe('token store', () => {
@@ -44,9 +44,9 @@ describe('token store', () => {
   it('revokes a limited-use token when its last use is spent', async () => {
     const { store } = await setup();
     const { id } = await store.create({ policies: ['p'], num_uses: 2 });
-    await store.use((await store.lookup(id))!);
+    expect(await store.spendUse((await store.lookup(id))!)).toBe('ok');
     expect((await store.lookup(id))!.num_uses).toBe(1);
-    await store.use((await store.lookup(id))!);
+    expect(await store.spendUse((await store.lookup(id))!)).toBe('last');
     expect(await store.lookup(id)).toBeNull();
   });
 
@@ -84,9 +84,9 @@ describe('token store', () => {
   });
 
   it('keeps tokens valid across a restart (new store on the same storage)', async () => {
-    const { store, storage } = await setup();
+    const { store, storage, clock } = await setup();
     const { id } = await store.create({ policies: ['p'] });
-    const again = new TokenStore(storage, { now: () => Date.now() });
+    const again = new TokenStore(storage, clock);
     await again.init();
     expect((await again.lookup(id))?.policies).toEqual(['p']);
     expect(await again.lookup(id + 'x')).toBeNull();
