@@ -30,7 +30,7 @@ interface CoreLike {
   mounts: { engineOf<T>(mountPath: string): T | undefined };
 }
 
-/** The activation flag as secret sync keeps it (SyncBackend). */
+/** The activation flag as secret sync keeps it (SyncEngine). */
 export interface ActivationState {
   activated(): Promise<boolean>;
   activate(): Promise<void>;

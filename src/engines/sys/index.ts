@@ -6,7 +6,7 @@ import type { MountInfo } from '../../framework/context.js';
 import type { SysParts } from './sys-parts.js';
 import { partsRequired, type PartsModule } from './with-parts.js';
 import { auditRoutes } from './audit-routes.js';
-import { openapiRoute } from './openapi-route.js';
+import { openapiRoute, type OpenApiGenerator } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { haRoutes } from './ha-routes.js';
 import { authRoutes } from './auth-routes.js';
@@ -80,14 +80,8 @@ function mountView(m: MountInfo): Record<string, unknown> {
 
 const policyName = f.name('Policy name');
 
-/** A bare JSON answer without the envelope (Vault's seal-status, health, init, unseal, leader). */
-function rawJson(body: unknown, status = 200) {
-  return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
-}
-
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
-  openapiRoute,
   ...sealRoutes,
   ...haRoutes,
   route({
@@ -239,17 +233,20 @@ export const sysRoutes: AnyRoute[] = [
   }),
 ];
 
-/** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
-export const extraSysRoutes: AnyRoute[] = [];
+/** What the server gives the sys module: the parts that live above the engines. */
+export interface SysModuleParts {
+  /** Builds `sys/internal/specs/openapi` (src/docs' generator over every engine's route table). */
+  openApi: OpenApiGenerator;
+}
 
 /** The system module; its instance is the core's parts (the core mounts it with `withParts`). */
-export const sysEngine: PartsModule<SysParts> = {
-  type: 'system',
-  accessorPrefix: 'system',
-  description: 'system endpoints used for control, policy and debugging',
-  get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
-  },
-  create: partsRequired('system'),
-};
-
+export function sysModule(parts: SysModuleParts): PartsModule<SysParts> {
+  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  return {
+    type: 'system',
+    accessorPrefix: 'system',
+    description: 'system endpoints used for control, policy and debugging',
+    routes,
+    create: partsRequired('system'),
+  };
+}

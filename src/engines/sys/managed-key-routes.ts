@@ -6,7 +6,7 @@
 import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { KmsHash } from '../../kms/types.js';
+import type { KmsHash } from '../../framework/kms-key.js';
 import type { SysParts } from './sys-parts.js';
 
 const route = routesFor<SysParts>();

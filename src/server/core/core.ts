@@ -18,7 +18,7 @@ import { TokenRoleStore } from '../../auth/token-roles.js';
 import type { Clock, CoreServices, Logger, MountInfo, TokenInfo } from '../../framework/context.js';
 import { LocalEventBus } from '../../framework/events.js';
 import { identityEngineFor } from '../../engines/sys/identity-routes.js';
-import { sysEngine } from '../../engines/sys/index.js';
+import { sysEngine } from '../sys-engine.js';
 import { tokenEngine } from '../../engines/sys/token-routes.js';
 import { withParts } from '../../engines/sys/with-parts.js';
 import type { IdentityParts, MountChanges, SysParts, TokenParts } from '../../engines/sys/sys-parts.js';

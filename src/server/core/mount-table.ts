@@ -9,8 +9,8 @@ import type { Clock, CoreServices, EngineEnv, EventBus, Logger, MountInfo } from
 import type { EngineModule } from '../../framework/engine.js';
 import { conflict, invalid } from '../../framework/errors.js';
 import { AUTH_METHODS, ENGINES } from '../../engines/registry.js';
-import { kvV1Engine, type KvV1Backend } from '../../engines/kv/kv-v1.js';
-import type { KvBackend } from '../../engines/kv/kv-backend.js';
+import { kvV1Engine, type KvV1Engine } from '../../engines/kv/kv-v1.js';
+import type { KvEngine } from '../../engines/kv/kv-engine.js';
 import type { MountChanges, SysMounts } from '../../engines/sys/sys-parts.js';
 import { syncEngine } from '../../sync/index.js';
 import type { TokenStore } from '../../auth/tokens.js';
@@ -368,10 +368,10 @@ export class MountTable implements SysMounts {
    * migrates within the tune request, so no request sees a half-upgraded mount.
    */
   private async upgradeKv(m: Mounted): Promise<string[]> {
-    const v1 = m.instance as unknown as KvV1Backend;
+    const v1 = m.instance as unknown as KvV1Engine;
     const storage = prefixed(this.deps.barrier, `logical/${m.mount.uuid}/`);
     const mount = { ...m.mount, options: { ...(m.mount.options ?? {}), version: '2' } };
-    const v2 = (await ENGINES.kv!.create(this.env(mount, storage))) as unknown as KvBackend;
+    const v2 = (await ENGINES.kv!.create(this.env(mount, storage))) as unknown as KvEngine;
     for await (const [path, data] of v1.entries()) await v2.writeData(path, data, undefined);
     await v1.clear();
     await m.instance.close?.();
