@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 import { Core } from '../../../src/server/core/core.js';
 import { NoKeychain } from '../../../src/seal/keychain.js';
-import { sysEngine } from '../../../src/engines/sys/index.js';
+import { sysEngine } from '../../../src/server/sys-engine.js';
 import { tokenEngine } from '../../../src/engines/sys/token-routes.js';
 import { identityEngine } from '../../../src/engines/sys/identity-routes.js';
 import type { SysParts } from '../../../src/engines/sys/sys-parts.js';
