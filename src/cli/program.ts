@@ -1,9 +1,8 @@
-/** The CLI program: global options, then each command module registers its commands. */
+/** The CLI program: global options, then every command of the list (src/cli/commands/index.ts). */
 import { Command, Option } from 'commander';
-import { createContext } from './context.js';
+import { legacyContext } from './context.js';
 import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
 import * as core from './commands/core.js';
-import * as transit from './commands/transit.js';
 import * as kv from './commands/kv.js';
 import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
@@ -13,8 +12,11 @@ import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
+import { transitCommands } from './commands/transit/index.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
+import { mountAll, type AdapterDeps } from './commander-adapter.js';
+import { processIO } from './invocation.js';
 
 /** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
 export function usageErrorLine(str: string): string {
@@ -23,7 +25,7 @@ export function usageErrorLine(str: string): string {
 }
 
 /** Build the commander program (usage errors throw CommanderError; settings are inherited by subcommands). */
-export function buildProgram(): Command {
+export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
   const program = new Command('keyhold')
     .description('keyhold: a local key-management service (Vault-compatible transit, KV v2, secret sync)')
     .version(VERSION, '-v, --version')
@@ -36,8 +38,10 @@ export function buildProgram(): Command {
     // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
-  const ctx = createContext();
-  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
+  const ctx = legacyContext(deps.io);
+  for (const m of [core, auth]) m.register(program, ctx);
+  mountAll(program, transitCommands, deps);
+  for (const m of [kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

@@ -5,22 +5,6 @@ import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
 import { grid, success } from '../output.js';
 
-/**
- * Vault's CLI takes long flags with one dash (Go's flag package: `vault operator init -key-shares=5`,
- * `vault login -method=approle`, `vault token create -orphan -period=24h`). Any word of two or more
- * letters after one dash, before a `--`, becomes `--word...`; single-letter flags (`-f`, `-y`, `-v`)
- * and values (`jwt=-`, `-`) are left alone.
- */
-export function vaultStyleFlags(argv: string[]): string[] {
-  const out: string[] = [];
-  let rest = false;
-  for (const a of argv) {
-    if (a === '--') rest = true;
-    out.push(!rest && /^-[A-Za-z][\w-]+(=.*)?$/s.test(a) ? `-${a}` : a);
-  }
-  return out;
-}
-
 /** Key shares from `-`/absent (stdin, or a hidden prompt on a TTY) or `@file`; a literal key is refused (ps, shell history). */
 async function readShares(ctx: CliContext, arg: string | undefined, prompt: string): Promise<string[]> {
   let text: string;
