@@ -2,7 +2,6 @@
 import { Command, Option } from 'commander';
 import { legacyContext } from './context.js';
 import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
-import * as core from './commands/core.js';
 import * as kv from './commands/kv.js';
 import * as sync from './commands/sync.js';
 import * as audit from './commands/audit.js';
@@ -12,6 +11,7 @@ import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
+import { COMMANDS_BEFORE_LOGIN } from './commands/index.js';
 import { transitCommands } from './commands/transit/index.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
@@ -39,7 +39,8 @@ export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = legacyContext(deps.io);
-  for (const m of [core, auth]) m.register(program, ctx);
+  mountAll(program, COMMANDS_BEFORE_LOGIN, deps);
+  auth.register(program, ctx);
   mountAll(program, transitCommands, deps);
   for (const m of [kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);

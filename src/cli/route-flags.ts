@@ -80,3 +80,8 @@ export async function resolvedBodyOf(route: AnyRoute, flags: readonly FlagSpec[]
   }
   return body;
 }
+
+/** Like bodyOf, leaving out empty values ('' and false): what a flag given as `--ttl ''` never sent. */
+export function givenOf(flags: readonly FlagSpec[], opts: Values): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(bodyOf(flags, opts)).filter(([, v]) => v !== '' && v !== false));
+}

@@ -1,6 +1,6 @@
 /** `keyhold transit import NAME --file KEY` and `transit import-version NAME --file KEY` (BYOK). */
 import type { CommandSpec, FlagSpec } from '../../command.js';
-import { bodyOf, fieldFlag, routeAt } from '../../route-flags.js';
+import { fieldFlag, givenOf, routeAt } from '../../route-flags.js';
 import { keyIoRoutes } from '../../../engines/transit/routes/key-io-routes.js';
 import { MOUNT } from './io.js';
 import { byokSend } from './byok.js';
@@ -16,11 +16,6 @@ const COMMON: FlagSpec[] = [
   { flags: '--base64', help: 'the file holds base64 text of the raw key' },
   MOUNT,
 ];
-
-/** The given fields, without empty values. */
-function given(flags: readonly FlagSpec[], opts: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(bodyOf(flags, opts)).filter(([, v]) => v !== '' && v !== false));
-}
 
 const importFields = [
   fieldFlag(IMPORT, 'allow_rotation', { switch: true }),
@@ -41,7 +36,7 @@ export const importKey: CommandSpec = {
     'keyhold transit import signer --file signer.pem --type ecdsa-p256',
     'keyhold transit import verifier --file public.pem --type ed25519   # public key only',
   ],
-  run: (inv) => byokSend(inv, inv.args.name, 'import', given(importFields, inv.opts)),
+  run: (inv) => byokSend(inv, inv.args.name, 'import', givenOf(importFields, inv.opts)),
 };
 
 const versionFields = [fieldFlag(IMPORT_VERSION, 'version', { value: 'n', help: 'complete this public-only version with its private key' })];
@@ -52,5 +47,5 @@ export const importVersion: CommandSpec = {
   args: [{ name: 'name', help: 'key name' }],
   flags: [...COMMON, ...versionFields],
   stdin: 'the key file with --file -',
-  run: (inv) => byokSend(inv, inv.args.name, 'import_version', given(versionFields, inv.opts)),
+  run: (inv) => byokSend(inv, inv.args.name, 'import_version', givenOf(versionFields, inv.opts)),
 };

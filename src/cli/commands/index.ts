@@ -1,0 +1,14 @@
+/**
+ * The command list: every command of `keyhold`, in the order of `keyhold --help`. The parser
+ * (commander-adapter.ts), the completions, man pages and reference (src/docs) all read it.
+ */
+import type { Entry } from '../command.js';
+import { server } from './server/server.js';
+import { status } from './status/status.js';
+import { operatorCommands } from './operator/index.js';
+import { pathCommands } from './path/index.js';
+import { tokenCommands } from './token/index.js';
+import { policyCommands } from './policy/index.js';
+import { secretsCommands } from './secrets/index.js';
+
+export const COMMANDS_BEFORE_LOGIN: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands];
