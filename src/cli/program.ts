@@ -9,10 +9,8 @@ import * as managedKeys from './commands/managed-keys.js';
 import * as docs from './commands/docs.js';
 import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
-import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
-import { COMMANDS_BEFORE_LOGIN } from './commands/index.js';
-import { transitCommands } from './commands/transit/index.js';
+import { COMMANDS_BEFORE_KV } from './commands/index.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 import { mountAll, type AdapterDeps } from './commander-adapter.js';
@@ -39,9 +37,7 @@ export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = legacyContext(deps.io);
-  mountAll(program, COMMANDS_BEFORE_LOGIN, deps);
-  auth.register(program, ctx);
-  mountAll(program, transitCommands, deps);
+  mountAll(program, COMMANDS_BEFORE_KV, deps);
   for (const m of [kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;

@@ -10,5 +10,8 @@ import { pathCommands } from './path/index.js';
 import { tokenCommands } from './token/index.js';
 import { policyCommands } from './policy/index.js';
 import { secretsCommands } from './secrets/index.js';
+import { login } from './login/login.js';
+import { authCommands } from './auth/index.js';
+import { transitCommands } from './transit/index.js';
 
-export const COMMANDS_BEFORE_LOGIN: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands];
+export const COMMANDS_BEFORE_KV: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands];
