@@ -13,5 +13,6 @@ import { secretsCommands } from './secrets/index.js';
 import { login } from './login/login.js';
 import { authCommands } from './auth/index.js';
 import { transitCommands } from './transit/index.js';
+import { kvCommands } from './kv/index.js';
 
-export const COMMANDS_BEFORE_KV: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands];
+export const COMMANDS_BEFORE_SYNC: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands];
