@@ -14,5 +14,6 @@ import { login } from './login/login.js';
 import { authCommands } from './auth/index.js';
 import { transitCommands } from './transit/index.js';
 import { kvCommands } from './kv/index.js';
+import { syncCommands } from './sync/index.js';
 
-export const COMMANDS_BEFORE_SYNC: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands];
+export const COMMANDS_BEFORE_AUDIT: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands, ...syncCommands];
