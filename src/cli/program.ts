@@ -2,13 +2,9 @@
 import { Command, Option } from 'commander';
 import { legacyContext } from './context.js';
 import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
-import * as audit from './commands/audit.js';
-import * as managedKeys from './commands/managed-keys.js';
 import * as docs from './commands/docs.js';
-import * as run from './commands/run.js';
-import * as wrapping from './commands/wrapping.js';
 import * as service from './commands/service.js';
-import { COMMANDS_BEFORE_AUDIT } from './commands/index.js';
+import { COMMANDS_BEFORE_DOCS } from './commands/index.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 import { mountAll, type AdapterDeps } from './commander-adapter.js';
@@ -35,8 +31,8 @@ export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = legacyContext(deps.io);
-  mountAll(program, COMMANDS_BEFORE_AUDIT, deps);
-  for (const m of [audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
+  mountAll(program, COMMANDS_BEFORE_DOCS, deps);
+  for (const m of [docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

@@ -15,5 +15,10 @@ import { authCommands } from './auth/index.js';
 import { transitCommands } from './transit/index.js';
 import { kvCommands } from './kv/index.js';
 import { syncCommands } from './sync/index.js';
+import { auditCommands } from './audit/index.js';
+import { managedKeysCommands } from './managed-keys/index.js';
+import { run } from './run/run.js';
+import { env } from './run/env.js';
+import { unwrap } from './unwrap/unwrap.js';
 
-export const COMMANDS_BEFORE_AUDIT: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands, ...syncCommands];
+export const COMMANDS_BEFORE_DOCS: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands, ...syncCommands, ...auditCommands, ...managedKeysCommands, run, env, unwrap];

@@ -1,126 +1,27 @@
 /**
- * `keyhold run [--env-file FILE] [--watch] -- COMMAND [ARGS...]` and `keyhold env` (issue 17 part 1),
- * the habit of `op run`, `doppler run` and `envconsul`: environment values that are references
- * (`keyhold://MOUNT/PATH#FIELD[?version=N]`) are resolved from KV in one batch and handed to COMMAND
- * in its environment. Secret values never go to argv, keyhold's output or a temporary file.
- * COMMAND's exit status is keyhold's; signals sent to keyhold are passed on to COMMAND. A COMMAND
- * that cannot be found exits 127 and one that cannot be executed 126, as a shell does.
- * `--watch` follows the KV mounts' change events (`GET MOUNT/events`, falling back to re-reading the
- * secrets where the token may not read them) every `--watch-interval` and, after `--debounce`,
- * restarts COMMAND or sends it `--signal`.
+ * COMMAND under `keyhold run`: started with the resolved environment; with --watch, restarted (or sent
+ * --signal) when a referenced secret changes. Signals sent to keyhold are passed on; keyhold ends the
+ * way COMMAND ended.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, openSync, closeSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { Command } from 'commander';
-import type { CliContext } from '../context.js';
-import { LocalError, ServerError } from '../client.js';
-import { RefResolver, findRefs, readDotenv, renderEnv, resolveRefs, type Resolution, type SecretRef } from '../secret-refs.js';
-import { parseDuration } from '../../framework/fields.js';
+import { LocalError, ServerError } from '../../errors.js';
+import { resolveRefs, type RefResolver, type Resolution } from '../../secret-refs.js';
+import type { Sources } from './sources.js';
 
 /** Signals keyhold passes on to COMMAND (SIGINT/SIGQUIT too: see forwardSignals). */
 const FORWARDED: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGWINCH'];
 
-interface Sources {
-  /** The variables to resolve or pass: the environment, then the env file (file wins). */
-  env: Record<string, string>;
-  /** Names that came from the env file (keyhold env prints these and every reference). */
-  fromFile: Set<string>;
-  refs: SecretRef[];
-}
-
-function sources(envFile: string | undefined): Sources {
-  const file = envFile ? readDotenv(envFile) : {};
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, file);
-  return { env, fromFile: new Set(Object.keys(file)), refs: findRefs(env) };
-}
-
-function durationOpt(name: string) {
-  return (v: string): number => {
-    try {
-      return parseDuration(name, v);
-    } catch (e) {
-      throw new LocalError((e as Error).message);
-    }
-  };
-}
-
-/** Register `run` and `env`. */
-export function register(program: Command, ctx: CliContext): void {
-  program
-    .command('run')
-    .description('Run COMMAND with keyhold:// references in its environment resolved from KV (values never in argv, output or files)')
-    .argument('<command...>', 'the command and its arguments, after --')
-    .option('--env-file <file>', 'also read variables (plain or references) from this dotenv file; it wins over the environment')
-    .option('--watch', 'restart COMMAND (or send --signal) when a referenced secret changes')
-    .option('--signal <name>', 'with --watch: send this signal (e.g. SIGHUP) instead of restarting')
-    .option('--watch-interval <duration>', 'with --watch: how often to check for changes (default 2s, at least 1s)', durationOpt('--watch-interval'))
-    .option('--debounce <duration>', 'with --watch: wait this long without further change before acting (default 1s)', durationOpt('--debounce'))
-    .option('--kill-timeout <duration>', 'with --watch: on restart, SIGKILL after SIGTERM when COMMAND is still running after this (default 10s)', durationOpt('--kill-timeout'))
-    .addHelpText(
-      'after',
-      '\nReferences: keyhold://MOUNT/PATH#FIELD, optionally ?version=N (KV v2). Exit status: COMMAND\'s; 127 when it is not found,\n' +
-        '126 when it cannot run; 1/2 when a reference cannot be resolved (COMMAND is not started).\n' +
-        '\nExamples:\n  $ DB_PASSWORD=keyhold://secret/app/db#password keyhold run -- ./server\n  $ keyhold run --env-file .env --watch -- node app.js',
-    )
-    .action(async (command: string[], o: { envFile?: string; watch?: boolean; signal?: string; watchInterval?: number; debounce?: number; killTimeout?: number }, c: Command) => {
-      if (o.signal && !o.watch) throw new LocalError('--signal applies with --watch only');
-      const signal = o.signal ? signalName(o.signal) : undefined;
-      const src = sources(o.envFile);
-      const resolver = new RefResolver(ctx.client(c));
-      const first = await resolveRefs(resolver, src.refs);
-      const status = await supervise(command, src, first, resolver, { watch: Boolean(o.watch), signal, interval: Math.max(1, o.watchInterval ?? 2), debounce: o.debounce ?? 1, killTimeout: o.killTimeout ?? 10 });
-      exitLike(status);
-    });
-
-  program
-    .command('env')
-    .description('Print the resolved variables (references and --env-file entries) as dotenv, json or shell; --output writes a 0600 file')
-    .option('--env-file <file>', 'also read variables (plain or references) from this dotenv file')
-    .option('--output <file>', 'write to this file (created or truncated, mode 0600) instead of stdout')
-    .addHelpText('after', '\nFormat: --format dotenv (default), json or shell.\n\nExamples:\n  $ keyhold env --env-file .env.refs --format dotenv --output .env\n  $ keyhold env --env-file .env.refs --format json')
-    .action(async (o: { envFile?: string; output?: string }, c: Command) => {
-      const format = ctx.globals(c).format ?? 'dotenv';
-      if (format !== 'dotenv' && format !== 'json' && format !== 'shell') throw new LocalError(`keyhold env prints --format dotenv, json or shell, not ${format}`);
-      const src = sources(o.envFile);
-      const { values } = await resolveRefs(new RefResolver(ctx.client(c)), src.refs);
-      const vars: Record<string, string> = {};
-      for (const k of src.fromFile) vars[k] = src.env[k]!;
-      Object.assign(vars, values);
-      const text = renderEnv(vars, format);
-      if (o.output) writePrivate(o.output, text);
-      else process.stdout.write(text);
-    });
-}
-
-/** Write `text` to `file` with mode 0600 (also when the file existed with a wider mode). */
-function writePrivate(file: string, text: string): void {
-  let fd: number;
-  try {
-    fd = openSync(file, 'w', 0o600);
-  } catch (e) {
-    throw new LocalError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    chmodSync(file, 0o600);
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function signalName(s: string): NodeJS.Signals {
+export function signalName(s: string): NodeJS.Signals {
   const name = (s.toUpperCase().startsWith('SIG') ? s.toUpperCase() : `SIG${s.toUpperCase()}`) as NodeJS.Signals;
   if (!(name in osConstants.signals)) throw new LocalError(`--signal: unknown signal ${s}`);
   return name;
 }
 
 /** How COMMAND ended. */
-type Ending = { code: number } | { signal: NodeJS.Signals };
+export type Ending = { code: number } | { signal: NodeJS.Signals };
 
-interface SuperviseOptions {
+export interface SuperviseOptions {
   watch: boolean;
   signal?: NodeJS.Signals;
   /** Seconds. */
@@ -130,7 +31,7 @@ interface SuperviseOptions {
 }
 
 /** Start COMMAND (and, with --watch, restart or signal it on change); resolves with how it finally ended. */
-function supervise(command: string[], src: Sources, first: Resolution, resolver: RefResolver, o: SuperviseOptions): Promise<Ending> {
+export function supervise(command: string[], src: Sources, first: Resolution, resolver: RefResolver, o: SuperviseOptions): Promise<Ending> {
   return new Promise((resolveEnding, rejectEnding) => {
     let child: ChildProcess | null = null;
     let restarting = false;
@@ -265,12 +166,9 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
   });
 }
 
-/** End keyhold the way COMMAND ended: its exit code, or the same signal (else 128 + its number). */
-function exitLike(e: Ending): void {
-  if ('code' in e) {
-    process.exitCode = e.code;
-    return;
-  }
+/** The exit status of keyhold when COMMAND ended so: its exit code, or 128 + the signal's number (the signal is raised again). */
+export function exitLike(e: Ending): number {
+  if ('code' in e) return e.code;
   const n = osConstants.signals[e.signal] ?? 0;
   process.exitCode = 128 + n;
   // Re-raise with the default action so a parent shell sees "killed by signal", as with exec.
@@ -280,4 +178,5 @@ function exitLike(e: Ending): void {
   } catch {
     /* exitCode stands */
   }
+  return 128 + n;
 }
