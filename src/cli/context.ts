@@ -138,24 +138,3 @@ export function daemonClient(g: GlobalOptions, io: IO): Client {
   };
   return client;
 }
-
-/** TRANSITIONAL: what not yet converted command modules use (removed once every noun has the one shape). */
-export interface CliContext extends ValueHelpers {
-  globals(cmd: import('commander').Command): GlobalOptions;
-  client(cmd: import('commander').Command): Client;
-  print(cmd: import('commander').Command, data: unknown): Promise<void>;
-}
-
-/** TRANSITIONAL: the context of not yet converted command modules. */
-export function legacyContext(io: IO): CliContext {
-  const globals = (cmd: import('commander').Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
-  return {
-    ...createContext(io),
-    globals,
-    client: (cmd) => daemonClient(globals(cmd), io),
-    print: (cmd, data) => {
-      const g = globals(cmd);
-      return printData(data, { format: g.format, field: g.field }, (s) => io.stdout.write(s));
-    },
-  };
-}

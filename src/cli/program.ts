@@ -1,10 +1,8 @@
 /** The CLI program: global options, then every command of the list (src/cli/commands/index.ts). */
 import { Command, Option } from 'commander';
-import { legacyContext } from './context.js';
 import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
-import * as docs from './commands/docs.js';
-import * as service from './commands/service.js';
-import { COMMANDS_BEFORE_DOCS } from './commands/index.js';
+import { COMMANDS } from './commands/index.js';
+import { applyExamples } from '../docs/examples.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 import { mountAll, type AdapterDeps } from './commander-adapter.js';
@@ -30,9 +28,11 @@ export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
     // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
-  const ctx = legacyContext(deps.io);
-  mountAll(program, COMMANDS_BEFORE_DOCS, deps);
-  for (const m of [docs, service]) m.register(program, ctx);
+  // Our own `help` command (topics as well as commands) replaces commander's.
+  program.helpCommand(false);
+  mountAll(program, COMMANDS, deps);
+  // The examples table for every command's --help that has none of its own (src/docs/examples.ts).
+  applyExamples(program);
   installConfirmations(program);
   return program;
 }

@@ -1,6 +1,7 @@
 /**
  * The command list: every command of `keyhold`, in the order of `keyhold --help`. The parser
- * (commander-adapter.ts), the completions, man pages and reference (src/docs) all read it.
+ * (commander-adapter.ts) is built from it, and the completions, man pages and reference (src/docs)
+ * describe the parser so built. A new command is a file under commands/<noun>/ and a line here.
  */
 import type { Entry } from '../command.js';
 import { server } from './server/server.js';
@@ -20,5 +21,27 @@ import { managedKeysCommands } from './managed-keys/index.js';
 import { run } from './run/run.js';
 import { env } from './run/env.js';
 import { unwrap } from './unwrap/unwrap.js';
+import { docsCommands } from './docs/index.js';
+import { serviceCommands } from './service/index.js';
 
-export const COMMANDS_BEFORE_DOCS: Entry[] = [server, status, ...operatorCommands, ...pathCommands, ...tokenCommands, ...policyCommands, ...secretsCommands, login, ...authCommands, ...transitCommands, ...kvCommands, ...syncCommands, ...auditCommands, ...managedKeysCommands, run, env, unwrap];
+export const COMMANDS: readonly Entry[] = [
+  server,
+  status,
+  ...operatorCommands,
+  ...pathCommands,
+  ...tokenCommands,
+  ...policyCommands,
+  ...secretsCommands,
+  login,
+  ...authCommands,
+  ...transitCommands,
+  ...kvCommands,
+  ...syncCommands,
+  ...auditCommands,
+  ...managedKeysCommands,
+  run,
+  env,
+  unwrap,
+  ...docsCommands,
+  ...serviceCommands,
+];
