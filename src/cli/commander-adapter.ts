@@ -27,7 +27,8 @@ export function helpAfter(spec: Pick<CommandSpec, 'notes' | 'examples'>): string
   return parts.join('');
 }
 
-function argument(a: ArgSpec): Argument {
+/** The commander Argument of an ArgSpec. */
+export function argument(a: ArgSpec): Argument {
   const n = a.name + (a.variadic ? '...' : '');
   const arg = new Argument(a.optional ? `[${n}]` : `<${n}>`, a.help);
   if (a.choices) arg.choices(a.choices);
@@ -35,7 +36,8 @@ function argument(a: ArgSpec): Argument {
   return arg;
 }
 
-function option(f: FlagSpec): Option {
+/** The commander Option of a FlagSpec. */
+export function option(f: FlagSpec): Option {
   const o = new Option(f.flags, f.help);
   if (f.parse) o.argParser(f.parse as (value: string, previous: unknown) => unknown);
   if (f.default !== undefined) o.default(f.default);

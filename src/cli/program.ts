@@ -1,11 +1,12 @@
 /** The CLI program: global options, then every command of the list (src/cli/commands/index.ts). */
-import { Command, Option } from 'commander';
-import { COMMAND_FORMATS, FORMATS, paint } from './output.js';
+import { Command } from 'commander';
+import { paint } from './output.js';
+import { GLOBAL_FLAGS, PROGRAM, PROGRAM_SUMMARY, VERSION_FLAG } from './globals.js';
 import { COMMANDS } from './commands/index.js';
 import { applyExamples } from '../docs/examples.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
-import { mountAll, type AdapterDeps } from './commander-adapter.js';
+import { mountAll, option, type AdapterDeps } from './commander-adapter.js';
 import { processIO } from './invocation.js';
 
 /** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
@@ -16,14 +17,9 @@ export function usageErrorLine(str: string): string {
 
 /** Build the commander program (usage errors throw CommanderError; settings are inherited by subcommands). */
 export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
-  const program = new Command('keyhold')
-    .description('keyhold: a local key-management service (Vault-compatible transit, KV v2, secret sync)')
-    .version(VERSION, '-v, --version')
-    .option('--address <addr>', 'daemon address: unix:///path or http(s)://host:port (env KEYHOLD_ADDR, VAULT_ADDR)')
-    .option('--token <token>', 'token (env KEYHOLD_TOKEN, VAULT_TOKEN, or saved by `keyhold login`)')
-    .addOption(new Option('--format <format>', 'output format (dotenv/shell: keyhold env; jwk/jwks/pem: transit keys export public-key)').choices([...FORMATS, ...COMMAND_FORMATS]))
-    .option('--field <name>', 'print only this field of the response, raw, without newline')
-    .option('--wrap-ttl <duration>', 'wrap the response in a single-use token living this long, e.g. 60s (env VAULT_WRAP_TTL); read it once with `keyhold unwrap`')
+  const program = new Command(PROGRAM).description(PROGRAM_SUMMARY).version(VERSION, VERSION_FLAG.flags);
+  for (const f of GLOBAL_FLAGS) program.addOption(option(f));
+  program
     .enablePositionalOptions(false)
     // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
     .exitOverride()

@@ -7,6 +7,6 @@ export const completion: CommandSpec = {
   args: [{ name: 'shell', help: 'shell to complete for', choices: ['bash', 'zsh', 'fish'] }],
   async run(inv) {
     const { completionScript } = await import('../../../docs/generate.js');
-    inv.io.stdout.write(completionScript(inv.root, inv.args.shell));
+    inv.io.stdout.write(completionScript(inv.args.shell));
   },
 };

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../../src/cli/commands/index.js';
+import { isGroup, type CommandSpec } from '../../../src/cli/command.js';
+import { buildProgram } from '../../../src/cli/program.js';
+import { commandModel, listModel } from '../../../src/docs/generate.js';
+import { flatten, type CommandDoc } from '../../../src/docs/cli-model.js';
+import { attributeName } from '../../../src/cli/route-flags.js';
+
+const commands = COMMANDS.filter((e): e is CommandSpec => !isGroup(e));
+
+/** A model without what only the list knows (stdin). */
+function withoutStdin(d: CommandDoc): CommandDoc {
+  const { stdin: _stdin, ...rest } = d;
+  return { ...rest, subcommands: d.subcommands.map(withoutStdin) };
+}
+
+describe('the command list', () => {
+  it('names every command once, each with a summary and a run', () => {
+    const words = COMMANDS.map((e) => (isGroup(e) ? 'group ' : '') + e.words.join(' '));
+    expect(new Set(words).size).toBe(words.length);
+    expect(commands.length).toBeGreaterThan(90);
+    for (const c of commands) {
+      expect(c.summary, c.words.join(' ')).not.toBe('');
+      expect(typeof c.run).toBe('function');
+    }
+  });
+
+  it('is what the parser is made of: the model read from the list equals the model read from the built program', () => {
+    expect(withoutStdin(listModel())).toEqual(commandModel(buildProgram()));
+  });
+
+  it('documents what a command reads from stdin', () => {
+    const encrypt = flatten(listModel()).find((c) => c.path.join(' ') === 'transit encrypt')!;
+    expect(encrypt.stdin).toMatch(/plaintext/);
+  });
+
+  it('derives flags from route fields under the field’s own name', () => {
+    const encrypt = commands.find((c) => c.words.join(' ') === 'transit encrypt')!;
+    const derived = (encrypt.flags ?? []).filter((f) => f.field);
+    expect(derived.map((f) => f.field)).toEqual(['context', 'associated_data', 'key_version', 'nonce', 'padding_scheme', 'type']);
+    for (const f of derived) expect(f.flags.startsWith(`--${f.field!.replace(/_/g, '-')} `)).toBe(true);
+    expect(attributeName('key_version')).toBe('keyVersion');
+  });
+});
