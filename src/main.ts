@@ -1,6 +1,6 @@
 /** Entry point: argv -> CLI; `keyhold server` starts the daemon. Exit 0 ok, 1 local/usage error, 2 server error. */
 import { CommanderError } from 'commander';
-import { buildProgram } from './cli/program.js';
+import { buildProgramFor } from './cli/program-for.js';
 import { joinVersionValues, normalizeArgv } from './cli/argv.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
@@ -15,9 +15,11 @@ export async function main(argv: string[]): Promise<void> {
   // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
   // The daemon keeps its own graceful shutdown.
   if (argv[0] !== 'server') installCliProcessHooks();
-  const program = buildProgram();
+  const words = normalizeArgv(argv);
+  // Only the commands of the first word are loaded (all of them for help or an unknown word).
+  const program = await buildProgramFor(words);
   try {
-    await program.parseAsync(normalizeArgv(argv), { from: 'user' });
+    await program.parseAsync(words, { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)

@@ -48,3 +48,17 @@ export function joinVersionValues(argv: string[]): string[] {
 export function normalizeArgv(argv: string[]): string[] {
   return joinVersionValues(vaultStyleFlags(argv));
 }
+
+/** Global options that take a value in the next word (`--format json`). */
+const GLOBAL_VALUE_FLAGS = new Set(['--address', '--token', '--format', '--field', '--wrap-ttl']);
+
+/** The first command word of a (normalized) command line, skipping global options; undefined if none. */
+export function commandWord(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (GLOBAL_VALUE_FLAGS.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}

@@ -1,34 +1,15 @@
-/** The CLI program: global options, then every command of the list (src/cli/commands/index.ts). */
-import { Command } from 'commander';
-import { paint } from './output.js';
-import { GLOBAL_FLAGS, PROGRAM, PROGRAM_SUMMARY, VERSION_FLAG } from './globals.js';
+/**
+ * The CLI program: every command of the list (src/cli/commands/index.ts). `buildProgramFor` loads only
+ * the part of the list a command line needs (src/cli/commands/nouns.ts); main.ts uses it.
+ */
+import type { Command } from 'commander';
+import type { AdapterDeps } from './commander-adapter.js';
 import { COMMANDS } from './commands/index.js';
-import { applyExamples } from '../docs/examples.js';
-import { VERSION } from '../version.js';
-import { installConfirmations } from './confirmations.js';
-import { mountAll, option, type AdapterDeps } from './commander-adapter.js';
-import { processIO } from './invocation.js';
+import { createProgram } from './parser.js';
 
-/** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
-export function usageErrorLine(str: string): string {
-  const msg = str.replace(/^error:\s*/i, '').split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
-  return paint(process.stderr).red(`Error: ${msg} (see keyhold --help)`) + '\n';
-}
+export { usageErrorLine } from './parser.js';
 
-/** Build the commander program (usage errors throw CommanderError; settings are inherited by subcommands). */
-export function buildProgram(deps: AdapterDeps = { io: processIO() }): Command {
-  const program = new Command(PROGRAM).description(PROGRAM_SUMMARY).version(VERSION, VERSION_FLAG.flags);
-  for (const f of GLOBAL_FLAGS) program.addOption(option(f));
-  program
-    .enablePositionalOptions(false)
-    // Usage errors: one line on stderr naming the cause, exit 1 (main.ts maps the CommanderError).
-    .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
-  // Our own `help` command (topics as well as commands) replaces commander's.
-  program.helpCommand(false);
-  mountAll(program, COMMANDS, deps);
-  // The examples table for every command's --help that has none of its own (src/docs/examples.ts).
-  applyExamples(program);
-  installConfirmations(program);
-  return program;
+/** The program with every command. */
+export function buildProgram(deps?: AdapterDeps): Command {
+  return createProgram(COMMANDS, deps);
 }

@@ -42,3 +42,27 @@ describe('the command list', () => {
     expect(attributeName('key_version')).toBe('keyVersion');
   });
 });
+
+describe('loading the list by first word', () => {
+  it('holds the same entries in the same order as the full list', async () => {
+    const { loadAll, NOUNS } = await import('../../../src/cli/commands/nouns.js');
+    const all = await loadAll();
+    expect(all.length).toBe(COMMANDS.length);
+    all.forEach((e, i) => expect(e, e.words.join(' ')).toBe(COMMANDS[i]));
+    // Every top-level word is reachable through its noun, and no word is claimed twice.
+    const firstWords = [...new Set(COMMANDS.map((e) => e.words[0]!))].filter((w) => w !== 'help');
+    const claimed = NOUNS.flatMap((n) => n.words);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect([...claimed].sort()).toEqual([...firstWords].sort());
+    // (help is loaded with the docs commands but answers only with the whole list loaded.)
+    for (const n of NOUNS) for (const e of await n.load()) if (e.words[0] !== 'help') expect(n.words).toContain(e.words[0]);
+  });
+
+  it('finds the first command word after global options and their values', async () => {
+    const { commandWord } = await import('../../../src/cli/argv.js');
+    expect(commandWord(['--format', 'json', '--field=x', 'kv', 'get', 'a'])).toBe('kv');
+    expect(commandWord(['--address', 'unix:///s', '--token', 't', 'transit', 'encrypt'])).toBe('transit');
+    expect(commandWord(['--help'])).toBeUndefined();
+    expect(commandWord(['--', 'kv'])).toBeUndefined();
+  });
+});
