@@ -117,6 +117,11 @@ export interface CommandSpec {
   /** `keyhold ...` lines shown in --help, man pages and the reference. */
   examples?: readonly string[];
   hidden?: boolean;
+  /**
+   * Destructive: the question asked on a terminal before running (from the positional arguments);
+   * the command gets `-y, --yes`, and a declined prompt exits 1 with nothing changed.
+   */
+  confirm?: (args: string[]) => string;
   /** Pass unknown flags through as arguments (`__complete`). */
   passThrough?: boolean;
   /** Runs the command; a number is the exit status (0 when nothing is returned). */

@@ -7,6 +7,7 @@
 import { Argument, Option, type Command } from 'commander';
 import { isGroup, type ArgSpec, type CommandSpec, type Entry, type FlagSpec, type IO, type Values } from './command.js';
 import { makeInvocation, type ClientFactory } from './invocation.js';
+import { addYesOption, confirmCommand } from './tty.js';
 import type { GlobalOptions } from './command.js';
 
 /** Find or create the nested command for words like "transit keys create". */
@@ -70,6 +71,13 @@ export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterD
   for (const a of spec.args ?? []) cmd.addArgument(argument(a));
   for (const f of spec.flags ?? []) cmd.addOption(option(f));
   if (spec.passThrough) cmd.allowUnknownOption().helpOption(false);
+  if (spec.confirm) {
+    const question = spec.confirm;
+    addYesOption(cmd);
+    cmd.hook('preAction', async (_self, action) => {
+      await confirmCommand(action, question(action.args));
+    });
+  }
   const after = helpAfter(spec);
   if (after) cmd.addHelpText('after', after);
   cmd.action(async (...values: unknown[]) => {

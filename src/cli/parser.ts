@@ -1,10 +1,9 @@
-/** The commander program of a list of commands: global options, the commands, examples and confirmations. */
+/** The commander program of a list of commands: global options, the commands, and the examples table. */
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { applyExamples } from '../docs/examples.js';
 import type { Entry } from './command.js';
 import { mountAll, option, type AdapterDeps } from './commander-adapter.js';
-import { installConfirmations } from './confirmations.js';
 import { GLOBAL_FLAGS, PROGRAM, PROGRAM_SUMMARY, VERSION_FLAG } from './globals.js';
 import { processIO } from './invocation.js';
 import { paint } from './output.js';
@@ -29,6 +28,5 @@ export function createProgram(entries: readonly Entry[], deps: AdapterDeps = { i
   mountAll(program, entries, deps);
   // The examples table for every command's --help that has none of its own (src/docs/examples.ts).
   applyExamples(program);
-  installConfirmations(program);
   return program;
 }

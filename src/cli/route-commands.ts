@@ -29,7 +29,7 @@ export function fillPath(template: string, params: Record<string, string | undef
 }
 
 /** The command of one route with a cli hint. */
-export function routeCommand(route: AnyRoute, defaultMount: string): CommandSpec {
+export function routeCommand(route: AnyRoute, defaultMount: string, confirm?: CommandSpec['confirm']): CommandSpec {
   const hint = route.cli!;
   const flags: FlagSpec[] = [{ flags: '--mount <path>', help: 'mount path of the engine', default: defaultMount }];
   for (const [name, field] of Object.entries(route.fields)) {
@@ -45,6 +45,7 @@ export function routeCommand(route: AnyRoute, defaultMount: string): CommandSpec
     args: (hint.args ?? []).map((a) => ({ name: a, help: route.fields[a]?.spec.help ?? a })),
     flags,
     examples: hint.examples,
+    confirm,
     async run(inv) {
       const params: Record<string, string> = {};
       for (const a of hint.args ?? []) params[a] = String(inv.args[a]);
@@ -64,13 +65,16 @@ export function routeCommand(route: AnyRoute, defaultMount: string): CommandSpec
 }
 
 /** The commands of every route in `routes` that has a cli hint (and is not skipped). */
-export function routeCommands(routes: readonly AnyRoute[], opts: { defaultMount: string; skip?: (r: AnyRoute) => boolean }): CommandSpec[] {
+export function routeCommands(
+  routes: readonly AnyRoute[],
+  opts: { defaultMount: string; skip?: (r: AnyRoute) => boolean; confirm?: Record<string, NonNullable<CommandSpec['confirm']>> },
+): CommandSpec[] {
   const seen = new Set<string>();
   const out: CommandSpec[] = [];
   for (const route of routes) {
     if (!route.cli || opts.skip?.(route) || seen.has(route.cli.command)) continue;
     seen.add(route.cli.command);
-    out.push(routeCommand(route, opts.defaultMount));
+    out.push(routeCommand(route, opts.defaultMount, opts.confirm?.[route.cli.command]));
   }
   return out;
 }

@@ -2,11 +2,10 @@
  * The command model (cli-model.ts) built from the command list itself (src/cli/commands/index.ts),
  * not from a parsed program: the completions, man pages and reference describe exactly the list the
  * parser is made from. Flags strings are read by commander's own Option/Argument classes, so the
- * model says what the parser accepts; `-y, --yes` is added where the confirmations table asks first.
+ * model says what the parser accepts; `-y, --yes` is added to the commands that ask first (`confirm`).
  */
 import { isGroup, type CommandSpec, type Entry, type FlagSpec } from '../cli/command.js';
 import { argument, option } from '../cli/commander-adapter.js';
-import { DESTRUCTIVE } from '../cli/confirmations.js';
 import { GLOBAL_FLAGS, PROGRAM, PROGRAM_SUMMARY, VERSION_FLAG } from '../cli/globals.js';
 import { apiOf, fieldHelp, fillOptionHelp, optionDoc, type CommandDoc, type MountedRoute } from './cli-model.js';
 import { EXAMPLES, synthesizedUsage } from './examples.js';
@@ -54,7 +53,7 @@ function describeNode(node: Node, routes: ReadonlyArray<MountedRoute>): CommandD
   const path = node.words;
   const { hit, api } = apiOf(routes, path);
   let flags = [...(node.spec?.flags ?? [])];
-  if (node.spec && DESTRUCTIVE[path.join(' ')] && !flags.some((f) => option(f).long === '--yes')) flags.push(YES);
+  if (node.spec?.confirm && !flags.some((f) => option(f).long === '--yes')) flags.push(YES);
   if (!path.length) flags = [VERSION_FLAG, ...GLOBAL_FLAGS];
   const options = flags.filter((f) => !f.hidden).map((f) => optionDoc(option(f)));
   fillOptionHelp(options, hit);

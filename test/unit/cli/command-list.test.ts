@@ -66,3 +66,13 @@ describe('loading the list by first word', () => {
     expect(commandWord(['--', 'kv'])).toBeUndefined();
   });
 });
+
+describe('confirmations', () => {
+  it('every route whose cli hint says confirm has a command that asks first', async () => {
+    const { DEV_MOUNTS, mountedRoutes } = await import('../../../src/docs/catalog.js');
+    const asked = new Set(commands.filter((c) => c.confirm).map((c) => c.words.join(' ')));
+    const hinted = mountedRoutes(DEV_MOUNTS).flatMap((m) => m.routes).filter((r) => r.cli?.confirm).map((r) => r.cli!.command);
+    expect(hinted.length).toBeGreaterThan(0);
+    for (const h of hinted) expect(asked.has(h), h).toBe(true);
+  });
+});

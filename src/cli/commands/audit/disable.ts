@@ -5,6 +5,7 @@ import { LocalError } from '../../errors.js';
 export const disable: CommandSpec = {
   words: ['audit', 'disable'],
   summary: 'Disable an audit device (its log file is kept)',
+  confirm: (a) => `Disable audit device "${a[0]}"?`,
   args: [{ name: 'path', help: 'device path, e.g. file' }],
   async run(inv) {
     const where = String(inv.args.path).replace(/^\/+|\/+$/g, '');

@@ -4,10 +4,11 @@ import { versionsOf } from './render.js';
 import { apiPath, needV2, secretTarget, shownPath } from './target.js';
 import { MOUNT } from './write.js';
 
-function versionCommand(word: 'undelete' | 'destroy', summary: string): CommandSpec {
+function versionCommand(word: 'undelete' | 'destroy', summary: string, confirm?: CommandSpec['confirm']): CommandSpec {
   return {
     words: ['kv', word],
     summary,
+    confirm,
     args: [{ name: 'path', help: 'secret path' }],
     flags: [flag('--versions <list>', 'comma-separated versions', { required: true }), MOUNT],
     async run(inv) {
@@ -20,4 +21,4 @@ function versionCommand(word: 'undelete' | 'destroy', summary: string): CommandS
 }
 
 export const undelete = versionCommand('undelete', 'Restore soft-deleted versions');
-export const destroy = versionCommand('destroy', 'Permanently remove the data of versions (cannot be undone)');
+export const destroy = versionCommand('destroy', 'Permanently remove the data of versions (cannot be undone)', (a) => `Permanently destroy the given versions of "${a[0]}"?`);

@@ -4,6 +4,7 @@ import type { CommandSpec } from '../../command.js';
 export const del: CommandSpec = {
   words: ['policy', 'delete'],
   summary: 'Delete a policy',
+  confirm: (a) => `Delete policy "${a[0]}"?`,
   args: [{ name: 'name' }],
   async run(inv) {
     await inv.client.delete(`sys/policies/acl/${encodeURIComponent(inv.args.name)}`);

@@ -4,6 +4,7 @@ import { flag, type CommandSpec } from '../../command.js';
 export const disable: CommandSpec = {
   words: ['secrets', 'disable'],
   summary: 'Unmount an engine and delete its data',
+  confirm: (a) => `Disable the engine at "${a[0]}" and delete all of its data?`,
   args: [{ name: 'path' }],
   flags: [flag('-y, --yes', 'do not ask for confirmation')],
   async run(inv) {

@@ -5,6 +5,7 @@ import { LocalError } from '../../errors.js';
 export const revoke: CommandSpec = {
   words: ['token', 'revoke'],
   summary: 'Revoke a token (stdin with "-"), by --accessor, or the current one with --self',
+  confirm: () => 'Revoke the token and the tokens created with it?',
   args: [optArg('token')],
   flags: [flag('--accessor <accessor>', 'revoke by accessor'), flag('--self', 'revoke the calling token')],
   stdin: 'the token with "-"',

@@ -35,7 +35,11 @@ export const transitCommands: Entry[] = [
   restore,
   wrappingKey,
   byokExport,
-  ...routeCommands(keyRoutes, { defaultMount: 'transit', skip: (r) => WRITTEN.has(r.cli?.command ?? '') }),
+  ...routeCommands(keyRoutes, {
+    defaultMount: 'transit',
+    skip: (r) => WRITTEN.has(r.cli?.command ?? ''),
+    confirm: { 'transit keys trim': (a) => `Trim old versions of transit key "${a[0]}"? Removed versions are gone for good.` },
+  }),
   importKey,
   importVersion,
   encrypt,

@@ -6,6 +6,7 @@ import { MOUNT } from '../write.js';
 export const del: CommandSpec = {
   words: ['kv', 'metadata', 'delete'],
   summary: 'Delete a secret entirely: all versions and its metadata',
+  confirm: (a) => `Delete "${a[0]}" with all of its versions and metadata?`,
   args: [{ name: 'path', help: 'secret path' }],
   flags: [MOUNT],
   async run(inv) {

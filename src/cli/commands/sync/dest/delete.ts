@@ -5,6 +5,7 @@ import { destPath, printDestination, typeArg } from '../views.js';
 export const del: CommandSpec = {
   words: ['sync', 'dest', 'delete'],
   summary: 'Delete a destination (refused while it has associations unless --purge or --force)',
+  confirm: (a) => `Delete sync destination ${a.join('/')}?`,
   args: [
     { name: 'type', help: 'destination type' },
     { name: 'name', help: 'destination name' },

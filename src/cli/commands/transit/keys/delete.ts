@@ -6,6 +6,7 @@ import { enc } from './output.js';
 export const del: CommandSpec = {
   words: ['transit', 'keys', 'delete'],
   summary: 'Delete a key and all its versions (needs deletion_allowed; data encrypted with it is lost)',
+  confirm: (a) => `Delete transit key "${a[0]}"? Data encrypted with it can no longer be decrypted.`,
   args: [{ name: 'name', help: 'key name' }],
   flags: [MOUNT],
   async run(inv) {
