@@ -9,9 +9,6 @@ import type { CommandSpec, FlagSpec } from './command.js';
 import { LocalError } from './errors.js';
 import { flagName, resolvedBodyOf } from './route-flags.js';
 
-export { flagName } from './route-flags.js';
-export { commandPath } from './commander-adapter.js';
-
 const METHOD: Record<Operation, string> = { create: 'POST', update: 'POST', read: 'GET', delete: 'DELETE', list: 'LIST', patch: 'PATCH' };
 
 /** Fill a route path template with parameters. */
