@@ -148,7 +148,8 @@ export class Core implements RouterCore, CoreServices {
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
-    this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
+    // Aliases name their mount by accessor; the identity API checks and shows the live mount.
+    this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock, (accessor) => this.mounted.find((m) => m.mount.accessor === accessor)?.mount);
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
@@ -804,7 +805,8 @@ export class Core implements RouterCore, CoreServices {
     const key = this.aclKeyFor(token);
     let acl = this.aclCache.get(key);
     if (!acl) {
-      acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      // Vault: a token's effective policies are its own plus its entity's and its groups' (identity policies).
+      acl = new ACL(await this.policiesOf(withIdentityPolicies(token)), token.identity, this.clock.now());
       // Per-entity ACLs (templated policies) could grow without end: start over when full.
       if (this.aclCache.size >= ACL_CACHE_MAX) this.aclCache.clear();
       this.aclCache.set(key, acl);
@@ -820,7 +822,7 @@ export class Core implements RouterCore, CoreServices {
     const info = tokenInfo(id, entry);
     if (entry.entity_id) {
       const identity = this.identity.cachedTokenIdentity(entry.entity_id);
-      if (!identity) return undefined;
+      if (!identity || identity.disabled) return undefined;
       info.identity = identity;
     }
     if (!info.root && !this.aclCache.has(this.aclKeyFor(info))) return undefined;
@@ -842,6 +844,8 @@ export class Core implements RouterCore, CoreServices {
     const info = tokenInfo(id, entry);
     // Login-issued tokens carry their entity: templated policies resolve against it.
     if (entry.entity_id) info.identity = (await this.identity.tokenIdentity(entry.entity_id)) ?? undefined;
+    // A disabled entity's tokens are refused, not revoked (Vault).
+    if (info.identity?.disabled) return null;
     if (!info.root) await this.aclOf(info);
     // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
     // as Vault's login path does not count a use.
@@ -888,7 +892,7 @@ export class Core implements RouterCore, CoreServices {
   /** Capabilities of a token on a path (sys/capabilities-self). */
   async capabilities(token: TokenInfo, path: string): Promise<string[]> {
     if (token.root) return ['root'];
-    if (token.policies.length === 0) return ['deny'];
+    if (token.policies.length === 0 && !token.identity?.policies?.length) return ['deny'];
     return (await this.aclOf(token)).capabilities(path);
   }
 
@@ -918,6 +922,13 @@ const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
 
 /** Compiled ACLs kept at most (policy sets times entities with templated policies). */
 const ACL_CACHE_MAX = 10_000;
+
+/** A token's policies plus its identity policies (the identity store never lists root among them). */
+function withIdentityPolicies(token: TokenInfo): readonly string[] {
+  const extra = token.identity?.policies;
+  if (!extra?.length) return token.policies;
+  return [...new Set([...token.policies, ...extra])];
+}
 
 const identityKeys = new WeakMap<object, string>();
 
