@@ -6,6 +6,7 @@
 import { notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
+import { kvPairs } from './kv-pairs.js';
 import { aliasListInfo, aliasView, type IdentityEngine } from './views.js';
 
 const route = routesFor<IdentityEngine>();
@@ -15,7 +16,7 @@ const aliasFields = {
   mount_accessor: f.string('Accessor of the auth mount the alias belongs to'),
   canonical_id: f.string('Id of the entity the alias belongs to'),
   entity_id: f.string('Old name of canonical_id'),
-  custom_metadata: f.stringMap('Metadata set through the API (login metadata is separate)'),
+  custom_metadata: f.any('Metadata set through the API (login metadata is separate) (an object, or key=value strings)'),
 };
 
 /** The reply of a create or update: Vault answers the alias and entity ids, or 204 when nothing changed. */
@@ -30,7 +31,7 @@ export const entityAliasRoutes: AnyRoute[] = [
     summary: 'Create an entity alias, or update one given by id or by name and mount',
     fields: { id: f.string('Id of an alias to update'), ...aliasFields },
     operations: {
-      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id })),
+      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id, custom_metadata: kvPairs('custom_metadata', data.custom_metadata) })),
     },
   }),
   route({
@@ -63,7 +64,7 @@ export const entityAliasRoutes: AnyRoute[] = [
         if (!a) throw notFound();
         return { data: aliasView(engine.identity, a) };
       },
-      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id })),
+      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id, custom_metadata: kvPairs('custom_metadata', data.custom_metadata) })),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntityAlias(data.id);
         return undefined;

@@ -7,13 +7,14 @@ import type { EntityRecord } from '../../../auth/identity.js';
 import { invalid, notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
+import { kvPairs } from './kv-pairs.js';
 import { entityListInfo, entityView, type IdentityEngine } from './views.js';
 
 const route = routesFor<IdentityEngine>();
 
 const entityFields = {
   name: f.string('Name of the entity'),
-  metadata: f.stringMap('Metadata (string keys and values) of the entity'),
+  metadata: f.any('Metadata (string keys and values) of the entity (an object, or key=value strings)'),
   policies: f.strings('Policies of the entity; they apply to every token of the entity'),
   disabled: f.bool("Refuse the entity's tokens (they are not revoked)"),
 };
@@ -39,7 +40,7 @@ export const entityRoutes: AnyRoute[] = [
     path: 'entity',
     summary: 'Create an entity, or update one given by id or by an existing name',
     fields: { id: f.string('Id of an entity to update'), ...entityFields },
-    operations: { update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity(data)) },
+    operations: { update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })) },
   }),
   route({
     path: 'entity/id',
@@ -57,7 +58,7 @@ export const entityRoutes: AnyRoute[] = [
         if (!e || e.id !== data.id) throw notFound();
         return { data: await entityView(engine.identity, e) };
       },
-      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity(data)),
+      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntity(data.id);
         return undefined;
@@ -80,7 +81,7 @@ export const entityRoutes: AnyRoute[] = [
         if (!e) throw notFound();
         return { data: await entityView(engine.identity, e) };
       },
-      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity(data)),
+      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntityByName(data.name);
         return undefined;

@@ -8,6 +8,7 @@ import type { GroupInput, GroupRecord } from '../../../auth/identity.js';
 import { notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
+import { kvPairs } from './kv-pairs.js';
 import { groupListInfo, groupView, type IdentityEngine } from './views.js';
 
 const route = routesFor<IdentityEngine>();
@@ -15,7 +16,7 @@ const route = routesFor<IdentityEngine>();
 const groupFields = {
   name: f.string('Name of the group'),
   type: f.string('internal (members set here) or external (members set by logins through its alias)'),
-  metadata: f.stringMap('Metadata (string keys and values) of the group'),
+  metadata: f.any('Metadata (string keys and values) of the group (an object, or key=value strings)'),
   policies: f.strings('Policies of the group; they apply to the tokens of its members'),
   member_entity_ids: f.strings('Ids of the member entities (internal groups)'),
   member_group_ids: f.strings('Ids of the member groups (internal groups)'),
@@ -35,9 +36,9 @@ async function listReply(engine: IdentityEngine, by: 'id' | 'name') {
   return { data: { keys, key_info: info } };
 }
 
-function input(data: GroupInput & { id?: string }): GroupInput {
-  const { id: _id, ...rest } = data;
-  return rest;
+function input(data: Omit<GroupInput, 'metadata'> & { id?: string; metadata?: unknown }): GroupInput {
+  const { id: _id, metadata, ...rest } = data;
+  return { ...rest, metadata: kvPairs('metadata', metadata) };
 }
 
 /** Routes of identity/group. */
