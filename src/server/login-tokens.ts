@@ -66,12 +66,15 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
     max_ttl: period ? 0 : maxTtl,
     bound_cidrs: login.boundCidrs,
   });
+  // Vault answers the entity's and its groups' policies as identity_policies, and both in policies.
+  const identityPolicies = (await identity.tokenIdentity(entity.id))?.policies ?? [];
   return {
     auth: {
       client_token: id,
       accessor: entry.accessor,
-      policies,
+      policies: identityPolicies.length ? [...new Set([...policies, ...identityPolicies])].sort() : policies,
       token_policies: policies,
+      ...(identityPolicies.length ? { identity_policies: identityPolicies } : {}),
       metadata: login.metadata,
       lease_duration: Math.round(entry.ttl),
       renewable: entry.renewable,

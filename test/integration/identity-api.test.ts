@@ -251,6 +251,7 @@ describe('hvac test_identity.py: lookups', () => {
 });
 
 describe('identity policies on tokens', () => {
+  let lastAuth: Record<string, unknown> = {};
   /** An approle login whose entity is `entityId` (the alias ties the role id to it), with `default` only. */
   async function loginAs(entityId: string): Promise<string> {
     await d.req('POST', 'auth/identity-test-approle/role/r', { token_policies: ['default'] });
@@ -260,6 +261,7 @@ describe('identity policies on tokens', () => {
     const r = await d.req('POST', 'auth/identity-test-approle/login', { role_id: roleId, secret_id: secretId }, { token: null });
     expect(r.status, r.text).toBe(200);
     expect(r.body.auth.entity_id).toBe(entityId);
+    lastAuth = r.body.auth;
     return r.body.auth.client_token;
   }
   const kvRead = async (token: string, path: string) => (await d.req('GET', `secret/data/${path}`, undefined, { token })).status;
@@ -290,6 +292,8 @@ describe('identity policies on tokens', () => {
     expect(e).toMatchObject({ direct_group_ids: [child], inherited_group_ids: [parent] });
     const caps = await d.req('POST', 'sys/capabilities-self', { path: 'secret/data/c' }, { token });
     expect(caps.body.capabilities).toEqual(['read']);
+    const self = await d.req('GET', 'auth/token/lookup-self', undefined, { token });
+    expect(self.body.data).toMatchObject({ policies: ['default'], identity_policies: ['read-a', 'read-b', 'read-c'] });
     // Leaving the child group takes both group policies away at once.
     await call('POST', `group/id/${child}`, { member_entity_ids: [] }, 204);
     expect(await kvRead(token, 'b')).toBe(403);
@@ -312,6 +316,8 @@ describe('identity policies on tokens', () => {
   it("a disabled entity's tokens are refused and work again when it is enabled", async () => {
     const id = await createEntity('person', { policies: ['read-a'] });
     const token = await loginAs(id);
+    // The login answers the identity policies apart and in policies, as Vault does.
+    expect(lastAuth).toMatchObject({ policies: ['default', 'read-a'], token_policies: ['default'], identity_policies: ['read-a'] });
     expect(await kvRead(token, 'a')).toBe(200);
     await call('POST', `entity/id/${id}`, { disabled: true }, 204);
     expect(await kvRead(token, 'a')).toBe(403);
