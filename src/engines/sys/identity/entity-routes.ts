@@ -8,9 +8,9 @@ import { invalid, notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import { kvPairs } from './kv-pairs.js';
-import { entityListInfo, entityView, type IdentityEngine } from './views.js';
+import { entityListInfo, entityView, type IdentityStoreEngine } from './views.js';
 
-const route = routesFor<IdentityEngine>();
+const route = routesFor<IdentityStoreEngine>();
 
 const entityFields = {
   name: f.string('Name of the entity'),
@@ -25,7 +25,7 @@ function upsertReply(r: { entity: EntityRecord; created: boolean }) {
   return { data: { aliases: r.entity.aliases.length ? r.entity.aliases.map((a) => a.id) : null, id: r.entity.id, name: r.entity.name } };
 }
 
-async function listReply(engine: IdentityEngine, by: 'id' | 'name') {
+async function listReply(engine: IdentityStoreEngine, by: 'id' | 'name') {
   const entities = await engine.identity.listEntities();
   const info: Record<string, unknown> = {};
   for (const e of entities) info[e.id] = entityListInfo(engine.identity, e);

@@ -7,9 +7,9 @@
 import { notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import { aliasListInfo, aliasView, type IdentityEngine } from './views.js';
+import { aliasListInfo, aliasView, type IdentityStoreEngine } from './views.js';
 
-const route = routesFor<IdentityEngine>();
+const route = routesFor<IdentityStoreEngine>();
 
 const aliasFields = {
   name: f.string('Name of the group as the auth method reports it'),

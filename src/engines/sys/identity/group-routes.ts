@@ -9,9 +9,9 @@ import { notFound } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import { kvPairs } from './kv-pairs.js';
-import { groupListInfo, groupView, type IdentityEngine } from './views.js';
+import { groupListInfo, groupView, type IdentityStoreEngine } from './views.js';
 
-const route = routesFor<IdentityEngine>();
+const route = routesFor<IdentityStoreEngine>();
 
 const groupFields = {
   name: f.string('Name of the group'),
@@ -27,7 +27,7 @@ function upsertReply(r: { group: GroupRecord; created: boolean }) {
   return r.created ? { data: { id: r.group.id, name: r.group.name } } : undefined;
 }
 
-async function listReply(engine: IdentityEngine, by: 'id' | 'name') {
+async function listReply(engine: IdentityStoreEngine, by: 'id' | 'name') {
   const groups = await engine.identity.listGroups();
   const info: Record<string, unknown> = {};
   for (const g of groups) info[g.id] = groupListInfo(engine.identity, g);

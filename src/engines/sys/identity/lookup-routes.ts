@@ -6,9 +6,9 @@ import type { EntityRecord, GroupRecord } from '../../../auth/identity.js';
 import { invalid } from '../../../framework/errors.js';
 import { f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import { entityView, groupView, type IdentityEngine } from './views.js';
+import { entityView, groupView, type IdentityStoreEngine } from './views.js';
 
-const route = routesFor<IdentityEngine>();
+const route = routesFor<IdentityStoreEngine>();
 
 const lookupFields = (what: string) => ({
   id: f.string(`${what} id`),

@@ -7,7 +7,7 @@
 import type { AliasRecord, EntityRecord, GroupRecord, IdentityStore } from '../../../auth/identity.js';
 
 /** What the identity routes are handed: the store (the core's part). */
-export interface IdentityEngine {
+export interface IdentityStoreEngine {
   readonly identity: IdentityStore;
 }
 
