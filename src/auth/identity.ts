@@ -16,10 +16,28 @@ import { KeyedLock } from '../framework/keyed-lock.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { GroupGraph } from './identity/group-graph.js';
 import { planMerge } from './identity/merge.js';
-import { ID_RE, NAME_RE, keys, normalizeIdentityPolicies, timestamp, type AliasMount, type AliasRecord, type EntityRecord, type GroupRecord, type GroupType, type MountResolver } from './identity/records.js';
+import {
+  ID_RE,
+  NAME_RE,
+  keys,
+  normalizeIdentityPolicies,
+  timestamp,
+  type AliasMount,
+  type AliasRecord,
+  type EntityRecord,
+  type GroupRecord,
+  type MountResolver,
+} from './identity/records.js';
 import { tokenView } from './identity/token-view.js';
 
-export type { AliasMount, AliasRecord, EntityRecord, GroupRecord, GroupType, MountResolver } from './identity/records.js';
+export type {
+  AliasMount,
+  AliasRecord,
+  EntityRecord,
+  GroupRecord,
+  GroupType,
+  MountResolver,
+} from './identity/records.js';
 
 /** Fields of an entity create or update (absent = unchanged). */
 export interface EntityInput {
@@ -301,7 +319,8 @@ export class IdentityStore {
   /** Persist `next` (and its indexes), dropping the indexes `prev` had that `next` has not. */
   private async writeEntity(next: EntityRecord, prev: EntityRecord | null): Promise<void> {
     const writes: Array<Promise<void>> = [putJSON(this.storage, keys.entity(next.id), next)];
-    if (!prev || prev.name !== next.name) writes.push(putJSON(this.storage, keys.entityName(next.name), { entity_id: next.id }));
+    if (!prev || prev.name !== next.name)
+      writes.push(putJSON(this.storage, keys.entityName(next.name), { entity_id: next.id }));
     for (const a of next.aliases) {
       const old = prev?.aliases.find((x) => x.id === a.id);
       if (old && old.mount_accessor === a.mount_accessor && old.name === a.name) continue;
@@ -367,7 +386,16 @@ export class IdentityStore {
       const id = prev?.id ?? randomUUID();
       const next: EntityRecord = prev
         ? { ...prev, aliases: prev.aliases.map((a) => ({ ...a })) }
-        : { id, name: '', metadata: {}, policies: [], aliases: [], creation_time: now, last_update_time: now, disabled: false };
+        : {
+            id,
+            name: '',
+            metadata: {},
+            policies: [],
+            aliases: [],
+            creation_time: now,
+            last_update_time: now,
+            disabled: false,
+          };
       delete next.group_names;
       if (input.name) next.name = input.name;
       if (!next.name) next.name = await this.freshName(id);
@@ -406,7 +434,12 @@ export class IdentityStore {
     if (!e) return;
     await this.loadGroups();
     for (const g of this.groups.groupsWithMember(e.id)) {
-      await this.writeGroup({ ...g, member_entity_ids: g.member_entity_ids.filter((x) => x !== e.id), last_update_time: this.now(), modify_index: g.modify_index + 1 });
+      await this.writeGroup({
+        ...g,
+        member_entity_ids: g.member_entity_ids.filter((x) => x !== e.id),
+        last_update_time: this.now(),
+        modify_index: g.modify_index + 1,
+      });
     }
     for (const a of e.aliases) await this.dropAliasIndexes(a, e.id);
     await this.dropNameIndex(e.name, e.id);
@@ -435,7 +468,12 @@ export class IdentityStore {
         // Memberships move to the surviving entity.
         for (const g of this.groups.groupsWithMember(f.id)) {
           const members = [...new Set(g.member_entity_ids.map((x) => (x === f.id ? to.id : x)))];
-          await this.writeGroup({ ...g, member_entity_ids: members, last_update_time: this.now(), modify_index: g.modify_index + 1 });
+          await this.writeGroup({
+            ...g,
+            member_entity_ids: members,
+            last_update_time: this.now(),
+            modify_index: g.modify_index + 1,
+          });
         }
         await this.dropNameIndex(f.name, f.id);
         await this.storage.delete(keys.entity(f.id));
@@ -479,12 +517,22 @@ export class IdentityStore {
         entity = await this.entityExact(input.canonical_id);
         if (!entity) throw invalid('canonical_id', 'invalid canonical ID');
       }
-      if (entity?.aliases.some((x) => x.mount_accessor === mount.accessor)) throw invalid('Alias already exists for requested entity and mount accessor');
+      if (entity?.aliases.some((x) => x.mount_accessor === mount.accessor))
+        throw invalid('Alias already exists for requested entity and mount accessor');
       const now = this.now();
       const prev = entity;
       const next: EntityRecord = entity
         ? { ...entity, aliases: entity.aliases.map((x) => ({ ...x })), last_update_time: now }
-        : { id: randomUUID(), name: '', metadata: {}, policies: [], aliases: [], creation_time: now, last_update_time: now, disabled: false };
+        : {
+            id: randomUUID(),
+            name: '',
+            metadata: {},
+            policies: [],
+            aliases: [],
+            creation_time: now,
+            last_update_time: now,
+            disabled: false,
+          };
       if (!next.name) next.name = await this.freshName(next.id);
       const alias: AliasRecord = {
         id: randomUUID(),
@@ -504,31 +552,53 @@ export class IdentityStore {
     });
   }
 
-  private async updateAlias(owner: EntityRecord, alias: AliasRecord, input: EntityAliasInput): Promise<{ id: string; canonical_id: string } | null> {
+  private async updateAlias(
+    owner: EntityRecord,
+    alias: AliasRecord,
+    input: EntityAliasInput,
+  ): Promise<{ id: string; canonical_id: string } | null> {
     const name = input.name || alias.name;
     const accessor = input.mount_accessor || alias.mount_accessor;
     const target = input.canonical_id || owner.id;
-    const sameCustom = input.custom_metadata === undefined || sameMap(input.custom_metadata, alias.custom_metadata ?? {});
+    const sameCustom =
+      input.custom_metadata === undefined || sameMap(input.custom_metadata, alias.custom_metadata ?? {});
     if (name === alias.name && accessor === alias.mount_accessor && target === owner.id && sameCustom) return null;
     const mount = this.requireMount(accessor);
     if (name !== alias.name || accessor !== alias.mount_accessor) {
       const taken = await this.byAlias(accessor, name);
-      if (taken && taken.aliases.some((x) => x.mount_accessor === accessor && x.name === name && x.id !== alias.id)) throw invalid('alias with combination of mount accessor and name already exists');
+      if (taken && taken.aliases.some((x) => x.mount_accessor === accessor && x.name === name && x.id !== alias.id))
+        throw invalid('alias with combination of mount accessor and name already exists');
     }
     const now = this.now();
-    const moved: AliasRecord = { ...alias, name, mount_accessor: accessor, mount_path: mount.path, mount_type: mount.type, last_update_time: now };
+    const moved: AliasRecord = {
+      ...alias,
+      name,
+      mount_accessor: accessor,
+      mount_path: mount.path,
+      mount_type: mount.type,
+      last_update_time: now,
+    };
     if (input.custom_metadata !== undefined) moved.custom_metadata = { ...input.custom_metadata };
     if (target === owner.id) {
-      if (owner.aliases.some((x) => x.id !== alias.id && x.mount_accessor === accessor)) throw invalid("Alias cannot be updated as the entity already has an alias for the given 'mount_accessor'");
-      const next: EntityRecord = { ...owner, aliases: owner.aliases.map((x) => (x.id === alias.id ? moved : { ...x })), last_update_time: now };
+      if (owner.aliases.some((x) => x.id !== alias.id && x.mount_accessor === accessor))
+        throw invalid("Alias cannot be updated as the entity already has an alias for the given 'mount_accessor'");
+      const next: EntityRecord = {
+        ...owner,
+        aliases: owner.aliases.map((x) => (x.id === alias.id ? moved : { ...x })),
+        last_update_time: now,
+      };
       await this.writeEntity(next, owner);
       return { id: alias.id, canonical_id: owner.id };
     }
     const dest = await this.entityExact(target);
     if (!dest) throw invalid('canonical_id', 'invalid new entity ID');
-    if (dest.aliases.some((x) => x.mount_accessor === accessor)) throw invalid('Alias cannot be updated as the given entity already has an alias for this mount');
+    if (dest.aliases.some((x) => x.mount_accessor === accessor))
+      throw invalid('Alias cannot be updated as the given entity already has an alias for this mount');
     moved.canonical_id = dest.id;
-    await this.writeEntity({ ...owner, aliases: owner.aliases.filter((x) => x.id !== alias.id), last_update_time: now }, owner);
+    await this.writeEntity(
+      { ...owner, aliases: owner.aliases.filter((x) => x.id !== alias.id), last_update_time: now },
+      owner,
+    );
     await this.writeEntity({ ...dest, aliases: [...dest.aliases, moved], last_update_time: now }, dest);
     return { id: alias.id, canonical_id: dest.id };
   }
@@ -538,7 +608,10 @@ export class IdentityStore {
     await this.lock.run('w', async () => {
       const owner = await this.byAliasId(aliasId);
       if (!owner) return;
-      await this.writeEntity({ ...owner, aliases: owner.aliases.filter((a) => a.id !== aliasId), last_update_time: this.now() }, owner);
+      await this.writeEntity(
+        { ...owner, aliases: owner.aliases.filter((a) => a.id !== aliasId), last_update_time: this.now() },
+        owner,
+      );
     });
   }
 
@@ -552,17 +625,34 @@ export class IdentityStore {
   async upsertGroup(existingId: string | null, input: GroupInput): Promise<{ group: GroupRecord; created: boolean }> {
     return this.lock.run('w', async () => {
       await this.loadGroups();
-      const prev = existingId ? this.groups.get(existingId) : input.name ? this.groups.byGroupName(input.name) : undefined;
+      const prev = existingId
+        ? this.groups.get(existingId)
+        : input.name
+          ? this.groups.byGroupName(input.name)
+          : undefined;
       if (existingId && !prev) throw invalid('id', 'invalid group ID');
       const now = this.now();
       const g: GroupRecord = prev
         ? { ...prev, member_entity_ids: [...prev.member_entity_ids], parent_group_ids: [...prev.parent_group_ids] }
-        : { id: randomUUID(), name: '', type: 'internal', policies: [], metadata: {}, member_entity_ids: [], parent_group_ids: [], alias: null, creation_time: now, last_update_time: now, modify_index: 0 };
+        : {
+            id: randomUUID(),
+            name: '',
+            type: 'internal',
+            policies: [],
+            metadata: {},
+            member_entity_ids: [],
+            parent_group_ids: [],
+            alias: null,
+            creation_time: now,
+            last_update_time: now,
+            modify_index: 0,
+          };
       if (input.policies) g.policies = normalizeIdentityPolicies(input.policies);
       if (g.policies.includes('root')) throw invalid('policies', 'policies cannot contain root');
       if (input.type !== undefined && input.type !== '') {
         if (prev && input.type !== prev.type) throw invalid('type', 'group type cannot be changed');
-        if (input.type !== 'internal' && input.type !== 'external') throw invalid('type', `invalid group type "${input.type}"`);
+        if (input.type !== 'internal' && input.type !== 'external')
+          throw invalid('type', `invalid group type "${input.type}"`);
         g.type = input.type;
       }
       if (input.name) {
@@ -574,9 +664,11 @@ export class IdentityStore {
       if (!g.name) g.name = `group_${g.id}`;
       if (input.metadata) g.metadata = { ...input.metadata };
       if (input.member_entity_ids) {
-        if (g.type === 'external') throw invalid('member_entity_ids', "member entities can't be set manually for external groups");
+        if (g.type === 'external')
+          throw invalid('member_entity_ids', "member entities can't be set manually for external groups");
         const ids = [...new Set(input.member_entity_ids.filter((x) => x !== ''))];
-        for (const id of ids) if (!(await this.entityExact(id))) throw invalid('member_entity_ids', `invalid member entity ID "${id}"`);
+        for (const id of ids)
+          if (!(await this.entityExact(id))) throw invalid('member_entity_ids', `invalid member entity ID "${id}"`);
         g.member_entity_ids = ids;
       }
       let children: GroupRecord[] | null = null;
@@ -599,11 +691,23 @@ export class IdentityStore {
       if (children) {
         const wanted = new Set(children.map((c) => c.id));
         for (const c of this.groups.childrenOf(g.id)) {
-          if (!wanted.has(c.id)) await this.writeGroup({ ...c, parent_group_ids: c.parent_group_ids.filter((p) => p !== g.id), modify_index: c.modify_index + 1, last_update_time: now });
+          if (!wanted.has(c.id))
+            await this.writeGroup({
+              ...c,
+              parent_group_ids: c.parent_group_ids.filter((p) => p !== g.id),
+              modify_index: c.modify_index + 1,
+              last_update_time: now,
+            });
         }
         for (const c of children) {
           const cur = this.groups.get(c.id)!;
-          if (!cur.parent_group_ids.includes(g.id)) await this.writeGroup({ ...cur, parent_group_ids: [...cur.parent_group_ids, g.id], modify_index: cur.modify_index + 1, last_update_time: now });
+          if (!cur.parent_group_ids.includes(g.id))
+            await this.writeGroup({
+              ...cur,
+              parent_group_ids: [...cur.parent_group_ids, g.id],
+              modify_index: cur.modify_index + 1,
+              last_update_time: now,
+            });
         }
       }
       this.changed();
@@ -618,7 +722,12 @@ export class IdentityStore {
       const g = this.groups.get(id);
       if (!g) return;
       for (const c of this.groups.childrenOf(g.id)) {
-        await this.writeGroup({ ...c, parent_group_ids: c.parent_group_ids.filter((p) => p !== g.id), modify_index: c.modify_index + 1, last_update_time: this.now() });
+        await this.writeGroup({
+          ...c,
+          parent_group_ids: c.parent_group_ids.filter((p) => p !== g.id),
+          modify_index: c.modify_index + 1,
+          last_update_time: this.now(),
+        });
       }
       await this.storage.delete(keys.group(g.id));
       this.groups.remove(g.id);
@@ -641,7 +750,13 @@ export class IdentityStore {
       if (!input.name) throw invalid('name', 'missing alias name');
       if (!input.mount_accessor) throw invalid('mount_accessor', 'missing mount_accessor');
       const old = holder?.alias ?? null;
-      if (old && old.name === input.name && old.mount_accessor === input.mount_accessor && (!input.canonical_id || old.canonical_id === input.canonical_id)) return null;
+      if (
+        old &&
+        old.name === input.name &&
+        old.mount_accessor === input.mount_accessor &&
+        (!input.canonical_id || old.canonical_id === input.canonical_id)
+      )
+        return null;
       let target: GroupRecord | undefined;
       if (input.canonical_id) {
         target = this.groups.get(input.canonical_id);
@@ -651,12 +766,26 @@ export class IdentityStore {
       }
       const mount = this.requireMount(input.mount_accessor);
       const taken = this.groups.byAliasFactors(mount.accessor, input.name);
-      if (taken && taken.alias!.id !== old?.id) throw invalid('combination of mount and group alias name is already in use');
+      if (taken && taken.alias!.id !== old?.id)
+        throw invalid('combination of mount and group alias name is already in use');
       const now = this.now();
       let group: GroupRecord;
       if (target) group = { ...target };
       else if (holder) group = { ...holder };
-      else group = { id: randomUUID(), name: '', type: 'external', policies: [], metadata: {}, member_entity_ids: [], parent_group_ids: [], alias: null, creation_time: now, last_update_time: now, modify_index: 0 };
+      else
+        group = {
+          id: randomUUID(),
+          name: '',
+          type: 'external',
+          policies: [],
+          metadata: {},
+          member_entity_ids: [],
+          parent_group_ids: [],
+          alias: null,
+          creation_time: now,
+          last_update_time: now,
+          modify_index: 0,
+        };
       if (!group.name) group.name = `group_${group.id}`;
       const alias: AliasRecord = {
         id: old?.id ?? randomUUID(),
@@ -670,7 +799,8 @@ export class IdentityStore {
         creation_time: old?.creation_time ?? now,
         last_update_time: now,
       };
-      if (holder && holder.id !== group.id) await this.writeGroup({ ...holder, alias: null, modify_index: holder.modify_index + 1, last_update_time: now });
+      if (holder && holder.id !== group.id)
+        await this.writeGroup({ ...holder, alias: null, modify_index: holder.modify_index + 1, last_update_time: now });
       await this.writeGroup({ ...group, alias, modify_index: group.modify_index + 1, last_update_time: now });
       this.changed();
       return { id: alias.id, canonical_id: group.id };
@@ -711,7 +841,8 @@ export class IdentityStore {
   /** External groups on `accessor` the entity is in now. */
   private externalCurrent(entityId: string, accessor: string): Set<string> {
     const out = new Set<string>();
-    for (const g of this.groups.groupsWithMember(entityId)) if (g.type === 'external' && g.alias?.mount_accessor === accessor) out.add(g.id);
+    for (const g of this.groups.groupsWithMember(entityId))
+      if (g.type === 'external' && g.alias?.mount_accessor === accessor) out.add(g.id);
     return out;
   }
 
@@ -720,20 +851,34 @@ export class IdentityStore {
    * entity's memberships of external groups on this mount set from the group names the method
    * reported (vault refreshExternalGroupMembershipsByEntityID).
    */
-  async entityForLogin(mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[] = []): Promise<EntityRecord> {
+  async entityForLogin(
+    mount: AliasMount,
+    alias: { name: string; metadata?: Record<string, string> },
+    groups: string[] = [],
+  ): Promise<EntityRecord> {
     const key = keys.alias(mount.accessor, alias.name);
     // A repeat login with nothing to change needs neither the lock nor storage.
     const known = this.aliases.get(key);
     const cached = known === undefined ? undefined : this.cache.get(known);
     if (cached && this.groupsReady) {
       const a = cached.aliases.find((x) => x.mount_accessor === mount.accessor && x.name === alias.name);
-      if (a && sameMap(a.metadata, alias.metadata ?? {}) && sameSet(this.externalTargets(mount.accessor, groups), this.externalCurrent(cached.id, mount.accessor))) return cached;
+      if (
+        a &&
+        sameMap(a.metadata, alias.metadata ?? {}) &&
+        sameSet(this.externalTargets(mount.accessor, groups), this.externalCurrent(cached.id, mount.accessor))
+      )
+        return cached;
     }
     await this.loadGroups();
     return this.lock.run('w', () => this.entityForAlias(key, mount, alias, groups));
   }
 
-  private async entityForAlias(key: string, mount: AliasMount, alias: { name: string; metadata?: Record<string, string> }, groups: string[]): Promise<EntityRecord> {
+  private async entityForAlias(
+    key: string,
+    mount: AliasMount,
+    alias: { name: string; metadata?: Record<string, string> },
+    groups: string[],
+  ): Promise<EntityRecord> {
     const known = this.aliases.get(key);
     const ref = known ? { entity_id: known } : await getJSON<{ entity_id: string }>(this.storage, key);
     const now = this.now();
@@ -744,12 +889,32 @@ export class IdentityStore {
     if (prev) entity = { ...prev, aliases: prev.aliases.map((x) => ({ ...x })) };
     else {
       const id = randomUUID();
-      entity = { id, name: await this.freshName(id), metadata: {}, policies: [], aliases: [], creation_time: now, last_update_time: now, disabled: false };
+      entity = {
+        id,
+        name: await this.freshName(id),
+        metadata: {},
+        policies: [],
+        aliases: [],
+        creation_time: now,
+        last_update_time: now,
+        disabled: false,
+      };
     }
     let a = entity.aliases.find((x) => x.mount_accessor === mount.accessor && x.name === alias.name);
     let changed = !prev;
     if (!a) {
-      a = { id: randomUUID(), canonical_id: entity.id, mount_accessor: mount.accessor, mount_path: mount.path, mount_type: mount.type, name: alias.name, metadata: alias.metadata ?? {}, custom_metadata: {}, creation_time: now, last_update_time: now };
+      a = {
+        id: randomUUID(),
+        canonical_id: entity.id,
+        mount_accessor: mount.accessor,
+        mount_path: mount.path,
+        mount_type: mount.type,
+        name: alias.name,
+        metadata: alias.metadata ?? {},
+        custom_metadata: {},
+        creation_time: now,
+        last_update_time: now,
+      };
       entity.aliases.push(a);
       changed = true;
     } else if (!sameMap(a.metadata, alias.metadata ?? {})) {
@@ -771,7 +936,11 @@ export class IdentityStore {
     return this.cache.get(entity.id) ?? entity;
   }
 
-  private async refreshExternalGroups(entityId: string, accessor: string, groupNames: readonly string[]): Promise<void> {
+  private async refreshExternalGroups(
+    entityId: string,
+    accessor: string,
+    groupNames: readonly string[],
+  ): Promise<void> {
     const want = this.externalTargets(accessor, groupNames);
     const have = this.externalCurrent(entityId, accessor);
     if (sameSet(want, have)) return;
@@ -779,12 +948,22 @@ export class IdentityStore {
     for (const id of have) {
       if (want.has(id)) continue;
       const g = this.groups.get(id)!;
-      await this.writeGroup({ ...g, member_entity_ids: g.member_entity_ids.filter((x) => x !== entityId), modify_index: g.modify_index + 1, last_update_time: now });
+      await this.writeGroup({
+        ...g,
+        member_entity_ids: g.member_entity_ids.filter((x) => x !== entityId),
+        modify_index: g.modify_index + 1,
+        last_update_time: now,
+      });
     }
     for (const id of want) {
       if (have.has(id)) continue;
       const g = this.groups.get(id)!;
-      await this.writeGroup({ ...g, member_entity_ids: [...g.member_entity_ids, entityId], modify_index: g.modify_index + 1, last_update_time: now });
+      await this.writeGroup({
+        ...g,
+        member_entity_ids: [...g.member_entity_ids, entityId],
+        modify_index: g.modify_index + 1,
+        last_update_time: now,
+      });
     }
     this.changed();
   }

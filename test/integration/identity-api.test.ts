@@ -23,7 +23,12 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(method: string, path: string, body?: unknown, status?: number): Promise<{ status: number; body: any; text: string }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  status?: number,
+): Promise<{ status: number; body: any; text: string }> {
   const r = await d.req(method, `${MP}/${path}`, body);
   if (status !== undefined) expect(r.status, `${method} ${path}: ${r.text}`).toBe(status);
   return r;
@@ -36,32 +41,56 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   const ents = await call('LIST', 'entity/id');
-  for (const id of ents.status === 200 ? ents.body.data.keys : []) await call('DELETE', `entity/id/${id}`, undefined, 204);
+  for (const id of ents.status === 200 ? ents.body.data.keys : [])
+    await call('DELETE', `entity/id/${id}`, undefined, 204);
   const aliases = await call('LIST', 'entity-alias/id');
-  for (const id of aliases.status === 200 ? aliases.body.data.keys : []) await call('DELETE', `entity-alias/id/${id}`, undefined, 204);
+  for (const id of aliases.status === 200 ? aliases.body.data.keys : [])
+    await call('DELETE', `entity-alias/id/${id}`, undefined, 204);
   const groups = await call('LIST', 'group/id');
-  for (const id of groups.status === 200 ? groups.body.data.keys : []) await call('DELETE', `group/id/${id}`, undefined, 204);
+  for (const id of groups.status === 200 ? groups.body.data.keys : [])
+    await call('DELETE', `group/id/${id}`, undefined, 204);
   expect((await d.req('DELETE', 'sys/auth/identity-test-approle')).status).toBe(204);
 });
 
-const createEntity = async (name = 'test-entity', extra: Record<string, unknown> = {}) => (await call('POST', 'entity', { name, ...extra }, 200)).body.data.id as string;
-const createAlias = async (canonical_id?: string) => (await call('POST', 'entity-alias', { name: 'test-alias', canonical_id, mount_accessor: accessor }, 200)).body.data;
+const createEntity = async (name = 'test-entity', extra: Record<string, unknown> = {}) =>
+  (await call('POST', 'entity', { name, ...extra }, 200)).body.data.id as string;
+const createAlias = async (canonical_id?: string) =>
+  (await call('POST', 'entity-alias', { name: 'test-alias', canonical_id, mount_accessor: accessor }, 200)).body.data;
 
 describe('hvac test_identity.py: entities', () => {
   it('create answers the id; posting the same name updates with 204; by id with 204', async () => {
     const created = await call('POST', 'entity', { name: 'test-entity', metadata: { something: 'meta' } }, 200);
-    expect(created.body.data).toEqual({ aliases: null, id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'test-entity' });
+    expect(created.body.data).toEqual({
+      aliases: null,
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'test-entity',
+    });
     const id = created.body.data.id;
     await call('POST', 'entity', { name: 'test-entity', id }, 204);
     await call('POST', 'entity/name/test-entity', { metadata: { a: 'b' } }, 204);
     await call('POST', `entity/id/${id}`, { metadata: { something: 'else' } }, 204);
     const read = await call('GET', `entity/id/${id}`, undefined, 200);
-    expect(read.body.data).toMatchObject({ id, name: 'test-entity', metadata: { something: 'else' }, policies: [], disabled: false, aliases: [], direct_group_ids: [], group_ids: [], inherited_group_ids: [], namespace_id: 'root', merged_entity_ids: null });
+    expect(read.body.data).toMatchObject({
+      id,
+      name: 'test-entity',
+      metadata: { something: 'else' },
+      policies: [],
+      disabled: false,
+      aliases: [],
+      direct_group_ids: [],
+      group_ids: [],
+      inherited_group_ids: [],
+      namespace_id: 'root',
+      merged_entity_ids: null,
+    });
   });
 
   it('create by name answers 200 with the id; read by name; unknown id and name are 404', async () => {
     const r = await call('POST', 'entity/name/test-entity', { policies: 'p1,p2' }, 200);
-    expect((await call('GET', 'entity/name/test-entity', undefined, 200)).body.data).toMatchObject({ id: r.body.data.id, policies: ['p1', 'p2'] });
+    expect((await call('GET', 'entity/name/test-entity', undefined, 200)).body.data).toMatchObject({
+      id: r.body.data.id,
+      policies: ['p1', 'p2'],
+    });
     await call('GET', 'entity/id/00000000-0000-0000-0000-000000000000', undefined, 404);
     await call('GET', 'entity/name/nobody', undefined, 404);
   });
@@ -90,7 +119,12 @@ describe('hvac test_identity.py: entities', () => {
     const a = await createEntity('test-entity2');
     const b = await createEntity('test-entity3');
     await call('POST', 'entity/merge', { from_entity_ids: [a], to_entity_id: to }, 204);
-    await call('POST', 'entity/merge', { from_entity_ids: b, to_entity_id: to, conflicting_alias_ids_to_keep: [a] }, 204);
+    await call(
+      'POST',
+      'entity/merge',
+      { from_entity_ids: b, to_entity_id: to, conflicting_alias_ids_to_keep: [a] },
+      204,
+    );
     expect((await call('GET', `entity/id/${to}`, undefined, 200)).body.data.merged_entity_ids).toEqual([a, b]);
     expect((await call('LIST', 'entity/id', undefined, 200)).body.data.keys).toEqual([to]);
     // A merged id still finds the entity it became (tokens of the merged entity keep working).
@@ -100,12 +134,19 @@ describe('hvac test_identity.py: entities', () => {
   it('merge moves aliases and refuses two aliases on one mount unless told which to keep', async () => {
     const to = await createEntity();
     const from = await createEntity('test-entity2');
-    const keepMe = (await call('POST', 'entity-alias', { name: 'x', canonical_id: to, mount_accessor: accessor }, 200)).body.data.id;
-    const other = (await call('POST', 'entity-alias', { name: 'y', canonical_id: from, mount_accessor: accessor }, 200)).body.data.id;
+    const keepMe = (await call('POST', 'entity-alias', { name: 'x', canonical_id: to, mount_accessor: accessor }, 200))
+      .body.data.id;
+    const other = (await call('POST', 'entity-alias', { name: 'y', canonical_id: from, mount_accessor: accessor }, 200))
+      .body.data.id;
     const refused = await call('POST', 'entity/merge', { from_entity_ids: [from], to_entity_id: to }, 400);
     expect(refused.text).toContain('conflicting mount accessors');
     expect(refused.text).toContain(other);
-    await call('POST', 'entity/merge', { from_entity_ids: [from], to_entity_id: to, conflicting_alias_ids_to_keep: [other] }, 204);
+    await call(
+      'POST',
+      'entity/merge',
+      { from_entity_ids: [from], to_entity_id: to, conflicting_alias_ids_to_keep: [other] },
+      204,
+    );
     const merged = (await call('GET', `entity/id/${to}`, undefined, 200)).body.data;
     expect(merged.aliases.map((x: { id: string }) => x.id)).toEqual([other]);
     expect(merged.aliases[0]).toMatchObject({ canonical_id: to, merged_from_canonical_ids: [from], name: 'y' });
@@ -122,10 +163,14 @@ describe('hvac test_identity.py: entities', () => {
   });
 
   it('refuses root among policies and a name held by another entity, naming the field', async () => {
-    expect((await call('POST', 'entity', { name: 'r', policies: ['root'] }, 400)).text).toContain('policies cannot contain root');
+    expect((await call('POST', 'entity', { name: 'r', policies: ['root'] }, 400)).text).toContain(
+      'policies cannot contain root',
+    );
     const id = await createEntity();
     await createEntity('other');
-    expect((await call('POST', `entity/id/${id}`, { name: 'other' }, 400)).text).toContain('entity name is already in use');
+    expect((await call('POST', `entity/id/${id}`, { name: 'other' }, 400)).text).toContain(
+      'entity name is already in use',
+    );
   });
 });
 
@@ -138,11 +183,30 @@ describe('hvac test_identity.py: entity aliases', () => {
     const a = await createAlias(id);
     expect(a.canonical_id).toBe(id);
     const read = await call('GET', `entity-alias/id/${a.id}`, undefined, 200);
-    expect(read.body.data).toMatchObject({ id: a.id, canonical_id: id, name: 'test-alias', mount_accessor: accessor, mount_path: 'auth/identity-test-approle/', mount_type: 'approle', namespace_id: 'root', local: false });
+    expect(read.body.data).toMatchObject({
+      id: a.id,
+      canonical_id: id,
+      name: 'test-alias',
+      mount_accessor: accessor,
+      mount_path: 'auth/identity-test-approle/',
+      mount_type: 'approle',
+      namespace_id: 'root',
+      local: false,
+    });
     expect((await call('LIST', 'entity-alias/id', undefined, 200)).body.data.keys).toEqual([a.id]);
     expect((await call('GET', 'entity-alias/id?list=true', undefined, 200)).body.data.keys).toEqual([a.id]);
-    await call('POST', `entity-alias/id/${a.id}`, { name: 'test-alias', canonical_id: id, mount_accessor: accessor }, 204);
-    const renamed = await call('POST', `entity-alias/id/${a.id}`, { name: 'renamed', canonical_id: id, mount_accessor: accessor }, 200);
+    await call(
+      'POST',
+      `entity-alias/id/${a.id}`,
+      { name: 'test-alias', canonical_id: id, mount_accessor: accessor },
+      204,
+    );
+    const renamed = await call(
+      'POST',
+      `entity-alias/id/${a.id}`,
+      { name: 'renamed', canonical_id: id, mount_accessor: accessor },
+      200,
+    );
     expect(renamed.body.data).toEqual({ id: a.id, canonical_id: id });
     expect((await call('GET', `entity/id/${id}`, undefined, 200)).body.data.aliases[0].name).toBe('renamed');
     await call('DELETE', `entity-alias/id/${a.id}`, undefined, 204);
@@ -153,7 +217,12 @@ describe('hvac test_identity.py: entity aliases', () => {
   it('refuses an unknown mount accessor with 400 "invalid mount accessor"', async () => {
     const id = await createEntity();
     const a = await createAlias(id);
-    const r = await call('POST', `entity-alias/id/${a.id}`, { name: 'test-alias', canonical_id: id, mount_accessor: 'not a valid accessor' }, 400);
+    const r = await call(
+      'POST',
+      `entity-alias/id/${a.id}`,
+      { name: 'test-alias', canonical_id: id, mount_accessor: 'not a valid accessor' },
+      400,
+    );
     expect(r.text).toContain('invalid mount accessor');
   });
 
@@ -169,16 +238,50 @@ describe('hvac test_identity.py: groups and group aliases', () => {
   it('creates an internal group with member entities and groups; reads them back', async () => {
     const entity = await createEntity();
     const member = (await call('POST', 'group', { name: 'test-group-member', type: 'internal' }, 200)).body.data.id;
-    const created = await call('POST', 'group', { name: 'test-group', type: 'internal', metadata: { something: 'meta' }, member_group_ids: [member], member_entity_ids: [entity] }, 200);
+    const created = await call(
+      'POST',
+      'group',
+      {
+        name: 'test-group',
+        type: 'internal',
+        metadata: { something: 'meta' },
+        member_group_ids: [member],
+        member_entity_ids: [entity],
+      },
+      200,
+    );
     const id = created.body.data.id;
     expect(created.body.data).toEqual({ id, name: 'test-group' });
     const read = (await call('GET', `group/id/${id}`, undefined, 200)).body.data;
-    expect(read).toMatchObject({ id, name: 'test-group', type: 'internal', member_group_ids: [member], member_entity_ids: [entity], metadata: { something: 'meta' }, parent_group_ids: null, policies: null, alias: {}, namespace_id: 'root' });
+    expect(read).toMatchObject({
+      id,
+      name: 'test-group',
+      type: 'internal',
+      member_group_ids: [member],
+      member_entity_ids: [entity],
+      metadata: { something: 'meta' },
+      parent_group_ids: null,
+      policies: null,
+      alias: {},
+      namespace_id: 'root',
+    });
     expect((await call('GET', `group/id/${member}`, undefined, 200)).body.data.parent_group_ids).toEqual([id]);
     // Updates answer 204; the group keeps its id.
-    await call('POST', 'group', { name: 'test-group', id, type: 'internal', member_group_ids: [member], member_entity_ids: [entity] }, 204);
-    await call('POST', `group/id/${id}`, { name: 'test-group', type: 'internal', member_group_ids: [member], member_entity_ids: [entity] }, 204);
-    expect((await call('GET', `group/id/${id}`, undefined, 200)).body.data.modify_index).toBeGreaterThan(read.modify_index);
+    await call(
+      'POST',
+      'group',
+      { name: 'test-group', id, type: 'internal', member_group_ids: [member], member_entity_ids: [entity] },
+      204,
+    );
+    await call(
+      'POST',
+      `group/id/${id}`,
+      { name: 'test-group', type: 'internal', member_group_ids: [member], member_entity_ids: [entity] },
+      204,
+    );
+    expect((await call('GET', `group/id/${id}`, undefined, 200)).body.data.modify_index).toBeGreaterThan(
+      read.modify_index,
+    );
     const e = (await call('GET', `entity/id/${entity}`, undefined, 200)).body.data;
     expect(e.direct_group_ids).toEqual([id]);
   });
@@ -188,15 +291,24 @@ describe('hvac test_identity.py: groups and group aliases', () => {
     const read = (await call('GET', `group/id/${id}`, undefined, 200)).body.data;
     expect(read.member_entity_ids).toBeNull();
     expect(read.member_group_ids).toBeNull();
-    expect((await call('POST', `group/id/${id}`, { name: 'test-group', type: 'internal' }, 400)).text).toContain('group type cannot be changed');
-    expect((await call('POST', `group/id/${id}`, { member_entity_ids: [id] }, 400)).text).toContain("member entities can't be set manually for external groups");
+    expect((await call('POST', `group/id/${id}`, { name: 'test-group', type: 'internal' }, 400)).text).toContain(
+      'group type cannot be changed',
+    );
+    expect((await call('POST', `group/id/${id}`, { member_entity_ids: [id] }, 400)).text).toContain(
+      "member entities can't be set manually for external groups",
+    );
   });
 
   it('group by name: create or update, read, list, delete', async () => {
     const id = (await call('POST', 'group', { name: 'test-group', type: 'internal' }, 200)).body.data.id;
     await call('POST', 'group/name/test-group', { type: 'internal', metadata: { something: 'meta' } }, 204);
-    expect((await call('GET', 'group/name/test-group', undefined, 200)).body.data).toMatchObject({ id, metadata: { something: 'meta' } });
-    expect((await call('POST', 'group/name/test-group', { type: 'external' }, 400)).text).toContain('group type cannot be changed');
+    expect((await call('GET', 'group/name/test-group', undefined, 200)).body.data).toMatchObject({
+      id,
+      metadata: { something: 'meta' },
+    });
+    expect((await call('POST', 'group/name/test-group', { type: 'external' }, 400)).text).toContain(
+      'group type cannot be changed',
+    );
     expect((await call('LIST', 'group/name', undefined, 200)).body.data.keys).toEqual(['test-group']);
     expect((await call('GET', 'group/id?list=true', undefined, 200)).body.data.keys).toEqual([id]);
     await call('DELETE', 'group/name/test-group', undefined, 204);
@@ -205,22 +317,39 @@ describe('hvac test_identity.py: groups and group aliases', () => {
 
   it('group aliases: a new alias without canonical_id gets a new external group; read, list, update, delete', async () => {
     await call('POST', 'group', { name: 'test-entity' }, 200);
-    const created = (await call('POST', 'group-alias', { name: 'test-group', mount_accessor: accessor }, 200)).body.data;
+    const created = (await call('POST', 'group-alias', { name: 'test-group', mount_accessor: accessor }, 200)).body
+      .data;
     const g = (await call('GET', `group/id/${created.canonical_id}`, undefined, 200)).body.data;
-    expect(g).toMatchObject({ type: 'external', alias: { id: created.id, name: 'test-group', mount_accessor: accessor, mount_path: 'auth/identity-test-approle/' } });
+    expect(g).toMatchObject({
+      type: 'external',
+      alias: {
+        id: created.id,
+        name: 'test-group',
+        mount_accessor: accessor,
+        mount_path: 'auth/identity-test-approle/',
+      },
+    });
     // hvac "update success": same name and mount with the alias id is idempotent (204).
     await call('POST', 'group-alias', { name: 'test-group', id: created.id, mount_accessor: accessor }, 204);
-    expect((await call('GET', `group-alias/id/${created.id}`, undefined, 200)).body.data).toMatchObject({ id: created.id, canonical_id: created.canonical_id, name: 'test-group' });
+    expect((await call('GET', `group-alias/id/${created.id}`, undefined, 200)).body.data).toMatchObject({
+      id: created.id,
+      canonical_id: created.canonical_id,
+      name: 'test-group',
+    });
     expect((await call('LIST', 'group-alias/id', undefined, 200)).body.data.keys).toEqual([created.id]);
     await call('GET', 'group-alias/id/00000000-0000-0000-0000-000000000000', undefined, 404);
-    expect((await call('POST', 'group-alias', { name: 'test-group', mount_accessor: accessor }, 400)).text).toContain('already in use');
+    expect((await call('POST', 'group-alias', { name: 'test-group', mount_accessor: accessor }, 400)).text).toContain(
+      'already in use',
+    );
     await call('DELETE', `group-alias/id/${created.id}`, undefined, 204);
     await call('GET', `group-alias/id/${created.id}`, undefined, 404);
   });
 
   it('refuses an alias on an internal group, and member groups that would make a loop', async () => {
     const a = (await call('POST', 'group', { name: 'ga' }, 200)).body.data.id;
-    expect((await call('POST', 'group-alias', { name: 'x', mount_accessor: accessor, canonical_id: a }, 400)).text).toContain("alias can't be set on an internal group");
+    expect(
+      (await call('POST', 'group-alias', { name: 'x', mount_accessor: accessor, canonical_id: a }, 400)).text,
+    ).toContain("alias can't be set on an internal group");
     const b = (await call('POST', 'group', { name: 'gb', member_group_ids: [a] }, 200)).body.data.id;
     expect((await call('POST', `group/id/${a}`, { member_group_ids: [b] }, 400)).text).toContain('cyclic relationship');
     expect((await call('POST', `group/id/${a}`, { member_group_ids: [a] }, 400)).text).toContain('cyclic relationship');
@@ -233,19 +362,29 @@ describe('hvac test_identity.py: lookups', () => {
     const a = await createAlias(id);
     expect((await call('POST', 'lookup/entity', { id }, 200)).body.data.name).toBe('test-entity');
     expect((await call('POST', 'lookup/entity', { alias_id: a.id }, 200)).body.data.aliases[0].name).toBe('test-alias');
-    expect((await call('POST', 'lookup/entity', { alias_name: 'test-alias', alias_mount_accessor: accessor }, 200)).body.data.id).toBe(id);
+    expect(
+      (await call('POST', 'lookup/entity', { alias_name: 'test-alias', alias_mount_accessor: accessor }, 200)).body.data
+        .id,
+    ).toBe(id);
     await call('POST', 'lookup/entity', { id: 'entity_id' }, 204);
     expect((await call('POST', 'lookup/entity', {}, 400)).text).toContain('must be provided');
   });
 
   it('lookup/group by id, name, alias id, alias name and accessor; a missing group answers 204', async () => {
     const gid = (await call('POST', 'group', { name: 'test-group', type: 'external' }, 200)).body.data.id;
-    const alias = (await call('POST', 'group-alias', { name: 'test-group-alias', canonical_id: gid, mount_accessor: accessor }, 200)).body.data;
+    const alias = (
+      await call('POST', 'group-alias', { name: 'test-group-alias', canonical_id: gid, mount_accessor: accessor }, 200)
+    ).body.data;
     expect(alias.canonical_id).toBe(gid);
     expect((await call('POST', 'lookup/group', { id: gid }, 200)).body.data.name).toBe('test-group');
     expect((await call('POST', 'lookup/group', { name: 'test-group' }, 200)).body.data.name).toBe('test-group');
-    expect((await call('POST', 'lookup/group', { alias_id: alias.id }, 200)).body.data.alias.name).toBe('test-group-alias');
-    expect((await call('POST', 'lookup/group', { alias_name: 'test-group-alias', alias_mount_accessor: accessor }, 200)).body.data.alias.name).toBe('test-group-alias');
+    expect((await call('POST', 'lookup/group', { alias_id: alias.id }, 200)).body.data.alias.name).toBe(
+      'test-group-alias',
+    );
+    expect(
+      (await call('POST', 'lookup/group', { alias_name: 'test-group-alias', alias_mount_accessor: accessor }, 200)).body
+        .data.alias.name,
+    ).toBe('test-group-alias');
     await call('POST', 'lookup/group', { id: 'group_id' }, 204);
   });
 });
@@ -258,13 +397,19 @@ describe('identity policies on tokens', () => {
     const roleId = (await d.req('GET', 'auth/identity-test-approle/role/r/role-id')).body.data.role_id;
     const secretId = (await d.req('POST', 'auth/identity-test-approle/role/r/secret-id')).body.data.secret_id;
     await call('POST', 'entity-alias', { name: roleId, canonical_id: entityId, mount_accessor: accessor }, 200);
-    const r = await d.req('POST', 'auth/identity-test-approle/login', { role_id: roleId, secret_id: secretId }, { token: null });
+    const r = await d.req(
+      'POST',
+      'auth/identity-test-approle/login',
+      { role_id: roleId, secret_id: secretId },
+      { token: null },
+    );
     expect(r.status, r.text).toBe(200);
     expect(r.body.auth.entity_id).toBe(entityId);
     lastAuth = r.body.auth;
     return r.body.auth.client_token;
   }
-  const kvRead = async (token: string, path: string) => (await d.req('GET', `secret/data/${path}`, undefined, { token })).status;
+  const kvRead = async (token: string, path: string) =>
+    (await d.req('GET', `secret/data/${path}`, undefined, { token })).status;
 
   beforeAll(async () => {
     await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } });
@@ -273,7 +418,8 @@ describe('identity policies on tokens', () => {
     await d.req('PUT', 'sys/policies/acl/read-b', { policy: 'path "secret/data/b" { capabilities = ["read"] }' });
     await d.req('PUT', 'sys/policies/acl/read-c', { policy: 'path "secret/data/c" { capabilities = ["read"] }' });
     await d.req('PUT', 'sys/policies/acl/tpl', {
-      policy: 'path "secret/data/{{identity.groups.names.eng.metadata.area}}" { capabilities = ["read"] }\npath "secret/data/{{identity.entity.metadata.team}}" { capabilities = ["read"] }',
+      policy:
+        'path "secret/data/{{identity.groups.names.eng.metadata.area}}" { capabilities = ["read"] }\npath "secret/data/{{identity.entity.metadata.team}}" { capabilities = ["read"] }',
     });
   });
 
@@ -283,7 +429,8 @@ describe('identity policies on tokens', () => {
     expect(await kvRead(token, 'a')).toBe(200);
     expect(await kvRead(token, 'b')).toBe(403);
     const parent = (await call('POST', 'group', { name: 'parent', policies: ['read-c'] }, 200)).body.data.id;
-    const child = (await call('POST', 'group', { name: 'child', policies: ['read-b'], member_entity_ids: [id] }, 200)).body.data.id;
+    const child = (await call('POST', 'group', { name: 'child', policies: ['read-b'], member_entity_ids: [id] }, 200))
+      .body.data.id;
     expect(await kvRead(token, 'b')).toBe(200);
     expect(await kvRead(token, 'c')).toBe(403);
     await call('POST', `group/id/${parent}`, { member_group_ids: [child] }, 204);
@@ -317,7 +464,11 @@ describe('identity policies on tokens', () => {
     const id = await createEntity('person', { policies: ['read-a'] });
     const token = await loginAs(id);
     // The login answers the identity policies apart and in policies, as Vault does.
-    expect(lastAuth).toMatchObject({ policies: ['default', 'read-a'], token_policies: ['default'], identity_policies: ['read-a'] });
+    expect(lastAuth).toMatchObject({
+      policies: ['default', 'read-a'],
+      token_policies: ['default'],
+      identity_policies: ['read-a'],
+    });
     expect(await kvRead(token, 'a')).toBe(200);
     await call('POST', `entity/id/${id}`, { disabled: true }, 204);
     expect(await kvRead(token, 'a')).toBe(403);

@@ -14,9 +14,19 @@ export interface MergePlan {
 }
 
 /** Merge `from` into `to` (copies; inputs untouched). Throws a 400 naming the conflicts. */
-export function planMerge(to: EntityRecord, from: readonly EntityRecord[], keep: readonly string[], now: string): MergePlan {
-  if (keep.length > 0 && from.length > 1) throw invalid('conflicting_alias_ids_to_keep', 'can only be used with a single entity in from_entity_ids');
-  const next: EntityRecord = { ...to, aliases: to.aliases.map((a) => ({ ...a })), merged_entity_ids: [...(to.merged_entity_ids ?? [])] };
+export function planMerge(
+  to: EntityRecord,
+  from: readonly EntityRecord[],
+  keep: readonly string[],
+  now: string,
+): MergePlan {
+  if (keep.length > 0 && from.length > 1)
+    throw invalid('conflicting_alias_ids_to_keep', 'can only be used with a single entity in from_entity_ids');
+  const next: EntityRecord = {
+    ...to,
+    aliases: to.aliases.map((a) => ({ ...a })),
+    merged_entity_ids: [...(to.merged_entity_ids ?? [])],
+  };
   const dropped: AliasRecord[] = [];
   const conflicts: string[] = [];
   for (const f of from) {
@@ -34,12 +44,20 @@ export function planMerge(to: EntityRecord, from: readonly EntityRecord[], keep:
           continue;
         }
       }
-      next.aliases.push({ ...a, canonical_id: to.id, merged_from_canonical_ids: [...(a.merged_from_canonical_ids ?? []), f.id], last_update_time: now });
+      next.aliases.push({
+        ...a,
+        canonical_id: to.id,
+        merged_from_canonical_ids: [...(a.merged_from_canonical_ids ?? []), f.id],
+        last_update_time: now,
+      });
     }
-    for (const id of [f.id, ...(f.merged_entity_ids ?? [])]) if (!next.merged_entity_ids!.includes(id)) next.merged_entity_ids!.push(id);
+    for (const id of [f.id, ...(f.merged_entity_ids ?? [])])
+      if (!next.merged_entity_ids!.includes(id)) next.merged_entity_ids!.push(id);
   }
   if (conflicts.length) {
-    throw invalid(`conflicting mount accessors in following alias IDs and neither were present in conflicting_alias_ids_to_keep: ${conflicts.join('; ')}`);
+    throw invalid(
+      `conflicting mount accessors in following alias IDs and neither were present in conflicting_alias_ids_to_keep: ${conflicts.join('; ')}`,
+    );
   }
   next.last_update_time = now;
   return { to: next, droppedAliases: dropped };

@@ -76,7 +76,8 @@ export type MountResolver = (accessor: string) => AliasMount | undefined;
 export const keys = {
   entity: (id: string) => `entity/${id}`,
   entityName: (name: string) => `name/${encodeURIComponent(name)}`,
-  alias: (mountAccessor: string, name: string) => `alias/${createHash('sha256').update(`${mountAccessor}\0${name}`).digest('hex')}`,
+  alias: (mountAccessor: string, name: string) =>
+    `alias/${createHash('sha256').update(`${mountAccessor}\0${name}`).digest('hex')}`,
   aliasId: (id: string) => `alias-id/${id}`,
   merged: (id: string) => `merged/${id}`,
   group: (id: string) => `group/${id}`,

@@ -16,7 +16,13 @@ import { groupRoutes } from './identity/group-routes.js';
 import { lookupRoutes } from './identity/lookup-routes.js';
 
 /** Routes of the identity store (the OIDC issuer's are added in the module below). */
-export const identityRoutes: AnyRoute[] = [...entityRoutes, ...entityAliasRoutes, ...groupRoutes, ...groupAliasRoutes, ...lookupRoutes];
+export const identityRoutes: AnyRoute[] = [
+  ...entityRoutes,
+  ...entityAliasRoutes,
+  ...groupRoutes,
+  ...groupAliasRoutes,
+  ...lookupRoutes,
+];
 
 /** The identity engine instance: the identity store and the identity token issuer. */
 export interface IdentityEngine extends OidcEngine {

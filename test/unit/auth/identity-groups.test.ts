@@ -23,7 +23,8 @@ describe('IdentityStore groups', () => {
     const { store } = fresh();
     const { entity } = await store.upsertEntity({ name: 'alice', policies: ['own'] });
     const top = (await store.upsertGroup(null, { name: 'top', policies: ['top-p'] })).group;
-    const mid = (await store.upsertGroup(null, { name: 'mid', policies: ['mid-p'], member_entity_ids: [entity.id] })).group;
+    const mid = (await store.upsertGroup(null, { name: 'mid', policies: ['mid-p'], member_entity_ids: [entity.id] }))
+      .group;
     await store.upsertGroup(top.id, { member_group_ids: [mid.id] });
     await store.upsertGroup(null, { name: 'unrelated', policies: ['nope'] });
     expect(await store.groupIdsOf(entity.id)).toEqual([top.id, mid.id].sort());
@@ -77,12 +78,16 @@ describe('IdentityStore groups', () => {
 
   it('refuses unknown members, a member loop, and an unknown mount accessor, naming the field', async () => {
     const { store } = fresh();
-    await expect(store.upsertGroup(null, { name: 'x', member_entity_ids: ['00000000-0000-0000-0000-000000000000'] })).rejects.toThrow(/member_entity_ids: invalid member entity ID/);
+    await expect(
+      store.upsertGroup(null, { name: 'x', member_entity_ids: ['00000000-0000-0000-0000-000000000000'] }),
+    ).rejects.toThrow(/member_entity_ids: invalid member entity ID/);
     const a = (await store.upsertGroup(null, { name: 'a' })).group;
     const b = (await store.upsertGroup(null, { name: 'b', member_group_ids: [a.id] })).group;
     const c = (await store.upsertGroup(null, { name: 'c', member_group_ids: [b.id] })).group;
     await expect(store.upsertGroup(a.id, { member_group_ids: [c.id] })).rejects.toThrow(/cyclic relationship detected/);
-    await expect(store.upsertEntityAlias({ name: 'n', mount_accessor: 'auth_nope_1' })).rejects.toThrow(/mount_accessor: invalid mount accessor/);
+    await expect(store.upsertEntityAlias({ name: 'n', mount_accessor: 'auth_nope_1' })).rejects.toThrow(
+      /mount_accessor: invalid mount accessor/,
+    );
   });
 
   it('deleting a group drops it as a parent; deleting an entity drops its memberships', async () => {
@@ -112,7 +117,17 @@ describe('IdentityStore groups', () => {
 
 describe('GroupGraph', () => {
   const g = (id: string, parents: string[] = [], members: string[] = []): GroupRecord => ({
-    id, name: id, type: 'internal', policies: [], metadata: {}, member_entity_ids: members, parent_group_ids: parents, alias: null, creation_time: '', last_update_time: '', modify_index: 1,
+    id,
+    name: id,
+    type: 'internal',
+    policies: [],
+    metadata: {},
+    member_entity_ids: members,
+    parent_group_ids: parents,
+    alias: null,
+    creation_time: '',
+    last_update_time: '',
+    modify_index: 1,
   });
 
   it('walks parents once even when two paths reach a group (diamond)', () => {

@@ -31,7 +31,14 @@ export const entityAliasRoutes: AnyRoute[] = [
     summary: 'Create an entity alias, or update one given by id or by name and mount',
     fields: { id: f.string('Id of an alias to update'), ...aliasFields },
     operations: {
-      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id, custom_metadata: kvPairs('custom_metadata', data.custom_metadata) })),
+      update: async ({ engine, data }) =>
+        reply(
+          await engine.identity.upsertEntityAlias({
+            ...data,
+            canonical_id: data.canonical_id || data.entity_id,
+            custom_metadata: kvPairs('custom_metadata', data.custom_metadata),
+          }),
+        ),
     },
   }),
   route({
@@ -64,7 +71,14 @@ export const entityAliasRoutes: AnyRoute[] = [
         if (!a) throw notFound();
         return { data: aliasView(engine.identity, a) };
       },
-      update: async ({ engine, data }) => reply(await engine.identity.upsertEntityAlias({ ...data, canonical_id: data.canonical_id || data.entity_id, custom_metadata: kvPairs('custom_metadata', data.custom_metadata) })),
+      update: async ({ engine, data }) =>
+        reply(
+          await engine.identity.upsertEntityAlias({
+            ...data,
+            canonical_id: data.canonical_id || data.entity_id,
+            custom_metadata: kvPairs('custom_metadata', data.custom_metadata),
+          }),
+        ),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntityAlias(data.id);
         return undefined;

@@ -22,7 +22,13 @@ const entityFields = {
 /** 200 with the new entity's id, name and alias ids when created, 204 when updated. */
 function upsertReply(r: { entity: EntityRecord; created: boolean }) {
   if (!r.created) return undefined;
-  return { data: { aliases: r.entity.aliases.length ? r.entity.aliases.map((a) => a.id) : null, id: r.entity.id, name: r.entity.name } };
+  return {
+    data: {
+      aliases: r.entity.aliases.length ? r.entity.aliases.map((a) => a.id) : null,
+      id: r.entity.id,
+      name: r.entity.name,
+    },
+  };
 }
 
 async function listReply(engine: IdentityStoreEngine, by: 'id' | 'name') {
@@ -40,7 +46,10 @@ export const entityRoutes: AnyRoute[] = [
     path: 'entity',
     summary: 'Create an entity, or update one given by id or by an existing name',
     fields: { id: f.string('Id of an entity to update'), ...entityFields },
-    operations: { update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })) },
+    operations: {
+      update: async ({ engine, data }) =>
+        upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
+    },
   }),
   route({
     path: 'entity/id',
@@ -58,7 +67,8 @@ export const entityRoutes: AnyRoute[] = [
         if (!e || e.id !== data.id) throw notFound();
         return { data: await entityView(engine.identity, e) };
       },
-      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
+      update: async ({ engine, data }) =>
+        upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntity(data.id);
         return undefined;
@@ -81,7 +91,8 @@ export const entityRoutes: AnyRoute[] = [
         if (!e) throw notFound();
         return { data: await entityView(engine.identity, e) };
       },
-      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
+      update: async ({ engine, data }) =>
+        upsertReply(await engine.identity.upsertEntity({ ...data, metadata: kvPairs('metadata', data.metadata) })),
       delete: async ({ engine, data }) => {
         await engine.identity.deleteEntityByName(data.name);
         return undefined;
@@ -111,7 +122,11 @@ export const entityRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (!data.to_entity_id) throw invalid('to_entity_id', 'missing entity id to merge to');
-        await engine.identity.merge(data.from_entity_ids ?? [], data.to_entity_id, data.conflicting_alias_ids_to_keep ?? []);
+        await engine.identity.merge(
+          data.from_entity_ids ?? [],
+          data.to_entity_id,
+          data.conflicting_alias_ids_to_keep ?? [],
+        );
         return undefined;
       },
     },

@@ -47,7 +47,9 @@ export const groupRoutes: AnyRoute[] = [
     path: 'group',
     summary: 'Create a group, or update one given by id or by an existing name',
     fields: { id: f.string('Id of a group to update'), ...groupFields },
-    operations: { update: async ({ engine, data }) => upsertReply(await engine.identity.upsertGroup(data.id || null, input(data))) },
+    operations: {
+      update: async ({ engine, data }) => upsertReply(await engine.identity.upsertGroup(data.id || null, input(data))),
+    },
   }),
   route({
     path: 'group/id',

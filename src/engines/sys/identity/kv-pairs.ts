@@ -26,7 +26,8 @@ export function kvPairs(name: string, raw: unknown): Record<string, string> | un
   }
   if (typeof raw === 'object') {
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw invalid(`${name}.${k}`, 'expected a string');
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+        throw invalid(`${name}.${k}`, 'expected a string');
       out[k] = String(v);
     }
     return out;

@@ -23,9 +23,12 @@ type Criteria = { id?: string; name?: string; alias_id?: string; alias_name?: st
 /** Exactly one criterion (alias_name goes with alias_mount_accessor), as Vault requires. */
 function criterion(data: Criteria): 'id' | 'name' | 'alias_id' | 'alias_name' {
   const given = (['id', 'name', 'alias_id', 'alias_name'] as const).filter((k) => data[k]);
-  if (given.length === 0) throw invalid('one of id, name, alias_id, or alias_name and alias_mount_accessor must be provided');
-  if (given.length > 1) throw invalid('only one of id, name, alias_id, or alias_name and alias_mount_accessor may be provided');
-  if (given[0] === 'alias_name' && !data.alias_mount_accessor) throw invalid('alias_mount_accessor', "'alias_mount_accessor' needs to be set along with 'alias_name'");
+  if (given.length === 0)
+    throw invalid('one of id, name, alias_id, or alias_name and alias_mount_accessor must be provided');
+  if (given.length > 1)
+    throw invalid('only one of id, name, alias_id, or alias_name and alias_mount_accessor may be provided');
+  if (given[0] === 'alias_name' && !data.alias_mount_accessor)
+    throw invalid('alias_mount_accessor', "'alias_mount_accessor' needs to be set along with 'alias_name'");
   return given[0]!;
 }
 

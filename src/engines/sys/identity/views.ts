@@ -84,19 +84,41 @@ export async function groupView(store: IdentityStore, g: GroupRecord): Promise<R
 /** key_info of an entity list. */
 export function entityListInfo(store: IdentityStore, e: EntityRecord): Record<string, unknown> {
   return {
-    aliases: e.aliases.map((a) => ({ id: a.id, mount_accessor: a.mount_accessor, name: a.name, ...mountFields(store, a) })),
+    aliases: e.aliases.map((a) => ({
+      id: a.id,
+      mount_accessor: a.mount_accessor,
+      name: a.name,
+      ...mountFields(store, a),
+    })),
     name: e.name,
   };
 }
 
 /** key_info of a group list. */
 export function groupListInfo(store: IdentityStore, g: GroupRecord): Record<string, unknown> {
-  const info: Record<string, unknown> = { name: g.name, num_member_entities: g.member_entity_ids.length, num_parent_groups: g.parent_group_ids.length };
-  if (g.alias) info.alias = { id: g.alias.id, mount_accessor: g.alias.mount_accessor, name: g.alias.name, ...mountFields(store, g.alias) };
+  const info: Record<string, unknown> = {
+    name: g.name,
+    num_member_entities: g.member_entity_ids.length,
+    num_parent_groups: g.parent_group_ids.length,
+  };
+  if (g.alias)
+    info.alias = {
+      id: g.alias.id,
+      mount_accessor: g.alias.mount_accessor,
+      name: g.alias.name,
+      ...mountFields(store, g.alias),
+    };
   return info;
 }
 
 /** key_info of an alias list (entity-alias/id, group-alias/id). */
 export function aliasListInfo(store: IdentityStore, a: AliasRecord): Record<string, unknown> {
-  return { canonical_id: a.canonical_id, custom_metadata: orNull(a.custom_metadata), local: false, mount_accessor: a.mount_accessor, ...mountFields(store, a), name: a.name };
+  return {
+    canonical_id: a.canonical_id,
+    custom_metadata: orNull(a.custom_metadata),
+    local: false,
+    mount_accessor: a.mount_accessor,
+    ...mountFields(store, a),
+    name: a.name,
+  };
 }
