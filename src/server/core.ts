@@ -17,6 +17,7 @@ import { kvV1Engine, type KvV1Backend } from '../engines/kv/kv-v1.js';
 import type { KvBackend } from '../engines/kv/kv-backend.js';
 import { identityEngine } from '../engines/sys/identity-routes.js';
 import { IdentityStore } from '../auth/identity.js';
+import { effectivePolicies, hasNoPolicies } from '../auth/identity/effective-policies.js';
 import { TokenRoleStore } from '../auth/token-roles.js';
 import { issueLoginToken } from './login-tokens.js';
 import { sysEngine } from '../engines/sys/index.js';
@@ -810,7 +811,7 @@ export class Core implements RouterCore, CoreServices {
     let acl = this.aclCache.get(key);
     if (!acl) {
       // Vault: a token's effective policies are its own plus its entity's and its groups' (identity policies).
-      acl = new ACL(await this.policiesOf(withIdentityPolicies(token)), token.identity, this.clock.now());
+      acl = new ACL(await this.policiesOf(effectivePolicies(token)), token.identity, this.clock.now());
       // Per-entity ACLs (templated policies) could grow without end: start over when full.
       if (this.aclCache.size >= ACL_CACHE_MAX) this.aclCache.clear();
       this.aclCache.set(key, acl);
@@ -896,7 +897,7 @@ export class Core implements RouterCore, CoreServices {
   /** Capabilities of a token on a path (sys/capabilities-self). */
   async capabilities(token: TokenInfo, path: string): Promise<string[]> {
     if (token.root) return ['root'];
-    if (token.policies.length === 0 && !token.identity?.policies?.length) return ['deny'];
+    if (hasNoPolicies(token)) return ['deny'];
     return (await this.aclOf(token)).capabilities(path);
   }
 
@@ -926,13 +927,6 @@ const DENIED_RESULT: AclResult = { allowed: false, rootPrivs: false };
 
 /** Compiled ACLs kept at most (policy sets times entities with templated policies). */
 const ACL_CACHE_MAX = 10_000;
-
-/** A token's policies plus its identity policies (the identity store never lists root among them). */
-function withIdentityPolicies(token: TokenInfo): readonly string[] {
-  const extra = token.identity?.policies;
-  if (!extra?.length) return token.policies;
-  return [...new Set([...token.policies, ...extra])];
-}
 
 const identityKeys = new WeakMap<object, string>();
 
