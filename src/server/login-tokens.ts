@@ -69,7 +69,7 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
     bound_cidrs: login.boundCidrs,
   });
   // Vault answers the entity's and its groups' policies as identity_policies, and both in policies.
-  const identityPolicies = (await identity.tokenIdentity(entity.id))?.policies ?? [];
+  const identityPolicies = (identity.cachedTokenIdentity(entity.id) ?? (await identity.tokenIdentity(entity.id)))?.policies ?? [];
   return {
     auth: {
       client_token: id,
