@@ -40,7 +40,7 @@ export function planMerge(
           dropped.push(a);
           continue;
         } else {
-          conflicts.push(`${clash.id}, ${a.id}`);
+          conflicts.push(`${a.id}, ${clash.id}`);
           continue;
         }
       }
