@@ -475,7 +475,16 @@ describe('identity policies on tokens', () => {
     // No new token either: the login is refused.
     const roleId = (await d.req('GET', 'auth/identity-test-approle/role/r/role-id')).body.data.role_id;
     const secretId = (await d.req('POST', 'auth/identity-test-approle/role/r/secret-id')).body.data.secret_id;
-    expect((await d.req('POST', 'auth/identity-test-approle/login', { role_id: roleId, secret_id: secretId }, { token: null })).status).toBe(403);
+    expect(
+      (
+        await d.req(
+          'POST',
+          'auth/identity-test-approle/login',
+          { role_id: roleId, secret_id: secretId },
+          { token: null },
+        )
+      ).status,
+    ).toBe(403);
     await call('POST', `entity/id/${id}`, { disabled: false }, 204);
     expect(await kvRead(token, 'a')).toBe(200);
   });

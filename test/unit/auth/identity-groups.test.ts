@@ -54,8 +54,8 @@ describe('IdentityStore groups', () => {
     const other = (await store.upsertGroupAlias({ name: 'developers', mount_accessor: ldap.accessor }))!;
     const e = await store.entityForLogin(jwt, { name: 'carol' }, ['developers', 'unknown']);
     expect(await store.groupIdsOf(e.id)).toEqual([dev.id]);
-    expect((await store.group(dev.id))?.member_entity_ids).toEqual([e.id]);
-    expect((await store.group(other.canonical_id))?.member_entity_ids).toEqual([]);
+    expect((await store.groups.get(dev.id))?.member_entity_ids).toEqual([e.id]);
+    expect((await store.groups.get(other.canonical_id))?.member_entity_ids).toEqual([]);
     expect((await store.tokenIdentity(e.id))?.policies).toEqual(['dev-p']);
     // The same login again changes nothing; a login without the group leaves it.
     await store.entityForLogin(jwt, { name: 'carol' }, ['developers']);
@@ -95,11 +95,11 @@ describe('IdentityStore groups', () => {
     const { entity } = await store.upsertEntity({ name: 'erin' });
     const child = (await store.upsertGroup(null, { name: 'child', member_entity_ids: [entity.id] })).group;
     const parent = (await store.upsertGroup(null, { name: 'parent', member_group_ids: [child.id] })).group;
-    expect((await store.group(child.id))?.parent_group_ids).toEqual([parent.id]);
+    expect((await store.groups.get(child.id))?.parent_group_ids).toEqual([parent.id]);
     await store.deleteGroup(parent.id);
-    expect((await store.group(child.id))?.parent_group_ids).toEqual([]);
+    expect((await store.groups.get(child.id))?.parent_group_ids).toEqual([]);
     await store.deleteEntity(entity.id);
-    expect((await store.group(child.id))?.member_entity_ids).toEqual([]);
+    expect((await store.groups.get(child.id))?.member_entity_ids).toEqual([]);
   });
 
   it('merge moves group memberships and resolves the merged id to the surviving entity', async () => {
@@ -108,7 +108,7 @@ describe('IdentityStore groups', () => {
     const from = (await store.upsertEntity({ name: 'from' })).entity;
     const g = (await store.upsertGroup(null, { name: 'g', policies: ['gp'], member_entity_ids: [from.id] })).group;
     await store.merge([from.id], to.id, []);
-    expect((await store.group(g.id))?.member_entity_ids).toEqual([to.id]);
+    expect((await store.groups.get(g.id))?.member_entity_ids).toEqual([to.id]);
     expect((await store.entity(from.id))?.id).toBe(to.id);
     expect((await store.tokenIdentity(from.id))?.policies).toEqual(['gp']);
     expect(await store.byName('from')).toBeNull();

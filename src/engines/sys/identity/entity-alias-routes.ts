@@ -49,7 +49,7 @@ export const entityAliasRoutes: AnyRoute[] = [
       list: async ({ engine }) => {
         const keys: string[] = [];
         const info: Record<string, unknown> = {};
-        for (const id of await engine.identity.listAliasIds()) {
+        for (const id of await engine.identity.entities.aliasIds()) {
           const e = await engine.identity.byAliasId(id);
           const a = e?.aliases.find((x) => x.id === id);
           if (!a) continue;

@@ -32,7 +32,7 @@ function upsertReply(r: { entity: EntityRecord; created: boolean }) {
 }
 
 async function listReply(engine: IdentityStoreEngine, by: 'id' | 'name') {
-  const entities = await engine.identity.listEntities();
+  const entities = await engine.identity.entities.list();
   const info: Record<string, unknown> = {};
   for (const e of entities) info[e.id] = entityListInfo(engine.identity, e);
   const keys = entities.map((e) => (by === 'id' ? e.id : e.name));

@@ -35,10 +35,10 @@ export const groupAliasRoutes: AnyRoute[] = [
     fields: {},
     operations: {
       list: async ({ engine }) => {
-        const keys = await engine.identity.listGroupAliasIds();
+        const keys = await engine.identity.groups.aliasIds();
         const info: Record<string, unknown> = {};
         for (const id of keys) {
-          const g = await engine.identity.groupByAliasId(id);
+          const g = await engine.identity.groups.byAliasId(id);
           if (g?.alias) info[id] = aliasListInfo(engine.identity, g.alias);
         }
         return { data: { keys, key_info: info } };
@@ -51,7 +51,7 @@ export const groupAliasRoutes: AnyRoute[] = [
     fields: { ...aliasFields, id: f.name('Group alias id') },
     operations: {
       read: async ({ engine, data }) => {
-        const g = await engine.identity.groupByAliasId(data.id);
+        const g = await engine.identity.groups.byAliasId(data.id);
         if (!g?.alias) throw notFound();
         return { data: aliasView(engine.identity, g.alias) };
       },

@@ -28,7 +28,7 @@ function upsertReply(r: { group: GroupRecord; created: boolean }) {
 }
 
 async function listReply(engine: IdentityStoreEngine, by: 'id' | 'name') {
-  const groups = await engine.identity.listGroups();
+  const groups = await engine.identity.groups.list();
   const info: Record<string, unknown> = {};
   for (const g of groups) info[g.id] = groupListInfo(engine.identity, g);
   const keys = groups.map((g) => (by === 'id' ? g.id : g.name));
@@ -63,7 +63,7 @@ export const groupRoutes: AnyRoute[] = [
     fields: { ...groupFields, id: f.name('Group id') },
     operations: {
       read: async ({ engine, data }) => {
-        const g = await engine.identity.group(data.id);
+        const g = await engine.identity.groups.get(data.id);
         if (!g) throw notFound();
         return { data: await groupView(engine.identity, g) };
       },
@@ -86,13 +86,13 @@ export const groupRoutes: AnyRoute[] = [
     fields: { ...groupFields, name: f.name('Group name') },
     operations: {
       read: async ({ engine, data }) => {
-        const g = await engine.identity.groupByName(data.name);
+        const g = await engine.identity.groups.byName(data.name);
         if (!g) throw notFound();
         return { data: await groupView(engine.identity, g) };
       },
       update: async ({ engine, data }) => upsertReply(await engine.identity.upsertGroup(null, input(data))),
       delete: async ({ engine, data }) => {
-        const g = await engine.identity.groupByName(data.name);
+        const g = await engine.identity.groups.byName(data.name);
         if (g) await engine.identity.deleteGroup(g.id);
         return undefined;
       },

@@ -69,16 +69,16 @@ export const lookupRoutes: AnyRoute[] = [
         let g: GroupRecord | undefined;
         switch (criterion(data)) {
           case 'id':
-            g = await s.group(data.id!);
+            g = await s.groups.get(data.id!);
             break;
           case 'name':
-            g = await s.groupByName(data.name!);
+            g = await s.groups.byName(data.name!);
             break;
           case 'alias_id':
-            g = await s.groupByAliasId(data.alias_id!);
+            g = await s.groups.byAliasId(data.alias_id!);
             break;
           default:
-            g = await s.groupByAlias(data.alias_mount_accessor!, data.alias_name!);
+            g = await s.groups.byAlias(data.alias_mount_accessor!, data.alias_name!);
         }
         return g ? { data: await groupView(s, g) } : undefined;
       },

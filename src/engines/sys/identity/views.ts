@@ -70,7 +70,7 @@ export async function groupView(store: IdentityStore, g: GroupRecord): Promise<R
     id: g.id,
     last_update_time: g.last_update_time,
     member_entity_ids: listOrNull(g.member_entity_ids),
-    member_group_ids: listOrNull(await store.memberGroupIds(g.id)),
+    member_group_ids: listOrNull(await store.groups.memberGroupIds(g.id)),
     metadata: orNull(g.metadata),
     modify_index: g.modify_index,
     name: g.name,
