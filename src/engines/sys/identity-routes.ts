@@ -4,16 +4,17 @@
  * (oidc-routes.ts). The store behind the first is auth/identity.ts; logins create entities and aliases
  * through it as well.
  */
+import { OidcIssuer } from '../../auth/oidc/issuer.js';
 import type { EngineModule } from '../../framework/engine.js';
 import type { AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
-import { OidcIssuer } from '../../auth/oidc/issuer.js';
-import { oidcRoutes, type OidcEngine } from './oidc-routes.js';
 import { entityAliasRoutes } from './identity/entity-alias-routes.js';
 import { entityRoutes } from './identity/entity-routes.js';
 import { groupAliasRoutes } from './identity/group-alias-routes.js';
 import { groupRoutes } from './identity/group-routes.js';
 import { lookupRoutes } from './identity/lookup-routes.js';
+import { oidcRoutes, type OidcEngine } from './oidc-routes.js';
+import type { IdentityParts } from './sys-parts.js';
+import { partsRequired } from './with-parts.js';
 
 /** Routes of the identity store (the OIDC issuer's are added in the module below). */
 export const identityRoutes: AnyRoute[] = [
@@ -30,22 +31,29 @@ export interface IdentityEngine extends OidcEngine {
   invalidate(key: string): void;
 }
 
-/** The identity module, mounted internally at identity/. */
+/** The identity module's route table (docs, OpenAPI); the core mounts `identityEngineFor` its identity store. */
 export const identityEngine: EngineModule<IdentityEngine> = {
   type: 'identity',
   accessorPrefix: 'identity',
   description: 'identity store',
   routes: [...identityRoutes, ...oidcRoutes],
-  async create(env) {
-    const identity = (env.core as unknown as SysCore).identity;
-    const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
-    // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
-    if (!env.standby) oidc.start();
-    return {
-      identity,
-      oidc,
-      close: async () => oidc.stop(),
-      invalidate: () => oidc.forget(),
-    };
-  },
+  create: partsRequired('identity'),
 };
+
+/** The identity module serving the core's identity store, mounted internally at identity/. */
+export function identityEngineFor(parts: IdentityParts): EngineModule<IdentityEngine> {
+  return {
+    ...identityEngine,
+    async create(env) {
+      const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
+      // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
+      if (!env.standby) oidc.start();
+      return {
+        identity: parts.identity,
+        oidc,
+        close: async () => oidc.stop(),
+        invalidate: () => oidc.forget(),
+      };
+    },
+  };
+}

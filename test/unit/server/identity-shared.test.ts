@@ -3,7 +3,7 @@
 // authorizer) as well as the slow one, because the identity store drops its views on invalidation.
 import { describe, expect, it } from 'vitest';
 import { NoKeychain } from '../../../src/seal/keychain.js';
-import { Core } from '../../../src/server/core.js';
+import { Core } from '../../../src/server/core/core.js';
 import type { Backend } from '../../../src/storage/backend.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 
