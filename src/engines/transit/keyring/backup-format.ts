@@ -213,7 +213,7 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json): LoadedVersion 
   const chain = Array.isArray(e.certificate_chain) ? (e.certificate_chain as string[]).map((d) => toPem('CERTIFICATE', Buffer.from(String(d), 'base64'))) : undefined;
   const base = { version: n, creationTime, convergentVersion: num(e.convergent_version) || undefined, certificateChain: chain };
   try {
-    if (info.kind === 'aead') {
+    if (info.kind === 'aead' || info.kind === 'cmac') {
       if (!key || key.length !== info.keyBytes) throw new Error(`key must be ${info.keyBytes} bytes`);
       return new LoadedVersion({ ...base, key, hmacKey });
     }

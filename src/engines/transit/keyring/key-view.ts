@@ -60,7 +60,7 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
   }
   if (key.backupInfo) d.backup_info = key.backupInfo;
   if (key.restoreInfo) d.restore_info = key.restoreInfo;
-  if (info.kind === 'aead') {
+  if (info.kind === 'aead' || info.kind === 'cmac') {
     const keys: Record<string, number> = {};
     for (const [n, v] of sortedLive(key)) keys[String(n)] = Math.floor(v.creationTime);
     d.keys = keys;

@@ -20,7 +20,11 @@ export type KeyTypeName =
   | 'rsa-3072'
   | 'rsa-4096'
   | 'hmac'
-  | 'managed_key';
+  | 'managed_key'
+  | 'aes128-cmac'
+  | 'aes192-cmac'
+  | 'aes256-cmac'
+  | 'ml-dsa';
 
 /** One version of a key. */
 export interface KeyVersion {
