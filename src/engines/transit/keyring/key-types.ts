@@ -79,11 +79,6 @@ export const KEY_TYPES: Readonly<Record<KeyTypeName, KeyTypeInfo>> = {
   'aes128-cmac': cmac('aes128-cmac', 12, 16),
   'aes256-cmac': cmac('aes256-cmac', 13, 32),
   'aes192-cmac': cmac('aes192-cmac', 16, 24),
-  // Vault Enterprise's ML-DSA (FIPS 204; type number 14); the parameter set lives on the key.
-  'ml-dsa': {
-    name: 'ml-dsa', kind: 'asymmetric', vaultId: 14,
-    encrypt: false, decrypt: false, derive: false, sign: true, hmac: true, aad: false, publicImport: true, convergent: false, hashesInput: false,
-  },
 };
 
 /** Type info by name, or undefined. */

@@ -23,8 +23,7 @@ export type KeyTypeName =
   | 'managed_key'
   | 'aes128-cmac'
   | 'aes192-cmac'
-  | 'aes256-cmac'
-  | 'ml-dsa';
+  | 'aes256-cmac';
 
 /** One version of a key. */
 export interface KeyVersion {
