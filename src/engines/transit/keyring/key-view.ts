@@ -49,6 +49,7 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
     imported_key: key.importedKey,
     disallow_sha1: key.disallowSha1 ?? false,
     public_jwks: key.publicJwks ?? false,
+    soft_deleted: key.softDeleted ?? false,
   };
   if (key.importedKey) d.imported_key_allow_rotation = key.allowImportedKeyRotation;
   if (key.keySize) d.key_size = key.keySize;

@@ -69,6 +69,8 @@ export interface TransitKey {
   allowImportedKeyRotation: boolean;
   /** Refuse sha1 for sign/verify (keyhold extension; documented in docs/transit.md). */
   disallowSha1?: boolean;
+  /** Soft-deleted (OpenBao): every operation but read, backup, soft-delete-restore and delete is refused. */
+  softDeleted?: boolean;
   /** `jwks/:name` answers without a token (keyhold extension, issue 17). */
   publicJwks?: boolean;
   /** Size in bytes for hmac keys. */

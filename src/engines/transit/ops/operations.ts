@@ -8,6 +8,7 @@ import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES, keyTypeInfo } from '../keyring/key-types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
 import type { TransitKey, TransitState } from '../keyring/types.js';
+import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { Yielder, itemError, type ItemError } from './batch.js';
 import { bool, has, int, itemBase64, str, type BatchItem } from './batch-items.js';
 import { checkRewrapPaddings, convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
@@ -44,6 +45,7 @@ export async function withKey<T>(state: TransitState, name: string, missing: str
   return state.keys.withLock(name, 'shared', async () => {
     const key = state.keys.cached(name) ?? (await state.keys.get(name));
     if (!key) throw invalid(missing);
+    refuseSoftDeleted(key);
     return fn(key);
   });
 }
