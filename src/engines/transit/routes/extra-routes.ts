@@ -5,6 +5,7 @@
 import type { AnyRoute } from '../../../framework/route.js';
 import { cmacRoutes } from './cmac-routes.js';
 import { softDeleteRoutes } from './soft-delete-routes.js';
+import { datakeysRoutes } from './datakeys-routes.js';
 
 /** Every route added for issue 32. */
-export const transitExtraRoutes: AnyRoute[] = [...cmacRoutes, ...softDeleteRoutes];
+export const transitExtraRoutes: AnyRoute[] = [...cmacRoutes, ...softDeleteRoutes, ...datakeysRoutes];
