@@ -14,6 +14,7 @@ import { HclSyntaxError, looksLikeJson, parseHcl, type HclItem, type HclObject, 
 import type { LogLevel } from '../framework/logger.js';
 import { defaultSocket, defaultStoragePath } from '../framework/paths.js';
 import type { ListenerSpec } from './http.js';
+import { reportedVersionProblem } from '../engines/sys/reported-version.js';
 
 /** Storage backend types keyhold implements. */
 export type StorageType = 'file' | 'inmem' | 'postgresql';
@@ -44,6 +45,8 @@ export interface ServerConfig {
   api_addr?: string;
   cluster_addr?: string;
   cluster_name?: string;
+  /** The Vault version sys/seal-status and sys/health report (engines/sys/reported-version.ts); keyhold's own is kept as keyhold_version. */
+  reported_vault_version?: string;
   /** Standbys forward every request instead of serving reads (OpenBao's option). */
   disable_standby_reads?: boolean;
   disable_clustering?: boolean;
@@ -124,6 +127,7 @@ const LEGACY_KEYS: Record<string, (v: unknown) => string | null> = {
   keychain: (v) => (v === 'os' || v === 'none' ? null : 'must be "os" or "none"'),
   dev: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
   dev_root_token: (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string'),
+  reported_vault_version: reportedVersionProblem,
 };
 
 function loadLegacyJson(path: string, text: string): ServerConfig {
@@ -401,6 +405,12 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
   api_addr: (it, at, cfg) => void (cfg.api_addr = url(it.value, at)),
   cluster_addr: (it, at, cfg) => void (cfg.cluster_addr = url(it.value, at)),
   cluster_name: (it, at, cfg) => void (cfg.cluster_name = str(it.value, at, { nonEmpty: true })),
+  reported_vault_version: (it, at, cfg) => {
+    const v = str(it.value, at, { nonEmpty: true });
+    const why = reportedVersionProblem(v);
+    if (why) at.fail(why);
+    cfg.reported_vault_version = v;
+  },
   log_level: (it, at, cfg) => {
     const s = str(it.value, at).toLowerCase();
     // Vault's levels: trace/debug/info/warn/error (also "warning", "err").
@@ -520,6 +530,11 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
   // Vault: VAULT_API_ADDR / VAULT_CLUSTER_ADDR win over the file.
   const apiAddr = env.KEYHOLD_API_ADDR || env.VAULT_API_ADDR || file.api_addr;
   const clusterAddr = env.KEYHOLD_CLUSTER_ADDR || env.VAULT_CLUSTER_ADDR || file.cluster_addr;
+  const reported = env.KEYHOLD_REPORTED_VAULT_VERSION || file.reported_vault_version;
+  if (env.KEYHOLD_REPORTED_VAULT_VERSION) {
+    const why = reportedVersionProblem(env.KEYHOLD_REPORTED_VAULT_VERSION);
+    if (why) throw new ConfigError(`KEYHOLD_REPORTED_VAULT_VERSION ${why}`);
+  }
   return {
     ...file,
     dev,
@@ -527,6 +542,7 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
     storage,
     ...(apiAddr ? { api_addr: apiAddr.replace(/\/+$/, '') } : {}),
     ...(clusterAddr ? { cluster_addr: clusterAddr } : {}),
+    ...(reported ? { reported_vault_version: reported } : {}),
     max_request_size: flags.maxRequestSize ?? file.max_request_size ?? 32 * 1024 * 1024,
     log_level: flags.logLevel ?? file.log_level ?? 'info',
     keychain: flags.keychain ?? file.keychain ?? 'os',

@@ -14,6 +14,7 @@ import { QueueFullError } from './op-queue.js';
 import type { SyncStore } from './store.js';
 import { linkId, linkKey, worstStatus, type ActivityStatus, type DestinationType, type EntryState, type LinkRecord } from './types.js';
 import type { Syncer } from './worker.js';
+import { shownType } from './type-aliases.js';
 
 /** Set, remove and list associations; react to KV changes. */
 export class AssociationService {
@@ -126,10 +127,11 @@ export class AssociationService {
         mountPath = (await this.store.getLink(t, n, id))?.mount ?? `${accessor}/`;
       }
       const k = `${mountPath}${secret}`;
-      keyInfo[k] = keys.map((lk) => {
+      keyInfo[k] = [];
+      for (const lk of keys) {
         const [t, n] = lk.split('/') as [string, string];
-        return { mount: mountPath!, secret_path: secret, type: t, name: n };
-      });
+        keyInfo[k].push({ mount: mountPath, secret_path: secret, type: await this.shownTypeOf(t, n), name: n });
+      }
       links += keys.length;
     }
     const keys = Object.keys(keyInfo).sort();
@@ -150,9 +152,16 @@ export class AssociationService {
       const activity = this.syncer.activityOf(key);
       if (activity) l = withActivity(l, activity);
       const statuses = Object.values(l.entries).map((e) => e.sync_status);
-      out[`${t}/${n}`] = { type: t, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
+      const shown = await this.shownTypeOf(t, n);
+      out[`${shown}/${n}`] = { type: shown, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
     }
     return Object.keys(out).length ? { associated_destinations: out } : null;
+  }
+
+  /** The type id destination `t/n` was created under (type-aliases.ts). */
+  private async shownTypeOf(t: string, n: string): Promise<string> {
+    const d = await this.store.getDest(t, n);
+    return d ? shownType(d) : t;
   }
 
   /** React to a KV change: re-sync (write, patch, undelete) or unsync (delete, destroy of the latest, metadata delete). */

@@ -14,6 +14,7 @@ import { nameProblem, normalizeName } from './name-rules.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore } from './store.js';
 import { NameTemplate, TemplateError } from './templates.js';
+import { isAlias, shownType } from './type-aliases.js';
 import { DESTINATION_TYPE_IDS, ERROR_STATUSES, linkKey, type DestinationOptions, type DestinationRecord, type DestinationType, type Granularity } from './types.js';
 import type { Syncer } from './worker.js';
 
@@ -52,8 +53,11 @@ export class DestinationService {
     let total = 0;
     for (const type of DESTINATION_TYPE_IDS) {
       const names = await this.store.destNames(type);
-      if (names.length === 0) continue;
-      keyInfo[`${type}/`] = names;
+      // Grouped under the id each was created under (keyhold's, or Vault's alias; type-aliases.ts).
+      for (const name of names) {
+        const d = await this.store.getDest(type, name);
+        (keyInfo[`${d ? shownType(d) : type}/`] ??= []).push(name);
+      }
       total += names.length;
     }
     if (total === 0) return null;
@@ -78,7 +82,7 @@ export class DestinationService {
   }
 
   /** Create or update (merge) a destination; PATCH refuses a missing one. */
-  async write(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch'): Promise<Record<string, unknown>> {
+  async write(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch', typeId?: string): Promise<Record<string, unknown>> {
     checkStoreName(name);
     const def = DESTINATION_TYPES[type];
     const existing = await this.store.getDest(type, name);
@@ -139,6 +143,9 @@ export class DestinationService {
       updated_at: now,
       revision: (existing?.revision ?? 0) + 1,
     };
+    // The id it was created under (one of Vault's aliases) is kept for the lists that name none.
+    const createdAs = existing ? existing.type_id : typeId !== undefined && isAlias(typeId) ? typeId : undefined;
+    if (createdAs) record.type_id = createdAs;
     await this.store.putDest(record);
     if (resyncAll) await this.resyncLinks(type, name);
     else if (existing) await this.retryFailedLinks(type, name);

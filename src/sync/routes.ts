@@ -7,7 +7,7 @@ import { invalid } from '../framework/errors.js';
 import { routesFor, type AnyRoute, type Reply } from '../framework/route.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
 import type { SyncEngine } from './sync-engine.js';
-import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from './types.js';
+import { ALL_TYPE_IDS, isAlias, requireType } from './type-aliases.js';
 
 const route = routesFor<SyncEngine>();
 
@@ -27,9 +27,16 @@ const DELETE_FIELDS = {
   force_delete: f.bool('DELETE: delete at once even with associations; external secrets are left behind'),
 } satisfies Fields;
 
-function checkType(type: string): DestinationType {
-  if (!isDestinationType(type)) throw invalid('type', `unknown destination type "${type.slice(0, 40)}"; supported: ${DESTINATION_TYPE_IDS.join(', ')}`);
-  return type;
+/** The neutral type of a path's type id (keyhold's or Vault's spelling; type-aliases.ts). */
+const checkType = requireType;
+
+/** An answer about a destination, shown under the type id the caller used (`type`, `store_type`). */
+function shownAs(id: string, data: Record<string, unknown>): Record<string, unknown> {
+  if (!isAlias(id)) return data;
+  const out: Record<string, unknown> = { ...data };
+  if ('type' in out) out.type = id;
+  if ('store_type' in out) out.store_type = id;
+  return out;
 }
 
 function inputOf(data: Record<string, unknown>, fields: Fields): Record<string, unknown> {
@@ -38,26 +45,31 @@ function inputOf(data: Record<string, unknown>, fields: Fields): Record<string, 
   return out;
 }
 
-/** One create/read/update/patch/delete route per destination type, with that type's fields. */
-function destinationRoute(type: DestinationType): AnyRoute {
+/**
+ * One create/read/update/patch/delete route per destination type id (keyhold's and Vault's), with
+ * that type's fields; answers carry the id of the path.
+ */
+function destinationRoute(id: string): AnyRoute {
+  const type = requireType(id);
   const def = DESTINATION_TYPES[type];
   const fields = { name: f.name('Destination name'), ...def.fields, ...OPTION_FIELDS, ...DELETE_FIELDS };
+  const alias = isAlias(id) ? ` (Vault's type id for ${type})` : '';
   return route({
-    path: `destinations/${type}/:name`,
-    summary: `Create, read, update or delete a ${def.provider} destination`,
+    path: `destinations/${id}/:name`,
+    summary: `Create, read, update or delete a ${def.provider} destination${alias}`,
     fields,
     exists: ({ engine, params }) => engine.service.destinationExists(type, params.name!),
     operations: {
       read: async ({ engine, data }) => {
         const v = await engine.service.readDestination(type, data.name);
-        return v ? { data: v } : undefined;
+        return v ? { data: shownAs(id, v) } : undefined;
       },
-      create: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post') }),
-      update: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post') }),
-      patch: async ({ engine, data }) => ({ data: await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'patch') }),
+      create: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post', id)) }),
+      update: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post', id)) }),
+      patch: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'patch', id)) }),
       delete: async ({ engine, data }) => {
         const v = await engine.service.deleteDestination(type, data.name, { purge: data.purge ?? false, force: data.force_delete ?? false });
-        return v ? { data: v } : undefined;
+        return v ? { data: shownAs(id, v) } : undefined;
       },
     },
   });
@@ -68,8 +80,12 @@ const assocFields = {
   name: f.name('Destination name'),
 };
 
-/** An association map answer, with its JSON when the service kept it (Reply.dataJson). */
-function answer(engine: SyncEngine, data: Record<string, unknown>): Reply {
+/**
+ * An association map answer, with its JSON when the service kept it (Reply.dataJson); under one of
+ * Vault's type ids (`id`) the map is shown with that id and serialized by the router.
+ */
+function answer(engine: SyncEngine, data: Record<string, unknown>, id: string): Reply {
+  if (isAlias(id)) return { data: shownAs(id, data) };
   const dataJson = engine.service.jsonOf(data);
   return dataJson === undefined ? { data } : { data, dataJson };
 }
@@ -115,7 +131,7 @@ export const syncRoutes: AnyRoute[] = [
       },
     },
   }),
-  ...DESTINATION_TYPE_IDS.map(destinationRoute),
+  ...ALL_TYPE_IDS.map(destinationRoute),
   route({
     path: 'destinations/:type',
     summary: 'List destination names of one type',
@@ -143,7 +159,7 @@ export const syncRoutes: AnyRoute[] = [
     summary: 'Associations of a destination with the latest sync status of each',
     fields: assocFields,
     operations: {
-      read: async ({ engine, data }) => answer(engine, await engine.service.associations(checkType(data.type), data.name)),
+      read: async ({ engine, data }) => answer(engine, await engine.service.associations(checkType(data.type), data.name), data.type),
     },
   }),
   route({
@@ -155,7 +171,7 @@ export const syncRoutes: AnyRoute[] = [
       secret_name: f.string('Path of the secret within the mount').required(),
     },
     operations: {
-      update: async ({ engine, data, allowed }) => answer(engine, await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p))),
+      update: async ({ engine, data, allowed }) => answer(engine, await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p)), data.type),
     },
   }),
   route({
@@ -171,7 +187,7 @@ export const syncRoutes: AnyRoute[] = [
     },
     rules: [{ kind: 'oneOf', fields: ['secret_name', 'name'] }],
     operations: {
-      update: async ({ engine, data }) => answer(engine, await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!)),
+      update: async ({ engine, data }) => answer(engine, await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!), data.type),
     },
   }),
   route({

@@ -66,8 +66,8 @@ export class SyncService {
   }
 
   /** Create or update (merge) a destination; PATCH refuses a missing one. */
-  writeDestination(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch'): Promise<Record<string, unknown>> {
-    return this.destinations.write(type, name, input, mode);
+  writeDestination(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch', typeId?: string): Promise<Record<string, unknown>> {
+    return this.destinations.write(type, name, input, mode, typeId);
   }
 
   /** Delete a destination: refused while it has associations unless purge (unsync all, then delete) or force. */

@@ -61,6 +61,8 @@ export interface DestinationRecord {
   revision: number;
   purge_initiated_at?: string;
   purge_error?: string;
+  /** The id the destination was created under when it was one of Vault's aliases (`aws-sm`, ...; type-aliases.ts). */
+  type_id?: string;
 }
 
 /** State of one external entry of an association (key "" for secret-path granularity). */

@@ -7,6 +7,7 @@ import { sealed } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { SysParts } from './sys-parts.js';
+import { versionFields } from './reported-version.js';
 
 const route = routesFor<SysParts>();
 
@@ -82,7 +83,7 @@ export const haRoutes: AnyRoute[] = [
           replication_performance_mode: 'disabled',
           replication_dr_mode: 'disabled',
           server_time_utc: Math.floor(engine.clock.now() / 1000),
-          version: engine.version,
+          ...versionFields(engine.version, engine.reportedVersion),
           enterprise: false,
           echo_duration_ms: 0,
           clock_skew_ms: 0,

@@ -7,6 +7,7 @@ import { invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { SysParts } from './sys-parts.js';
+import { versionFields } from './reported-version.js';
 
 const route = routesFor<SysParts>();
 
@@ -26,7 +27,7 @@ export function sealStatus(parts: SysParts): Record<string, unknown> {
     n: s.n,
     progress: s.progress,
     nonce: s.nonce,
-    version: parts.version,
+    ...versionFields(parts.version, parts.reportedVersion),
     build_date: '',
     migration: s.migration,
     recovery_seal: s.recovery_seal,

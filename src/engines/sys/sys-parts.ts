@@ -107,6 +107,8 @@ export interface SysCluster {
 /** The sys engine's instance: the core's parts the sys routes reach. */
 export interface SysParts {
   readonly version: string;
+  /** `reported_vault_version`, reported as `version` by seal-status and health (engines/sys/reported-version.ts). */
+  readonly reportedVersion?: string;
   readonly clock: Clock;
   readonly seal: SysSeal;
   readonly mounts: SysMounts;

@@ -60,6 +60,8 @@ export interface CoreOptions {
   seals?: ConfiguredSeals;
   /** The server's api_addr (identity tokens' default issuer). */
   apiAddr?: string;
+  /** `reported_vault_version`: the version seal-status and health report (engines/sys/reported-version.ts). */
+  reportedVersion?: string;
 }
 
 /** The keyhold core. */
@@ -74,6 +76,7 @@ export class Core implements RouterCore, ClusterHost {
   readonly maxRequestSize: number;
   readonly version: string;
   readonly apiAddr?: string;
+  readonly reportedVersion?: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
@@ -115,6 +118,7 @@ export class Core implements RouterCore, ClusterHost {
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
     if (opts.apiAddr) this.apiAddr = opts.apiAddr;
+    if (opts.reportedVersion) this.reportedVersion = opts.reportedVersion;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) =>
       this.logger.error('token expiry failed', { error: (e as Error)?.message }),
     );
@@ -203,6 +207,7 @@ export class Core implements RouterCore, ClusterHost {
   private internalModules(): InternalModules {
     const sysParts: SysParts = {
       version: this.version,
+      ...(this.reportedVersion ? { reportedVersion: this.reportedVersion } : {}),
       clock: this.clock,
       seal: this.sealState,
       mounts: this.mountTable,

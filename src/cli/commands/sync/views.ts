@@ -3,15 +3,23 @@ import type { ApiClient, Invocation } from '../../command.js';
 import { LocalError, ServerError } from '../../errors.js';
 import { grid } from '../../output.js';
 import { colors } from '../../tty.js';
-import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from '../../../sync/types.js';
+import { ALL_TYPE_IDS, canonicalType } from '../../../sync/type-aliases.js';
+import type { DestinationType } from '../../../sync/types.js';
 
 /** JSON merge patch requests. */
 export const MERGE_PATCH = { 'Content-Type': 'application/merge-patch+json' };
 
-/** A known destination type, or a usage error naming the types. */
-export function typeArg(t: string): DestinationType {
-  if (!isDestinationType(t)) throw new LocalError(`unknown destination type "${t}"; one of: ${DESTINATION_TYPE_IDS.join(', ')}`);
+/** A known destination type id (keyhold's or Vault's, as given: paths carry it), or a usage error naming the ids. */
+export function typeArg(t: string): string {
+  typeOfArg(t);
   return t;
+}
+
+/** The type a destination type id names (Vault's ids are aliases), or a usage error naming the ids. */
+export function typeOfArg(t: string): DestinationType {
+  const type = canonicalType(t);
+  if (!type) throw new LocalError(`unknown destination type "${t}"; one of: ${ALL_TYPE_IDS.join(', ')}`);
+  return type;
 }
 
 /** `sys/sync/destinations/TYPE/NAME[rest]`. */
