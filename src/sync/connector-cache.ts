@@ -8,6 +8,7 @@ import type { Clock, Logger } from '../framework/context.js';
 import type { Connector, ConnectorDeps } from './destinations/common.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
 import { HttpClient } from './http-client.js';
+import type { IdentityTokenSigner } from './identity-token.js';
 import { NetworkGuard } from './network-guard.js';
 import type { SyncStore } from './store.js';
 import type { DestinationRecord } from './types.js';
@@ -21,7 +22,7 @@ export class ConnectorCache {
   private readonly connect: ConnectFn;
 
   constructor(
-    private readonly deps: { store: SyncStore; clock: Clock; logger: Logger; timeoutMs: () => number; connect?: ConnectFn },
+    private readonly deps: { store: SyncStore; clock: Clock; logger: Logger; timeoutMs: () => number; connect?: ConnectFn; identityToken?: IdentityTokenSigner },
   ) {
     this.connect = deps.connect ?? ((dest, d) => DESTINATION_TYPES[dest.type].connect(dest, d));
   }
@@ -41,6 +42,7 @@ export class ConnectorCache {
       now: () => this.deps.clock.now(),
       logger: this.deps.logger,
       githubApp: (name) => this.deps.store.getApp(name),
+      ...(this.deps.identityToken ? { identityToken: this.deps.identityToken } : {}),
     });
     this.connectors.set(key, { revision: dest.revision, connector });
     return connector;

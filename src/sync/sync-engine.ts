@@ -3,6 +3,7 @@ import type { EngineEnv } from '../framework/context.js';
 import { invalid } from '../framework/errors.js';
 import { getJSON, putJSON } from '../storage/backend.js';
 import { NOT_ACTIVATED, activationRequired } from './activation.js';
+import { identityTokenSigner, type OidcIssuerLike } from './identity-token.js';
 import { kvSourceOf } from './kv-source.js';
 import { SyncService } from './service.js';
 import { SyncStore } from './store.js';
@@ -20,7 +21,9 @@ export class SyncEngine {
   constructor(readonly env: EngineEnv) {
     const store = new SyncStore(env.storage);
     const kv = kvSourceOf(env);
-    this.syncer = new Syncer({ store, kv, clock: env.clock, logger: env.logger, tuning: tuningFromEnv(process.env) });
+    // Federation signs with keyhold's OIDC issuer, reached through the identity mount's instance.
+    const identityToken = identityTokenSigner(() => env.core.engineOf<{ oidc?: OidcIssuerLike }>('identity/')?.oidc ?? null, () => env.clock.now());
+    this.syncer = new Syncer({ store, kv, clock: env.clock, logger: env.logger, tuning: tuningFromEnv(process.env), identityToken });
     this.service = new SyncService(store, this.syncer, kv, env.clock, env.logger);
     this.unsubscribe = env.events.on('kv', (e) => {
       this.service.onKvEvent(e).catch((err) => env.logger.error('sync: handling a KV event failed', { error: (err as Error)?.name, message: (err as Error)?.message }));

@@ -12,6 +12,7 @@ import { applyOutcome, type LinkOutcome } from './apply-outcome.js';
 import { AttemptWaiters } from './attempt-waiters.js';
 import { retryDelay } from './backoff.js';
 import { ConnectorCache, type ConnectFn } from './connector-cache.js';
+import type { IdentityTokenSigner } from './identity-token.js';
 import { DestinationSlots } from './destination-slots.js';
 import { failureFromError, type SyncFailure } from './failure.js';
 import type { KvSource } from './kv-source.js';
@@ -64,13 +65,15 @@ export class Syncer {
       tuning: SyncTuning;
       connect?: ConnectFn;
       random?: () => number;
+      /** Identity tokens for connectors using workload identity federation (identity-token.ts). */
+      identityToken?: IdentityTokenSigner;
     },
   ) {
     const { store, kv, clock, logger } = deps;
     this.random = deps.random ?? Math.random;
     this.queue = new OpQueue({ store, clock, logger, persistAfterMs: () => this.deps.tuning.persistAfterMs, onWake: () => this.pump() });
     this.slots = new DestinationSlots(clock, () => this.deps.tuning.perDestination);
-    this.connectors = new ConnectorCache({ store, clock, logger, timeoutMs: () => this.deps.tuning.timeoutMs, connect: deps.connect });
+    this.connectors = new ConnectorCache({ store, clock, logger, timeoutMs: () => this.deps.tuning.timeoutMs, connect: deps.connect, ...(deps.identityToken ? { identityToken: deps.identityToken } : {}) });
     this.offers = new SecretOffers(clock);
     this.reconciler = new Reconciler({ store, kv, logger, queue: this, intervalMs: () => this.deps.tuning.reconcileMs });
   }

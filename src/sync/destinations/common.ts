@@ -5,6 +5,7 @@ import type { Logger } from '../../framework/context.js';
 import type { DestinationRecord, DestinationType, Granularity } from '../types.js';
 import type { HttpClient } from '../http-client.js';
 import type { NetworkGuard } from '../network-guard.js';
+import type { IdentityTokenSigner } from '../identity-token.js';
 
 /** Talks to one external secret store. Names arrive normalized and checked; values are UTF-8 text. */
 export interface Connector {
@@ -32,6 +33,8 @@ export interface ConnectorDeps {
   githubApp?(name: string): Promise<{ app_id: number; private_key: string } | null>;
   http: HttpClient;
   guard: NetworkGuard;
+  /** Signs identity tokens for workload identity federation (absent in unit tests without an issuer). */
+  identityToken?: IdentityTokenSigner;
   timeoutMs: number;
   now(): number;
   logger: Logger;

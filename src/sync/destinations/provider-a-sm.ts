@@ -8,9 +8,13 @@ import { invalid } from '../../framework/errors.js';
 import { SyncFailure, failureFromError } from '../failure.js';
 import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef, type PutOptions } from './common.js';
 import type { DestinationRecord } from '../types.js';
+import type { AwsCredentials } from '../aws-sigv4.js';
+import { AWS_ROLE_DEFAULTS, AWS_ROLE_FIELDS, checkAwsRoleFields, regionOf, sessionSourceOf } from './aws-role.js';
+import { StsSessions, defaultStsEndpoint } from './aws-sts.js';
 
 type Sdk = typeof import('@aws-sdk/client-secrets-manager');
 type SmClient = InstanceType<Sdk['SecretsManagerClient']>;
+type SmClientConfig = NonNullable<ConstructorParameters<Sdk['SecretsManagerClient']>[0]>;
 
 /** The abort signal of each call in flight, by its command's input (see `abortByInput`). */
 const callSignals = new WeakMap<object, AbortSignal>();
@@ -96,12 +100,12 @@ class AwsConnector implements Connector {
     this.client ??= (async () => {
       const sdk = await import('@aws-sdk/client-secrets-manager');
       const c = this.dest.connection;
-      const region = String(c.region || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1');
+      const region = regionOf(c);
       const agents = this.deps.guard.agents();
       const client = new sdk.SecretsManagerClient({
         region,
         endpoint: c.endpoint_url ? baseUrl(c.endpoint_url, '') : undefined,
-        credentials: c.access_key_id ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') } : undefined,
+        credentials: await this.credentialsOf(sdk, region),
         // A transient failure (5xx, throttling, a reset connection) is retried at once by the SDK's
         // standard strategy, as AWS recommends, instead of showing EXTERNAL_SERVICE_ERROR and waiting
         // for the worker's backoff (>= 1 s); failures that persist still reach the worker.
@@ -114,6 +118,29 @@ class AwsConnector implements Connector {
     })();
     return this.client;
   }
+
+  /** Static keys, an STS session (role_arn, or federation), or undefined: the SDK's default chain. */
+  private async credentialsOf(sdk: Sdk, region: string): Promise<SmClientConfig['credentials']> {
+    const c = this.dest.connection;
+    const keys = c.access_key_id ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') } : undefined;
+    const how = sessionSourceOf(this.dest, this.deps, async () => {
+      if (keys) return keys;
+      // The default chain (environment, shared files, container and instance roles) as the SDK resolves it.
+      const probe = new sdk.SecretsManagerClient({ region });
+      try {
+        return await (probe.config.credentials as () => Promise<AwsCredentials>)();
+      } finally {
+        probe.destroy();
+      }
+    });
+    if (!how) return keys;
+    this.sts = new StsSessions(this.deps.http, baseUrl(c.sts_endpoint, defaultStsEndpoint(region)), region, how, this.deps.now);
+    const sts = this.sts;
+    return () => sts.credentials();
+  }
+
+  /** The STS sessions of a destination with role_arn (null otherwise). */
+  sts: StsSessions | null = null;
 
   private checkEndpoint(): void {
     const e = this.dest.connection.endpoint_url;
@@ -186,7 +213,14 @@ class AwsConnector implements Connector {
 
   private async create(sdk: Sdk, client: SmClient, name: string, value: string, signal: AbortSignal): Promise<void> {
     const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
-    await sendWith(client, new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync' }), signal);
+    const c = this.dest.connection;
+    const kms = c.kms_key_id ? String(c.kms_key_id) : undefined;
+    const replicas = (Array.isArray(c.replica_regions) ? (c.replica_regions as string[]) : []).map((Region) => ({ Region }));
+    await sendWith(
+      client,
+      new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync', ...(kms ? { KmsKeyId: kms } : {}), ...(replicas.length ? { AddReplicaRegions: replicas } : {}) }),
+      signal,
+    );
   }
 
   async remove(name: string, signal: AbortSignal): Promise<void> {
@@ -197,6 +231,19 @@ class AwsConnector implements Connector {
       await sendWith(client, new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }), signal);
     } catch (e) {
       if (errorCode(e) === 'ResourceNotFoundException') return;
+      // A primary secret with replicas cannot be deleted: drop its replicas first (replica_regions).
+      if (errorCode(e) === 'InvalidRequestException' && /replica/i.test((e as Error).message ?? '')) {
+        try {
+          const d = await sendWith<{ ReplicationStatus?: Array<{ Region?: string }> }>(client, new sdk.DescribeSecretCommand({ SecretId: name }), signal);
+          const regions = (d.ReplicationStatus ?? []).map((r) => r.Region).filter((r): r is string => Boolean(r));
+          if (regions.length) await sendWith(client, new sdk.RemoveRegionsFromReplicationCommand({ SecretId: name, RemoveReplicaRegions: regions }), signal);
+          await sendWith(client, new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }), signal);
+          return;
+        } catch (e2) {
+          if (errorCode(e2) === 'ResourceNotFoundException') return;
+          throw classifyAwsError(e2, 'DeleteSecret');
+        }
+      }
       throw classifyAwsError(e, 'DeleteSecret');
     }
   }
@@ -215,10 +262,11 @@ export const providerASm: DestinationTypeDef = {
     secret_access_key: f.string('Secret access key; empty uses the default credential chain').sensitive(),
     region: f.string('Region; empty uses AWS_REGION / AWS_DEFAULT_REGION (then us-east-1)'),
     endpoint_url: endpointField,
+    ...AWS_ROLE_FIELDS,
   },
   required: [],
   immutable: ['region'],
-  defaults: { access_key_id: '', secret_access_key: '', region: '', endpoint_url: '' },
+  defaults: { access_key_id: '', secret_access_key: '', region: '', endpoint_url: '', ...AWS_ROLE_DEFAULTS },
   defaultGranularity: 'secret-path',
   defaultTemplates: {
     'secret-path': 'vault/{{ .MountAccessor }}/{{ .SecretPath }}',
@@ -232,6 +280,7 @@ export const providerASm: DestinationTypeDef = {
     if (Boolean(conn.access_key_id) !== Boolean(conn.secret_access_key)) {
       throw invalid('secret_access_key', 'access_key_id and secret_access_key must be given together');
     }
+    checkAwsRoleFields(conn);
   },
   connect: (dest, deps) => new AwsConnector(dest, deps),
 };
