@@ -70,6 +70,7 @@ function errorCode(e: unknown): string {
 
 /** Map an AWS SDK error to a sync failure (codes as the open sync plugin classifies them, reference 1.10). */
 export function classifyAwsError(e: unknown, what: string): SyncFailure {
+  if (e instanceof SyncFailure) return e; // from the STS session (aws-sts.ts), already classified
   const err = e as { $metadata?: { httpStatusCode?: number }; $fault?: string; message?: string };
   const status = err?.$metadata?.httpStatusCode;
   if (status === undefined) {
@@ -232,7 +233,7 @@ class AwsConnector implements Connector {
     } catch (e) {
       if (errorCode(e) === 'ResourceNotFoundException') return;
       // A primary secret with replicas cannot be deleted: drop its replicas first (replica_regions).
-      if (errorCode(e) === 'InvalidRequestException' && /replica/i.test((e as Error).message ?? '')) {
+      if ((errorCode(e) === 'InvalidRequestException' || errorCode(e) === 'InvalidParameterException') && /replica/i.test((e as Error).message ?? '')) {
         try {
           const d = await sendWith<{ ReplicationStatus?: Array<{ Region?: string }> }>(client, new sdk.DescribeSecretCommand({ SecretId: name }), signal);
           const regions = (d.ReplicationStatus ?? []).map((r) => r.Region).filter((r): r is string => Boolean(r));
