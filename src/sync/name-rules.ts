@@ -41,6 +41,7 @@ export const NAME_RULES: Record<DestinationType, NameRule> = {
     source: 'GitHub secrets reference: [A-Za-z0-9_], no leading digit, no GITHUB_ prefix, 48 KB',
   },
   'hosting-project': { allowed: /[A-Za-z0-9_]/, replacement: '_', maxLength: 255, noLeadingDigit: true, maxValueBytes: 64 * 1024, source: 'Vercel env var keys ^[A-Za-z_][A-Za-z0-9_]*$, 64 KB' },
+  gitlab: { allowed: /[A-Za-z0-9_]/, replacement: '_', maxLength: 255, maxValueBytes: 10_000, source: 'GitLab CI/CD variable keys [A-Za-z0-9_], at most 255 characters; values at most 10,000 characters' },
 };
 
 /** Normalize a rendered name into the type's character set. */

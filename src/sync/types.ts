@@ -1,9 +1,9 @@
 /** Records and statuses of secret sync (reference sync-wire.md sections 1.4-1.10). */
 
-/** Destination type ids (neutral names of the interface document, spec 2.5). */
-export const DESTINATION_TYPE_IDS = ['provider-a-sm', 'provider-b-kv', 'provider-c-sm', 'repohost', 'hosting-project'] as const;
+/** Destination type ids (neutral names of the interface document, spec 2.5; gitlab from issue 31). */
+export const DESTINATION_TYPE_IDS = ['provider-a-sm', 'provider-b-kv', 'provider-c-sm', 'repohost', 'hosting-project', 'gitlab'] as const;
 
-/** One of the five destination types. */
+/** One of the six destination types. */
 export type DestinationType = (typeof DESTINATION_TYPE_IDS)[number];
 
 /** True when `s` names a destination type. */

@@ -6,6 +6,7 @@ import { providerBKv } from './provider-b-kv.js';
 import { providerCSm } from './provider-c-sm.js';
 import { repohost } from './repohost.js';
 import { hostingProject } from './hosting-project.js';
+import { gitlab } from './gitlab.js';
 
 /** Every destination type by id. */
 export const DESTINATION_TYPES: Record<DestinationType, DestinationTypeDef> = {
@@ -14,4 +15,5 @@ export const DESTINATION_TYPES: Record<DestinationType, DestinationTypeDef> = {
   'provider-c-sm': providerCSm,
   repohost,
   'hosting-project': hostingProject,
+  gitlab,
 };
