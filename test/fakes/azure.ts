@@ -11,6 +11,7 @@
  * (Key Vault service limits), names 512 and values 256 characters.
  */
 import { randomBytes } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 /** A stored secret. */
@@ -45,6 +46,14 @@ export class AzureFake extends FakeProvider {
   recovers = 0;
   /** 409 answers given for transient states, by inner code. */
   readonly conflicts: Record<string, number> = {};
+  /**
+   * A federated identity credential on the app registration (learn.microsoft.com "workload identity
+   * federation"): a client assertion is accepted when signed by a key of the issuer's JWKS, with
+   * exactly this `iss`, `sub` and `aud`, and within its validity; else AADSTS errors as Entra ID answers.
+   */
+  federated: { issuer: string; subject: string; audience: string; jwks: () => Promise<JSONWebKeySet> } | null = null;
+  /** Client assertions received (to inspect their claims). */
+  readonly assertions: string[] = [];
 
 
 
@@ -58,10 +67,10 @@ export class AzureFake extends FakeProvider {
     return s?.versions[s.versions.length - 1]?.tags;
   }
 
-  protected handle(r: FakeRequest): FakeReply {
+  protected async handle(r: FakeRequest): Promise<FakeReply> {
     const p = r.url.pathname;
     const tokenPath = `/${this.tenant}/oauth2/v2.0/token`;
-    if (r.method === 'POST' && p.endsWith('/oauth2/v2.0/token')) return this.token(r, p === tokenPath);
+    if (r.method === 'POST' && p.endsWith('/oauth2/v2.0/token')) return await this.token(r, p === tokenPath);
     const token = bearerOf(r);
     const exp = token ? this.tokens.get(token) : undefined;
     if (!exp || exp < Date.now()) {
@@ -79,19 +88,45 @@ export class AzureFake extends FakeProvider {
     return err(404, 'NotFound', 'no such path');
   }
 
-  private token(r: FakeRequest, rightTenant: boolean): FakeReply {
+  private async token(r: FakeRequest, rightTenant: boolean): Promise<FakeReply> {
     if (!rightTenant) return { status: 400, json: { error: 'invalid_request', error_description: "AADSTS90002: Tenant not found." } };
     if (!String(r.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return { status: 400, json: { error: 'invalid_request', error_description: 'AADSTS900144: body must be form encoded' } };
     const f = new URLSearchParams(r.text);
     if (f.get('grant_type') !== 'client_credentials') return { status: 400, json: { error: 'unsupported_grant_type' } };
     if (f.get('scope') !== 'https://vault.azure.net/.default') return { status: 400, json: { error: 'invalid_scope' } };
-    if (f.get('client_id') !== this.clientId || f.get('client_secret') !== this.clientSecret) {
+    if (f.get('client_assertion') !== null || f.get('client_assertion_type') !== null) {
+      const why = await this.assertionProblem(f);
+      if (why) return { status: why.status, json: { error: why.error, error_description: why.description } };
+    } else if (f.get('client_id') !== this.clientId || f.get('client_secret') !== this.clientSecret) {
       return { status: 401, json: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } };
     }
     const access = randomBytes(24).toString('base64url');
     this.tokens.set(access, Date.now() + this.tokenTtl * 1000);
     this.tokensIssued++;
     return { status: 200, json: { token_type: 'Bearer', expires_in: this.tokenTtl, ext_expires_in: this.tokenTtl, access_token: access } };
+  }
+
+  /** Why a client-assertion request is refused (Entra ID's codes), or null. */
+  private async assertionProblem(f: URLSearchParams): Promise<{ status: number; error: string; description: string } | null> {
+    if (f.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') return { status: 400, error: 'invalid_request', description: "AADSTS50027: client_assertion_type must be 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'" };
+    if (f.get('client_secret') !== null) return { status: 400, error: 'invalid_request', description: 'AADSTS700025: client_secret and client_assertion are mutually exclusive' };
+    if (f.get('client_id') !== this.clientId) return { status: 400, error: 'unauthorized_client', description: 'AADSTS700016: Application not found in the directory' };
+    const assertion = f.get('client_assertion') ?? '';
+    this.assertions.push(assertion);
+    const fed = this.federated;
+    if (!fed) return { status: 401, error: 'invalid_client', description: 'AADSTS70021: No matching federated identity record found for presented assertion.' };
+    try {
+      const { payload } = await jwtVerify(assertion, createLocalJWKSet(await fed.jwks()), { clockTolerance: 0 });
+      if (payload.iss !== fed.issuer || payload.sub !== fed.subject || ![payload.aud].flat().includes(fed.audience)) {
+        return { status: 401, error: 'invalid_client', description: `AADSTS70021: No matching federated identity record found for presented assertion. Assertion Issuer: '${payload.iss}'. Assertion Subject: '${payload.sub}'. Assertion Audience: '${payload.aud}'.` };
+      }
+      if (!payload.exp) return { status: 401, error: 'invalid_client', description: 'AADSTS700024: Client assertion is not within its valid time range.' };
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'ERR_JWT_EXPIRED' || code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') return { status: 401, error: 'invalid_client', description: 'AADSTS700024: Client assertion is not within its valid time range.' };
+      return { status: 401, error: 'invalid_client', description: `AADSTS50013: Assertion failed signature validation. (${(e as Error).message})` };
+    }
+    return null;
   }
 
   /** Whether `key` is still being deleted / recovered (expired entries are dropped). */

@@ -6,6 +6,7 @@
  * verifies dataCrc32c (CRC-32C, computed here bit by bit, independently of src/), 64 KiB, label rules.
  */
 import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } from './fake-server.js';
 
 /** Bitwise CRC-32C (no table; independent of the connector's table-driven one). */
@@ -28,7 +29,20 @@ export class GoogleFake extends FakeProvider {
   private readonly publicKey: KeyObject;
   private readonly privatePem: string;
   readonly tokens = new Map<string, number>();
-  readonly secrets = new Map<string, { labels: Record<string, string>; versions: string[] }>();
+  readonly secrets = new Map<string, { labels: Record<string, string>; versions: string[]; replication?: Record<string, unknown> }>();
+  /**
+   * Workload identity federation (cloud.google.com "workload identity federation", STS token exchange,
+   * IAM Credentials generateAccessToken): a pool provider named `audience` trusting `issuer` (tokens
+   * checked against its JWKS, `aud` must list the provider, `sub` must pass the attribute condition),
+   * and a service account the pool's principals may impersonate; `directAccess` lets federated
+   * tokens call Secret Manager themselves.
+   */
+  federation: { issuer: string; audience: string; subject: string; jwks: () => Promise<JSONWebKeySet>; serviceAccount: string; directAccess: boolean } | null = null;
+  /** Federated access tokens issued by the STS, with their expiry. */
+  readonly federatedTokens = new Map<string, number>();
+  /** Subject tokens the STS received, and impersonations granted. */
+  readonly subjectTokens: string[] = [];
+  impersonations = 0;
   tokensIssued = 0;
   /** Why the last token request was refused (for test diagnostics). */
   lastTokenError = '';
@@ -66,10 +80,14 @@ export class GoogleFake extends FakeProvider {
     return s?.versions[s.versions.length - 1];
   }
 
-  protected handle(r: FakeRequest): FakeReply {
+  protected async handle(r: FakeRequest): Promise<FakeReply> {
     if (r.method === 'POST' && r.url.pathname === '/token') return this.token(r);
+    if (r.method === 'POST' && r.url.pathname === '/v1/token') return await this.exchange(r);
     const t = bearerOf(r);
-    const exp = t ? this.tokens.get(t) : undefined;
+    const impersonate = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/.exec(r.url.pathname);
+    if (impersonate && r.method === 'POST') return this.generateAccessToken(t, decodeURIComponent(impersonate[1]!));
+    const fedExp = t && this.federation?.directAccess ? this.federatedTokens.get(t) : undefined;
+    const exp = t ? (this.tokens.get(t) ?? fedExp) : undefined;
     if (!exp || exp < Date.now()) return gerr(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.');
     const base = `/v1/projects/${this.project}/secrets`;
     const p = r.url.pathname;
@@ -92,6 +110,45 @@ export class GoogleFake extends FakeProvider {
       return { status: 200, json: {} };
     }
     return gerr(404, 'NOT_FOUND', 'no such path');
+  }
+
+  /** STS token exchange (RFC 8693) of an OIDC token for a federated access token. */
+  private async exchange(r: FakeRequest): Promise<FakeReply> {
+    const refuse = (why: string): FakeReply => {
+      this.lastTokenError = why;
+      return { status: 400, json: { error: 'invalid_grant', error_description: why } };
+    };
+    const f = new URLSearchParams(r.text);
+    if (f.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:token-exchange') return { status: 400, json: { error: 'unsupported_grant_type', error_description: 'Invalid grant_type' } };
+    if (f.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:jwt' && f.get('subject_token_type') !== 'urn:ietf:params:oauth:token-type:id_token') return { status: 400, json: { error: 'invalid_request', error_description: 'Invalid subject_token_type' } };
+    if (f.get('requested_token_type') !== 'urn:ietf:params:oauth:token-type:access_token') return { status: 400, json: { error: 'invalid_request', error_description: 'Invalid requested_token_type' } };
+    const fed = this.federation;
+    if (!fed || f.get('audience') !== fed.audience) return { status: 400, json: { error: 'invalid_target', error_description: 'The target service indicated by the "audience" parameters is invalid.' } };
+    const token = f.get('subject_token') ?? '';
+    this.subjectTokens.push(token);
+    try {
+      const { payload } = await jwtVerify(token, createLocalJWKSet(await fed.jwks()));
+      if (payload.iss !== fed.issuer) return refuse(`The issuer in ID Token ${payload.iss} does not match the expected ones: ${fed.issuer}.`);
+      if (![payload.aud].flat().includes(fed.audience)) return refuse(`The audience in ID Token [${payload.aud}] does not match the expected audience.`);
+      if (payload.sub !== fed.subject) return refuse('The given credential is rejected by the attribute condition.');
+      if (!payload.exp || !payload.iat) return refuse('ID Token lacks exp or iat.');
+    } catch (e) {
+      return refuse(`Invalid ID Token: ${(e as Error).message}`);
+    }
+    const access = 'fed.' + randomBytes(24).toString('base64url');
+    this.federatedTokens.set(access, Date.now() + 3600_000);
+    return { status: 200, json: { access_token: access, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 3599 } };
+  }
+
+  /** IAM Credentials: a federated principal impersonates the service account it was granted. */
+  private generateAccessToken(bearer: string | null, email: string): FakeReply {
+    const exp = bearer ? this.federatedTokens.get(bearer) : undefined;
+    if (!exp || exp < Date.now()) return gerr(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.');
+    if (!this.federation || email !== this.federation.serviceAccount) return gerr(403, 'PERMISSION_DENIED', "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).");
+    const access = 'ya29.' + randomBytes(24).toString('base64url');
+    this.tokens.set(access, Date.now() + 3600_000);
+    this.impersonations++;
+    return { status: 200, json: { accessToken: access, expireTime: new Date(Date.now() + 3600_000).toISOString() } };
   }
 
   private token(r: FakeRequest): FakeReply {
@@ -134,13 +191,21 @@ export class GoogleFake extends FakeProvider {
     const b = jsonBody(r);
     const rep = b?.replication as Record<string, unknown> | undefined;
     if (!rep || (!rep.automatic && !rep.userManaged)) return gerr(400, 'INVALID_ARGUMENT', 'replication is required');
+    const replicas = ((rep.userManaged as { replicas?: Array<{ location?: string; customerManagedEncryption?: { kmsKeyName?: string } }> } | undefined)?.replicas ?? null);
+    if (replicas !== null) {
+      if (replicas.length === 0) return gerr(400, 'INVALID_ARGUMENT', 'userManaged.replicas must not be empty');
+      for (const x of replicas) {
+        const key = x.customerManagedEncryption?.kmsKeyName;
+        if (key && !key.includes(`/locations/${x.location}/`)) return gerr(400, 'INVALID_ARGUMENT', `The KMS key for replica ${x.location} must be in the same location.`);
+      }
+    }
     const labels = (b?.labels ?? {}) as Record<string, string>;
     if (Object.keys(labels).length > 64) return gerr(400, 'INVALID_ARGUMENT', 'too many labels');
     for (const [k, v] of Object.entries(labels)) {
       if (!/^[a-z][a-z0-9_-]{0,62}$/.test(k) || !/^[a-z0-9_-]{0,63}$/.test(v)) return gerr(400, 'INVALID_ARGUMENT', `invalid label ${k}`);
     }
     if (this.secrets.has(id)) return gerr(409, 'ALREADY_EXISTS', `Secret [projects/${this.project}/secrets/${id}] already exists.`);
-    this.secrets.set(id, { labels, versions: [] });
+    this.secrets.set(id, { labels, versions: [], replication: rep });
     return { status: 200, json: { name: `projects/${this.project}/secrets/${id}`, replication: rep, labels } };
   }
 

@@ -1,7 +1,9 @@
 /**
  * provider-b-kv: Azure Key Vault (reference sync-wire.md 1.5.3 and 3.2). OAuth2 client-credentials
  * token from `<authority>/<tenant>/oauth2/v2.0/token`, cached until shortly before it expires, then
- * the Secrets REST API under `key_vault_uri` with `api-version`.
+ * the Secrets REST API under `key_vault_uri` with `api-version`. With `identity_token_audience` the
+ * client authenticates with keyhold's identity token as a client assertion (a federated credential on
+ * the app registration) instead of a client secret.
  */
 import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
@@ -9,6 +11,7 @@ import { SyncFailure } from '../failure.js';
 import { failureOf, jsonOf, ok, type HttpReply } from '../http-client.js';
 import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef } from './common.js';
 import type { DestinationRecord } from '../types.js';
+import { FEDERATION_DEFAULTS, FEDERATION_FIELDS, checkFederationFields, federated, federationOf, signFor } from './federation.js';
 
 /** Key Vault data-plane API version (stable, still served). */
 export const AZURE_API_VERSION = '7.4';
@@ -111,12 +114,12 @@ class AzureConnector implements Connector {
     const now = this.deps.now();
     const c = this.dest.connection;
     const authority = baseUrl(c.authority_host, this.cloud.authority);
-    const form = new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: String(c.client_id),
-      client_secret: String(c.client_secret ?? ''),
-      scope: `${this.cloud.resource}/.default`,
-    });
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: String(c.client_id), scope: `${this.cloud.resource}/.default` });
+    if (federated(c)) {
+      // Workload identity federation: keyhold's identity token as the client assertion (RFC 7523), no secret.
+      form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+      form.set('client_assertion', await signFor(federationOf(this.dest, this.deps)));
+    } else form.set('client_secret', String(c.client_secret ?? ''));
     const r = await this.deps.http.send(
       { method: 'POST', url: `${authority}/${encodeURIComponent(String(c.tenant_id))}/oauth2/v2.0/token`, headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: form.toString(), what: 'token' },
       signal,
@@ -234,10 +237,11 @@ export const providerBKv: DestinationTypeDef = {
     cloud: f.string(`Azure cloud: ${Object.keys(AZURE_CLOUDS).join(', ')} (default "cloud", the public cloud)`),
     authority_host: f.string('Replaces the login authority base URL (default per cloud, e.g. https://login.microsoftonline.com)'),
     endpoint_url: endpointField,
+    ...FEDERATION_FIELDS,
   },
-  required: ['key_vault_uri', 'client_id', 'client_secret', 'tenant_id'],
+  required: ['key_vault_uri', 'client_id', 'tenant_id'],
   immutable: ['key_vault_uri', 'tenant_id', 'cloud'],
-  defaults: { cloud: 'cloud', authority_host: '', endpoint_url: '' },
+  defaults: { client_secret: '', cloud: 'cloud', authority_host: '', endpoint_url: '', ...FEDERATION_DEFAULTS },
   defaultGranularity: 'secret-path',
   defaultTemplates: {
     'secret-path': 'vault-{{ .MountAccessor }}-{{ .SecretPath }}',
@@ -252,6 +256,10 @@ export const providerBKv: DestinationTypeDef = {
     checkUrlField(conn, 'endpoint_url');
     if (!AZURE_CLOUDS[String(conn.cloud || 'cloud').toLowerCase()]) throw invalid('cloud', `must be one of ${Object.keys(AZURE_CLOUDS).join(', ')}`);
     if (!/^[\w.-]{1,128}$/.test(String(conn.tenant_id))) throw invalid('tenant_id', 'must be a tenant id or domain');
+    checkFederationFields(conn);
+    // A client secret, or federation (a federated credential on the app registration), not both.
+    if (federated(conn) && conn.client_secret) throw invalid('client_secret', 'give client_secret or identity_token_audience (federation), not both');
+    if (!federated(conn) && !conn.client_secret) throw invalid('client_secret', 'is required (or set identity_token_audience to use a federated credential instead)');
   },
   connect: (dest, deps) => new AzureConnector(dest, deps),
 };

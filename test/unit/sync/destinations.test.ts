@@ -31,7 +31,22 @@ describe('destinations', () => {
   it('masks sensitive values and reads options back as granularity_level', async () => {
     const s = service();
     const v = await s.writeDestination('provider-a-sm', 'a', { access_key_id: 'AKIA1', secret_access_key: 'shh', region: 'eu-west-1' }, 'post');
-    expect(v.connection_details).toEqual({ access_key_id: MASK, secret_access_key: MASK, region: 'eu-west-1', endpoint_url: '' });
+    expect(v.connection_details).toEqual({
+      access_key_id: MASK,
+      secret_access_key: MASK,
+      region: 'eu-west-1',
+      endpoint_url: '',
+      // Role assumption, federation, KMS and replicas (issue 31): unset, with Vault's one-hour token TTL.
+      role_arn: '',
+      external_id: '',
+      role_session_name: '',
+      sts_endpoint: '',
+      identity_token_audience: '',
+      identity_token_ttl: 3600,
+      identity_token_key: '',
+      kms_key_id: '',
+      replica_regions: [],
+    });
     expect(v.options).toMatchObject({ granularity_level: 'secret-path', secret_name_template: 'vault/{{ .MountAccessor }}/{{ .SecretPath }}', custom_tags: {} });
     expect(JSON.stringify(v)).not.toContain('shh');
     const empty = await s.writeDestination('provider-a-sm', 'b', {}, 'post');
