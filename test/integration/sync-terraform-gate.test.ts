@@ -13,13 +13,12 @@
  *   PUT .../associations/remove and DELETE of the destination.
  * The daemon runs with KEYHOLD_REPORTED_VAULT_VERSION over a config file's reported_vault_version.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
+import { startDaemon, cleanup, type Answer, type Daemon } from '../support/daemon.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 
 /** go-version's NewSemver, as far as the gate needs it: [major, minor, patch, prerelease]. */
 function semver(v: string): [number, number, number, string] {
@@ -55,7 +54,7 @@ function awsFields(version: string): { write: string[]; read: string[] } {
   return { write, read };
 }
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; text: string }>;
+type Req = (method: string, path: string, body?: unknown) => Promise<Answer>;
 
 /** What the provider does for `terraform apply` of a destination, an association, then `destroy`. */
 async function applyAws(req: Req, name: string, config: Record<string, unknown>): Promise<{ version: string; state: Record<string, unknown>; association: Record<string, unknown> }> {
@@ -108,8 +107,9 @@ const config = {
 
 let d: Daemon;
 let h: Harness;
+let cfgDir = '';
 beforeAll(async () => {
-  const cfgDir = mkdtempSync(join(tmpdir(), 'keyhold-tf-'));
+  cfgDir = mkdtempSync(join(tmpdir(), 'keyhold-tf-'));
   const cfg = join(cfgDir, 'server.hcl');
   writeFileSync(cfg, 'reported_vault_version = "1.19.0"\n');
   // The environment variable wins over the file (as VAULT_API_ADDR over api_addr).
@@ -123,6 +123,7 @@ afterAll(async () => {
   if (d) cleanup(d.dir);
   await h?.stop();
   if (h) cleanup(h.dir);
+  if (cfgDir) cleanup(cfgDir);
 });
 
 describe('reported_vault_version and the provider version gate', () => {
