@@ -317,7 +317,7 @@ export class AuditBroker {
         client_token_accessor: accessor,
         namespace: { id: 'root' },
         path: e.path,
-        data: Object.keys(e.data).length ? hashStructure(e.data, d.salt, sensitive) : undefined,
+        data: Object.keys(e.data).length ? hashData(e.data, d.salt, sensitive, mount?.config.audit_non_hmac_request_keys) : undefined,
         remote_address: e.remoteAddress,
       },
     };
@@ -330,7 +330,7 @@ export class AuditBroker {
         if (d.elideLists && e.operation === 'list' && data && typeof data === 'object' && Array.isArray((data as Record<string, unknown>).keys)) {
           data = { ...(data as Record<string, unknown>), keys: ((data as Record<string, unknown>).keys as unknown[]).length };
         }
-        if (data !== null && data !== undefined) response.data = hashStructure(data, d.salt, sensitive);
+        if (data !== null && data !== undefined) response.data = hashData(data, d.salt, sensitive, mount?.config.audit_non_hmac_response_keys);
         if (b.auth && typeof b.auth === 'object') response.auth = hashAuth(b.auth as Record<string, unknown>, d);
         const wrap = (b as { wrap_info?: unknown }).wrap_info;
         if (wrap && typeof wrap === 'object') response.wrap_info = hashWrapInfo(wrap as Record<string, unknown>, d);
@@ -339,6 +339,20 @@ export class AuditBroker {
     }
     return out;
   }
+}
+
+/**
+ * Request or response data hashed, except the top-level keys the mount's tune lists in
+ * audit_non_hmac_request_keys / audit_non_hmac_response_keys, which are logged as sent (Vault's
+ * rule: the operator chose to see them).
+ */
+function hashData(data: unknown, salt: Buffer, sensitive: ReadonlySet<string>, clearKeys: unknown): unknown {
+  const hashed = hashStructure(data, salt, sensitive);
+  if (!Array.isArray(clearKeys) || clearKeys.length === 0 || !data || typeof data !== 'object' || Array.isArray(data)) return hashed;
+  const src = data as Record<string, unknown>;
+  const out = hashed as Record<string, unknown>;
+  for (const k of clearKeys) if (typeof k === 'string' && Object.hasOwn(src, k)) out[k] = src[k];
+  return out;
 }
 
 /** A wrapped answer's wrap_info as Vault audits it: the wrapping token HMAC'd, accessors as configured. */

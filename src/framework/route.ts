@@ -31,6 +31,8 @@ export interface Reply {
    * serialization of `data`.
    */
   dataJson?: string | Buffer | readonly Buffer[];
+  /** Response headers the engine sets; only those its mount's allowed_response_headers lists reach the client (sys: all). */
+  headers?: Record<string, string>;
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
 }

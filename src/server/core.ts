@@ -37,6 +37,9 @@ import type { AuditHook, Authorizer, MountedEngine, RouterCore } from './router.
 import type { ClusterRouting } from './forward.js';
 import { haStatusOf } from './cluster.js';
 import type { HaStatus } from '../engines/sys/sys-core.js';
+import { MigrationLog } from '../engines/sys/remount.js';
+import { attachQuotas, QUOTA_STORAGE_PREFIX } from '../quotas/attach-quotas.js';
+import type { QuotaManager } from '../quotas/quota-manager.js';
 
 /** Options the daemon passes in. */
 export interface CoreOptions {
@@ -114,6 +117,8 @@ export class Core implements RouterCore, CoreServices {
   /** Per-token cubbyholes (behind the barrier). */
   readonly cubbyholes: Storage;
   audit?: AuditHook;
+  /** Rate-limit quotas (sys/quotas/*; the router's quota stage asks them). */
+  readonly quotas: QuotaManager;
   /** Set on a cluster node (HA storage): the router's forwarding decisions. */
   cluster?: ClusterRouting;
   /** Seal configuration, shares collected, rekeys, seal migration. */
@@ -156,6 +161,8 @@ export class Core implements RouterCore, CoreServices {
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
     this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
     this.audit = attachAudit(this);
+    // share: rate-limit quotas (src/quotas), loaded after unseal.
+    this.quotas = attachQuotas(this);
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
@@ -292,6 +299,8 @@ export class Core implements RouterCore, CoreServices {
     // '' = changes may have been missed (the feed reconnected): every cache starts over.
     if (key === '') return this.reloadAll();
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
+    // share: another node changed a quota or the quota config.
+    if (key.startsWith(QUOTA_STORAGE_PREFIX)) return this.quotas.reload();
     if (key.startsWith('sys/identity/')) {
       this.identity.clear();
       return;
@@ -722,6 +731,36 @@ export class Core implements RouterCore, CoreServices {
     m.routes = ENGINES.kv!.routes;
     m.instance = v2 as unknown as Mounted['instance'];
     return ['Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.'];
+  }
+
+  // ---- share (issue 28): sys/remount ----
+
+  /** Moves answered by sys/remount/status. */
+  readonly migrations = new MigrationLog();
+
+  /** Every mount path, secrets and auth, internal ones included (sys/remount's conflict check). */
+  allMountPaths(): string[] {
+    return this.mounted.map((m) => m.mount.path);
+  }
+
+  /**
+   * Move a mount (sys/remount; checked by engines/sys/remount.ts): the table entry takes the new
+   * path; its records stay under its uuid, so nothing else moves. Quotas on the old path follow.
+   */
+  async moveMount(from: string, to: string): Promise<MountInfo> {
+    const m = this.mounted.find((x) => x.mount.path === from && !x.internal);
+    if (!m) throw invalid('from', `no matching mount at "${from}"`);
+    m.mount.path = to;
+    this.setMounted([...this.mounted]);
+    try {
+      await this.saveTable();
+    } catch (e) {
+      m.mount.path = from;
+      this.setMounted([...this.mounted]);
+      throw e;
+    }
+    await this.quotas.remounted(from, to);
+    return m.mount;
   }
 
   /** Recreate engine instances (sys/plugins/reload/backend) for mounts matching a path or type. */

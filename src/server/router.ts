@@ -18,6 +18,9 @@ import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
+import { allowedResponseHeaders, engineRequestHeaders } from './mount-headers.js';
+import { applyQuotas } from './quota-stage.js';
+import type { QuotaManager } from '../quotas/quota-manager.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -81,6 +84,8 @@ export interface RouterCore {
   requestDone?(token: TokenInfo): Promise<void>;
   /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
   cluster?: ClusterRouting;
+  /** Rate-limit quotas (share, issue 28); every node enforces them. */
+  quotas?: QuotaManager;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -247,6 +252,12 @@ export class Router {
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      // share: rate-limit quotas, before forwarding and authentication (quota-stage.ts).
+      const quotas = this.core.quotas;
+      if (quotas !== undefined && !quotas.empty) {
+        const refused = applyQuotas(quotas, f, this.core.audit, (m, x) => this.core.logger.warn(m, x));
+        if (refused === true || (refused !== false && (await refused))) return;
+      }
       if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
@@ -269,7 +280,7 @@ export class Router {
       // A standby found out late that the request writes (an upsert, a use-limited token): the
       // storage refused the write, nothing was answered yet, so the active gets the whole request.
       if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
-      else this.fail(res, e);
+      else this.fail(f.res, e);
     } finally {
       if (f.seen.length) await this.spendTokens(f);
     }
@@ -468,7 +479,8 @@ export class Router {
       token,
       requestId: f.requestId,
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
-      headers: f.req.headers,
+      // share: the engine sees only the headers its mount passes through (mount-headers.ts).
+      headers: engineRequestHeaders(mounted.mount, f.req.headers),
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;
@@ -612,6 +624,11 @@ export class Router {
       return;
     }
     const mount = f.mounted!.mount;
+    // share: reply headers an engine set reach the client only where its mount allows them (mount-headers.ts).
+    if (reply.headers) {
+      const allowed = allowedResponseHeaders(mount, reply.headers);
+      if (allowed) f.res = withLateHeaders(f.res, () => allowed);
+    }
     sendReply(f.res, f.requestId, reply, mount.type, 200, f.path.startsWith('sys/') && mount.path === 'sys/');
   }
 

@@ -1,0 +1,7 @@
+/** The sys routes of issue 28 ("share a server safely"), in one list the sys module registers. */
+import type { AnyRoute } from '../../framework/route.js';
+import { quotaRoutes } from './quota-routes.js';
+import { remountRoutes } from './remount.js';
+
+/** Quotas, remount, and the operator routes of issue 28. */
+export const shareRoutes: AnyRoute[] = [...quotaRoutes, ...remountRoutes];
