@@ -140,4 +140,22 @@ describe('sys/quotas', () => {
     await must('POST', 'sys/remount', { from: 'movq', to: 'movq2' }, 200);
     expect((await must('GET', 'sys/quotas/rate-limit/movq', undefined, 200)).body.data.path).toBe('movq2/');
   });
+
+  it('keyhold quota write|list|read|delete and keyhold write sys/quotas/rate-limit/NAME work', async () => {
+    let r = await d.cli(['quota', 'write', 'cliq', 'path=other/', 'rate=100', 'interval=1m']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    r = await d.cli(['write', 'sys/quotas/rate-limit/cliq2', 'path=transit/keys/*', 'rate=50']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    r = await d.cli(['quota', 'list']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/cliq\s+other\/\s+100\s+60s/);
+    expect(r.stdout).toMatch(/cliq2\s+transit\/keys\/\*\s+50\s+1s/);
+    r = await d.cli(['quota', 'read', 'cliq', '--format', 'json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'cliq', path: 'other/', rate: 100, interval: 60 });
+    const bad = await d.cli(['quota', 'write', 'cliq', 'rate=-1']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('rate');
+    for (const n of ['cliq', 'cliq2']) expect((await d.cli(['quota', 'delete', n])).exitCode).toBe(0);
+    expect((await d.cli(['quota', 'list'])).stdout).not.toContain('cliq');
+  });
 });
