@@ -12,6 +12,8 @@ import type { Operation } from '../framework/route.js';
 import { getJSON, prefixed, putJSON, type Storage } from '../storage/backend.js';
 import { hashStructure, hashValue } from './audit-hash.js';
 import { DiscardSink, FileSink, StdoutSink, type AuditSink } from './file-device.js';
+import { SocketSink, socketTargetOf } from './socket-device.js';
+import { SyslogSink, normalizeSyslogOptions } from './syslog-device.js';
 
 /** What the router tells the broker about a request (the router's AuditEntry). */
 export interface AuditRequest {
@@ -36,7 +38,7 @@ export interface AuditDeviceRecord {
 }
 
 /** One device type: its options (name -> help) and how to build its sink. */
-interface DeviceType {
+export interface DeviceType {
   description: string;
   options: Record<string, string>;
   /** Normalise and check options (throws invalid naming the option). */
@@ -95,6 +97,39 @@ export const AUDIT_DEVICE_TYPES: Record<string, DeviceType> = {
       const mode = options.mode === undefined ? 0o600 : parseInt(options.mode, 8);
       return new FileSink(fp, mode === 0 ? null : mode);
     },
+  },
+  // share (issue 28): Vault's socket and syslog devices.
+  socket: {
+    description: 'Send JSON lines to a TCP, UDP or Unix socket',
+    options: {
+      ...COMMON_OPTIONS,
+      address: 'host:port (tcp, udp) or socket path (unix)',
+      socket_type: 'tcp (default), udp or unix',
+      write_timeout: 'How long one entry may take to send (default 2s); then the device has failed for that entry',
+    },
+    normalize(options) {
+      const out = { ...options };
+      socketTargetOf(out);
+      normalizeCommon(out);
+      return out;
+    },
+    create: (options) => new SocketSink(socketTargetOf(options)),
+  },
+  syslog: {
+    description: 'Send entries to a syslog daemon (severity info)',
+    options: {
+      ...COMMON_OPTIONS,
+      facility: 'Syslog facility (default AUTH; LOCAL0..LOCAL7, DAEMON, ...)',
+      tag: 'Program name in each message (default keyhold)',
+      address: 'udp://host:port (default udp://127.0.0.1:514) or tcp://host:port of the syslog daemon',
+      write_timeout: 'How long one entry may take to send (default 2s)',
+    },
+    normalize(options) {
+      const out = normalizeSyslogOptions(options);
+      normalizeCommon(out);
+      return out;
+    },
+    create: (options) => new SyslogSink(options),
   },
 };
 
@@ -204,7 +239,7 @@ export class AuditBroker {
     try {
       await sink.open();
     } catch (e) {
-      throw invalid('options.file_path', `cannot open for appending: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw invalid(input.type === 'file' ? 'options.file_path' : 'options.address', `cannot open${input.type === 'file' ? ' for appending' : ''}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     const record: AuditDeviceRecord = { path: p, type: input.type, description: input.description ?? '', options, local: input.local ?? false, uuid: randomUUID() };
     const salt = randomBytes(32);
