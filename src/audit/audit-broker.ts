@@ -24,6 +24,13 @@ export interface AuditRequest {
   token: TokenInfo | null;
   data: Record<string, unknown>;
   sensitive: Set<string>;
+  /** The request's headers (only those configured in sys/config/auditing/request-headers are logged). */
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+/** One audited request header (sys/config/auditing/request-headers/:header). */
+export interface AuditedHeader {
+  hmac: boolean;
 }
 
 /** A device as stored in the audit table (and shown by `sys/audit`). */
@@ -169,6 +176,8 @@ export interface AuditDeps {
 }
 
 const TABLE = 'table';
+/** Storage key of the audited request headers. */
+const HEADERS_KEY = 'request-headers';
 
 /** Normalise a device path: "file", "/file/" -> "file/". */
 export function normalizeDevicePath(p: string): string {
@@ -191,9 +200,13 @@ export class AuditBroker {
     return this.devices.size > 0;
   }
 
+  /** Request headers audit entries carry (lower-case name -> whether the value is HMACed). */
+  private headers = new Map<string, AuditedHeader>();
+
   /** Open the devices of the stored audit table (after unseal). A device that cannot open now fails its writes later. */
   async load(): Promise<void> {
     await this.unload();
+    this.headers = new Map(Object.entries((await getJSON<Record<string, AuditedHeader>>(this.deps.storage, HEADERS_KEY)) ?? {}));
     const table = (await getJSON<AuditDeviceRecord[]>(this.deps.storage, TABLE)) ?? [];
     for (const record of table) {
       const type = AUDIT_DEVICE_TYPES[record.type];
@@ -271,6 +284,26 @@ export class AuditBroker {
     d.salt.fill(0);
   }
 
+  /** The audited request headers (sys/config/auditing/request-headers). */
+  auditedHeaders(): Record<string, AuditedHeader> {
+    return Object.fromEntries([...this.headers.entries()].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  /** Audit a request header (lower-cased, as Vault keys them), its value HMACed when `hmac`. */
+  async setAuditedHeader(name: string, hmac: boolean): Promise<void> {
+    const next = new Map(this.headers).set(name.toLowerCase(), { hmac });
+    await putJSON(this.deps.storage, HEADERS_KEY, Object.fromEntries(next));
+    this.headers = next;
+  }
+
+  /** Stop auditing a request header. */
+  async deleteAuditedHeader(name: string): Promise<void> {
+    const next = new Map(this.headers);
+    next.delete(name.toLowerCase());
+    await putJSON(this.deps.storage, HEADERS_KEY, Object.fromEntries(next));
+    this.headers = next;
+  }
+
   /** Enabled devices, keyed by path (sys/audit). */
   list(): Record<string, Omit<AuditDeviceRecord, 'uuid'>> {
     const out: Record<string, Omit<AuditDeviceRecord, 'uuid'>> = {};
@@ -326,6 +359,18 @@ export class AuditBroker {
     if (ok === 0) throw unavailable('audit: no enabled audit device could record the request; refusing to serve it');
   }
 
+  /** The configured request headers present on a request, as Vault logs them: name -> list of values. */
+  private headersOf(headers: Record<string, string | string[] | undefined>, d: LiveDevice): Record<string, string[]> | undefined {
+    let out: Record<string, string[]> | undefined;
+    for (const [name, conf] of this.headers) {
+      const v = headers[name];
+      if (v === undefined) continue;
+      const values = Array.isArray(v) ? v : [v];
+      (out ??= {})[name] = conf.hmac ? values.map((x) => hashValue(d.salt, x)) : values;
+    }
+    return out;
+  }
+
   private entryFor(d: LiveDevice, type: 'request' | 'response', e: AuditRequest, status?: number, body?: unknown): Record<string, unknown> {
     const h = (s: string) => hashValue(d.salt, s);
     const mount = this.deps.mountOf(e.path);
@@ -353,6 +398,7 @@ export class AuditBroker {
         namespace: { id: 'root' },
         path: e.path,
         data: Object.keys(e.data).length ? hashData(e.data, d.salt, sensitive, mount?.config.audit_non_hmac_request_keys) : undefined,
+        headers: this.headers.size && e.headers ? this.headersOf(e.headers, d) : undefined,
         remote_address: e.remoteAddress,
       },
     };

@@ -64,6 +64,8 @@ export interface AuditEntry {
   data: Record<string, unknown>;
   /** Names of sensitive fields per the route declaration. */
   sensitive: Set<string>;
+  /** The request's headers (the audit broker logs those configured in sys/config/auditing/request-headers). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /** What the router needs from the core. */
@@ -647,7 +649,7 @@ export class Router {
   }
 
   private auditEntry(f: Flow): AuditEntry {
-    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!) };
+    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!), headers: f.req.headers };
   }
 
   /** The request's token when the core can tell without storage (the hot path), else undefined. */

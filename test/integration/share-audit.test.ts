@@ -122,6 +122,28 @@ describe('socket audit device', () => {
   });
 });
 
+describe('sys/config/auditing/request-headers', () => {
+  it('logs the configured request headers, HMACed where asked, and no others', async () => {
+    const file = join(d.dir, 'headers.log');
+    await must('PUT', 'sys/audit/hfile', { type: 'file', options: { file_path: file } });
+    await must('POST', 'sys/config/auditing/request-headers/X-Forwarded-For', { hmac: false });
+    await must('POST', 'sys/config/auditing/request-headers/x-team', { hmac: true });
+    expect((await must('GET', 'sys/config/auditing/request-headers', undefined, 200)).body.data).toEqual({ headers: { 'x-forwarded-for': { hmac: false }, 'x-team': { hmac: true } } });
+    expect((await must('GET', 'sys/config/auditing/request-headers/x-team', undefined, 200)).body.data).toEqual({ 'x-team': { hmac: true } });
+    const r = await d.req('GET', 'kv/a', undefined, { headers: { 'X-Forwarded-For': '10.1.2.3', 'X-Team': 'payments', 'X-Other': 'nope' } });
+    expect(r.status).toBe(200);
+    const entry = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'request' && e.request.path === 'kv/a');
+    expect(entry.request.headers['x-forwarded-for']).toEqual(['10.1.2.3']);
+    expect(entry.request.headers['x-team'][0]).toMatch(/^hmac-sha256:/);
+    expect(entry.request.headers['x-other']).toBeUndefined();
+    await must('DELETE', 'sys/config/auditing/request-headers/x-team');
+    expect((await d.req('GET', 'sys/config/auditing/request-headers/x-team')).status).toBe(404);
+    const bad = await d.req('POST', 'sys/config/auditing/request-headers/bad%20header', {});
+    expect(bad.status).toBe(400);
+    await must('DELETE', 'sys/audit/hfile');
+  });
+});
+
 const RSYSLOGD = ['/usr/sbin/rsyslogd', '/sbin/rsyslogd'].find((p) => existsSync(p)) ?? (spawnSync('sh', ['-c', 'command -v rsyslogd']).stdout?.toString().trim() || undefined);
 
 describe.skipIf(!RSYSLOGD)('syslog audit device with a real rsyslogd', () => {

@@ -2,6 +2,7 @@
 import type { AnyRoute } from '../../framework/route.js';
 import { quotaRoutes } from './quota-routes.js';
 import { remountRoutes } from './remount.js';
+import { auditHeaderRoutes } from './audit-header-routes.js';
 
 /** Quotas, remount, and the operator routes of issue 28. */
-export const shareRoutes: AnyRoute[] = [...quotaRoutes, ...remountRoutes];
+export const shareRoutes: AnyRoute[] = [...quotaRoutes, ...remountRoutes, ...auditHeaderRoutes];
