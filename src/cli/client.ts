@@ -35,7 +35,7 @@ export class Client {
   }
 
   /** Send a request to `/v1/<path>`; throws ServerError on >= 400 (unless `allowStatus` includes it). */
-  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string>; onChunk?: (chunk: Buffer) => void } = {}): Promise<ApiResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Vault-Request': 'true', ...opts.headers };
     if (this.token) headers['X-Vault-Token'] = this.token;
@@ -50,6 +50,13 @@ export class Client {
     const res = await new Promise<ApiResponse>((resolve, reject) => {
       let req;
       const onRes = (r: import('node:http').IncomingMessage) => {
+        // A streamed answer (sys/monitor): each chunk goes to the caller as it arrives.
+        if (opts.onChunk && (r.statusCode ?? 0) < 400) {
+          r.on('data', opts.onChunk);
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: null }));
+          r.on('error', reject);
+          return;
+        }
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {

@@ -14,6 +14,7 @@ import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
 import * as quota from './commands/quota.js';
+import * as monitor from './commands/monitor.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 
@@ -38,7 +39,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service, quota]) m.register(program, ctx);
+  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service, quota, monitor]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

@@ -33,8 +33,22 @@ export interface Reply {
   dataJson?: string | Buffer | readonly Buffer[];
   /** Response headers the engine sets; only those its mount's allowed_response_headers lists reach the client (sys: all). */
   headers?: Record<string, string>;
+  /**
+   * A streamed answer (sys/monitor): the router opens a 200 text/plain stream and hands it over;
+   * the handler writes until it ends the stream or the client goes away.
+   */
+  stream?: { contentType: string; start(out: ReplyStream): void };
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
+}
+
+/** The stream of a streamed answer. */
+export interface ReplyStream {
+  /** Send text now (false: the client is gone). */
+  write(text: string): boolean;
+  end(): void;
+  /** Called once when the client goes away or the stream ends. */
+  onClose(fn: () => void): void;
 }
 
 /** A handler: typed input -> domain call -> reply. */

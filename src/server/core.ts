@@ -40,6 +40,10 @@ import type { HaStatus } from '../engines/sys/sys-core.js';
 import { MigrationLog } from '../engines/sys/remount.js';
 import { attachQuotas, QUOTA_STORAGE_PREFIX } from '../quotas/attach-quotas.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
+import { attachCors, CORS_KEY, type CorsPolicy } from './cors.js';
+import type { LogControl } from '../framework/log-control.js';
+import { InFlightRequests } from './in-flight.js';
+import { recordVersion, versionHistory } from './version-history.js';
 
 /** Options the daemon passes in. */
 export interface CoreOptions {
@@ -55,6 +59,8 @@ export interface CoreOptions {
   kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
   seals?: ConfiguredSeals;
+  /** The daemon's log control (sys/loggers, sys/monitor); without it those routes answer 400. */
+  logs?: LogControl;
   /** The server's api_addr (identity tokens' default issuer). */
   apiAddr?: string;
 }
@@ -122,6 +128,12 @@ export class Core implements RouterCore, CoreServices {
   audit?: AuditHook;
   /** Rate-limit quotas (sys/quotas/*; the router's quota stage asks them). */
   readonly quotas: QuotaManager;
+  /** CORS for browsers (sys/config/cors; the router's first step). */
+  readonly cors: CorsPolicy;
+  /** Runtime log levels and monitors (sys/loggers, sys/monitor). */
+  readonly logs?: LogControl;
+  /** Requests in progress on this node (sys/in-flight-req; the router adds and removes them). */
+  readonly inFlight = new InFlightRequests();
   /** Set on a cluster node (HA storage): the router's forwarding decisions. */
   cluster?: ClusterRouting;
   /** Seal configuration, shares collected, rekeys, seal migration. */
@@ -167,6 +179,12 @@ export class Core implements RouterCore, CoreServices {
     this.audit = attachAudit(this);
     // share: rate-limit quotas (src/quotas), loaded after unseal.
     this.quotas = attachQuotas(this);
+    this.cors = attachCors(this);
+    this.logs = opts.logs;
+    // The storage remembers each version it has run under (sys/version-history); the node that writes records it.
+    this.afterUnseal.push(async () => {
+      if (!this.standbyMode) await recordVersion(this.barrier, this.version, this.clock.now());
+    });
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;
@@ -305,6 +323,7 @@ export class Core implements RouterCore, CoreServices {
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
     // share: another node changed a quota or the quota config.
     if (key.startsWith(QUOTA_STORAGE_PREFIX)) return this.quotas.reload();
+    if (key === CORS_KEY) return this.cors.reload();
     if (key.startsWith('sys/identity/')) {
       this.identity.clear();
       return;
@@ -735,6 +754,18 @@ export class Core implements RouterCore, CoreServices {
     m.routes = ENGINES.kv!.routes;
     m.instance = v2 as unknown as Mounted['instance'];
     return ['Upgrading mount from version 1 to version 2. This mount will be unavailable for a brief period and will resume service shortly.'];
+  }
+
+  // ---- share (issue 28): operator information ----
+
+  /** sys/in-flight-req. */
+  inFlightRequests(): Record<string, Record<string, string>> {
+    return this.inFlight.view();
+  }
+
+  /** sys/version-history. */
+  versionHistory(): Promise<{ keys: string[]; key_info: Record<string, unknown> }> {
+    return versionHistory(this.barrier);
   }
 
   // ---- share (issue 28): sys/remount ----

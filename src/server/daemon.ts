@@ -1,7 +1,7 @@
 /** `keyhold server`: config -> storage -> unseal -> listen -> graceful stop. */
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createLogger } from '../framework/logger.js';
+import { LogControl } from '../framework/log-control.js';
 import { runtimeDir } from '../framework/paths.js';
 import { ConfigError, resolveConfig, type ServerFlags } from './config.js';
 import { InmemBackend } from '../storage/inmem.js';
@@ -43,13 +43,16 @@ function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
 /** Run the daemon until SIGTERM/SIGINT. */
 export async function runServer(flags: ServerFlags): Promise<void> {
   const cfg = resolveConfig(flags);
-  const logger = createLogger(cfg.log_level);
+  // share: named loggers whose levels sys/loggers changes at runtime, tapped by sys/monitor.
+  const logs = new LogControl(cfg.log_level);
+  const logger = logs.logger('core');
   let backend: Backend;
   let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
   else if (cfg.storage.type === 'postgresql') {
     try {
-      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => logger.warn(msg, fields) });
+      const storageLog = logs.logger('storage');
+      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => storageLog.warn(msg, fields) });
       await pgBackend.open();
     } catch (e) {
       await pgBackend?.close().catch(() => {});
@@ -104,6 +107,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     maxRequestSize: cfg.max_request_size,
     version: VERSION,
     seals,
+    logs,
     kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })),
     standby: ha !== null,
     apiAddr: cfg.api_addr,
@@ -148,6 +152,8 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     try {
+      // Monitor streams never finish on their own: end them so in-flight requests can drain.
+      logs.closeMonitors();
       await listeners.close();
       await core.close();
       logger.info('stopped');

@@ -20,7 +20,10 @@ import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
 import { allowedResponseHeaders, engineRequestHeaders } from './mount-headers.js';
 import { applyQuotas } from './quota-stage.js';
+import { openStream } from './stream-reply.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
+import type { CorsPolicy } from './cors.js';
+import type { InFlightRequests } from './in-flight.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -88,6 +91,10 @@ export interface RouterCore {
   cluster?: ClusterRouting;
   /** Rate-limit quotas (share, issue 28); every node enforces them. */
   quotas?: QuotaManager;
+  /** CORS policy (share, issue 28). */
+  cors?: CorsPolicy;
+  /** Requests in progress (sys/in-flight-req). */
+  inFlight?: InFlightRequests;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -223,6 +230,10 @@ export class Flow {
   open = false;
   /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
   wrapTtl = 0;
+  /** Epoch ms when the request arrived (sys/in-flight-req). */
+  readonly started = Date.now();
+  /** A streamed answer is being sent: the request stays in flight until the stream closes. */
+  streaming = false;
 
   constructor(
     readonly req: AnyRequest,
@@ -248,7 +259,17 @@ export class Router {
   /** Handle one HTTP request end to end. */
   async handle(req: AnyRequest, res: ResponseSink): Promise<void> {
     const f = new Flow(req, res);
+    // share: the node's requests in progress (sys/in-flight-req).
+    const inFlight = this.core.inFlight;
+    inFlight?.add(f);
     try {
+      // share: CORS first, as Vault's handler chain has it (an unlisted origin gets nothing else).
+      const cors = this.core.cors;
+      if (cors !== undefined && cors.enabled) {
+        const sink = cors.handle(req.method, req.headers, f.res);
+        if (sink === true) return;
+        f.res = sink;
+      }
       this.parse(f);
       this.wrapRequest(f);
       const reading = this.readBody(f);
@@ -284,6 +305,7 @@ export class Router {
       if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
       else this.fail(f.res, e);
     } finally {
+      if (!f.streaming) inFlight?.delete(f);
       if (f.seen.length) await this.spendTokens(f);
     }
   }
@@ -592,7 +614,7 @@ export class Router {
    */
   private wrapResponse(f: Flow): Promise<void> | void {
     const reply = f.reply;
-    if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
+    if (f.wrapTtl <= 0 || !reply || reply.raw || reply.stream || (reply.status !== undefined && reply.status >= 400)) return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
     const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
@@ -623,6 +645,17 @@ export class Router {
     if (!reply) {
       if (f.op === 'read' || f.op === 'list') throw notFound();
       sendEmpty(f.res);
+      return;
+    }
+    // share: a streamed answer (sys/monitor) takes the connection over (stream-reply.ts).
+    if (reply.stream) {
+      const out = openStream(f.req.socket, f.res, reply.stream.contentType);
+      const inFlight = this.core.inFlight;
+      if (inFlight) {
+        f.streaming = true;
+        out.onClose(() => inFlight.delete(f));
+      }
+      reply.stream.start(out);
       return;
     }
     const mount = f.mounted!.mount;
