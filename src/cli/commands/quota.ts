@@ -19,6 +19,7 @@ export function register(program: Command, ctx: CliContext): void {
   quota
     .command('list')
     .description('List rate-limit quotas with their path and rate')
+    .addHelpText('after', '\nExamples:\n  $ keyhold quota list\n  $ keyhold quota list --format=json')
     .action(async (_o, cmd: Command) => {
       const client = ctx.client(cmd);
       const res = await client.request('LIST', BASE, undefined, { allowStatus: [404] });
@@ -42,6 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('read')
     .description('Read a rate-limit quota')
     .argument('<name>')
+    .addHelpText('after', '\nExamples:\n  $ keyhold quota read transit-cap')
     .action(async (name: string, _o, cmd: Command) => {
       const res = await ctx.client(cmd).read(`${BASE}/${encodeURIComponent(quotaName(name))}`);
       await ctx.print(cmd, res.body?.data ?? null);
@@ -64,6 +66,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('delete')
     .description('Delete a rate-limit quota')
     .argument('<name>')
+    .addHelpText('after', '\nExamples:\n  $ keyhold quota delete transit-cap')
     .action(async (name: string, _o, cmd: Command) => {
       await ctx.client(cmd).delete(`${BASE}/${encodeURIComponent(quotaName(name))}`);
       process.stderr.write(`Success! Data deleted (if it existed) at: ${BASE}/${name}\n`);
