@@ -171,4 +171,23 @@ describe('sys/quotas', () => {
     for (const n of ['cliq', 'cliq2']) expect((await d.cli(['quota', 'delete', n])).exitCode).toBe(0);
     expect((await d.cli(['quota', 'list'])).stdout).not.toContain('cliq');
   });
+
+  it('audits refused requests when enable_rate_limit_audit_logging is on', async () => {
+    const { readFileSync } = await import('node:fs');
+    const file = `${d.dir}/quota-audit.log`;
+    await must('PUT', 'sys/audit/qfile', { type: 'file', options: { file_path: file } });
+    await must('POST', 'sys/quotas/config', { enable_rate_limit_audit_logging: true });
+    await must('POST', 'sys/quotas/rate-limit/audited', { path: 'transit/encrypt/b', rate: 1, interval: '1m' });
+    expect((await encrypt('b')).status).toBe(200);
+    expect((await encrypt('b')).status).toBe(429);
+    // The refusal is answered first and audited right after (as Vault does).
+    const refusedEntry = () => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'response' && e.response?.status === 429);
+    for (let i = 0; i < 100 && !refusedEntry(); i++) await new Promise((r) => setTimeout(r, 20));
+    const refused = refusedEntry();
+    expect(refused.request.path).toBe('transit/encrypt/b');
+    expect(refused.error).toBe('request path "transit/encrypt/b": rate limit quota exceeded');
+    await must('DELETE', 'sys/quotas/rate-limit/audited');
+    await must('POST', 'sys/quotas/config', { enable_rate_limit_audit_logging: false });
+    await must('DELETE', 'sys/audit/qfile');
+  });
 });
