@@ -32,7 +32,13 @@ async function setQuotas(ctx, on) {
 }
 
 async function measure(ctx) {
-  const spec = { target: ctx.kh.unix, pid: ctx.kh.pid, path: `/v1/transit/encrypt/${KEY}`, headers: { 'X-Vault-Token': ctx.token }, body: { plaintext: PT64 } };
+  const spec = {
+    target: ctx.kh.unix,
+    pid: ctx.kh.pid,
+    path: `/v1/transit/encrypt/${KEY}`,
+    headers: { 'X-Vault-Token': ctx.token },
+    body: { plaintext: PT64 },
+  };
   const c0 = cpuSecondsOf(ctx.kh.pid);
   const r = await runLoad({ warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec, ...spec });
   const c1 = cpuSecondsOf(ctx.kh.pid);
@@ -46,7 +52,8 @@ export const quotaCases = [
     id: 'encrypt-with-quota',
     unit: 'req/s',
     checks: [ge('ratio', 0.97)],
-    describe: 'encrypt 64 B over the Unix socket, 16 connections, under a rate-limit quota never hit (and quotas on other paths); baseline: the same encrypt with no quota, same run, interleaved',
+    describe:
+      'encrypt 64 B over the Unix socket, 16 connections, under a rate-limit quota never hit (and quotas on other paths); baseline: the same encrypt with no quota, same run, interleaved',
     async run(ctx) {
       await ensureKey(ctx, KEY, 'aes256-gcm96');
       requireFeature(await api(ctx.kh.unix, 'GET', 'sys/quotas/config', undefined, ctx.rootToken), 'sys/quotas');
@@ -69,7 +76,14 @@ export const quotaCases = [
       return {
         value: rps(quota),
         baseline: rps(plain),
-        detail: { cpu_us_per_req: cpu(quota), baseline_cpu_us_per_req: cpu(plain), reps: quota.map((r) => Math.round(r.rps)), baseline_reps: plain.map((r) => Math.round(r.rps)), p99_ms: median(quota.map((r) => r.latency.p99)), baseline_p99_ms: median(plain.map((r) => r.latency.p99)) },
+        detail: {
+          cpu_us_per_req: cpu(quota),
+          baseline_cpu_us_per_req: cpu(plain),
+          reps: quota.map((r) => Math.round(r.rps)),
+          baseline_reps: plain.map((r) => Math.round(r.rps)),
+          p99_ms: median(quota.map((r) => r.latency.p99)),
+          baseline_p99_ms: median(plain.map((r) => r.latency.p99)),
+        },
         bad,
       };
     },

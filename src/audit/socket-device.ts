@@ -22,13 +22,18 @@ export interface SocketTarget {
 /** Parse and check the device's options (400 naming the option). */
 export function socketTargetOf(options: Record<string, string>): SocketTarget {
   const type = (options.socket_type ?? 'tcp') || 'tcp';
-  if (type !== 'tcp' && type !== 'udp' && type !== 'unix') throw invalid('options.socket_type', `must be tcp, udp or unix, got "${type}"`);
+  if (type !== 'tcp' && type !== 'udp' && type !== 'unix')
+    throw invalid('options.socket_type', `must be tcp, udp or unix, got "${type}"`);
   const address = options.address ?? '';
   if (address === '') throw invalid('options.address', 'is required');
   if (type === 'unix') {
-    if (!address.startsWith('/') || address.includes('\0')) throw invalid('options.address', 'must be an absolute socket path for socket_type unix');
+    if (!address.startsWith('/') || address.includes('\0'))
+      throw invalid('options.address', 'must be an absolute socket path for socket_type unix');
   } else hostPort('options.address', address);
-  const timeout = options.write_timeout === undefined || options.write_timeout === '' ? 2 : parseDuration('options.write_timeout', options.write_timeout);
+  const timeout =
+    options.write_timeout === undefined || options.write_timeout === ''
+      ? 2
+      : parseDuration('options.write_timeout', options.write_timeout);
   if (timeout <= 0) throw invalid('options.write_timeout', 'must be positive');
   return { type, address, timeoutMs: timeout * 1000 };
 }
@@ -100,27 +105,33 @@ export class SocketSink implements AuditSink {
   private connection(): Promise<Socket> {
     if (this.closed) return Promise.reject(new Error('audit socket device is closed'));
     if (this.conn && !this.conn.destroyed) return Promise.resolve(this.conn);
-    this.connecting ??= withTimeout(this.target.timeoutMs, `audit socket ${this.target.address}: connect timed out`, () =>
-      new Promise<Socket>((resolve, reject) => {
-        const sock = this.target.type === 'unix' ? createConnection(this.target.address) : createConnection(hostPort('options.address', this.target.address));
-        sock.once('connect', () => {
-          sock.removeListener('error', reject);
-          // A later failure only drops the connection; the next write reconnects.
-          sock.on('error', () => sock.destroy());
-          sock.on('close', () => {
-            if (this.conn === sock) this.conn = null;
+    this.connecting ??= withTimeout(
+      this.target.timeoutMs,
+      `audit socket ${this.target.address}: connect timed out`,
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const sock =
+            this.target.type === 'unix'
+              ? createConnection(this.target.address)
+              : createConnection(hostPort('options.address', this.target.address));
+          sock.once('connect', () => {
+            sock.removeListener('error', reject);
+            // A later failure only drops the connection; the next write reconnects.
+            sock.on('error', () => sock.destroy());
+            sock.on('close', () => {
+              if (this.conn === sock) this.conn = null;
+            });
+            // Lines go one way; anything the listener sends back is read and ignored.
+            sock.on('data', () => {});
+            sock.unref();
+            this.conn = sock;
+            resolve(sock);
           });
-          // Lines go one way; anything the listener sends back is read and ignored.
-          sock.on('data', () => {});
-          sock.unref();
-          this.conn = sock;
-          resolve(sock);
-        });
-        sock.once('error', (e) => {
-          sock.destroy();
-          reject(e);
-        });
-      }),
+          sock.once('error', (e) => {
+            sock.destroy();
+            reject(e);
+          });
+        }),
     ).finally(() => {
       this.connecting = null;
     });

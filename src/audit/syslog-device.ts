@@ -13,8 +13,26 @@ import { SocketSink, hostPort, socketTargetOf } from './socket-device.js';
 
 /** Syslog facility codes (RFC 5424 section 6.2.1), by the names Vault's device accepts. */
 const FACILITIES: Record<string, number> = {
-  KERN: 0, USER: 1, MAIL: 2, DAEMON: 3, AUTH: 4, SYSLOG: 5, LPR: 6, NEWS: 7, UUCP: 8, CRON: 9, AUTHPRIV: 10, FTP: 11,
-  LOCAL0: 16, LOCAL1: 17, LOCAL2: 18, LOCAL3: 19, LOCAL4: 20, LOCAL5: 21, LOCAL6: 22, LOCAL7: 23,
+  KERN: 0,
+  USER: 1,
+  MAIL: 2,
+  DAEMON: 3,
+  AUTH: 4,
+  SYSLOG: 5,
+  LPR: 6,
+  NEWS: 7,
+  UUCP: 8,
+  CRON: 9,
+  AUTHPRIV: 10,
+  FTP: 11,
+  LOCAL0: 16,
+  LOCAL1: 17,
+  LOCAL2: 18,
+  LOCAL3: 19,
+  LOCAL4: 20,
+  LOCAL5: 21,
+  LOCAL6: 22,
+  LOCAL7: 23,
 };
 const SEVERITY_INFO = 6;
 
@@ -25,10 +43,15 @@ export const DEFAULT_SYSLOG_ADDRESS = 'udp://127.0.0.1:514';
 export function normalizeSyslogOptions(options: Record<string, string>): Record<string, string> {
   const out = { ...options };
   const facility = (out.facility ?? 'AUTH').toUpperCase() || 'AUTH';
-  if (FACILITIES[facility] === undefined) throw invalid('options.facility', `unknown facility "${out.facility}"; one of ${Object.keys(FACILITIES).join(', ')}`);
+  if (FACILITIES[facility] === undefined)
+    throw invalid(
+      'options.facility',
+      `unknown facility "${out.facility}"; one of ${Object.keys(FACILITIES).join(', ')}`,
+    );
   out.facility = facility;
   const tag = out.tag ?? 'keyhold';
-  if (!/^[\w.\-/]{1,32}$/.test(tag)) throw invalid('options.tag', 'must be 1 to 32 letters, digits, ".", "-", "_" or "/"');
+  if (!/^[\w.\-/]{1,32}$/.test(tag))
+    throw invalid('options.tag', 'must be 1 to 32 letters, digits, ".", "-", "_" or "/"');
   out.tag = tag;
   out.address = out.address || DEFAULT_SYSLOG_ADDRESS;
   transportOf(out.address);
@@ -38,7 +61,8 @@ export function normalizeSyslogOptions(options: Record<string, string>): Record<
 
 function transportOf(address: string): { type: 'udp' | 'tcp'; address: string } {
   const m = /^(udp|tcp):\/\/(.+)$/.exec(address);
-  if (!m) throw invalid('options.address', `must be udp://host:port or tcp://host:port, got "${address.slice(0, 100)}"`);
+  if (!m)
+    throw invalid('options.address', `must be udp://host:port or tcp://host:port, got "${address.slice(0, 100)}"`);
   hostPort('options.address', m[2]!);
   return { type: m[1] as 'udp' | 'tcp', address: m[2]! };
 }

@@ -61,7 +61,12 @@ export class LogControl {
       const n = LOG_LEVELS[level];
       if (n < s.min && n < this.monitorMin) return;
       const time = new Date().toISOString();
-      if (n >= s.min) this.write(JSON.stringify(name === 'core' ? { time, level, msg, ...fields } : { time, level, logger: name, msg, ...fields }) + '\n');
+      if (n >= s.min)
+        this.write(
+          JSON.stringify(
+            name === 'core' ? { time, level, msg, ...fields } : { time, level, logger: name, msg, ...fields },
+          ) + '\n',
+        );
       if (n >= this.monitorMin) {
         const rec: LogRecord = { time, level, logger: name, msg, fields };
         for (const m of this.monitors) if (n >= m.min) m.send(rec);
@@ -72,7 +77,9 @@ export class LogControl {
 
   /** Every logger's level (sys/loggers). */
   levels(): Record<string, Level> {
-    return Object.fromEntries([...this.named.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v.level]));
+    return Object.fromEntries(
+      [...this.named.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, v.level]),
+    );
   }
 
   has(name: string): boolean {
@@ -127,7 +134,9 @@ export class LogControl {
 /** A record as sys/monitor's "standard" format prints it (Vault's text lines): time [LEVEL] logger: msg key=value ... */
 export function standardLine(r: LogRecord): string {
   let line = `${r.time} [${r.level.toUpperCase()}] ${r.logger}: ${r.msg}`;
-  if (r.fields) for (const [k, v] of Object.entries(r.fields)) line += ` ${k}=${typeof v === 'string' ? (/\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`;
+  if (r.fields)
+    for (const [k, v] of Object.entries(r.fields))
+      line += ` ${k}=${typeof v === 'string' ? (/\s/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v)}`;
   return line + '\n';
 }
 

@@ -61,7 +61,8 @@ export class QuotaIndex {
       const q = mq.exact.get(sub);
       if (q) return q;
     }
-    for (let i = 0; i < mq.prefixes.length; i++) if (sub.startsWith(mq.prefixes[i]!.prefix)) return mq.prefixes[i]!.quota;
+    for (let i = 0; i < mq.prefixes.length; i++)
+      if (sub.startsWith(mq.prefixes[i]!.prefix)) return mq.prefixes[i]!.quota;
     return mq.mount ?? this.global;
   }
 }

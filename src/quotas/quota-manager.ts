@@ -6,7 +6,6 @@
  * (`reload`).
  */
 import { invalid } from '../framework/errors.js';
-import type { Logger } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { QuotaIndex } from './quota-index.js';
 import { RateLimiter, type RateLimitRecord, type Verdict } from './rate-limit.js';
@@ -38,12 +37,15 @@ export class QuotaManager {
   private index = new QuotaIndex([]);
   private exact = new Set<string>(DEFAULT_EXEMPT_PATHS);
   private exemptPrefixes: string[] = [];
-  config: QuotaConfig = { rate_limit_exempt_paths: [...DEFAULT_EXEMPT_PATHS], enable_rate_limit_audit_logging: false, enable_rate_limit_response_headers: false };
+  config: QuotaConfig = {
+    rate_limit_exempt_paths: [...DEFAULT_EXEMPT_PATHS],
+    enable_rate_limit_audit_logging: false,
+    enable_rate_limit_response_headers: false,
+  };
 
   constructor(
     /** Barrier storage scoped to `sys/quotas/`. */
     private readonly storage: Storage,
-    private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -55,7 +57,13 @@ export class QuotaManager {
   /** Read records and config (after unseal, or when another node changed them). */
   async reload(): Promise<void> {
     const config = await getJSON<QuotaConfig>(this.storage, CONFIG_KEY);
-    this.applyConfig(config ?? { rate_limit_exempt_paths: [...DEFAULT_EXEMPT_PATHS], enable_rate_limit_audit_logging: false, enable_rate_limit_response_headers: false });
+    this.applyConfig(
+      config ?? {
+        rate_limit_exempt_paths: [...DEFAULT_EXEMPT_PATHS],
+        enable_rate_limit_audit_logging: false,
+        enable_rate_limit_response_headers: false,
+      },
+    );
     const next = new Map<string, RateLimiter>();
     for (const name of await this.storage.list(RATE_PREFIX)) {
       if (name.endsWith('/')) continue;
@@ -88,7 +96,12 @@ export class QuotaManager {
   async put(rec: RateLimitRecord): Promise<void> {
     for (const q of this.limiters.values()) {
       const r = q.record;
-      if (r.name !== rec.name && r.mount_path === rec.mount_path && r.path_suffix === rec.path_suffix && r.role === rec.role) {
+      if (
+        r.name !== rec.name &&
+        r.mount_path === rec.mount_path &&
+        r.path_suffix === rec.path_suffix &&
+        r.role === rec.role
+      ) {
         throw invalid(`quota rule with similar properties exists under the name "${r.name}"`);
       }
     }

@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CorsConfig } from '../engines/sys/cors-routes.js';
 import { invalid } from '../framework/errors.js';
+import type { LifecycleEvents } from '../framework/events.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { withLateHeaders } from './forward.js';
 import { sendError, type ResponseSink } from './respond.js';
@@ -44,11 +45,21 @@ export class CorsPolicy {
 
   /** The config as sys/config/cors reads it. */
   view(): CorsConfig {
-    return { enabled: this.config.enabled, allowed_origins: [...this.config.allowed_origins], allowed_headers: [...this.config.allowed_headers] };
+    return {
+      enabled: this.config.enabled,
+      allowed_origins: [...this.config.allowed_origins],
+      allowed_headers: [...this.config.allowed_headers],
+    };
   }
 
   async reload(): Promise<void> {
-    this.apply((await getJSON<CorsConfig>(this.storage, CORS_KEY)) ?? { enabled: false, allowed_origins: [], allowed_headers: [] });
+    this.apply(
+      (await getJSON<CorsConfig>(this.storage, CORS_KEY)) ?? {
+        enabled: false,
+        allowed_origins: [],
+        allowed_headers: [],
+      },
+    );
   }
 
   clear(): void {
@@ -57,10 +68,16 @@ export class CorsPolicy {
 
   /** Write a config (checked as Vault checks it; 400 naming the field). */
   async set(c: CorsConfig): Promise<void> {
-    if (c.enabled && c.allowed_origins.length === 0) throw invalid('allowed_origins', 'at least one origin or the wildcard "*" must be given');
-    if (c.allowed_origins.includes('*') && c.allowed_origins.length > 1) throw invalid('allowed_origins', 'to allow all origins "*" must be the only value');
-    for (const o of c.allowed_origins) if (o !== '*' && !/^https?:\/\/[^\s/]+$/.test(o)) throw invalid('allowed_origins', `"${o.slice(0, 100)}" is not an origin (scheme://host[:port])`);
-    for (const h of c.allowed_headers) if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(h)) throw invalid('allowed_headers', `"${h.slice(0, 64)}" is not a valid header name`);
+    if (c.enabled && c.allowed_origins.length === 0)
+      throw invalid('allowed_origins', 'at least one origin or the wildcard "*" must be given');
+    if (c.allowed_origins.includes('*') && c.allowed_origins.length > 1)
+      throw invalid('allowed_origins', 'to allow all origins "*" must be the only value');
+    for (const o of c.allowed_origins)
+      if (o !== '*' && !/^https?:\/\/[^\s/]+$/.test(o))
+        throw invalid('allowed_origins', `"${o.slice(0, 100)}" is not an origin (scheme://host[:port])`);
+    for (const h of c.allowed_headers)
+      if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(h))
+        throw invalid('allowed_headers', `"${h.slice(0, 64)}" is not a valid header name`);
     await putJSON(this.storage, CORS_KEY, c);
     this.apply(c);
   }
@@ -105,14 +122,26 @@ export class CorsPolicy {
 /** What `attachCors` needs from the core. */
 export interface CorsHost {
   readonly barrier: Storage;
-  readonly afterUnseal: Array<() => Promise<void>>;
-  readonly beforeSeal: Array<() => Promise<void>>;
+  /** Lifecycle events: loaded after unseal, forgotten before seal. */
+  readonly events: Pick<LifecycleEvents, 'on'>;
 }
 
 /** Build the CORS policy of a core: loaded after unseal, forgotten before seal. */
 export function attachCors(core: CorsHost): CorsPolicy {
   const cors = new CorsPolicy(core.barrier);
-  core.afterUnseal.push(() => cors.reload());
-  core.beforeSeal.push(async () => cors.clear());
+  core.events.on('after-unseal', () => cors.reload());
+  core.events.on('before-seal', async () => cors.clear());
   return cors;
+}
+
+/** The router's CORS step: true when the request has been answered (refused origin, preflight). */
+export function corsStep(
+  cors: CorsPolicy | undefined,
+  f: { req: { method?: string; headers: IncomingHttpHeaders }; res: ResponseSink },
+): boolean {
+  if (cors === undefined || !cors.enabled) return false;
+  const sink = cors.handle(f.req.method, f.req.headers, f.res);
+  if (sink === true) return true;
+  f.res = sink;
+  return false;
 }

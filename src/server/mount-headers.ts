@@ -7,6 +7,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MountInfo } from '../framework/context.js';
+import { withLateHeaders } from './forward.js';
+import type { ResponseSink } from './respond.js';
 
 const NO_HEADERS: IncomingHttpHeaders = Object.freeze({}) as IncomingHttpHeaders;
 
@@ -29,7 +31,10 @@ export function engineRequestHeaders(mount: MountInfo, headers: IncomingHttpHead
 }
 
 /** The reply headers of the engine of `mount` that may reach the client, or null when none may. */
-export function allowedResponseHeaders(mount: MountInfo, headers: Record<string, string>): Record<string, string> | null {
+export function allowedResponseHeaders(
+  mount: MountInfo,
+  headers: Record<string, string>,
+): Record<string, string> | null {
   if (isSystem(mount)) return headers;
   const list = mount.config.allowed_response_headers;
   if (!Array.isArray(list) || list.length === 0) return null;
@@ -37,4 +42,10 @@ export function allowedResponseHeaders(mount: MountInfo, headers: Record<string,
   let out: Record<string, string> | null = null;
   for (const [k, v] of Object.entries(headers)) if (allowed.has(k.toLowerCase())) (out ??= {})[k] = v;
   return out;
+}
+
+/** The sink to answer through: the same one, or one adding the engine's allowed reply headers. */
+export function withEngineHeaders(res: ResponseSink, mount: MountInfo, headers: Record<string, string>): ResponseSink {
+  const allowed = allowedResponseHeaders(mount, headers);
+  return allowed ? withLateHeaders(res, () => allowed) : res;
 }

@@ -43,6 +43,20 @@ export interface QuotaAuditEntry {
   sensitive: Set<string>;
 }
 
+/** The router's quota step: nothing to do (false) when no quota exists, else applyQuotas. */
+export function quotaStep(
+  core: {
+    quotas?: QuotaManager;
+    audit?: QuotaAudit;
+    logger: { warn(msg: string, fields?: Record<string, unknown>): void };
+  },
+  f: QuotaFlow,
+): boolean | Promise<boolean> {
+  const quotas = core.quotas;
+  if (quotas === undefined || quotas.empty) return false;
+  return applyQuotas(quotas, f, core.audit, (m, x) => core.logger.warn(m, x));
+}
+
 /** An engine that can tell the role of a login request (AppRole resolves role_id; JWT reads `role`). */
 interface RoleResolver {
   resolveLoginRole?(data: Record<string, unknown>): Promise<string | undefined> | string | undefined;
@@ -52,12 +66,21 @@ interface RoleResolver {
  * Apply the quotas to a resolved request. Returns true when the request was refused and answered
  * (429), false when it goes on; a promise only when a role quota needs the login's role looked up.
  */
-export function applyQuotas(quotas: QuotaManager, f: QuotaFlow, audit: QuotaAudit | undefined, warn: (msg: string, fields: Record<string, unknown>) => void): boolean | Promise<boolean> {
+export function applyQuotas(
+  quotas: QuotaManager,
+  f: QuotaFlow,
+  audit: QuotaAudit | undefined,
+  warn: (msg: string, fields: Record<string, unknown>) => void,
+): boolean | Promise<boolean> {
   const mount = f.mounted!.mount;
   if (f.sub === 'login' || f.sub.startsWith('login/')) {
     if (quotas.needsRole(mount.path)) {
       const resolver = f.mounted!.instance as RoleResolver;
-      const role = resolver.resolveLoginRole ? resolver.resolveLoginRole(f.raw) : typeof f.raw.role === 'string' ? f.raw.role : undefined;
+      const role = resolver.resolveLoginRole
+        ? resolver.resolveLoginRole(f.raw)
+        : typeof f.raw.role === 'string'
+          ? f.raw.role
+          : undefined;
       if (role instanceof Promise) return role.then((r) => decide(quotas, f, mount, r, audit, warn));
       return decide(quotas, f, mount, role, audit, warn);
     }
@@ -65,7 +88,14 @@ export function applyQuotas(quotas: QuotaManager, f: QuotaFlow, audit: QuotaAudi
   return decide(quotas, f, mount, undefined, audit, warn);
 }
 
-function decide(quotas: QuotaManager, f: QuotaFlow, mount: MountInfo, role: string | undefined, audit: QuotaAudit | undefined, warn: (msg: string, fields: Record<string, unknown>) => void): boolean | Promise<boolean> {
+function decide(
+  quotas: QuotaManager,
+  f: QuotaFlow,
+  mount: MountInfo,
+  role: string | undefined,
+  audit: QuotaAudit | undefined,
+  warn: (msg: string, fields: Record<string, unknown>) => void,
+): boolean | Promise<boolean> {
   const path = trimSlashes(f.path);
   const v = quotas.check(path, mount.path, f.sub, f.req.socket.remoteAddress ?? 'unix', role);
   if (v === null) return false;
@@ -75,18 +105,32 @@ function decide(quotas: QuotaManager, f: QuotaFlow, mount: MountInfo, role: stri
   const message = `request path ${JSON.stringify(path)}: rate limit quota exceeded`;
   sendError(f.res, 429, [message]);
   if (!quotas.config.enable_rate_limit_audit_logging || !audit?.enabled()) return true;
-  const entry: QuotaAuditEntry = { requestId: f.requestId, operation: f.op, path, remoteAddress: f.req.socket.remoteAddress ?? 'unix', token: null, data: {}, sensitive: new Set() };
+  const entry: QuotaAuditEntry = {
+    requestId: f.requestId,
+    operation: f.op,
+    path,
+    remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+    token: null,
+    data: {},
+    sensitive: new Set(),
+  };
   // Best effort, as Vault: the refusal stands whether or not a device logged it.
   return audit
     .request(entry)
     .then(() => audit.response(entry, 429, { errors: [message] }))
-    .catch((e: unknown) => warn('failed to audit a request refused by a rate limit quota', { error: (e as Error)?.message }))
+    .catch((e: unknown) =>
+      warn('failed to audit a request refused by a rate limit quota', { error: (e as Error)?.message }),
+    )
     .then(() => true);
 }
 
 /** The verdict's headers, copied (the verdict object is reused by the next request). */
 function headersOf(v: Verdict): Record<string, string> {
-  const h: Record<string, string> = { 'X-Ratelimit-Limit': String(v.limit), 'X-Ratelimit-Remaining': String(v.remaining), 'X-Ratelimit-Reset': String(v.reset) };
+  const h: Record<string, string> = {
+    'X-Ratelimit-Limit': String(v.limit),
+    'X-Ratelimit-Remaining': String(v.remaining),
+    'X-Ratelimit-Reset': String(v.reset),
+  };
   if (!v.allowed) h['Retry-After'] = String(v.reset);
   return h;
 }

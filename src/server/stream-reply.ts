@@ -5,13 +5,17 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ReplyStream } from '../framework/route.js';
+import type { Reply, ReplyStream } from '../framework/route.js';
 import type { ResponseSink } from './respond.js';
+import type { InFlightFlow, InFlightRequests } from './in-flight.js';
 
 /** Start a 200 stream of `contentType` answering the request on `socket` through `res`. */
 export function openStream(socket: Socket, res: ResponseSink, contentType: string): ReplyStream {
   const headers = { 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
-  if (typeof (res as Partial<ServerResponse>).write === 'function' && typeof (res as Partial<ServerResponse>).flushHeaders === 'function') {
+  if (
+    typeof (res as Partial<ServerResponse>).write === 'function' &&
+    typeof (res as Partial<ServerResponse>).flushHeaders === 'function'
+  ) {
     const r = res as unknown as ServerResponse;
     r.writeHead(200, headers);
     r.flushHeaders();
@@ -38,4 +42,21 @@ export function openStream(socket: Socket, res: ResponseSink, contentType: strin
     },
     onClose: (fn) => socket.once('close', fn),
   };
+}
+
+/**
+ * The router's send step for a streamed answer: open the stream and hand it to the handler; the
+ * request stays in flight (sys/in-flight-req) until the stream closes.
+ */
+export function startStream(
+  f: InFlightFlow & { req: { socket: Socket }; res: ResponseSink; streaming: boolean },
+  stream: NonNullable<Reply['stream']>,
+  inFlight: InFlightRequests | undefined,
+): void {
+  const out = openStream(f.req.socket, f.res, stream.contentType);
+  if (inFlight) {
+    f.streaming = true;
+    out.onClose(() => inFlight.delete(f));
+  }
+  stream.start(out);
 }

@@ -64,7 +64,10 @@ describe('socket audit device', () => {
   it('sends Vault-format entries over TCP; with the listener gone requests fail closed; when it is back they pass and arrive', async () => {
     const port = freePort();
     let l = await listen(port);
-    await must('PUT', 'sys/audit/sock', { type: 'socket', options: { address: `127.0.0.1:${port}`, socket_type: 'tcp', write_timeout: '1s' } });
+    await must('PUT', 'sys/audit/sock', {
+      type: 'socket',
+      options: { address: `127.0.0.1:${port}`, socket_type: 'tcp', write_timeout: '1s' },
+    });
     await must('POST', 'kv/a', { secret: 'hunter2' });
     await until('request and response entries', () => l.lines.filter((x) => x.includes('"kv/a"')).length >= 2);
     const entries = l.lines.map((x) => JSON.parse(x));
@@ -128,11 +131,21 @@ describe('sys/config/auditing/request-headers', () => {
     await must('PUT', 'sys/audit/hfile', { type: 'file', options: { file_path: file } });
     await must('POST', 'sys/config/auditing/request-headers/X-Forwarded-For', { hmac: false });
     await must('POST', 'sys/config/auditing/request-headers/x-team', { hmac: true });
-    expect((await must('GET', 'sys/config/auditing/request-headers', undefined, 200)).body.data).toEqual({ headers: { 'x-forwarded-for': { hmac: false }, 'x-team': { hmac: true } } });
-    expect((await must('GET', 'sys/config/auditing/request-headers/x-team', undefined, 200)).body.data).toEqual({ 'x-team': { hmac: true } });
-    const r = await d.req('GET', 'kv/a', undefined, { headers: { 'X-Forwarded-For': '10.1.2.3', 'X-Team': 'payments', 'X-Other': 'nope' } });
+    expect((await must('GET', 'sys/config/auditing/request-headers', undefined, 200)).body.data).toEqual({
+      headers: { 'x-forwarded-for': { hmac: false }, 'x-team': { hmac: true } },
+    });
+    expect((await must('GET', 'sys/config/auditing/request-headers/x-team', undefined, 200)).body.data).toEqual({
+      'x-team': { hmac: true },
+    });
+    const r = await d.req('GET', 'kv/a', undefined, {
+      headers: { 'X-Forwarded-For': '10.1.2.3', 'X-Team': 'payments', 'X-Other': 'nope' },
+    });
     expect(r.status).toBe(200);
-    const entry = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'request' && e.request.path === 'kv/a');
+    const entry = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === 'request' && e.request.path === 'kv/a');
     expect(entry.request.headers['x-forwarded-for']).toEqual(['10.1.2.3']);
     expect(entry.request.headers['x-team'][0]).toMatch(/^hmac-sha256:/);
     expect(entry.request.headers['x-other']).toBeUndefined();
@@ -144,7 +157,9 @@ describe('sys/config/auditing/request-headers', () => {
   });
 });
 
-const RSYSLOGD = ['/usr/sbin/rsyslogd', '/sbin/rsyslogd'].find((p) => existsSync(p)) ?? (spawnSync('sh', ['-c', 'command -v rsyslogd']).stdout?.toString().trim() || undefined);
+const RSYSLOGD =
+  ['/usr/sbin/rsyslogd', '/sbin/rsyslogd'].find((p) => existsSync(p)) ??
+  (spawnSync('sh', ['-c', 'command -v rsyslogd']).stdout?.toString().trim() || undefined);
 
 describe.skipIf(!RSYSLOGD)('syslog audit device with a real rsyslogd', () => {
   let rs: ChildProcess | undefined;
@@ -175,17 +190,30 @@ describe.skipIf(!RSYSLOGD)('syslog audit device with a real rsyslogd', () => {
     let err = '';
     rs.stderr!.on('data', (c: Buffer) => (err += c.toString()));
     // Ready when the TCP input accepts a connection.
-    await until(`rsyslogd to listen (${err})`, () => spawnSync('bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${tcpPort}`]).status === 0, 10_000);
+    await until(
+      `rsyslogd to listen (${err})`,
+      () => spawnSync('bash', ['-c', `exec 3<>/dev/tcp/127.0.0.1/${tcpPort}`]).status === 0,
+      10_000,
+    );
   }, 20_000);
   afterAll(() => {
     rs?.kill('SIGTERM');
   });
 
   it('rsyslog receives each entry over UDP with the facility, severity info and tag', async () => {
-    await must('PUT', 'sys/audit/syslog', { type: 'syslog', options: { facility: 'LOCAL3', tag: 'kh-audit', address: `udp://127.0.0.1:${udpPort}` } });
+    await must('PUT', 'sys/audit/syslog', {
+      type: 'syslog',
+      options: { facility: 'LOCAL3', tag: 'kh-audit', address: `udp://127.0.0.1:${udpPort}` },
+    });
     await must('POST', 'kv/syslogged', { password: 'hunter2' });
-    await until('the entry in rsyslog output', () => existsSync(out) && readFileSync(out, 'utf8').includes('kv/syslogged'));
-    const lines = readFileSync(out, 'utf8').trim().split('\n').filter((x) => x.includes('kv/syslogged'));
+    await until(
+      'the entry in rsyslog output',
+      () => existsSync(out) && readFileSync(out, 'utf8').includes('kv/syslogged'),
+    );
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .filter((x) => x.includes('kv/syslogged'));
     const [facility, severity, tag, ...rest] = lines[0]!.split(' ');
     expect([facility, severity, tag]).toEqual(['local3', 'info', 'kh-audit']);
     const entry = JSON.parse(rest.join(' ').trim());
@@ -196,10 +224,15 @@ describe.skipIf(!RSYSLOGD)('syslog audit device with a real rsyslogd', () => {
   });
 
   it('and over TCP', async () => {
-    await must('PUT', 'sys/audit/syslogtcp', { type: 'syslog', options: { facility: 'AUTH', address: `tcp://127.0.0.1:${tcpPort}` } });
+    await must('PUT', 'sys/audit/syslogtcp', {
+      type: 'syslog',
+      options: { facility: 'AUTH', address: `tcp://127.0.0.1:${tcpPort}` },
+    });
     await must('POST', 'kv/tcp-syslogged', { x: 'y' });
     await until('the TCP entry in rsyslog output', () => readFileSync(out, 'utf8').includes('kv/tcp-syslogged'));
-    const line = readFileSync(out, 'utf8').split('\n').find((x) => x.includes('kv/tcp-syslogged'))!;
+    const line = readFileSync(out, 'utf8')
+      .split('\n')
+      .find((x) => x.includes('kv/tcp-syslogged'))!;
     expect(line.startsWith('auth info keyhold ')).toBe(true);
     await must('DELETE', 'sys/audit/syslogtcp');
   });

@@ -27,38 +27,59 @@ afterAll(async () => {
 
 describe('sys/config/cors', () => {
   it('is off by default; enabled, answers preflights and names the listed origin; refuses others with 403', async () => {
-    expect((await must('GET', 'sys/config/cors', undefined, 200)).body.data).toMatchObject({ enabled: false, allowed_origins: [] });
+    expect((await must('GET', 'sys/config/cors', undefined, 200)).body.data).toMatchObject({
+      enabled: false,
+      allowed_origins: [],
+    });
     const bad = await d.req('POST', 'sys/config/cors', { enabled: true });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatch(/^allowed_origins: /);
-    await must('POST', 'sys/config/cors', { allowed_origins: ['https://app.example.com'], allowed_headers: ['X-Custom'] });
+    await must('POST', 'sys/config/cors', {
+      allowed_origins: ['https://app.example.com'],
+      allowed_headers: ['X-Custom'],
+    });
     const c = (await must('GET', 'sys/config/cors', undefined, 200)).body.data;
     expect(c.enabled).toBe(true);
     expect(c.allowed_headers).toEqual(expect.arrayContaining(['X-Vault-Token', 'X-Custom']));
 
-    const pre = await httpReq({ base: d.tcp }, 'OPTIONS', 'transit/encrypt/k', undefined, { token: null, headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' } });
+    const pre = await httpReq({ base: d.tcp }, 'OPTIONS', 'transit/encrypt/k', undefined, {
+      token: null,
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(String(pre.headers['access-control-allow-headers'])).toContain('X-Vault-Token');
     expect(String(pre.headers['access-control-allow-methods'])).toContain('POST');
 
-    const ok = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, { token: d.token, headers: { Origin: 'https://app.example.com' } });
+    const ok = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, {
+      token: d.token,
+      headers: { Origin: 'https://app.example.com' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(ok.headers['access-control-allow-credentials']).toBeUndefined();
 
     // Another origin gets nothing but a refusal, even with a valid token.
-    const evil = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, { token: d.token, headers: { Origin: 'https://evil.example.net' } });
+    const evil = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, {
+      token: d.token,
+      headers: { Origin: 'https://evil.example.net' },
+    });
     expect(evil.status).toBe(403);
     expect(evil.body).toEqual({ errors: ['origin not allowed'] });
     expect(evil.headers['access-control-allow-origin']).toBeUndefined();
-    const evilPre = await httpReq({ base: d.tcp }, 'OPTIONS', 'sys/mounts', undefined, { token: null, headers: { Origin: 'https://evil.example.net' } });
+    const evilPre = await httpReq({ base: d.tcp }, 'OPTIONS', 'sys/mounts', undefined, {
+      token: null,
+      headers: { Origin: 'https://evil.example.net' },
+    });
     expect(evilPre.status).toBe(403);
 
     // Requests without an Origin (CLIs, SDKs) are unaffected.
     expect((await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, { token: d.token })).status).toBe(200);
     await must('DELETE', 'sys/config/cors');
-    const after = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, { token: d.token, headers: { Origin: 'https://evil.example.net' } });
+    const after = await httpReq({ base: d.tcp }, 'GET', 'sys/mounts', undefined, {
+      token: d.token,
+      headers: { Origin: 'https://evil.example.net' },
+    });
     expect(after.status).toBe(200);
     expect(after.headers['access-control-allow-origin']).toBeUndefined();
   });
@@ -69,11 +90,14 @@ function monitor(query: string): { text: () => string; status: Promise<number>; 
   let text = '';
   let stop = () => {};
   const status = new Promise<number>((resolve, reject) => {
-    const req = request({ socketPath: d.socket, path: `/v1/sys/monitor?${query}`, headers: { 'X-Vault-Token': d.token } }, (res) => {
-      resolve(res.statusCode ?? 0);
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('error', () => {});
-    });
+    const req = request(
+      { socketPath: d.socket, path: `/v1/sys/monitor?${query}`, headers: { 'X-Vault-Token': d.token } },
+      (res) => {
+        resolve(res.statusCode ?? 0);
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('error', () => {});
+      },
+    );
     req.on('error', reject);
     req.end();
     stop = () => req.destroy();
@@ -140,8 +164,16 @@ describe('sys/loggers and sys/monitor', () => {
     // ... while both monitors received the line, each in its format.
     await until('the json monitor line', () => json.text().includes('audit device failed to write'));
     await until('the standard monitor line', () => std.text().includes('[ERROR] core: audit device failed to write'));
-    const line = json.text().split('\n').find((l) => l.includes('audit device failed to write'))!;
-    expect(JSON.parse(line)).toMatchObject({ level: 'error', logger: 'core', msg: 'audit device failed to write', path: 'monsock/' });
+    const line = json
+      .text()
+      .split('\n')
+      .find((l) => l.includes('audit device failed to write'))!;
+    expect(JSON.parse(line)).toMatchObject({
+      level: 'error',
+      logger: 'core',
+      msg: 'audit device failed to write',
+      path: 'monsock/',
+    });
 
     // Back to the configured level: the line reaches the daemon's output again.
     await must('DELETE', 'sys/loggers/core');
@@ -163,7 +195,10 @@ describe('sys/loggers and sys/monitor', () => {
   });
 
   it('keyhold monitor streams until interrupted', async () => {
-    const p = spawn(process.execPath, [BIN, 'monitor', '--log-level', 'debug'], { env: { ...process.env, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [BIN, 'monitor', '--log-level', 'debug'], {
+      env: { ...process.env, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     p.stderr.on('data', (c: Buffer) => (err += c.toString()));
     await until('the monitor to start', () => err.includes('Streaming logs'));

@@ -14,7 +14,8 @@ async function must(method: string, path: string, body?: unknown, status = 204, 
   return r;
 }
 const pt = Buffer.from('hello').toString('base64');
-const encrypt = (key: string) => httpReq({ base: d.tcp }, 'POST', `transit/encrypt/${key}`, { plaintext: pt }, { token: d.token });
+const encrypt = (key: string) =>
+  httpReq({ base: d.tcp }, 'POST', `transit/encrypt/${key}`, { plaintext: pt }, { token: d.token });
 
 beforeAll(async () => {
   d = await startDaemon({ tcp: true });
@@ -32,7 +33,16 @@ describe('sys/quotas', () => {
   it('writes, reads, lists and deletes a rate-limit quota; refuses bad fields naming them', async () => {
     await must('POST', 'sys/quotas/rate-limit/q1', { path: 'transit/', rate: 1000, interval: '2s' });
     const r = await must('GET', 'sys/quotas/rate-limit/q1', undefined, 200);
-    expect(r.body.data).toEqual({ name: 'q1', type: 'rate-limit', path: 'transit/', role: '', rate: 1000, interval: 2, block_interval: 0, inheritable: false });
+    expect(r.body.data).toEqual({
+      name: 'q1',
+      type: 'rate-limit',
+      path: 'transit/',
+      role: '',
+      rate: 1000,
+      interval: 2,
+      block_interval: 0,
+      inheritable: false,
+    });
     expect((await must('LIST', 'sys/quotas/rate-limit', undefined, 200)).body.data.keys).toEqual(['q1']);
     for (const [body, field] of [
       [{ rate: 0 }, 'rate'],
@@ -58,7 +68,10 @@ describe('sys/quotas', () => {
 
   it('reads and writes the quota config with Vault default exempt paths', async () => {
     const c = await must('GET', 'sys/quotas/config', undefined, 200);
-    expect(c.body.data).toMatchObject({ enable_rate_limit_audit_logging: false, enable_rate_limit_response_headers: false });
+    expect(c.body.data).toMatchObject({
+      enable_rate_limit_audit_logging: false,
+      enable_rate_limit_response_headers: false,
+    });
     expect(c.body.data.rate_limit_exempt_paths).toContain('sys/health');
   });
 
@@ -89,7 +102,9 @@ describe('sys/quotas', () => {
       const codes: number[] = [];
       for (let i = 0; i < 40; i++) {
         codes.push((await encrypt('b')).status);
-        codes.push((await httpReq({ base: d.tcp }, 'POST', 'other/encrypt/c', { plaintext: pt }, { token: d.token })).status);
+        codes.push(
+          (await httpReq({ base: d.tcp }, 'POST', 'other/encrypt/c', { plaintext: pt }, { token: d.token })).status,
+        );
       }
       return codes;
     };
@@ -98,7 +113,8 @@ describe('sys/quotas', () => {
     expect(b.every((c) => c === 200)).toBe(true);
     // Exempt paths are never limited, even under a global quota of 1.
     await must('POST', 'sys/quotas/rate-limit/global', { rate: 1, interval: '1m' });
-    for (let i = 0; i < 5; i++) expect((await httpReq({ base: d.tcp }, 'GET', 'sys/health', undefined, { token: null })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await httpReq({ base: d.tcp }, 'GET', 'sys/health', undefined, { token: null })).status).toBe(200);
     await must('DELETE', 'sys/quotas/rate-limit/global');
     await must('DELETE', 'sys/quotas/rate-limit/tight');
     expect((await encrypt('a')).status).toBe(200);
@@ -119,7 +135,12 @@ describe('sys/quotas', () => {
   });
 
   it('blocks a client for block_interval after it goes over', async () => {
-    await must('POST', 'sys/quotas/rate-limit/blocker', { path: 'other/', rate: 1, interval: '1s', block_interval: '1m' });
+    await must('POST', 'sys/quotas/rate-limit/blocker', {
+      path: 'other/',
+      rate: 1,
+      interval: '1s',
+      block_interval: '1m',
+    });
     const call = () => httpReq({ base: d.tcp }, 'POST', 'other/encrypt/c', { plaintext: pt }, { token: d.token });
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(429);
@@ -140,9 +161,16 @@ describe('sys/quotas', () => {
     };
     const slow = await creds('slow');
     const fast = await creds('fast');
-    await must('POST', 'sys/quotas/rate-limit/slowrole', { path: 'auth/approle', role: 'slow', rate: 2, interval: '1m' });
+    await must('POST', 'sys/quotas/rate-limit/slowrole', {
+      path: 'auth/approle',
+      role: 'slow',
+      rate: 2,
+      interval: '1m',
+    });
     const login = (body: unknown) => httpReq({ base: d.tcp }, 'POST', 'auth/approle/login', body, { token: null });
-    expect([(await login(slow)).status, (await login(slow)).status, (await login(slow)).status]).toEqual([200, 200, 429]);
+    expect([(await login(slow)).status, (await login(slow)).status, (await login(slow)).status]).toEqual([
+      200, 200, 429,
+    ]);
     for (let i = 0; i < 5; i++) expect((await login(fast)).status).toBe(200);
     await must('DELETE', 'sys/quotas/rate-limit/slowrole');
   });
@@ -181,7 +209,12 @@ describe('sys/quotas', () => {
     expect((await encrypt('b')).status).toBe(200);
     expect((await encrypt('b')).status).toBe(429);
     // The refusal is answered first and audited right after (as Vault does).
-    const refusedEntry = () => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'response' && e.response?.status === 429);
+    const refusedEntry = () =>
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .find((e) => e.type === 'response' && e.response?.status === 429);
     for (let i = 0; i < 100 && !refusedEntry(); i++) await new Promise((r) => setTimeout(r, 20));
     const refused = refusedEntry();
     expect(refused.request.path).toBe('transit/encrypt/b');

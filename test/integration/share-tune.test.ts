@@ -35,7 +35,10 @@ describe('sys/mounts/:path/tune', () => {
     await must('POST', 'sys/mounts/test/tune', { default_lease_ttl: '3600s', max_lease_ttl: '8600s' });
     t = await must('GET', 'sys/mounts/test/tune', undefined, 200);
     expect(t.body.data).toMatchObject({ default_lease_ttl: 3600, max_lease_ttl: 8600 });
-    expect((await must('GET', 'sys/mounts', undefined, 200)).body.data['test/'].config).toMatchObject({ default_lease_ttl: 3600, max_lease_ttl: 8600 });
+    expect((await must('GET', 'sys/mounts', undefined, 200)).body.data['test/'].config).toMatchObject({
+      default_lease_ttl: 3600,
+      max_lease_ttl: 8600,
+    });
     expect((await must('GET', 'test/a', undefined, 200)).body.lease_duration).toBe(3600);
     // A ttl key above the mount's max is capped to it.
     await must('POST', 'test/b', { v: '1', ttl: '10h' });
@@ -71,16 +74,35 @@ describe('sys/mounts/:path/tune', () => {
     const log = join(d.dir, 'audit-tune.log');
     await must('PUT', 'sys/audit/tunefile', { type: 'file', options: { file_path: log } });
     try {
-      await must('POST', 'sys/mounts/kv1/tune', { audit_non_hmac_request_keys: ['team'], audit_non_hmac_response_keys: 'team', listing_visibility: 'unauth', passthrough_request_headers: ['X-Custom'], allowed_response_headers: ['X-Other'] });
+      await must('POST', 'sys/mounts/kv1/tune', {
+        audit_non_hmac_request_keys: ['team'],
+        audit_non_hmac_response_keys: 'team',
+        listing_visibility: 'unauth',
+        passthrough_request_headers: ['X-Custom'],
+        allowed_response_headers: ['X-Other'],
+      });
       const t = (await must('GET', 'sys/mounts/kv1/tune', undefined, 200)).body.data;
-      expect(t).toMatchObject({ audit_non_hmac_request_keys: ['team'], audit_non_hmac_response_keys: ['team'], listing_visibility: 'unauth', passthrough_request_headers: ['x-custom'], allowed_response_headers: ['x-other'] });
+      expect(t).toMatchObject({
+        audit_non_hmac_request_keys: ['team'],
+        audit_non_hmac_response_keys: ['team'],
+        listing_visibility: 'unauth',
+        passthrough_request_headers: ['x-custom'],
+        allowed_response_headers: ['x-other'],
+      });
       await must('POST', 'kv1/s', { team: 'payments', password: 'hunter2' });
       await must('GET', 'kv1/s', undefined, 200);
-      const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      const req = lines.find((l) => l.type === 'request' && l.request.path === 'kv1/s' && l.request.operation !== 'read');
+      const lines = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const req = lines.find(
+        (l) => l.type === 'request' && l.request.path === 'kv1/s' && l.request.operation !== 'read',
+      );
       expect(req.request.data.team).toBe('payments');
       expect(req.request.data.password).toMatch(/^hmac-sha256:/);
-      const resp = lines.find((l) => l.type === 'response' && l.request.path === 'kv1/s' && l.request.operation === 'read');
+      const resp = lines.find(
+        (l) => l.type === 'response' && l.request.path === 'kv1/s' && l.request.operation === 'read',
+      );
       expect(resp.response.data.team).toBe('payments');
       expect(resp.response.data.password).toMatch(/^hmac-sha256:/);
       expect(readFileSync(log, 'utf8')).not.toContain('hunter2');
@@ -129,7 +151,10 @@ describe('sys/remount', () => {
     const id = r.body.data.migration_id;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     const st = await must('GET', `sys/remount/status/${id}`, undefined, 200);
-    expect(st.body.data).toEqual({ migration_id: id, migration_info: { source_mount: 'from1/', target_mount: 'to1/', status: 'success' } });
+    expect(st.body.data).toEqual({
+      migration_id: id,
+      migration_info: { source_mount: 'from1/', target_mount: 'to1/', status: 'success' },
+    });
     const mounts = (await must('GET', 'sys/mounts', undefined, 200)).body.data;
     expect(mounts['from1/']).toBeUndefined();
     expect(mounts['to1/']).toBeDefined();
@@ -142,7 +167,8 @@ describe('sys/remount', () => {
     await must('POST', 'auth/movable/role/r', {});
     const roleId = (await must('GET', 'auth/movable/role/r/role-id', undefined, 200)).body.data.role_id;
     const secretId = (await must('POST', 'auth/movable/role/r/secret-id', {}, 200)).body.data.secret_id;
-    const tok = (await d.req('POST', 'auth/movable/login', { role_id: roleId, secret_id: secretId }, { token: null })).body.auth.client_token;
+    const tok = (await d.req('POST', 'auth/movable/login', { role_id: roleId, secret_id: secretId }, { token: null }))
+      .body.auth.client_token;
     await must('POST', 'sys/remount', { from: 'auth/movable', to: 'auth/moved' }, 200);
     expect((await must('GET', 'sys/auth', undefined, 200)).body.data['moved/']).toBeDefined();
     expect((await d.req('GET', 'auth/moved/role/r/role-id')).status).toBe(200);
@@ -169,5 +195,4 @@ describe('sys/remount', () => {
       expect(r.body.errors[0]).toMatch(new RegExp(`^${field}: `));
     }
   });
-
 });

@@ -16,7 +16,8 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (o: { logLevel: string; logFormat: string }, cmd: Command) => {
       const level = o.logLevel.toLowerCase();
       if (!LEVELS.includes(level)) throw new LocalError(`--log-level: must be one of ${LEVELS.join(', ')}`);
-      if (o.logFormat !== 'standard' && o.logFormat !== 'json') throw new LocalError('--log-format: must be standard or json');
+      if (o.logFormat !== 'standard' && o.logFormat !== 'json')
+        throw new LocalError('--log-format: must be standard or json');
       const qs = new URLSearchParams({ log_level: level, log_format: o.logFormat });
       process.stderr.write(`Streaming logs at ${level} and above (Ctrl-C to stop)...\n`);
       // A plain client: the CLI's usual one shows a spinner while waiting for an answer, and this one never ends.

@@ -14,7 +14,9 @@ function quotaName(name: string): string {
 
 /** Register the quota commands. */
 export function register(program: Command, ctx: CliContext): void {
-  const quota = program.command('quota').description('Rate-limit quotas: requests per interval per client address, on a mount, a path or globally');
+  const quota = program
+    .command('quota')
+    .description('Rate-limit quotas: requests per interval per client address, on a mount, a path or globally');
 
   quota
     .command('list')
@@ -34,7 +36,14 @@ export function register(program: Command, ctx: CliContext): void {
       const rows: string[][] = [];
       for (const n of names) {
         const q = ((await client.read(`${BASE}/${encodeURIComponent(n)}`)).body?.data ?? {}) as Record<string, unknown>;
-        rows.push([n, q.path === '' ? '(global)' : String(q.path), q.role ? String(q.role) : '', String(q.rate), `${q.interval}s`, q.block_interval ? `${q.block_interval}s` : '']);
+        rows.push([
+          n,
+          q.path === '' ? '(global)' : String(q.path),
+          q.role ? String(q.role) : '',
+          String(q.rate),
+          `${q.interval}s`,
+          q.block_interval ? `${q.block_interval}s` : '',
+        ]);
       }
       process.stdout.write(grid(['Name', 'Path', 'Role', 'Rate', 'Interval', 'Block'], rows));
     });
@@ -53,8 +62,14 @@ export function register(program: Command, ctx: CliContext): void {
     .command('write')
     .description('Create or update a rate-limit quota')
     .argument('<name>')
-    .argument('<fields...>', 'rate=N (required on create), path=MOUNT[/PATH][*], role=NAME, interval=1s, block_interval=0s')
-    .addHelpText('after', '\nExamples:\n  $ keyhold quota write transit-cap path=transit/ rate=500\n  $ keyhold quota write ci-login path=auth/approle role=ci rate=5 interval=1m block_interval=5m')
+    .argument(
+      '<fields...>',
+      'rate=N (required on create), path=MOUNT[/PATH][*], role=NAME, interval=1s, block_interval=0s',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ keyhold quota write transit-cap path=transit/ rate=500\n  $ keyhold quota write ci-login path=auth/approle role=ci rate=5 interval=1m block_interval=5m',
+    )
     .action(async (name: string, pairs: string[], _o, cmd: Command) => {
       const body = await ctx.parsePairs(pairs);
       const res = await ctx.client(cmd).write(`${BASE}/${encodeURIComponent(quotaName(name))}`, body);

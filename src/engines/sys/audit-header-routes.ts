@@ -37,7 +37,8 @@ export const auditHeaderRoutes: AnyRoute[] = [
         return h ? { data: { [data.header.toLowerCase()]: h } } : undefined;
       },
       update: async ({ engine, data }) => {
-        if (!HEADER.test(data.header)) throw invalid('header', `"${data.header.slice(0, 64)}" is not a valid HTTP header name`);
+        if (!HEADER.test(data.header))
+          throw invalid('header', `"${data.header.slice(0, 64)}" is not a valid HTTP header name`);
         await broker(engine).setAuditedHeader(data.header, data.hmac ?? false);
       },
       delete: async ({ engine, data }) => {

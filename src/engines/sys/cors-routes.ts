@@ -37,8 +37,14 @@ export const corsRoutes: AnyRoute[] = [
         await engine.cors.set({
           // Vault: a write with origins turns CORS on unless `enabled` says otherwise.
           enabled: data.enabled ?? (raw.allowed_origins !== undefined ? true : cur.enabled),
-          allowed_origins: raw.allowed_origins === undefined ? cur.allowed_origins : stringList('allowed_origins', raw.allowed_origins),
-          allowed_headers: raw.allowed_headers === undefined ? cur.allowed_headers : stringList('allowed_headers', raw.allowed_headers),
+          allowed_origins:
+            raw.allowed_origins === undefined
+              ? cur.allowed_origins
+              : stringList('allowed_origins', raw.allowed_origins),
+          allowed_headers:
+            raw.allowed_headers === undefined
+              ? cur.allowed_headers
+              : stringList('allowed_headers', raw.allowed_headers),
         });
         return settingsReply(raw, FIELDS);
       },

@@ -51,7 +51,18 @@ export function hostInfo(now: number): Record<string, unknown> {
     const s = statfsSync('/');
     const t = s.blocks * s.bsize;
     const fr = s.bavail * s.bsize;
-    disk.push({ path: '/', fstype: '', total: t, free: fr, used: t - s.bfree * s.bsize, usedPercent: pct(t - s.bfree * s.bsize, t), inodesTotal: s.files, inodesFree: s.ffree, inodesUsed: s.files - s.ffree, inodesUsedPercent: pct(s.files - s.ffree, s.files) });
+    disk.push({
+      path: '/',
+      fstype: '',
+      total: t,
+      free: fr,
+      used: t - s.bfree * s.bsize,
+      usedPercent: pct(t - s.bfree * s.bsize, t),
+      inodesTotal: s.files,
+      inodesFree: s.ffree,
+      inodesUsed: s.files - s.ffree,
+      inodesUsedPercent: pct(s.files - s.ffree, s.files),
+    });
   } catch {
     /* statfs unavailable */
   }
@@ -59,7 +70,14 @@ export function hostInfo(now: number): Record<string, unknown> {
   return {
     timestamp: new Date(now).toISOString(),
     cpu: cs.map((c, i) => ({ cpu: i, modelName: c.model, mhz: c.speed, cores: 1 })),
-    cpu_times: cs.map((c, i) => ({ cpu: `cpu${i}`, user: c.times.user / 1000, system: c.times.sys / 1000, idle: c.times.idle / 1000, nice: c.times.nice / 1000, irq: c.times.irq / 1000 })),
+    cpu_times: cs.map((c, i) => ({
+      cpu: `cpu${i}`,
+      user: c.times.user / 1000,
+      system: c.times.sys / 1000,
+      idle: c.times.idle / 1000,
+      nice: c.times.nice / 1000,
+      irq: c.times.irq / 1000,
+    })),
     disk,
     host: {
       hostname: hostname(),

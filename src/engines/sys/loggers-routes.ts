@@ -24,7 +24,11 @@ function control(engine: LogParts): LogControl {
 function level(v: unknown, field = 'level'): Level {
   if (typeof v !== 'string' || v === '') throw invalid(field, 'is required: debug, info, warn, error or off');
   const l = levelOf(v);
-  if (!l) throw invalid(field, `"${v.slice(0, 32)}" is not a level; use debug, info, warn, error or off (keyhold has no trace level)`);
+  if (!l)
+    throw invalid(
+      field,
+      `"${v.slice(0, 32)}" is not a level; use debug, info, warn, error or off (keyhold has no trace level)`,
+    );
   return l;
 }
 
@@ -53,12 +57,14 @@ export const loggersRoutes: AnyRoute[] = [
     operations: {
       read: ({ engine, data }) => {
         const c = control(engine);
-        if (!c.has(data.name)) throw invalid('name', `no logger named "${data.name}"; loggers: ${Object.keys(c.levels()).join(', ')}`);
+        if (!c.has(data.name))
+          throw invalid('name', `no logger named "${data.name}"; loggers: ${Object.keys(c.levels()).join(', ')}`);
         return { data: { [data.name]: c.levels()[data.name] } };
       },
       update: ({ engine, data }) => {
         const c = control(engine);
-        if (!c.has(data.name)) throw invalid('name', `no logger named "${data.name}"; loggers: ${Object.keys(c.levels()).join(', ')}`);
+        if (!c.has(data.name))
+          throw invalid('name', `no logger named "${data.name}"; loggers: ${Object.keys(c.levels()).join(', ')}`);
         c.setLevel(data.name, level(data.level));
       },
       delete: ({ engine, data }) => {
@@ -81,7 +87,8 @@ export const loggersRoutes: AnyRoute[] = [
         const c = control(engine);
         const lvl = data.log_level === undefined || data.log_level === '' ? 'info' : level(data.log_level, 'log_level');
         const format = (data.log_format ?? 'standard') || 'standard';
-        if (format !== 'standard' && format !== 'json') throw invalid('log_format', `must be standard or json, got "${format.slice(0, 32)}"`);
+        if (format !== 'standard' && format !== 'json')
+          throw invalid('log_format', `must be standard or json, got "${format.slice(0, 32)}"`);
         const render = format === 'json' ? jsonLine : standardLine;
         return {
           data: null,

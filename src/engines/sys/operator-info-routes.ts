@@ -29,7 +29,9 @@ export const operatorInfoRoutes: AnyRoute[] = [
     sudo: true,
     standby: 'local',
     operations: {
-      read: ({ engine }) => ({ raw: { contentType: 'application/json', body: JSON.stringify(engine.inFlightRequests()) + '\n' } }),
+      read: ({ engine }) => ({
+        raw: { contentType: 'application/json', body: JSON.stringify(engine.inFlightRequests()) + '\n' },
+      }),
     },
   }),
   route({

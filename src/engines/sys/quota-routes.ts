@@ -29,10 +29,16 @@ function seconds(name: string, v: unknown, dflt: number): number {
 }
 
 /** Build a quota record from a write: the path split into mount and suffix, the role checked against the mount. */
-function recordOf(engine: QuotaParts, name: string, raw: Record<string, unknown>, current: RateLimitRecord | undefined): RateLimitRecord {
+function recordOf(
+  engine: QuotaParts,
+  name: string,
+  raw: Record<string, unknown>,
+  current: RateLimitRecord | undefined,
+): RateLimitRecord {
   const rate = raw.rate === undefined ? current?.rate : Number(raw.rate);
   if (rate === undefined) throw invalid('rate', 'is required');
-  if (!Number.isFinite(rate) || rate <= 0) throw invalid('rate', `must be a positive number, got ${JSON.stringify(raw.rate)}`);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw invalid('rate', `must be a positive number, got ${JSON.stringify(raw.rate)}`);
   const interval = seconds('interval', raw.interval, current?.interval ?? 1) || 1;
   const block = seconds('block_interval', raw.block_interval, current?.block_interval ?? 0);
   const path = raw.path === undefined ? (current?.path ?? '') : String(raw.path).replace(/^\/+/, '');
@@ -49,15 +55,30 @@ function recordOf(engine: QuotaParts, name: string, raw: Record<string, unknown>
     if (!suffix.endsWith('*')) suffix = suffix.replace(/\/+$/, '');
   }
   if (role !== '') {
-    if (mountPath === '' || !mountPath.startsWith('auth/')) throw invalid('role', `mount path "${mountPath || path}" is not an auth method, so role-based quotas do not apply to it`);
+    if (mountPath === '' || !mountPath.startsWith('auth/'))
+      throw invalid(
+        'role',
+        `mount path "${mountPath || path}" is not an auth method, so role-based quotas do not apply to it`,
+      );
     if (suffix !== '') throw invalid('role', 'only one of a path suffix or a role can be set');
   }
   let inheritable = mountPath === '';
   if (raw.inheritable !== undefined) inheritable = parseBool('inheritable', raw.inheritable);
   else if (current) inheritable = current.inheritable;
   // Without namespaces only the global quota can be inherited (it covers every mount already).
-  if (inheritable && mountPath !== '') throw invalid('inheritable', 'can only be set on a global quota (path ""); keyhold has no namespaces');
-  return { name, path: mountPath === '' ? '' : mountPath + suffix, mount_path: mountPath, path_suffix: suffix, role, rate, interval, block_interval: block, inheritable };
+  if (inheritable && mountPath !== '')
+    throw invalid('inheritable', 'can only be set on a global quota (path ""); keyhold has no namespaces');
+  return {
+    name,
+    path: mountPath === '' ? '' : mountPath + suffix,
+    mount_path: mountPath,
+    path_suffix: suffix,
+    role,
+    rate,
+    interval,
+    block_interval: block,
+    inheritable,
+  };
 }
 
 const CONFIG_FIELDS = {
@@ -85,13 +106,19 @@ export const quotaRoutes: AnyRoute[] = [
     fields: CONFIG_FIELDS,
     sudo: true,
     operations: {
-      read: ({ engine }) => ({ data: { ...engine.quotas.config, rate_limit_exempt_paths: [...engine.quotas.config.rate_limit_exempt_paths] } }),
+      read: ({ engine }) => ({
+        data: { ...engine.quotas.config, rate_limit_exempt_paths: [...engine.quotas.config.rate_limit_exempt_paths] },
+      }),
       update: async ({ engine, data, raw }) => {
         const cur = engine.quotas.config;
         await engine.quotas.setConfig({
-          rate_limit_exempt_paths: raw.rate_limit_exempt_paths === undefined ? cur.rate_limit_exempt_paths : stringList('rate_limit_exempt_paths', raw.rate_limit_exempt_paths),
+          rate_limit_exempt_paths:
+            raw.rate_limit_exempt_paths === undefined
+              ? cur.rate_limit_exempt_paths
+              : stringList('rate_limit_exempt_paths', raw.rate_limit_exempt_paths),
           enable_rate_limit_audit_logging: data.enable_rate_limit_audit_logging ?? cur.enable_rate_limit_audit_logging,
-          enable_rate_limit_response_headers: data.enable_rate_limit_response_headers ?? cur.enable_rate_limit_response_headers,
+          enable_rate_limit_response_headers:
+            data.enable_rate_limit_response_headers ?? cur.enable_rate_limit_response_headers,
         });
         return settingsReply(raw, CONFIG_FIELDS);
       },
@@ -113,10 +140,22 @@ export const quotaRoutes: AnyRoute[] = [
       read: ({ engine, data }) => {
         const r = engine.quotas.get(data.name);
         if (!r) return undefined;
-        return { data: { name: r.name, type: 'rate-limit', path: r.path, role: r.role, rate: r.rate, interval: r.interval, block_interval: r.block_interval, inheritable: r.inheritable } };
+        return {
+          data: {
+            name: r.name,
+            type: 'rate-limit',
+            path: r.path,
+            role: r.role,
+            rate: r.rate,
+            interval: r.interval,
+            block_interval: r.block_interval,
+            inheritable: r.inheritable,
+          },
+        };
       },
       update: async ({ engine, data, raw }) => {
-        if (data.type !== undefined && data.type !== '' && data.type !== 'rate-limit') throw invalid('type', `must be "rate-limit", got "${data.type}"`);
+        if (data.type !== undefined && data.type !== '' && data.type !== 'rate-limit')
+          throw invalid('type', `must be "rate-limit", got "${data.type}"`);
         await engine.quotas.put(recordOf(engine, data.name, raw, engine.quotas.get(data.name)));
         return settingsReply(raw, RATE_LIMIT_FIELDS);
       },

@@ -52,7 +52,8 @@ const PROTECTED = ['sys/', 'cubbyhole/', 'identity/', 'auth/token/', 'audit/'];
 /** "/secret" -> "secret/"; 400 naming the field for a path that cannot be a mount. */
 export function remountPath(field: string, p: string): string {
   const s = p.replace(/^\/+/, '').replace(/\/+$/, '');
-  if (s === '' || s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..') || !/^[\w.\-/]+$/.test(s)) throw invalid(field, `invalid mount path "${p}"`);
+  if (s === '' || s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..') || !/^[\w.\-/]+$/.test(s))
+    throw invalid(field, `invalid mount path "${p}"`);
   return s + '/';
 }
 
@@ -61,8 +62,14 @@ export function remountPath(field: string, p: string): string {
  * mount, the target is free (not a mount, not inside one, not above one).
  */
 export function checkRemount(from: string, to: string, mounts: readonly string[]): void {
-  for (const [field, p] of [['from', from], ['to', to]] as const) {
-    if (PROTECTED.some((x) => p === x || p.startsWith(x)) && !(p.startsWith('auth/') && p !== 'auth/token/' && !p.startsWith('auth/token/'))) {
+  for (const [field, p] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (
+      PROTECTED.some((x) => p === x || p.startsWith(x)) &&
+      !(p.startsWith('auth/') && p !== 'auth/token/' && !p.startsWith('auth/token/'))
+    ) {
       throw invalid(field, `cannot remount "${p}": it is a protected path`);
     }
     if (p === 'auth/') throw invalid(field, 'cannot remount "auth/": it is a protected path');
@@ -71,7 +78,8 @@ export function checkRemount(from: string, to: string, mounts: readonly string[]
   if (fromAuth && !to.startsWith('auth/')) throw invalid('to', `cannot remount auth mount to non-auth mount "${to}"`);
   if (!fromAuth && to.startsWith('auth/')) throw invalid('to', `cannot remount non-auth mount to auth mount "${to}"`);
   if (!mounts.includes(from)) throw invalid('from', `no matching mount at "${from}"`);
-  for (const m of mounts) if (m === to || to.startsWith(m) || m.startsWith(to)) throw invalid('to', `path already in use at "${m}"`);
+  for (const m of mounts)
+    if (m === to || to.startsWith(m) || m.startsWith(to)) throw invalid('to', `path already in use at "${m}"`);
 }
 
 const route = routesFor<RemountParts & { clock: { now(): number } }>();

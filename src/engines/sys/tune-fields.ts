@@ -24,7 +24,12 @@ import type { MountInfo } from '../../framework/context.js';
 export const SYSTEM_LEASE_TTL = 768 * 3600;
 
 /** List-valued tune settings (a list of strings, or one comma-separated string as the Vault CLI sends). */
-export const LIST_SETTINGS = ['audit_non_hmac_request_keys', 'audit_non_hmac_response_keys', 'passthrough_request_headers', 'allowed_response_headers'] as const;
+export const LIST_SETTINGS = [
+  'audit_non_hmac_request_keys',
+  'audit_non_hmac_response_keys',
+  'passthrough_request_headers',
+  'allowed_response_headers',
+] as const;
 
 /** Fields every tune endpoint declares (secrets engines and auth methods). */
 export const COMMON_TUNE_FIELDS = {
@@ -34,7 +39,9 @@ export const COMMON_TUNE_FIELDS = {
   max_lease_ttl: f.any('Max lease TTL ("system" or "" resets to the system max)'),
   audit_non_hmac_request_keys: f.any('Request data keys audit devices log in clear (not HMACed)'),
   audit_non_hmac_response_keys: f.any('Response data keys audit devices log in clear (not HMACed)'),
-  listing_visibility: f.string('"unauth" lists the mount in sys/internal/ui/mounts without a token; "hidden" or "" do not'),
+  listing_visibility: f.string(
+    '"unauth" lists the mount in sys/internal/ui/mounts without a token; "hidden" or "" do not',
+  ),
   passthrough_request_headers: f.any('Request headers passed to the engine'),
   allowed_response_headers: f.any('Response headers the engine may set'),
   options: f.stringMap('Engine options (kv: version=2 upgrades KV v1 in place)'),
@@ -60,14 +67,22 @@ export function storedTtl(v: unknown): number {
 /** A TTL of a tune body: seconds, 0 for "system"/"" (unset); 400 naming the field otherwise. */
 function ttlInput(name: string, v: unknown): number {
   if (v === '' || v === 'system' || v === 0 || v === '0') return 0;
-  if (typeof v === 'number' && (!Number.isInteger(v) || v < 0)) throw invalid(name, `must be a whole number of seconds or a duration such as "1h", got ${v}`);
+  if (typeof v === 'number' && (!Number.isInteger(v) || v < 0))
+    throw invalid(name, `must be a whole number of seconds or a duration such as "1h", got ${v}`);
   return parseDuration(name, v);
 }
 
 /** A list setting: a JSON list of strings or one comma-separated string; 400 naming the field otherwise. */
 export function stringList(name: string, v: unknown): string[] {
-  if (typeof v === 'string') return v === '' ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return (v as string[]).map((s) => s.trim()).filter((s) => s !== '');
+  if (typeof v === 'string')
+    return v === ''
+      ? []
+      : v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+    return (v as string[]).map((s) => s.trim()).filter((s) => s !== '');
   throw invalid(name, 'expected a list of strings or a comma-separated string');
 }
 
@@ -87,19 +102,27 @@ export function managedKeyList(v: unknown): string[] {
  */
 export function tuneConfigChanges(raw: Record<string, unknown>, current: MountInfo): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const) if (raw[k] !== undefined && raw[k] !== null) out[k] = ttlInput(k, raw[k]);
+  for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const)
+    if (raw[k] !== undefined && raw[k] !== null) out[k] = ttlInput(k, raw[k]);
   if (raw.listing_visibility !== undefined && raw.listing_visibility !== null) {
     const v = raw.listing_visibility;
-    if (typeof v !== 'string' || !['', 'unauth', 'hidden'].includes(v)) throw invalid('listing_visibility', `must be "unauth", "hidden" or "", got ${JSON.stringify(v)}`);
+    if (typeof v !== 'string' || !['', 'unauth', 'hidden'].includes(v))
+      throw invalid('listing_visibility', `must be "unauth", "hidden" or "", got ${JSON.stringify(v)}`);
     out.listing_visibility = v;
   }
   for (const k of LIST_SETTINGS) {
     if (raw[k] === undefined || raw[k] === null) continue;
     const list = stringList(k, raw[k]);
-    out[k] = k === 'passthrough_request_headers' || k === 'allowed_response_headers' ? list.map((h) => checkHeaderName(k, h)) : list;
+    out[k] =
+      k === 'passthrough_request_headers' || k === 'allowed_response_headers'
+        ? list.map((h) => checkHeaderName(k, h))
+        : list;
   }
   if (raw.plugin_version !== undefined && raw.plugin_version !== null && raw.plugin_version !== '') {
-    throw invalid('plugin_version', `keyhold runs built-in engines only; no version "${String(raw.plugin_version).slice(0, 64)}" of "${current.type}" exists`);
+    throw invalid(
+      'plugin_version',
+      `keyhold runs built-in engines only; no version "${String(raw.plugin_version).slice(0, 64)}" of "${current.type}" exists`,
+    );
   }
   checkTtlOrder(current, out);
   return out;
@@ -117,10 +140,15 @@ function checkHeaderName(field: string, h: string): string {
  * system's is allowed (Vault allows it: hvac's test tunes 12345678 s).
  */
 function checkTtlOrder(current: MountInfo, changes: Record<string, unknown>): void {
-  const def = changes.default_lease_ttl !== undefined ? (changes.default_lease_ttl as number) : storedTtl(current.config.default_lease_ttl);
-  const max = changes.max_lease_ttl !== undefined ? (changes.max_lease_ttl as number) : storedTtl(current.config.max_lease_ttl);
+  const def =
+    changes.default_lease_ttl !== undefined
+      ? (changes.default_lease_ttl as number)
+      : storedTtl(current.config.default_lease_ttl);
+  const max =
+    changes.max_lease_ttl !== undefined ? (changes.max_lease_ttl as number) : storedTtl(current.config.max_lease_ttl);
   if (max > 0 && def > max) throw invalid('given default lease TTL greater than given max lease TTL');
-  if (max === 0 && def > SYSTEM_LEASE_TTL) throw invalid('default_lease_ttl', `${def}s is greater than the system max lease TTL of ${SYSTEM_LEASE_TTL}s`);
+  if (max === 0 && def > SYSTEM_LEASE_TTL)
+    throw invalid('default_lease_ttl', `${def}s is greater than the system max lease TTL of ${SYSTEM_LEASE_TTL}s`);
 }
 
 /** The effective default and max lease TTL of a mount in seconds (the system's where unset; default never above max). */
@@ -133,9 +161,11 @@ export function mountLeaseTtls(m: MountInfo): { defaultTtl: number; maxTtl: numb
 /** The optional settings of a mount as Vault shows them in tune reads and mount listings (only those set). */
 export function tunedSettingsView(c: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '') out.listing_visibility = c.listing_visibility;
+  if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '')
+    out.listing_visibility = c.listing_visibility;
   for (const k of LIST_SETTINGS) if (Array.isArray(c[k]) && (c[k] as unknown[]).length) out[k] = c[k];
-  if (Array.isArray(c.allowed_managed_keys) && c.allowed_managed_keys.length) out.allowed_managed_keys = c.allowed_managed_keys;
+  if (Array.isArray(c.allowed_managed_keys) && c.allowed_managed_keys.length)
+    out.allowed_managed_keys = c.allowed_managed_keys;
   return out;
 }
 
@@ -157,7 +187,10 @@ export function secretsTuneView(m: MountInfo): Record<string, unknown> {
  * not declare, so the router's "Endpoint ignored these unrecognized parameters" warning reaches the
  * caller (Vault's framework answers 200 with the warning rather than 204).
  */
-export function settingsReply(raw: Record<string, unknown>, fields: Record<string, unknown>): { data: null } | undefined {
+export function settingsReply(
+  raw: Record<string, unknown>,
+  fields: Record<string, unknown>,
+): { data: null } | undefined {
   for (const k of Object.keys(raw)) if (!Object.hasOwn(fields, k)) return { data: null };
   return undefined;
 }

@@ -5,8 +5,18 @@ import { QuotaIndex } from '../../../src/quotas/quota-index.js';
 import { QuotaManager } from '../../../src/quotas/quota-manager.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 
-const rec = (over: Partial<RateLimitRecord>): RateLimitRecord => ({ name: 'q', path: '', mount_path: '', path_suffix: '', role: '', rate: 2, interval: 1, block_interval: 0, inheritable: false, ...over });
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const rec = (over: Partial<RateLimitRecord>): RateLimitRecord => ({
+  name: 'q',
+  path: '',
+  mount_path: '',
+  path_suffix: '',
+  role: '',
+  rate: 2,
+  interval: 1,
+  block_interval: 0,
+  inheritable: false,
+  ...over,
+});
 
 describe('RateLimiter', () => {
   it('allows `rate` requests per client per interval and starts over at the next boundary', () => {
@@ -59,18 +69,24 @@ describe('QuotaManager', () => {
   it('stores records, refuses a second quota on the same path, never limits exempt paths, reloads what another node wrote', async () => {
     const storage = new InmemBackend();
     let now = 10_000_000;
-    const m = new QuotaManager(storage, silent, () => now);
+    const m = new QuotaManager(storage, () => now);
     await m.reload();
     expect(m.empty).toBe(true);
     await m.put(rec({ name: 'global', rate: 1, interval: 60 }));
-    await expect(m.put(rec({ name: 'other', rate: 5 }))).rejects.toThrow(/similar properties exists under the name "global"/);
+    await expect(m.put(rec({ name: 'other', rate: 5 }))).rejects.toThrow(
+      /similar properties exists under the name "global"/,
+    );
     expect(m.check('transit/encrypt/a', 'transit/', 'encrypt/a', 'c', undefined)?.allowed).toBe(true);
     expect(m.check('transit/encrypt/a', 'transit/', 'encrypt/a', 'c', undefined)?.allowed).toBe(false);
     expect(m.check('sys/health', 'sys/', 'health', 'c', undefined)).toBeNull();
-    const other = new QuotaManager(storage, silent, () => now);
+    const other = new QuotaManager(storage, () => now);
     await other.reload();
     expect(other.names()).toEqual(['global']);
-    await m.setConfig({ rate_limit_exempt_paths: ['transit/*'], enable_rate_limit_audit_logging: false, enable_rate_limit_response_headers: true });
+    await m.setConfig({
+      rate_limit_exempt_paths: ['transit/*'],
+      enable_rate_limit_audit_logging: false,
+      enable_rate_limit_response_headers: true,
+    });
     expect(m.check('transit/encrypt/a', 'transit/', 'encrypt/a', 'c', undefined)).toBeNull();
     expect(m.check('sys/health', 'sys/', 'health', 'c', undefined)?.allowed).toBe(false);
     now += 60_000;
