@@ -194,18 +194,40 @@ describe('sys/loggers and sys/monitor', () => {
     expect(lvl.body.errors[0]).toMatch(/^log_level: /);
   });
 
-  it('keyhold monitor streams until interrupted', async () => {
-    const p = spawn(process.execPath, [BIN, 'monitor', '--log-level', 'debug'], {
+  it('keyhold monitor prints the lines it receives until interrupted', async () => {
+    const p = spawn(process.execPath, [BIN, 'monitor', '--log-level', 'info', '--log-format', 'json'], {
       env: { ...process.env, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let out = '';
     let err = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
     p.stderr.on('data', (c: Buffer) => (err += c.toString()));
     await until('the monitor to start', () => err.includes('Streaming logs'));
-    await new Promise((r) => setTimeout(r, 200));
+    // A socket audit device with nobody listening beside a file device: each request logs an error line.
+    const { createServer } = await import('node:net');
+    const conns = new Set<import('node:net').Socket>();
+    const server = createServer((s) => {
+      conns.add(s);
+      s.on('data', () => {});
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    await must('PUT', 'sys/audit/clisock', { type: 'socket', options: { address: `127.0.0.1:${port}` } });
+    await must('PUT', 'sys/audit/clifile', { type: 'file', options: { file_path: `${d.dir}/cli-mon-audit.log` } });
+    server.close();
+    for (const c of conns) c.destroy();
+    for (let i = 0; i < 50 && !out.includes('audit device failed to write'); i++) {
+      await must('GET', 'sys/mounts', undefined, 200);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(out).toContain('"msg":"audit device failed to write"');
     expect(p.exitCode).toBeNull();
     p.kill('SIGINT');
     await new Promise((r) => p.once('exit', r));
+    await must('DELETE', 'sys/audit/clisock');
+    await must('DELETE', 'sys/audit/clifile');
   });
 });
 
