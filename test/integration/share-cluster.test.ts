@@ -107,4 +107,10 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
     );
     expect((await active.req('GET', 'kv1/s', undefined, { token: root })).body.lease_duration).toBe(3600);
   });
+
+  it('a mount moved on the active is served at its new path by the standby', async () => {
+    expect((await active.req('POST', 'sys/remount', { from: 'kv1', to: 'kv1-moved' }, { token: root })).status).toBe(200);
+    await until(async () => (await standby.req('GET', 'kv1-moved/s', undefined, { token: root })).status === 200, 'the standby serves the new path');
+    expect((await standby.req('GET', 'kv1/s', undefined, { token: root })).status).toBe(404);
+  });
 });
