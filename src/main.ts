@@ -40,6 +40,8 @@ export async function main(argv: string[]): Promise<void> {
   // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
   // The daemon keeps its own graceful shutdown.
   if (argv[0] !== 'server') installCliProcessHooks();
+  // The vault CLI's `-version` is the `version` command (`--version`/`-v` print the bare version).
+  if (argv.length === 1 && argv[0] === '-version') argv = ['version'];
   const program = buildProgram();
   try {
     await program.parseAsync(joinVersionValues(vaultStyleFlags(argv)), { from: 'user' });

@@ -13,6 +13,7 @@ import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
+import * as version from './commands/version.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
   for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
+  version.register(program);
   installConfirmations(program);
   return program;
 }

@@ -11,7 +11,7 @@
  * the main thread enforces); SoftHSM2 forgets a token whose directory went away until the library is
  * finalized and initialized again, so on token-gone errors the worker re-initializes and retries once.
  */
-import { createRequire } from 'node:module';
+import { requirePkcs11js } from '../../native/pkcs11js.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeRequests, encodeResults, readRequest, type HotRequest } from './worker-frames.js';
 import { ASLEEP, AWAKE, ByteRing, CTL, controlOf } from './worker-ring.js';
@@ -117,7 +117,7 @@ function load(path: string): void {
   if (p11 && libraryPath === path) return;
   let mod: any;
   try {
-    mod = createRequire(import.meta.url)('pkcs11js');
+    mod = requirePkcs11js();
   } catch (e) {
     throw new Refusal('binding', `the PKCS#11 binding (npm package pkcs11js) is not installed or did not build: ${(e as Error).message.split('\n')[0]}`);
   }
