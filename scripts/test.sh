@@ -14,6 +14,15 @@ if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]
 # The binding is an optional dependency: a failed build leaves managed-key tests skipped (they say why).
 [ -f node_modules/pkcs11js/build/Release/pkcs11.node ] || echo "test: the pkcs11js binding is not built (needs g++, make, python3 and Node headers); PKCS#11 managed-key tests will be skipped" >&2
 npm run build --silent    # tsc, then the CLI fast-path bundle (scripts/bundle-cli.mjs)
+# The single executable and the Debian package (issue 26), built once and reused while dist/ is
+# unchanged (a hash of the inputs beside each); the package tests use them. A failure here is
+# reported by those tests, naming the cause.
+package_start=$SECONDS
+if node scripts/package.mjs --if-stale && node scripts/package-deb.mjs --if-stale; then
+  echo "test: executable and .deb ready in $((SECONDS - package_start)) s" >&2
+else
+  echo "test: building the executable or the .deb failed; the package tests will fail and say why" >&2
+fi
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
 # unlocked gnome-keyring (scripts/with-keyring.sh). Without dbus-run-session they skip, saying why.
 if command -v dbus-run-session >/dev/null 2>&1; then

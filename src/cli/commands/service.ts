@@ -3,6 +3,7 @@
  * unit on Linux, launchd agent on macOS; texts in src/cli/service.ts). systemctl and launchctl are
  * run as child processes; their failures are reported with their own message.
  */
+import { isSingleExecutable } from '../../native/embedded-addon.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -77,8 +78,10 @@ export function register(program: Command, ctx: CliContext): void {
       }
       const env: Record<string, string> = {};
       if (process.env.KEYHOLD_HOME) env.KEYHOLD_HOME = resolve(process.env.KEYHOLD_HOME);
-      // The installed shim itself (npm's bin link resolved), run by this very node binary.
-      const spec: ServiceSpec = { node: process.execPath, script: realpathSync(process.argv[1]!), ...(config ? { config } : {}), env };
+      // The installed shim itself (npm's bin link resolved), run by this very node binary; the
+      // single executable runs itself.
+      const script = isSingleExecutable() ? {} : { script: realpathSync(process.argv[1]!) };
+      const spec: ServiceSpec = { node: process.execPath, ...script, ...(config ? { config } : {}), env };
       const file = serviceFile(m);
       writeAtomically(file, serviceText(m, spec));
       if (opts.start) {

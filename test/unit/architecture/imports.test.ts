@@ -34,18 +34,21 @@ const ALLOWED: Record<string, string[]> = {
   crypto: [],
   storage: [],
   'version.ts': [],
+  // The single executable's native-addon loader and embedded scripts (issue 26): node: modules only.
+  native: [],
+  'build-info.ts': ['version.ts'],
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
   seal: ['framework', 'storage', 'crypto', 'kms'],
   // External key providers (pkcs11, awskms): transit's managed keys and the HSM seal use them;
   // awskms connects through sync's network guard.
-  kms: ['framework', 'storage', 'crypto', 'sync'],
+  kms: ['framework', 'storage', 'crypto', 'sync', 'native'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   sync: ['framework', 'storage', 'crypto'],
   // The sys engine mounts the audit and OpenAPI routes; engines never reach server or cli.
   engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'docs', 'sync', 'kms', 'version.ts'],
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
-  cli: ['framework', 'engines', 'sync', 'docs', 'crypto', 'version.ts'],
+  cli: ['framework', 'engines', 'sync', 'docs', 'crypto', 'version.ts', 'build-info.ts', 'native'],
   server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'version.ts'],
   'main.ts': ['cli'],
 };
