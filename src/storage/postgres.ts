@@ -22,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Backend } from './backend.js';
+import { readPostgresFormat, upgradePostgresFormat } from './format-version.js';
 
 /** Thrown when the database cannot be reached (the router answers 503 `storage unavailable: ...`). */
 export class StorageUnavailableError extends Error {
@@ -149,6 +150,8 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private readonly t: string;
   private readonly ht: string;
   private readonly ct: string;
+  /** The storage format version table (format-version.ts). */
+  private readonly ft: string;
   private readonly channel: string;
   /** This process (ignores its own notifications). */
   readonly nodeId = randomUUID();
@@ -195,6 +198,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     this.t = quoteIdent(this.table);
     this.ht = quoteIdent(this.haTable);
     this.ct = quoteIdent(`${this.table}_changes`);
+    this.ft = quoteIdent(`${this.table}_format`);
     this.channel = `keyhold_${this.table}`.slice(0, 63);
     this.pool = new pg.Pool({
       connectionString: url,
@@ -232,8 +236,12 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       throw new PostgresConfigError(`storage.postgresql.connection_url: cannot connect to ${this.describe()}: ${(e as Error).message}`);
     }
     if (version < 100000) throw new PostgresConfigError(`storage.postgresql: PostgreSQL version must be at least 10 (server has ${version})`);
-    if (!this.skipCreate) await this.createTables();
-    else {
+    // A store of a newer keyhold is refused before anything is created or written.
+    const format = await readPostgresFormat((sql, v) => this.pool.query(sql, v), this.ft, `${this.table}_format`);
+    if (!this.skipCreate) {
+      await this.createTables();
+      await upgradePostgresFormat((sql, v) => this.pool.query(sql, v), this.ft, format);
+    } else {
       try {
         await this.pool.query(`SELECT 1 FROM ${this.t} LIMIT 0`);
       } catch (e) {
