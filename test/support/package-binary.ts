@@ -6,7 +6,7 @@
  * this only checks the stamp.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './daemon.js';
 
@@ -19,8 +19,26 @@ export function executableUnsupported(): string | null {
   return null;
 }
 
+/** The Debian package `npm run package:deb` builds. */
+export const DEB = join(ROOT, 'dist', `keyhold_${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}_amd64.deb`);
+
 /** Build the executable if missing or stale (waits for another process building it); returns its path. */
 export async function ensureExecutable(): Promise<string> {
+  await underLock(() => execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 }));
+  if (!existsSync(EXECUTABLE)) throw new Error(`${EXECUTABLE} was not built`);
+  return EXECUTABLE;
+}
+
+/** Build the executable and the .deb if missing or stale; returns the .deb's path. */
+export async function ensureDeb(): Promise<string> {
+  await ensureExecutable();
+  await underLock(() => execFileSync(process.execPath, [join(ROOT, 'scripts', 'package-deb.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 }));
+  if (!existsSync(DEB)) throw new Error(`${DEB} was not built`);
+  return DEB;
+}
+
+/** Run `fn` holding dist/.package-lock (one builder at a time across test processes). */
+async function underLock(fn: () => unknown): Promise<void> {
   const lock = join(ROOT, 'dist', '.package-lock');
   mkdirSync(join(ROOT, 'dist'), { recursive: true });
   for (let i = 0; ; i++) {
@@ -39,10 +57,8 @@ export async function ensureExecutable(): Promise<string> {
     }
   }
   try {
-    execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 });
+    fn();
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
-  if (!existsSync(EXECUTABLE)) throw new Error(`${EXECUTABLE} was not built`);
-  return EXECUTABLE;
 }
