@@ -38,8 +38,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
-  version.register(program);
+  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, version, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

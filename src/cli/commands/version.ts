@@ -2,10 +2,10 @@
 import type { Command } from 'commander';
 
 /** Register `keyhold version` on `program`. */
-export function register(program: Command): void {
+export function register(program: Command, _ctx?: unknown): void {
   program
     .command('version')
-    .description('Print the version, the commit, the build date and the Node.js version of this keyhold')
+    .description('Print the version, the commit, the build date and the Node.js version of this keyhold (also `keyhold -version`)')
     .action(async (_opts: unknown, cmd: Command) => {
       const format = (cmd.optsWithGlobals() as { format?: string }).format;
       const { buildInfo, versionLine } = await import('../../build-info.js');
