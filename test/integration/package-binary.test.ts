@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { httpReq } from '../support/daemon.js';
 import { ensureExecutable, executableUnsupported } from '../support/package-binary.js';
+import { SOFTHSM_MODULE, createSoftHsm, softhsmMissing } from '../support/softhsm.js';
 
 const unsupported = executableUnsupported();
 let dir: string;
@@ -169,6 +170,37 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
     const out = await initWithKeychain('kc2');
     expect(out).not.toMatch(/ELF|invalid|dlopen/i);
     expect(sha(readFileSync(file))).toBe(sha(original));
+    expect(existsSync(shimMarker)).toBe(false);
+  });
+
+  it.skipIf(softhsmMissing() !== null)('runs PKCS#11 managed keys (the embedded worker script and the pkcs11js addon) on SoftHSM2', async () => {
+    const hsm = createSoftHsm();
+    const sock = join(dir, 'hsm.sock');
+    try {
+      hsm.initToken('kh', '1234');
+      const cfg = join(dir, 'hsm.hcl');
+      writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${SOFTHSM_MODULE}"\n}\n`);
+      const d = startServer(sock, join(dir, 'hsm-data'), ['--dev', '--dev-root-token', 'root', '--config', cfg], { ...env, ...hsm.env });
+      try {
+        await waitUp(sock, d);
+        const req = (m: string, p: string, body?: unknown) => httpReq({ socket: sock }, m, p, body, { token: 'root' });
+        const mk = await req('POST', 'sys/managed-keys/pkcs11/rsa1', { library: 'softhsm', token_label: 'kh', pin: '1234', key_label: 'rsa1', mechanism: '0x0001', key_bits: 2048, allow_generate_key: true, usages: 'sign,verify' });
+        expect(mk.status, JSON.stringify(mk.body) + d.out()).toBe(204);
+        expect((await req('POST', 'sys/managed-keys/pkcs11/rsa1/test/sign', {})).status).toBe(204);
+        expect((await req('POST', 'sys/mounts/transit/tune', { allowed_managed_keys: ['rsa1'] })).status).toBe(204);
+        expect((await req('POST', 'transit/keys/hsm-signer', { type: 'managed_key', managed_key_name: 'rsa1' })).status).toBeLessThan(300);
+        const input = Buffer.from('signed inside the HSM').toString('base64');
+        const sig = await req('POST', 'transit/sign/hsm-signer', { input });
+        expect(sig.status, JSON.stringify(sig.body)).toBe(200);
+        const ver = await req('POST', 'transit/verify/hsm-signer', { input, signature: sig.body.data.signature });
+        expect(ver.body.data.valid).toBe(true);
+      } finally {
+        await stop(d.proc);
+      }
+      expect(readdirSync(join(dir, 'native-cache')).some((f) => f.endsWith('-pkcs11.node'))).toBe(true);
+    } finally {
+      hsm.cleanup();
+    }
     expect(existsSync(shimMarker)).toBe(false);
   });
 });
