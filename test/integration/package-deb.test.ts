@@ -89,6 +89,8 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
   const whyNotInstall = process.getuid?.() !== 0 ? 'not root: dpkg -i needs root' : !has('dpkg') ? 'dpkg is not installed' : sh('dpkg-query', ['-W', '-f=${Status}', 'keyhold']).stdout.includes('installed') ? 'a keyhold package is already installed here; not touching it' : null;
   it.skipIf(whyNotInstall !== null)(`dpkg -i installs it; the server runs as the service would, operator init works over the socket; remove keeps the data, purge removes it${whyNotInstall ? ` (skipped: ${whyNotInstall})` : ''}`, async () => {
     let daemon: ChildProcess | null = null;
+    // The package leaves its system user on purge (Debian practice); the test removes it if it made it.
+    const userBefore = sh('getent', ['passwd', 'keyhold']).status === 0;
     const stopDaemon = () =>
       new Promise<void>((r) => {
         if (!daemon || daemon.exitCode !== null || daemon.signalCode) return r();
@@ -156,10 +158,12 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
       expect(purge.status, purge.stderr).toBe(0);
       expect(existsSync('/var/lib/keyhold')).toBe(false);
       expect(existsSync('/etc/keyhold/keyhold.hcl')).toBe(false);
+      expect(sh('getent', ['passwd', 'keyhold']).status).toBe(0); // the user stays (docs/install.md)
     } finally {
       await stopDaemon();
       sh('dpkg', ['--purge', 'keyhold']);
       rmSync('/run/keyhold', { recursive: true, force: true });
+      if (!userBefore) sh('deluser', ['--system', 'keyhold']);
     }
   }, 600_000);
 
