@@ -81,7 +81,8 @@ function filesUnder(dir, skip = new Set()) {
 export function inputsHash(node) {
   const h = createHash('sha256');
   const files = [
-    ...filesUnder(dist, new Set([join(dist, 'bin'), join(dist, 'sea'), join(dist, 'deb')])).filter((f) => !f.endsWith('.deb')),
+    // dist/ as tsc and bundle-cli wrote it: not the outputs of packaging (bin/, sea/, deb/, the .deb and its .sha256).
+    ...filesUnder(dist, new Set([join(dist, 'bin'), join(dist, 'sea'), join(dist, 'deb'), join(dist, '.package-lock')])).filter((f) => !/\.deb(\.sha256|\.tmp)?$/.test(f)),
     ...filesUnder(join(root, 'packaging', 'sea')),
     join(root, 'scripts', 'package.mjs'),
     join(root, 'package.json'),
