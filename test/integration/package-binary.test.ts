@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,6 +138,27 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
       await stop(d.proc);
     }
     expect(existsSync(shimMarker), existsSync(shimMarker) ? readFileSync(shimMarker, 'utf8') : '').toBe(false);
+  });
+
+  it('opens and upgrades the store-v0 fixture (written before format versions) and decrypts its ciphertexts', async () => {
+    const fixture = join(import.meta.dirname, '..', 'fixtures', 'store-v0');
+    const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as { root_token: string; transit: Record<string, { versions: Record<string, { ciphertext?: string; plaintext?: string }> }> };
+    const data = join(dir, 'fixture-data');
+    cpSync(join(fixture, 'data'), data, { recursive: true });
+    const sock = join(dir, 'fixture.sock');
+    const d = startServer(sock, data, ['--keychain', 'none']);
+    try {
+      await waitUp(sock, d);
+      const key = readFileSync(join(fixture, 'unseal-key.txt'), 'utf8').trim();
+      expect((await run(['operator', 'unseal'], { env: { KEYHOLD_ADDR: `unix://${sock}` }, input: key + '\n' })).exitCode).toBe(0);
+      const v = expected.transit['k-aes256-gcm96']!.versions['1']!;
+      const pt = await run(['transit', 'decrypt', 'k-aes256-gcm96', v.ciphertext!], { env: { KEYHOLD_ADDR: `unix://${sock}`, KEYHOLD_TOKEN: expected.root_token } });
+      expect(pt.exitCode, pt.stderr).toBe(0);
+      expect(pt.stdout).toBe(Buffer.from(v.plaintext!, 'base64').toString());
+    } finally {
+      await stop(d.proc);
+    }
+    expect(JSON.parse(readFileSync(join(data, 'FORMAT'), 'utf8'))).toEqual({ format: 1 });
   });
 
   it('unpacks native addons to a private cache (0700) and replaces a tampered copy instead of loading it', async () => {
