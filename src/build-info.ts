@@ -23,11 +23,24 @@ export interface BuildInfo {
 /** This build's facts. */
 export function buildInfo(): BuildInfo {
   const node = process.version;
-  if (typeof KEYHOLD_BUILD !== 'undefined') return { version: VERSION, commit: KEYHOLD_BUILD.commit, buildDate: KEYHOLD_BUILD.date, node, runtime: 'executable' };
+  if (typeof KEYHOLD_BUILD !== 'undefined')
+    return {
+      version: VERSION,
+      commit: KEYHOLD_BUILD.commit,
+      buildDate: KEYHOLD_BUILD.date,
+      node,
+      runtime: 'executable',
+    };
   const here = fileURLToPath(import.meta.url);
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim() || 'unknown';
+    commit =
+      execFileSync('git', ['rev-parse', 'HEAD'], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 5000,
+      }).trim() || 'unknown';
   } catch {
     // Not a git checkout (an npm tarball): the commit is unknown.
   }

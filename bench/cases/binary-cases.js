@@ -30,15 +30,26 @@ export const binaryCases = [
     id: 'cli-encrypt-binary',
     unit: 'ms',
     checks: [{ on: 'ratio', op: '<=', limit: 1.0 }],
-    describe: '`printf x | keyhold-linux-x64 transit encrypt bench-aes --field ciphertext` (the single executable, `npm run package`), a new process per call, wall time of the round trip (median); baseline: `node -e 0` of the machine\'s Node.js, interleaved. Figures: the ratio against `node -e 0` of the Node.js inside the executable, and the executable\'s size',
+    describe:
+      "`printf x | keyhold-linux-x64 transit encrypt bench-aes --field ciphertext` (the single executable, `npm run package`), a new process per call, wall time of the round trip (median); baseline: `node -e 0` of the machine's Node.js, interleaved. Figures: the ratio against `node -e 0` of the Node.js inside the executable, and the executable's size",
     async run(ctx) {
-      if (!existsSync(EXE)) throw new MissingFeature('dist/bin/keyhold-linux-x64 is missing: run `npm run package` first');
+      if (!existsSync(EXE))
+        throw new MissingFeature('dist/bin/keyhold-linux-x64 is missing: run `npm run package` first');
       await ensureKey(ctx, AES, 'aes256-gcm96');
-      const env = { ...process.env, KEYHOLD_HOME: join(ctx.dir, 'cli-home'), KEYHOLD_ADDR: `unix://${ctx.kh.socket}`, KEYHOLD_TOKEN: ctx.token, NO_COLOR: '1' };
+      const env = {
+        ...process.env,
+        KEYHOLD_HOME: join(ctx.dir, 'cli-home'),
+        KEYHOLD_ADDR: `unix://${ctx.kh.socket}`,
+        KEYHOLD_TOKEN: ctx.token,
+        NO_COLOR: '1',
+      };
       const input = Buffer.from('x');
       const args = ['transit', 'encrypt', AES, '--field', 'ciphertext'];
       const first = await runCmd(EXE, args, { input, env });
-      if (first.code !== 0 || !first.stdout.toString().startsWith('vault:v1:')) throw new Error(`keyhold-linux-x64 transit encrypt exited ${first.code}: ${first.stderr.toString().slice(-300)}`);
+      if (first.code !== 0 || !first.stdout.toString().startsWith('vault:v1:'))
+        throw new Error(
+          `keyhold-linux-x64 transit encrypt exited ${first.code}: ${first.stderr.toString().slice(-300)}`,
+        );
       const lts = await ltsNode();
       // Warm the page cache (the executable is 150 MiB; only the pages it touches are read).
       for (let i = 0; i < 3; i++) {
@@ -62,7 +73,16 @@ export const binaryCases = [
         value: median(exe),
         baseline: b,
         figures,
-        detail: { runs: ctx.cfg.cliRuns, min_ms: Math.min(...exe), baseline_min_ms: Math.min(...base), node_version: process.version, lts_ratio: lts ? median(exe) / median(ltsBase) : null, lts_node_ms: lts ? median(ltsBase) : null, lts_node: lts, executable_mib: statSync(EXE).size / 2 ** 20 },
+        detail: {
+          runs: ctx.cfg.cliRuns,
+          min_ms: Math.min(...exe),
+          baseline_min_ms: Math.min(...base),
+          node_version: process.version,
+          lts_ratio: lts ? median(exe) / median(ltsBase) : null,
+          lts_node_ms: lts ? median(ltsBase) : null,
+          lts_node: lts,
+          executable_mib: statSync(EXE).size / 2 ** 20,
+        },
       };
     },
   },

@@ -12,7 +12,19 @@
  * Outside the executable (node bin/keyhold.js) nothing here runs: the addons load from node_modules.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants as fsc, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, chmodSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsc,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  chmodSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,7 +63,8 @@ export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
       return '';
     }
   })();
-  const base = env.XDG_CACHE_HOME || (home ? join(home, '.cache') : join(tmpdir(), `keyhold-${process.getuid?.() ?? 'user'}`));
+  const base =
+    env.XDG_CACHE_HOME || (home ? join(home, '.cache') : join(tmpdir(), `keyhold-${process.getuid?.() ?? 'user'}`));
   return join(base, 'keyhold', 'native');
 }
 
@@ -61,7 +74,10 @@ export function ensurePrivateDir(dir: string): void {
   const st = lstatSync(dir);
   const uid = process.getuid?.();
   if (!st.isDirectory()) throw new Error(`native addon cache ${dir} is not a directory (a symlink or file is refused)`);
-  if (uid !== undefined && st.uid !== uid) throw new Error(`native addon cache ${dir} is owned by uid ${st.uid}, not by this user (${uid}); remove it or set KEYHOLD_NATIVE_CACHE`);
+  if (uid !== undefined && st.uid !== uid)
+    throw new Error(
+      `native addon cache ${dir} is owned by uid ${st.uid}, not by this user (${uid}); remove it or set KEYHOLD_NATIVE_CACHE`,
+    );
   // Ours: tighten it if it was created looser (an older umask, a copy).
   if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }
@@ -108,7 +124,8 @@ export function unpackAddon(name: string, bytes: Uint8Array, dir = nativeCacheDi
   if (!verifiedCopy(path, hash)) {
     rmSync(path, { force: true });
     writeAtomic(path, bytes);
-    if (!verifiedCopy(path, hash)) throw new Error(`native addon ${name}: the copy in ${dir} does not match the embedded one`);
+    if (!verifiedCopy(path, hash))
+      throw new Error(`native addon ${name}: the copy in ${dir} does not match the embedded one`);
   }
   return path;
 }
@@ -127,7 +144,8 @@ export function loadEmbeddedAddon(name: string): unknown {
   const path = unpackAddon(name, bytes);
   // Hash once more right before loading: the copy checked above is the copy loaded (the folder is ours alone).
   const hash = sha256(bytes);
-  if (sha256(readFileSync(path)) !== hash) throw new Error(`native addon ${name}: ${path} changed before loading; refusing it`);
+  if (sha256(readFileSync(path)) !== hash)
+    throw new Error(`native addon ${name}: ${path} changed before loading; refusing it`);
   const mod = { exports: {} as unknown };
   process.dlopen(mod, path);
   return mod.exports;

@@ -44,7 +44,9 @@ export type SqlQuery = (sql: string, values?: unknown[]) => Promise<{ rows: Reco
 
 /** The refusal line for a store of format `found`. */
 function tooNew(where: string, found: number): StorageFormatError {
-  return new StorageFormatError(`${where} has storage format version ${found}, newer than the newest this keyhold reads (${STORAGE_FORMAT}): run the keyhold release that wrote it, or a newer one (nothing was changed)`);
+  return new StorageFormatError(
+    `${where} has storage format version ${found}, newer than the newest this keyhold reads (${STORAGE_FORMAT}): run the keyhold release that wrote it, or a newer one (nothing was changed)`,
+  );
 }
 
 /** Parse a format record; throws naming the place when it is not one. */
@@ -55,7 +57,10 @@ function parseRecord(where: string, text: string): number {
   } catch {
     v = undefined;
   }
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new StorageFormatError(`${where}: unreadable storage format record (expected {"format": N}); nothing was changed`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new StorageFormatError(
+      `${where}: unreadable storage format record (expected {"format": N}); nothing was changed`,
+    );
   return v;
 }
 
@@ -126,7 +131,10 @@ export async function readPostgresFormat(query: SqlQuery, formatTable: string, l
   const r = await query(`SELECT version FROM ${formatTable} WHERE id = 1`);
   if (!r.rows.length) return 0;
   const v = Number(r.rows[0]!.version);
-  if (!Number.isSafeInteger(v) || v < 0) throw new StorageFormatError(`table ${label}: unreadable storage format version ${String(r.rows[0]!.version)}; nothing was changed`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new StorageFormatError(
+      `table ${label}: unreadable storage format version ${String(r.rows[0]!.version)}; nothing was changed`,
+    );
   if (v > STORAGE_FORMAT) throw tooNew(`PostgreSQL table ${label}`, v);
   return v;
 }
@@ -136,10 +144,18 @@ export async function readPostgresFormat(query: SqlQuery, formatTable: string, l
  * the version row moves forward only (GREATEST), so daemons starting together agree.
  */
 export async function upgradePostgresFormat(query: SqlQuery, formatTable: string, found: number): Promise<void> {
-  await query(`CREATE TABLE IF NOT EXISTS ${formatTable} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${formatTable} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+  );
   for (let v = found; v < STORAGE_FORMAT; v++) {
     await SQL_STEPS[v]!(query);
-    await query(`INSERT INTO ${formatTable} (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = GREATEST(${formatTable}.version, EXCLUDED.version), updated_at = now()`, [v + 1]);
+    await query(
+      `INSERT INTO ${formatTable} (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = GREATEST(${formatTable}.version, EXCLUDED.version), updated_at = now()`,
+      [v + 1],
+    );
   }
-  if (found === STORAGE_FORMAT) await query(`INSERT INTO ${formatTable} (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [STORAGE_FORMAT]);
+  if (found === STORAGE_FORMAT)
+    await query(`INSERT INTO ${formatTable} (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [
+      STORAGE_FORMAT,
+    ]);
 }

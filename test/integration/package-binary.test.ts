@@ -5,7 +5,19 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,15 +36,36 @@ let env: Record<string, string>;
 function baseEnv(home: string): Record<string, string> {
   const bin = join(dir, 'shim');
   const empty = join(dir, 'empty-bin');
-  return { PATH: `${bin}:${empty}`, HOME: home, KEYHOLD_HOME: home, NO_COLOR: '1', KEYHOLD_NATIVE_CACHE: join(dir, 'native-cache'), ...(process.env.DBUS_SESSION_BUS_ADDRESS ? { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS } : {}) };
+  return {
+    PATH: `${bin}:${empty}`,
+    HOME: home,
+    KEYHOLD_HOME: home,
+    NO_COLOR: '1',
+    KEYHOLD_NATIVE_CACHE: join(dir, 'native-cache'),
+    ...(process.env.DBUS_SESSION_BUS_ADDRESS ? { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS } : {}),
+  };
 }
 
 function run(args: string[], opts: { input?: string; env?: Record<string, string> } = {}) {
-  return execa(exe, args, { input: opts.input, env: { ...env, ...opts.env }, extendEnv: false, reject: false, timeout: 60_000 });
+  return execa(exe, args, {
+    input: opts.input,
+    env: { ...env, ...opts.env },
+    extendEnv: false,
+    reject: false,
+    timeout: 60_000,
+  });
 }
 
-function startServer(sock: string, data: string, extra: string[] = [], e: Record<string, string> = env): { proc: ChildProcess; out: () => string } {
-  const proc = spawn(exe, ['server', '--socket', sock, '--storage-path', data, '--log-level', 'warn', ...extra], { env: e, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(
+  sock: string,
+  data: string,
+  extra: string[] = [],
+  e: Record<string, string> = env,
+): { proc: ChildProcess; out: () => string } {
+  const proc = spawn(exe, ['server', '--socket', sock, '--storage-path', data, '--log-level', 'warn', ...extra], {
+    env: e,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -72,7 +105,10 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
     mkdirSync(join(dir, 'shim'));
     mkdirSync(join(dir, 'empty-bin'));
     shimMarker = join(dir, 'node-was-run');
-    writeFileSync(join(dir, 'shim', 'node'), `#!/bin/sh\necho "node was run: $*" >> '${shimMarker}'\necho "FAIL: the keyhold executable ran node" >&2\nexit 99\n`);
+    writeFileSync(
+      join(dir, 'shim', 'node'),
+      `#!/bin/sh\necho "node was run: $*" >> '${shimMarker}'\necho "FAIL: the keyhold executable ran node" >&2\nexit 99\n`,
+    );
     chmodSync(join(dir, 'shim', 'node'), 0o755);
     env = baseEnv(join(dir, 'home'));
   }, 600_000);
@@ -89,11 +125,17 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
   });
 
   it('`version` and `-version` print the version, the commit, the build date and the Node.js inside', async () => {
-    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     for (const args of [['version'], ['-version']]) {
       const r = await run(args);
       expect(r.exitCode, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(new RegExp(`^keyhold v${pkg.version.replace(/\./g, '\\.')} \\(([0-9a-f]{40}(-dirty)?)\\), built \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, Node\\.js v(\\d+)\\.\\d+\\.\\d+ \\(single executable\\)$`));
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `^keyhold v${pkg.version.replace(/\./g, '\\.')} \\(([0-9a-f]{40}(-dirty)?)\\), built \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, Node\\.js v(\\d+)\\.\\d+\\.\\d+ \\(single executable\\)$`,
+        ),
+      );
       expect(Number(/Node\.js v(\d+)/.exec(r.stdout)![1])).toBeGreaterThanOrEqual(24);
     }
     const j = await run(['version', '--format', 'json']);
@@ -115,13 +157,19 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
       expect((await run(['secrets', 'enable', 'transit'], { env: authed })).exitCode).toBe(0);
       expect((await run(['write', '-f', 'transit/keys/app', 'type=ed25519'], { env: authed })).exitCode).toBe(0);
       expect((await run(['write', '-f', 'transit/keys/data'], { env: authed })).exitCode).toBe(0);
-      const ct = await run(['transit', 'encrypt', 'data', '--field', 'ciphertext'], { env: authed, input: 'hello from the executable' });
+      const ct = await run(['transit', 'encrypt', 'data', '--field', 'ciphertext'], {
+        env: authed,
+        input: 'hello from the executable',
+      });
       expect(ct.exitCode, ct.stderr).toBe(0);
       expect(ct.stdout).toMatch(/^vault:v1:/);
       const pt = await run(['transit', 'decrypt', 'data', ct.stdout], { env: authed });
       expect(pt.exitCode, pt.stderr).toBe(0);
       expect(pt.stdout).toBe('hello from the executable');
-      const sig = await run(['write', '-field=signature', 'transit/sign/app', `input=${Buffer.from('m').toString('base64')}`], { env: authed });
+      const sig = await run(
+        ['write', '-field=signature', 'transit/sign/app', `input=${Buffer.from('m').toString('base64')}`],
+        { env: authed },
+      );
       expect(sig.stdout).toMatch(/^vault:v1:/);
       expect((await run(['secrets', 'enable', '-path=secret', 'kv-v2'], { env: authed })).exitCode).toBe(0);
       expect((await run(['kv', 'put', 'secret/app', 'password=p4ss'], { env: authed })).exitCode).toBe(0);
@@ -133,7 +181,9 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
       expect((await run(['operator', 'seal'], { env: authed })).exitCode).toBe(0);
       const key = /Unseal Key 1: (\S+)/.exec(init.stdout)![1]!;
       expect((await run(['operator', 'unseal'], { env: cli, input: key + '\n' })).exitCode).toBe(0);
-      expect((await run(['transit', 'decrypt', 'data', ct.stdout], { env: authed })).stdout).toBe('hello from the executable');
+      expect((await run(['transit', 'decrypt', 'data', ct.stdout], { env: authed })).stdout).toBe(
+        'hello from the executable',
+      );
     } finally {
       await stop(d.proc);
     }
@@ -142,7 +192,10 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
 
   it('opens and upgrades the store-v0 fixture (written before format versions) and decrypts its ciphertexts', async () => {
     const fixture = join(import.meta.dirname, '..', 'fixtures', 'store-v0');
-    const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as { root_token: string; transit: Record<string, { versions: Record<string, { ciphertext?: string; plaintext?: string }> }> };
+    const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as {
+      root_token: string;
+      transit: Record<string, { versions: Record<string, { ciphertext?: string; plaintext?: string }> }>;
+    };
     const data = join(dir, 'fixture-data');
     cpSync(join(fixture, 'data'), data, { recursive: true });
     const sock = join(dir, 'fixture.sock');
@@ -150,9 +203,13 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
     try {
       await waitUp(sock, d);
       const key = readFileSync(join(fixture, 'unseal-key.txt'), 'utf8').trim();
-      expect((await run(['operator', 'unseal'], { env: { KEYHOLD_ADDR: `unix://${sock}` }, input: key + '\n' })).exitCode).toBe(0);
+      expect(
+        (await run(['operator', 'unseal'], { env: { KEYHOLD_ADDR: `unix://${sock}` }, input: key + '\n' })).exitCode,
+      ).toBe(0);
       const v = expected.transit['k-aes256-gcm96']!.versions['1']!;
-      const pt = await run(['transit', 'decrypt', 'k-aes256-gcm96', v.ciphertext!], { env: { KEYHOLD_ADDR: `unix://${sock}`, KEYHOLD_TOKEN: expected.root_token } });
+      const pt = await run(['transit', 'decrypt', 'k-aes256-gcm96', v.ciphertext!], {
+        env: { KEYHOLD_ADDR: `unix://${sock}`, KEYHOLD_TOKEN: expected.root_token },
+      });
       expect(pt.exitCode, pt.stderr).toBe(0);
       expect(pt.stdout).toBe(Buffer.from(v.plaintext!, 'base64').toString());
     } finally {
@@ -194,34 +251,52 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
     expect(existsSync(shimMarker)).toBe(false);
   });
 
-  it.skipIf(softhsmMissing() !== null)('runs PKCS#11 managed keys (the embedded worker script and the pkcs11js addon) on SoftHSM2', async () => {
-    const hsm = createSoftHsm();
-    const sock = join(dir, 'hsm.sock');
-    try {
-      hsm.initToken('kh', '1234');
-      const cfg = join(dir, 'hsm.hcl');
-      writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${SOFTHSM_MODULE}"\n}\n`);
-      const d = startServer(sock, join(dir, 'hsm-data'), ['--dev', '--dev-root-token', 'root', '--config', cfg], { ...env, ...hsm.env });
+  it.skipIf(softhsmMissing() !== null)(
+    'runs PKCS#11 managed keys (the embedded worker script and the pkcs11js addon) on SoftHSM2',
+    async () => {
+      const hsm = createSoftHsm();
+      const sock = join(dir, 'hsm.sock');
       try {
-        await waitUp(sock, d);
-        const req = (m: string, p: string, body?: unknown) => httpReq({ socket: sock }, m, p, body, { token: 'root' });
-        const mk = await req('POST', 'sys/managed-keys/pkcs11/rsa1', { library: 'softhsm', token_label: 'kh', pin: '1234', key_label: 'rsa1', mechanism: '0x0001', key_bits: 2048, allow_generate_key: true, usages: 'sign,verify' });
-        expect(mk.status, JSON.stringify(mk.body) + d.out()).toBe(204);
-        expect((await req('POST', 'sys/managed-keys/pkcs11/rsa1/test/sign', {})).status).toBe(204);
-        expect((await req('POST', 'sys/mounts/transit/tune', { allowed_managed_keys: ['rsa1'] })).status).toBe(204);
-        expect((await req('POST', 'transit/keys/hsm-signer', { type: 'managed_key', managed_key_name: 'rsa1' })).status).toBeLessThan(300);
-        const input = Buffer.from('signed inside the HSM').toString('base64');
-        const sig = await req('POST', 'transit/sign/hsm-signer', { input });
-        expect(sig.status, JSON.stringify(sig.body)).toBe(200);
-        const ver = await req('POST', 'transit/verify/hsm-signer', { input, signature: sig.body.data.signature });
-        expect(ver.body.data.valid).toBe(true);
+        hsm.initToken('kh', '1234');
+        const cfg = join(dir, 'hsm.hcl');
+        writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${SOFTHSM_MODULE}"\n}\n`);
+        const d = startServer(sock, join(dir, 'hsm-data'), ['--dev', '--dev-root-token', 'root', '--config', cfg], {
+          ...env,
+          ...hsm.env,
+        });
+        try {
+          await waitUp(sock, d);
+          const req = (m: string, p: string, body?: unknown) =>
+            httpReq({ socket: sock }, m, p, body, { token: 'root' });
+          const mk = await req('POST', 'sys/managed-keys/pkcs11/rsa1', {
+            library: 'softhsm',
+            token_label: 'kh',
+            pin: '1234',
+            key_label: 'rsa1',
+            mechanism: '0x0001',
+            key_bits: 2048,
+            allow_generate_key: true,
+            usages: 'sign,verify',
+          });
+          expect(mk.status, JSON.stringify(mk.body) + d.out()).toBe(204);
+          expect((await req('POST', 'sys/managed-keys/pkcs11/rsa1/test/sign', {})).status).toBe(204);
+          expect((await req('POST', 'sys/mounts/transit/tune', { allowed_managed_keys: ['rsa1'] })).status).toBe(204);
+          expect(
+            (await req('POST', 'transit/keys/hsm-signer', { type: 'managed_key', managed_key_name: 'rsa1' })).status,
+          ).toBeLessThan(300);
+          const input = Buffer.from('signed inside the HSM').toString('base64');
+          const sig = await req('POST', 'transit/sign/hsm-signer', { input });
+          expect(sig.status, JSON.stringify(sig.body)).toBe(200);
+          const ver = await req('POST', 'transit/verify/hsm-signer', { input, signature: sig.body.data.signature });
+          expect(ver.body.data.valid).toBe(true);
+        } finally {
+          await stop(d.proc);
+        }
+        expect(readdirSync(join(dir, 'native-cache')).some((f) => f.endsWith('-pkcs11.node'))).toBe(true);
       } finally {
-        await stop(d.proc);
+        hsm.cleanup();
       }
-      expect(readdirSync(join(dir, 'native-cache')).some((f) => f.endsWith('-pkcs11.node'))).toBe(true);
-    } finally {
-      hsm.cleanup();
-    }
-    expect(existsSync(shimMarker)).toBe(false);
-  });
+      expect(existsSync(shimMarker)).toBe(false);
+    },
+  );
 });

@@ -86,7 +86,16 @@ describe('a store written before format versions (fixture store-v0)', () => {
       const k = expected.transit[name];
       const read = await d.req('GET', `transit/keys/${name}`);
       expect(read.status, name).toBe(200);
-      expect({ type: read.body.data.type, latest_version: read.body.data.latest_version, min_decryption_version: read.body.data.min_decryption_version, exportable: read.body.data.exportable, keys: read.body.data.keys }, name).toEqual({ type: k.type, ...k.read });
+      expect(
+        {
+          type: read.body.data.type,
+          latest_version: read.body.data.latest_version,
+          min_decryption_version: read.body.data.min_decryption_version,
+          exportable: read.body.data.exportable,
+          keys: read.body.data.keys,
+        },
+        name,
+      ).toEqual({ type: k.type, ...k.read });
       for (const [version, v] of Object.entries<Record<string, string>>(k.versions)) {
         if (v.ciphertext) {
           const dec = await d.req('POST', `transit/decrypt/${name}`, { ciphertext: v.ciphertext });
@@ -96,7 +105,10 @@ describe('a store written before format versions (fixture store-v0)', () => {
         if (v.signature) {
           const ver = await d.req('POST', `transit/verify/${name}`, { input: v.input, signature: v.signature });
           expect(ver.body.data?.valid, `${name} v${version} verify`).toBe(true);
-          const forged = await d.req('POST', `transit/verify/${name}`, { input: Buffer.from('other').toString('base64'), signature: v.signature });
+          const forged = await d.req('POST', `transit/verify/${name}`, {
+            input: Buffer.from('other').toString('base64'),
+            signature: v.signature,
+          });
           expect(forged.body.data?.valid, `${name} v${version} verify of other input`).toBe(false);
         }
         const h = await d.req('POST', `transit/hmac/${name}`, { input: v.hmac_input, key_version: Number(version) });
@@ -124,27 +136,49 @@ describe('a store written before format versions (fixture store-v0)', () => {
         expect(meta.body.data.versions[v].destroyed).toBe(e.destroyed);
       }
     }
-    for (const [path, data] of Object.entries(expected.kv1)) expect((await d.req('GET', `kv1/${path}`)).body.data, path).toEqual(data);
+    for (const [path, data] of Object.entries(expected.kv1))
+      expect((await d.req('GET', `kv1/${path}`)).body.data, path).toEqual(data);
   });
 
   it('policies and tokens: the same text, the same policies, and the tokens still work', async () => {
-    for (const [name, policy] of Object.entries(expected.policies)) expect((await d.req('GET', `sys/policies/acl/${name}`)).body.data.policy, name).toBe(policy);
+    for (const [name, policy] of Object.entries(expected.policies))
+      expect((await d.req('GET', `sys/policies/acl/${name}`)).body.data.policy, name).toBe(policy);
     for (const [label, t] of Object.entries<any>(expected.tokens)) {
       const look = await d.req('GET', 'auth/token/lookup-self', undefined, { token: t.token });
       expect(look.status, label).toBe(200);
-      expect({ policies: look.body.data.policies, accessor: look.body.data.accessor, meta: look.body.data.meta ?? null, orphan: look.body.data.orphan }, label).toEqual({ policies: t.policies, accessor: t.accessor, meta: t.meta, orphan: t.orphan });
+      expect(
+        {
+          policies: look.body.data.policies,
+          accessor: look.body.data.accessor,
+          meta: look.body.data.meta ?? null,
+          orphan: look.body.data.orphan,
+        },
+        label,
+      ).toEqual({ policies: t.policies, accessor: t.accessor, meta: t.meta, orphan: t.orphan });
     }
     const reader = expected.tokens.reader.token;
-    expect((await d.req('GET', 'secret/data/app/db', undefined, { token: reader })).body.data.data).toEqual(expected.kv2['app/db'].versions['3'].data);
+    expect((await d.req('GET', 'secret/data/app/db', undefined, { token: reader })).body.data.data).toEqual(
+      expected.kv2['app/db'].versions['3'].data,
+    );
     expect((await d.req('GET', 'kv1/team/db', undefined, { token: reader })).status).toBe(403);
-    const enc = await d.req('POST', 'transit/encrypt/k-aes256-gcm96', { plaintext: 'aGk=' }, { token: expected.tokens.transit.token });
+    const enc = await d.req(
+      'POST',
+      'transit/encrypt/k-aes256-gcm96',
+      { plaintext: 'aGk=' },
+      { token: expected.tokens.transit.token },
+    );
     expect(enc.body.data.ciphertext).toMatch(/^vault:v2:/);
   });
 
   it('AppRole and JWT roles: the same settings, and logins still issue tokens with their policies', async () => {
     const a = expected.approle;
     expect((await d.req('GET', `auth/approle/role/${a.role}`)).body.data).toEqual(a.read);
-    const login = await d.req('POST', 'auth/approle/login', { role_id: a.role_id, secret_id: a.secret_id }, { token: null });
+    const login = await d.req(
+      'POST',
+      'auth/approle/login',
+      { role_id: a.role_id, secret_id: a.secret_id },
+      { token: null },
+    );
     expect(login.status, JSON.stringify(login.body)).toBe(200);
     expect([...login.body.auth.token_policies].sort()).toEqual(a.policies);
 
@@ -170,7 +204,9 @@ describe('a store written before format versions (fixture store-v0)', () => {
     expect(dest.body.data.connection_details).toEqual(s.connection_details);
     expect(dest.body.data.options).toEqual(s.options);
     const assoc = await d.req('GET', `sys/sync/destinations/${s.type}/${s.name}/associations`);
-    const got = Object.values<any>(assoc.body.data.associated_secrets).map((x) => ({ mount: x.mount, secret_name: x.secret_name })).sort((x, y) => x.secret_name.localeCompare(y.secret_name));
+    const got = Object.values<any>(assoc.body.data.associated_secrets)
+      .map((x) => ({ mount: x.mount, secret_name: x.secret_name }))
+      .sort((x, y) => x.secret_name.localeCompare(y.secret_name));
     expect(got).toEqual(s.associations);
   });
 
@@ -191,7 +227,11 @@ describe('a store of a newer format', () => {
     const dir = copyFixture();
     writeFileSync(join(dir, 'data', 'FORMAT'), JSON.stringify({ format: STORAGE_FORMAT + 1 }) + '\n');
     const before = snapshot(dir);
-    const r = await execa(process.execPath, [BIN, 'server', '--storage-path', join(dir, 'data'), '--socket', join(dir, 'k.sock'), '--keychain', 'none'], { reject: false, timeout: 30_000, env: { KEYHOLD_HOME: dir } });
+    const r = await execa(
+      process.execPath,
+      [BIN, 'server', '--storage-path', join(dir, 'data'), '--socket', join(dir, 'k.sock'), '--keychain', 'none'],
+      { reject: false, timeout: 30_000, env: { KEYHOLD_HOME: dir } },
+    );
     expect(r.exitCode).not.toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -204,7 +244,11 @@ describe('a store of a newer format', () => {
     const dir = copyFixture();
     writeFileSync(join(dir, 'data', 'FORMAT'), 'garbage');
     const before = snapshot(dir);
-    const r = await execa(process.execPath, [BIN, 'server', '--storage-path', join(dir, 'data'), '--socket', join(dir, 'k.sock'), '--keychain', 'none'], { reject: false, timeout: 30_000, env: { KEYHOLD_HOME: dir } });
+    const r = await execa(
+      process.execPath,
+      [BIN, 'server', '--storage-path', join(dir, 'data'), '--socket', join(dir, 'k.sock'), '--keychain', 'none'],
+      { reject: false, timeout: 30_000, env: { KEYHOLD_HOME: dir } },
+    );
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr.trim()).toMatch(/unreadable storage format record/);
     expect(snapshot(dir)).toEqual(before);

@@ -15,16 +15,27 @@ export const EXECUTABLE = join(ROOT, 'dist', 'bin', 'keyhold-linux-x64');
 
 /** Why the executable cannot exist on this machine, or null. */
 export function executableUnsupported(): string | null {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return `the executable is built for linux-x64 only (this is ${process.platform}-${process.arch})`;
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return `the executable is built for linux-x64 only (this is ${process.platform}-${process.arch})`;
   return null;
 }
 
 /** The Debian package `npm run package:deb` builds. */
-export const DEB = join(ROOT, 'dist', `keyhold_${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}_amd64.deb`);
+export const DEB = join(
+  ROOT,
+  'dist',
+  `keyhold_${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}_amd64.deb`,
+);
 
 /** Build the executable if missing or stale (waits for another process building it); returns its path. */
 export async function ensureExecutable(): Promise<string> {
-  await underLock(() => execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 }));
+  await underLock(() =>
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'package.mjs'), '--if-stale'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 600_000,
+    }),
+  );
   if (!existsSync(EXECUTABLE)) throw new Error(`${EXECUTABLE} was not built`);
   return EXECUTABLE;
 }
@@ -32,7 +43,13 @@ export async function ensureExecutable(): Promise<string> {
 /** Build the executable and the .deb if missing or stale; returns the .deb's path. */
 export async function ensureDeb(): Promise<string> {
   await ensureExecutable();
-  await underLock(() => execFileSync(process.execPath, [join(ROOT, 'scripts', 'package-deb.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 }));
+  await underLock(() =>
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'package-deb.mjs'), '--if-stale'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 600_000,
+    }),
+  );
   if (!existsSync(DEB)) throw new Error(`${DEB} was not built`);
   return DEB;
 }

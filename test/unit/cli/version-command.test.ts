@@ -6,7 +6,11 @@ import { VERSION } from '../../../src/version.js';
 
 const gitHead = (() => {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: import.meta.dirname, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd: import.meta.dirname,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return null;
   }
@@ -24,7 +28,13 @@ describe('keyhold version (checkout)', () => {
   });
 
   it('prints one line naming all four', () => {
-    const line = versionLine({ version: '9.8.7', commit: 'abc123', buildDate: '2026-01-02T03:04:05.000Z', node: 'v26.1.0', runtime: 'executable' });
+    const line = versionLine({
+      version: '9.8.7',
+      commit: 'abc123',
+      buildDate: '2026-01-02T03:04:05.000Z',
+      node: 'v26.1.0',
+      runtime: 'executable',
+    });
     expect(line).toBe('keyhold v9.8.7 (abc123), built 2026-01-02T03:04:05.000Z, Node.js v26.1.0 (single executable)');
   });
 });

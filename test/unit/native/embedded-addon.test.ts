@@ -1,9 +1,25 @@
 /** The native-addon cache of the single executable (src/native/embedded-addon.ts), on real files. */
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensurePrivateDir, isSingleExecutable, nativeCacheDir, unpackAddon } from '../../../src/native/embedded-addon.js';
+import {
+  ensurePrivateDir,
+  isSingleExecutable,
+  nativeCacheDir,
+  unpackAddon,
+} from '../../../src/native/embedded-addon.js';
 
 const dirs: string[] = [];
 const temp = () => {

@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FileBackend } from '../../../src/storage/file.js';
-import { FORMAT_FILE, STORAGE_FORMAT, StorageFormatError, readFileFormat } from '../../../src/storage/format-version.js';
+import {
+  FORMAT_FILE,
+  STORAGE_FORMAT,
+  StorageFormatError,
+  readFileFormat,
+} from '../../../src/storage/format-version.js';
 import { PostgresBackend } from '../../../src/storage/postgres.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../../support/postgres.js';
 
@@ -71,7 +76,11 @@ describe('file backend format version', () => {
     const before = readdirSync(root).sort();
     const b = new FileBackend(root);
     expect(() => b.openSync()).toThrow(StorageFormatError);
-    expect(() => b.openSync()).toThrow(new RegExp(`format version ${STORAGE_FORMAT + 4}, newer than the newest this keyhold reads \\(${STORAGE_FORMAT}\\)`));
+    expect(() => b.openSync()).toThrow(
+      new RegExp(
+        `format version ${STORAGE_FORMAT + 4}, newer than the newest this keyhold reads \\(${STORAGE_FORMAT}\\)`,
+      ),
+    );
     expect(readdirSync(root).sort()).toEqual(before);
     expect(readdirSync(join(root, 'log'))).toEqual([]);
   });
@@ -104,18 +113,26 @@ describe.skipIf(!!skip)('PostgreSQL format version', () => {
     pg = startPostgres({ fsync: false });
     pg.createDb('fmt');
     const b = await backend('fmt');
-    expect(pg.psql('SELECT version FROM vault_kv_store_format WHERE id = 1', 'fmt').trim()).toBe(String(STORAGE_FORMAT));
+    expect(pg.psql('SELECT version FROM vault_kv_store_format WHERE id = 1', 'fmt').trim()).toBe(
+      String(STORAGE_FORMAT),
+    );
     await b.put('core/x', Buffer.from('v'));
     // A store written before the record: the table is gone, the data stays.
     pg.psql('DROP TABLE vault_kv_store_format', 'fmt');
     const again = await backend('fmt');
     expect((await again.get('core/x'))?.toString()).toBe('v');
-    expect(pg.psql('SELECT version FROM vault_kv_store_format WHERE id = 1', 'fmt').trim()).toBe(String(STORAGE_FORMAT));
+    expect(pg.psql('SELECT version FROM vault_kv_store_format WHERE id = 1', 'fmt').trim()).toBe(
+      String(STORAGE_FORMAT),
+    );
     // Newer: refused before anything is created or written.
     pg.psql(`UPDATE vault_kv_store_format SET version = ${STORAGE_FORMAT + 1}`, 'fmt');
     const rows = pg.psql('SELECT count(*) FROM vault_kv_store', 'fmt').trim();
     const newer = new PostgresBackend({ connection_url: pg.urlFor('fmt') }, { env: {} });
-    await expect(newer.open()).rejects.toThrow(new RegExp(`vault_kv_store_format has storage format version ${STORAGE_FORMAT + 1}, newer than the newest this keyhold reads \\(${STORAGE_FORMAT}\\)`));
+    await expect(newer.open()).rejects.toThrow(
+      new RegExp(
+        `vault_kv_store_format has storage format version ${STORAGE_FORMAT + 1}, newer than the newest this keyhold reads \\(${STORAGE_FORMAT}\\)`,
+      ),
+    );
     await newer.close().catch(() => {});
     expect(pg.psql('SELECT version FROM vault_kv_store_format', 'fmt').trim()).toBe(String(STORAGE_FORMAT + 1));
     expect(pg.psql('SELECT count(*) FROM vault_kv_store', 'fmt').trim()).toBe(rows);
