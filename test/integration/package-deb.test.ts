@@ -21,6 +21,15 @@ const sh = (cmd: string, args: string[], opts: { input?: string; env?: NodeJS.Pr
   spawnSync(cmd, args, { encoding: 'utf8', timeout: 600_000, maxBuffer: 64 << 20, ...opts });
 const installDoc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'install.md'), 'utf8');
 
+/** dpkg, waiting (up to 5 minutes) while another process holds dpkg's lock (apt-get of a test set-up). */
+async function dpkg(args: string[]): Promise<ReturnType<typeof sh>> {
+  for (let i = 0; ; i++) {
+    const r = sh('dpkg', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (r.status === 0 || !/lock/i.test(r.stderr) || i >= 150) return r;
+    await new Promise((res) => setTimeout(res, 2000));
+  }
+}
+
 let deb: string;
 let work: string;
 /** lintian's output: started in beforeAll so its minute or two overlaps the other tests. */
@@ -130,7 +139,7 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
           daemon.kill('SIGTERM');
         });
       try {
-        const inst = sh('dpkg', ['-i', deb], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+        const inst = await dpkg(['-i', deb]);
         expect(inst.status, inst.stdout + inst.stderr).toBe(0);
         expect(statSync('/usr/bin/keyhold').mode & 0o777).toBe(0o755);
         const uid = Number(sh('id', ['-u', 'keyhold']).stdout.trim());
@@ -189,7 +198,7 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
         expect(readFileSync('/var/lib/keyhold/FORMAT', 'utf8')).toMatch(/"format"/);
 
         // Reinstalling (dpkg's upgrade path) keeps the data and the configuration.
-        const again = sh('dpkg', ['-i', deb], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+        const again = await dpkg(['-i', deb]);
         expect(again.status, again.stdout + again.stderr).toBe(0);
         daemon = spawn('/usr/bin/keyhold', ['server', '-config', '/etc/keyhold/keyhold.hcl'], {
           uid,
@@ -214,19 +223,19 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
         );
         await stopDaemon();
 
-        const rm = sh('dpkg', ['-r', 'keyhold']);
+        const rm = await dpkg(['-r', 'keyhold']);
         expect(rm.status, rm.stderr).toBe(0);
         expect(existsSync('/usr/bin/keyhold')).toBe(false);
         expect(existsSync('/var/lib/keyhold/log')).toBe(true);
         expect(existsSync('/etc/keyhold/keyhold.hcl')).toBe(true); // a conffile stays until purge
-        const purge = sh('dpkg', ['--purge', 'keyhold']);
+        const purge = await dpkg(['--purge', 'keyhold']);
         expect(purge.status, purge.stderr).toBe(0);
         expect(existsSync('/var/lib/keyhold')).toBe(false);
         expect(existsSync('/etc/keyhold/keyhold.hcl')).toBe(false);
         expect(sh('getent', ['passwd', 'keyhold']).status).toBe(0); // the user stays (docs/install.md)
       } finally {
         await stopDaemon();
-        sh('dpkg', ['--purge', 'keyhold']);
+        await dpkg(['--purge', 'keyhold']);
         rmSync('/run/keyhold', { recursive: true, force: true });
         if (!userBefore) sh('deluser', ['--system', 'keyhold']);
       }
