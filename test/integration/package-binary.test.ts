@@ -3,7 +3,7 @@
  * package-binary.ts once per run). It is copied to a temporary folder and run with a PATH holding no
  * Node.js: only a `node` shim that records that it was run and fails loudly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -25,6 +25,7 @@ import { execa } from 'execa';
 import { httpReq } from '../support/daemon.js';
 import { ensureExecutable, executableUnsupported } from '../support/package-binary.js';
 import { SOFTHSM_MODULE, createSoftHsm, softhsmMissing } from '../support/softhsm.js';
+import { startMoto } from '../support/moto.js';
 
 const unsupported = executableUnsupported();
 let dir: string;
@@ -299,4 +300,46 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
       expect(existsSync(shimMarker)).toBe(false);
     },
   );
+  const noMoto = spawnSync('python3', ['-c', 'import moto.server'], { stdio: 'ignore' }).status !== 0;
+  it.skipIf(noMoto)('syncs a KV secret to AWS Secrets Manager (moto) through the bundled AWS SDK', async () => {
+    const moto = await startMoto();
+    const sock = join(dir, 'sync.sock');
+    const d = startServer(sock, join(dir, 'sync-data'), ['--dev', '--dev-root-token', 'root']);
+    try {
+      await waitUp(sock, d);
+      const req = (m: string, p: string, body?: unknown) => httpReq({ socket: sock }, m, p, body, { token: 'root' });
+      expect((await req('POST', 'secret/data/app/web', { data: { API_KEY: 'from-the-executable' } })).status).toBe(200);
+      const dest = await req('POST', 'sys/sync/destinations/provider-a-sm/aws', {
+        access_key_id: 'testing',
+        secret_access_key: 'testing',
+        region: 'us-east-1',
+        endpoint_url: moto.endpoint,
+        allowed_ipv4_addresses: ['127.0.0.1/32'],
+        allowed_ports: [moto.port],
+      });
+      expect(dest.status, JSON.stringify(dest.body)).toBeLessThan(300);
+      expect(
+        (
+          await req('POST', 'sys/sync/destinations/provider-a-sm/aws/associations/set', {
+            mount: 'secret',
+            secret_name: 'app/web',
+          })
+        ).status,
+      ).toBe(200);
+      let status: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const a = await req('GET', 'sys/sync/destinations/provider-a-sm/aws/associations');
+        status = Object.values((a.body?.data?.associated_secrets ?? {}) as Record<string, { sync_status: string }>).map(
+          (x) => x.sync_status,
+        );
+        if (status.length && status.every((x) => x === 'SYNCED')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status, d.out()).toEqual(['SYNCED']);
+    } finally {
+      await stop(d.proc);
+      await moto.stop();
+    }
+    expect(existsSync(shimMarker)).toBe(false);
+  });
 });
