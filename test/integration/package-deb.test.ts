@@ -6,9 +6,10 @@
  * `dpkg --purge`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, chownSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpReq } from '../support/daemon.js';
 import { ensureDeb, executableUnsupported } from '../support/package-binary.js';
@@ -28,6 +29,21 @@ async function dpkg(args: string[]): Promise<ReturnType<typeof sh>> {
     if (r.status === 0 || !/lock/i.test(r.stderr) || i >= 150) return r;
     await new Promise((res) => setTimeout(res, 2000));
   }
+}
+
+/**
+ * lintian's verdict on `file`, kept beside the package under the package's SHA-256 and lintian's
+ * version: the same lintian on the same bytes says the same, so CI's later passes (one per Node,
+ * the .deb unchanged) reuse it instead of spending another minute.
+ */
+async function lintianOf(file: string): Promise<{ code: number | null; out: string }> {
+  const version = sh('lintian', ['--version']).stdout.trim();
+  const sum = createHash('sha256').update(readFileSync(file)).digest('hex');
+  const cache = join(dirname(file), 'deb', `lintian-${sum.slice(0, 16)}-${version.replace(/[^\w.+-]/g, '_')}.json`);
+  if (existsSync(cache)) return JSON.parse(readFileSync(cache, 'utf8')) as { code: number | null; out: string };
+  const r = await runAsync('lintian', ['--no-tag-display-limit', file]);
+  if (r.code !== null) writeFileSync(cache, JSON.stringify(r));
+  return r;
 }
 
 let deb: string;
@@ -50,7 +66,7 @@ describe.skipIf(unsupported !== null)('Debian package', () => {
   beforeAll(async () => {
     deb = await ensureDeb();
     work = mkdtempSync(join(tmpdir(), 'keyhold-deb-'));
-    if (has('lintian')) lintian = runAsync('lintian', ['--no-tag-display-limit', deb]);
+    if (has('lintian')) lintian = lintianOf(deb);
   }, 900_000);
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
