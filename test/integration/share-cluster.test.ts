@@ -109,8 +109,13 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
   });
 
   it('a mount moved on the active is served at its new path by the standby', async () => {
-    expect((await active.req('POST', 'sys/remount', { from: 'kv1', to: 'kv1-moved' }, { token: root })).status).toBe(200);
-    await until(async () => (await standby.req('GET', 'kv1-moved/s', undefined, { token: root })).status === 200, 'the standby serves the new path');
+    expect((await active.req('POST', 'sys/remount', { from: 'kv1', to: 'kv1-moved' }, { token: root })).status).toBe(
+      200,
+    );
+    await until(
+      async () => (await standby.req('GET', 'kv1-moved/s', undefined, { token: root })).status === 200,
+      'the standby serves the new path',
+    );
     expect((await standby.req('GET', 'kv1/s', undefined, { token: root })).status).toBe(404);
   });
 });

@@ -179,13 +179,20 @@ describe('sys/quotas', () => {
     const { generateKeyPairSync } = await import('node:crypto');
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     await must('POST', 'sys/auth/jwt', { type: 'jwt' });
-    await must('POST', 'auth/jwt/config', { jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })], default_role: 'dev' });
+    await must('POST', 'auth/jwt/config', {
+      jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })],
+      default_role: 'dev',
+    });
     await must('POST', 'auth/jwt/role/dev', { role_type: 'jwt', user_claim: 'sub', bound_claims: { sub: 'x' } });
     await must('POST', 'auth/jwt/role/ops', { role_type: 'jwt', user_claim: 'sub', bound_claims: { sub: 'x' } });
     await must('POST', 'sys/quotas/rate-limit/devrole', { path: 'auth/jwt', role: 'dev', rate: 2, interval: '1m' });
     const login = (body: unknown) => httpReq({ base: d.tcp }, 'POST', 'auth/jwt/login', body, { token: null });
     // The JWT is not valid (400): the quota counts the attempts all the same, before the method runs.
-    expect([(await login({ jwt: 'not.a.jwt' })).status, (await login({ jwt: 'not.a.jwt' })).status, (await login({ jwt: 'not.a.jwt' })).status]).toEqual([400, 400, 429]);
+    expect([
+      (await login({ jwt: 'not.a.jwt' })).status,
+      (await login({ jwt: 'not.a.jwt' })).status,
+      (await login({ jwt: 'not.a.jwt' })).status,
+    ]).toEqual([400, 400, 429]);
     expect((await login({ role: 'dev', jwt: 'not.a.jwt' })).status).toBe(429);
     for (let i = 0; i < 4; i++) expect((await login({ role: 'ops', jwt: 'not.a.jwt' })).status).toBe(400);
     await must('DELETE', 'sys/quotas/rate-limit/devrole');

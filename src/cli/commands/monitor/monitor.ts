@@ -8,7 +8,10 @@ const LEVELS = ['debug', 'info', 'warn', 'error'];
 export const monitor: CommandSpec = {
   words: ['monitor'],
   summary: "Stream the daemon's log lines (needs sudo on sys/monitor)",
-  flags: [flag('--log-level <level>', `lowest level shown: ${LEVELS.join(', ')}`, { default: 'info' }), flag('--log-format <format>', 'standard or json', { default: 'standard' })],
+  flags: [
+    flag('--log-level <level>', `lowest level shown: ${LEVELS.join(', ')}`, { default: 'info' }),
+    flag('--log-format <format>', 'standard or json', { default: 'standard' }),
+  ],
   examples: ['keyhold monitor', 'keyhold monitor --log-level=debug --log-format=json'],
   async run(inv) {
     const level = String(inv.opts.logLevel).toLowerCase();

@@ -5,4 +5,10 @@ import { read } from './read.js';
 import { write } from './write.js';
 import { del } from './delete.js';
 
-export const quotaCommands: Entry[] = [group('quota', 'Rate-limit quotas: requests per interval per client address, on a mount, a path or globally'), list, read, write, del];
+export const quotaCommands: Entry[] = [
+  group('quota', 'Rate-limit quotas: requests per interval per client address, on a mount, a path or globally'),
+  list,
+  read,
+  write,
+  del,
+];

@@ -20,7 +20,14 @@ export const list: CommandSpec = {
     const rows: string[][] = [];
     for (const n of names) {
       const q = ((await inv.client.read(quotaPath(n))).body?.data ?? {}) as Record<string, unknown>;
-      rows.push([n, q.path === '' ? '(global)' : String(q.path), q.role ? String(q.role) : '', String(q.rate), `${q.interval}s`, q.block_interval ? `${q.block_interval}s` : '']);
+      rows.push([
+        n,
+        q.path === '' ? '(global)' : String(q.path),
+        q.role ? String(q.role) : '',
+        String(q.rate),
+        `${q.interval}s`,
+        q.block_interval ? `${q.block_interval}s` : '',
+      ]);
     }
     inv.io.stdout.write(grid(['Name', 'Path', 'Role', 'Rate', 'Interval', 'Block'], rows));
   },
