@@ -23,6 +23,8 @@ import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
+import { attachBarrierKeyring, type BarrierKeyring } from '../storage/keyring-rotation.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { NoncePool } from '../crypto/nonce-pool.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
@@ -129,6 +131,10 @@ export class Core implements RouterCore, CoreServices {
   readonly beforeSeal: Array<() => Promise<void>> = [];
   /** Hooks run before init writes anything (a cluster node takes the HA lock first). */
   readonly beforeInit: Array<() => Promise<void>> = [];
+  /** Barrier key terms: sys/rotate, sys/key-status (issue 27). */
+  readonly barrierKeys: BarrierKeyring;
+  /** Metrics, when the config has a telemetry stanza (issue 27; set by the daemon). */
+  telemetry?: Telemetry;
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -156,6 +162,7 @@ export class Core implements RouterCore, CoreServices {
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
     this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
     this.audit = attachAudit(this);
+    this.barrierKeys = attachBarrierKeyring(this); // issue 27
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;

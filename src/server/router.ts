@@ -18,6 +18,7 @@ import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -81,6 +82,8 @@ export interface RouterCore {
   requestDone?(token: TokenInfo): Promise<void>;
   /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
   cluster?: ClusterRouting;
+  /** Metrics (a `telemetry` stanza in the config); absent, nothing is measured. */
+  telemetry?: Telemetry;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -241,6 +244,7 @@ export class Router {
   /** Handle one HTTP request end to end. */
   async handle(req: AnyRequest, res: ResponseSink): Promise<void> {
     const f = new Flow(req, res);
+    const t0 = this.core.telemetry ? performance.now() : 0; // telemetry hook (issue 27)
     try {
       this.parse(f);
       this.wrapRequest(f);
@@ -271,6 +275,7 @@ export class Router {
       if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
       else this.fail(res, e);
     } finally {
+      if (t0) this.core.telemetry!.request(f, t0); // telemetry hook (issue 27)
       if (f.seen.length) await this.spendTokens(f);
     }
   }
@@ -536,7 +541,8 @@ export class Router {
     if (!audit) return;
     f.audit = this.auditEntry(f);
     f.auditor = audit;
-    return audit.request(f.audit);
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    return tel ? tel.audit('request', audit.request(f.audit), performance.now()) : audit.request(f.audit);
   }
 
   /** Stage dispatch: the route's handler for the operation; a failure is audited with its status. */
@@ -589,6 +595,13 @@ export class Router {
 
   /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
   private auditResponse(f: Flow): Promise<void> | void {
+    if (!f.audit) return;
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    if (tel) return tel.audit('response', Promise.resolve(this.auditResponseNow(f)), performance.now());
+    return this.auditResponseNow(f);
+  }
+
+  private auditResponseNow(f: Flow): Promise<void> | void {
     if (!f.audit) return;
     const audit = f.auditor!;
     const reply = f.reply;

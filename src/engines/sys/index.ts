@@ -17,6 +17,8 @@ import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
+import { metricsRoutes } from './metrics-route.js';
+import { rotateRoutes } from './rotate-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -248,7 +250,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...metricsRoutes, ...rotateRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -7,6 +7,8 @@ import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { WrappingService } from '../../auth/wrapping.js';
+import type { BarrierKeyring } from '../../storage/keyring-rotation.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
 
 /** A node's place in a cluster (sys/leader, sys/health). */
 export interface HaStatus {
@@ -33,7 +35,12 @@ export interface SysCore {
   readonly managedKeys: ManagedKeyRegistry;
   readonly backend: { describe(): string };
   readonly keychain: { describe(): string };
-  readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
+  readonly sealConfig: { storage_id: string; keychain_account: string | null; initialized_time: string } | null;
+  readonly logger: { warn(msg: string, fields?: Record<string, unknown>): void };
+  /** Barrier key terms (issue 27). */
+  readonly barrierKeys: Pick<BarrierKeyring, 'rotate' | 'status' | 'config' | 'setConfig'>;
+  /** Metrics; absent without a telemetry stanza (issue 27). */
+  readonly telemetry?: Telemetry;
   isInitialized(): boolean;
   /** Re-read the seal config (shared storage initialised by another node); true when initialised. */
   refreshSealConfig(): Promise<boolean>;

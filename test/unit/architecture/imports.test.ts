@@ -42,11 +42,13 @@ const ALLOWED: Record<string, string[]> = {
   kms: ['framework', 'storage', 'crypto', 'sync'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   sync: ['framework', 'storage', 'crypto'],
+  // Metrics (issue 27): an observer the server feeds; it reads config syntax from framework.
+  telemetry: ['framework', 'storage', 'crypto'],
   // The sys engine mounts the audit and OpenAPI routes; engines never reach server or cli.
   engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'docs', 'sync', 'kms', 'version.ts'],
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
   cli: ['framework', 'engines', 'sync', 'docs', 'crypto', 'version.ts'],
-  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'version.ts'],
+  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'telemetry', 'version.ts'],
   'main.ts': ['cli'],
 };
 
