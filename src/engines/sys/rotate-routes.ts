@@ -38,7 +38,6 @@ export const rotateRoutes: AnyRoute[] = [
         await engine.barrierKeys.rotate(initialized(engine));
       },
     },
-    cli: { command: 'operator rotate' },
   }),
   route({
     path: 'key-status',
@@ -48,7 +47,6 @@ export const rotateRoutes: AnyRoute[] = [
     operations: {
       read: ({ engine }) => ({ data: { ...engine.barrierKeys.status(initialized(engine)) } }),
     },
-    cli: { command: 'operator key-status' },
   }),
   route({
     path: 'rotate/config',
