@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
-# - prometheus and gpg for the operations tests (issue 27);
+# - prometheus, gpg and python3-hvac for the operations tests (issue 27);
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
 #   and g++, make, python3 for node-gyp to build the pkcs11js binding.
 # Never fails the test run: without them the tests that need them skip and print why.
@@ -22,6 +22,8 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 # key shares in test/integration/ops-generate-root.test.ts (issue 27).
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v gpg >/dev/null 2>&1 || need+=(gpg)
+# hvac's own key tests run with Debian's hvac library (test/compat/hvac_test_key.py).
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import hvac' >/dev/null 2>&1 || need+=(python3-hvac)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0

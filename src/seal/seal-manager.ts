@@ -29,6 +29,8 @@ import {
 } from './seal.js';
 import { KeyParts, checkKeyLength, combineShares, decodeKeyText, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
 import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
+import { RootGeneration } from './generate-root.js';
+import { encryptShares, pgpEncrypt, pgpFingerprint } from './pgp.js';
 
 /** What `sys/init` asks for (absent numbers are undefined, so Vault's "present" checks can be made). */
 export interface InitParams {
@@ -84,6 +86,11 @@ interface RekeyState {
   verification: { nonce: string; key: Buffer; parts: KeyParts } | null;
   /** Shamir barrier rekey waiting for verification: the verified current master key. */
   oldMaster?: Buffer;
+  /** New shares are encrypted to these PGP keys (issue 27), with their fingerprints. */
+  pgpKeys: string[] | null;
+  pgpFingerprints: string[] | null;
+  /** Keep the PGP-encrypted shares at core/unseal-keys-backup (sys/rekey/backup). */
+  backup: boolean;
 }
 
 /** Rekey status (GET sys/rekey/init), Vault's RekeyStatusResponse. */
@@ -105,6 +112,9 @@ export interface RekeyResult {
   nonce: string;
   complete: true;
   keys: Buffer[];
+  /** Set when the keys are PGP-encrypted (same order as the keys). */
+  pgp_fingerprints: string[] | null;
+  backup: boolean;
   verification_required: boolean;
   verification_nonce?: string;
 }
@@ -124,6 +134,8 @@ export class SealManager {
   private migrateFrom: { type: string; wrapper: SealWrapper | null } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** sys/generate-root (issue 27): shares of the unseal (or recovery) key make a new root token. */
+  readonly rootGeneration = new RootGeneration({ required: () => this.status().t, verifyKey: (k) => this.verifyUnsealKey(k) });
 
   constructor(
     private readonly backend: Backend,
@@ -245,8 +257,10 @@ export class SealManager {
       ]);
       if (bad.length) throw invalid(`parameters ${bad.join(',')} not applicable to seal type shamir`);
     }
-    if (p.pgp_keys?.length || p.recovery_pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold; distribute the shares over a secure channel');
-    if (p.root_token_pgp_key) throw invalid('root_token_pgp_key', 'PGP encryption of the root token is not supported by keyhold');
+    // PGP keys are checked before anything is written: a key that cannot be used must not cost the shares (issue 27).
+    await this.checkPgpKeys(p.pgp_keys, auto ? 0 : (p.secret_shares ?? 1), 'pgp_keys');
+    await this.checkPgpKeys(p.recovery_pgp_keys, auto ? (p.recovery_shares ?? 1) : 0, 'recovery_pgp_keys');
+    if (p.root_token_pgp_key) await pgpFingerprint(p.root_token_pgp_key, 'root_token_pgp_key');
 
     if (auto) {
       // keyhold default when both are absent: one recovery key (Vault's CLI defaults to 5/3, its API requires them).
@@ -264,7 +278,7 @@ export class SealManager {
         },
       });
       this.config = config;
-      const recoveryKeys = await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold);
+      const recoveryKeys = await this.pgpShares(await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold), p.recovery_pgp_keys, 'recovery_pgp_keys');
       recoveryKey.fill(0);
       return { master, keys: [], recoveryKeys, keychain: false, shares: { secret_shares: 1, secret_threshold: 1 }, recovery };
     }
@@ -286,8 +300,28 @@ export class SealManager {
       }
     }
     this.config = config;
-    const keys = await splitKey(master, shares.secret_shares, shares.secret_threshold);
+    const keys = await this.pgpShares(await splitKey(master, shares.secret_shares, shares.secret_threshold), p.pgp_keys, 'pgp_keys');
     return { master, keys, recoveryKeys: [], keychain, shares, recovery: null };
+  }
+
+  /** `keys` must be usable OpenPGP keys, one per share (none given: nothing to check). */
+  private async checkPgpKeys(keys: string[] | undefined, shares: number, field: string): Promise<string[] | null> {
+    if (!keys?.length) return null;
+    if (shares === 0) throw invalid(field, 'not applicable to this seal type');
+    if (keys.length !== shares) throw invalid(field, `${keys.length} PGP keys given for ${shares} shares; give one key per share`);
+    const out: string[] = [];
+    for (let i = 0; i < keys.length; i++) out.push(await pgpFingerprint(keys[i]!, `${field}[${i}]`));
+    return out;
+  }
+
+  /** Shares as handed out: raw, or each encrypted to its PGP key (Vault: the hex of the share, encrypted). */
+  private async pgpShares(shares: Buffer[], keys: string[] | undefined, field: string): Promise<Buffer[]> {
+    if (!keys?.length) return shares;
+    try {
+      return (await encryptShares(shares, keys, field)).map((e) => e.ciphertext);
+    } finally {
+      for (const sh of shares) sh.fill(0);
+    }
   }
 
   // ---------------------------------------------------------------- unattended unseal
@@ -431,6 +465,16 @@ export class SealManager {
     }
   }
 
+  /**
+   * Check a combined unseal key (recovery key under an auto seal) without unsealing: root token
+   * generation (issue 27) proves key holders agree this way. Throws invalid when it is not the key.
+   */
+  async verifyUnsealKey(combined: Buffer): Promise<void> {
+    if (!this.config) throw invalid('Vault is not initialized');
+    const master = await this.masterFromUnsealKey(sealTypeOf(this.config), combined);
+    master.fill(0);
+  }
+
   /** Turn a combined unseal key into the master key, checking it (Shamir: it opens the keyring; auto: it matches the stored recovery key). */
   private async masterFromUnsealKey(sealType: string, combined: Buffer): Promise<Buffer> {
     if (sealType === SHAMIR) {
@@ -548,17 +592,17 @@ export class SealManager {
     const r = this.rekeys[this.rekeyKind(recovery)];
     const out: RekeyStatus = { nonce: '', started: false, t: 0, n: 0, progress: 0, required: this.rekeyRequired(recovery), pgp_fingerprints: null, backup: false, verification_required: false };
     if (r) {
-      Object.assign(out, { nonce: r.nonce, started: true, t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.parts.progress, verification_required: r.verificationRequired });
+      Object.assign(out, { nonce: r.nonce, started: true, t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.parts.progress, verification_required: r.verificationRequired, pgp_fingerprints: r.pgpFingerprints, backup: r.backup });
       if (r.verification) out.verification_nonce = r.verification.nonce;
     }
     return out;
   }
 
   /** PUT sys/rekey/init: start a rekey (Vault's RekeyInit / BarrierRekeyInit / RecoveryRekeyInit). */
-  rekeyInit(recovery: boolean, p: RekeyParams): RekeyStatus {
+  async rekeyInit(recovery: boolean, p: RekeyParams): Promise<RekeyStatus> {
     const kind = this.rekeyKind(recovery);
     if (p.backup && !p.pgp_keys?.length) throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
-    if (p.pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold');
+    const fingerprints = p.pgp_keys?.length ? await this.checkPgpKeys(p.pgp_keys, kind === 'barrier' && this.recoverySeal ? 0 : p.secret_shares, 'pgp_keys') : null;
     const config: ShareConfig = { secret_shares: p.secret_shares, secret_threshold: p.secret_threshold };
     if (config.secret_threshold > config.secret_shares) throw invalid('provided threshold greater than the total shares');
     // Under an auto seal the barrier key is stored, never split: Vault forces 1/1 [vault src vault/rekey.go].
@@ -570,7 +614,7 @@ export class SealManager {
     const why = shareConfigError(config);
     if (why) throw invalid(`${kind === 'recovery' ? 'invalid recovery configuration' : 'invalid rekey seal configuration'}: ${why}`);
     if (this.rekeys[kind]) throw invalid('rekey already in progress');
-    this.rekeys[kind] = { nonce: randomUUID(), config, verificationRequired: Boolean(p.require_verification), parts: new KeyParts(''), verification: null };
+    this.rekeys[kind] = { nonce: randomUUID(), config, verificationRequired: Boolean(p.require_verification), parts: new KeyParts(''), verification: null, pgpKeys: fingerprints ? p.pgp_keys! : null, pgpFingerprints: fingerprints, backup: Boolean(p.backup) };
     this.logger.info('rekey initialized', { target: kind, shares: config.secret_shares, threshold: config.secret_threshold, verification_required: Boolean(p.require_verification) });
     return this.rekeyStatus(recovery);
   }
@@ -632,11 +676,14 @@ export class SealManager {
     }
     const fresh = randomBytes(32);
     // Auto seal barrier rekey: the new master key is stored wrapped, no shares are handed out.
-    const keys = kind === 'barrier' && this.recoverySeal ? [] : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
+    const plainKeys = kind === 'barrier' && this.recoverySeal ? [] : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
+    const keys = r.pgpKeys ? await this.pgpShares(plainKeys, r.pgpKeys, 'pgp_keys') : plainKeys;
+    const pgp = { pgp_fingerprints: r.pgpKeys ? r.pgpFingerprints : null, backup: r.backup };
+    if (r.backup && r.pgpFingerprints) await this.writeRekeyBackup(kind, r.nonce, r.pgpFingerprints, keys);
     if (r.verificationRequired) {
       r.verification = { nonce: randomUUID(), key: fresh, parts: new KeyParts('') };
       r.oldMaster = oldMaster;
-      return { nonce: r.nonce, complete: true, keys, verification_required: true, verification_nonce: r.verification.nonce };
+      return { nonce: r.nonce, complete: true, keys, verification_required: true, verification_nonce: r.verification.nonce, ...pgp };
     }
     try {
       await this.performRekey(kind, fresh, r.config, oldMaster);
@@ -645,7 +692,40 @@ export class SealManager {
     }
     this.rekeys[kind] = null;
     fresh.fill(0);
-    return { nonce: r.nonce, complete: true, keys, verification_required: false };
+    return { nonce: r.nonce, complete: true, keys, verification_required: false, ...pgp };
+  }
+
+  /** Where sys/rekey/backup keeps PGP-encrypted shares (Vault's paths; ciphertext only, so outside the barrier). */
+  private backupPath(kind: 'barrier' | 'recovery'): string {
+    return kind === 'barrier' ? 'core/unseal-keys-backup' : 'core/recovery-keys-backup';
+  }
+
+  private async writeRekeyBackup(kind: 'barrier' | 'recovery', nonce: string, fingerprints: string[], keys: Buffer[]): Promise<void> {
+    const hex: Record<string, string[]> = {};
+    const b64: Record<string, string[]> = {};
+    fingerprints.forEach((fp, i) => {
+      (hex[fp] ??= []).push(keys[i]!.toString('hex'));
+      (b64[fp] ??= []).push(keys[i]!.toString('base64'));
+    });
+    await this.backend.put(this.backupPath(kind), Buffer.from(JSON.stringify({ nonce, keys: hex, keys_base64: b64 })));
+  }
+
+  /** GET sys/rekey/backup: the PGP-encrypted shares kept by the last rekey with backup=true. */
+  async rekeyBackup(recovery: boolean): Promise<{ nonce: string; keys: Record<string, string[]>; keys_base64: Record<string, string[]> }> {
+    const kind = recovery ? 'recovery' : 'barrier';
+    const b = await this.backend.get(this.backupPath(kind));
+    if (!b) throw invalid('no backed-up keys found');
+    return JSON.parse(b.toString('utf8')) as { nonce: string; keys: Record<string, string[]>; keys_base64: Record<string, string[]> };
+  }
+
+  /** DELETE sys/rekey/backup. */
+  async deleteRekeyBackup(recovery: boolean): Promise<void> {
+    await this.backend.delete(this.backupPath(recovery ? 'recovery' : 'barrier'));
+  }
+
+  /** Encrypt a new root token to `root_token_pgp_key` (sys/init); base64 of the OpenPGP message, as Vault. */
+  async pgpRootToken(token: string, key: string): Promise<string> {
+    return (await pgpEncrypt(key, Buffer.from(token, 'utf8'), 'root_token_pgp_key')).ciphertext.toString('base64');
   }
 
   /** GET sys/rekey/verify. */

@@ -6,8 +6,57 @@
  * with --format json.
  */
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { LocalError } from '../client.js';
 import type { CliContext } from '../context.js';
 import { success } from '../output.js';
+
+/** Root token and OTP length (Vault >= 1.10): "hvs." + 24 base62 characters. */
+const OTP_LENGTH = 28;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Undo Vault's OTP encoding of a generated root token: base64 (unpadded) of token XOR otp. */
+export function decodeRootToken(encoded: string, otp: string): string {
+  const e = Buffer.from(encoded.trim(), 'base64');
+  const o = Buffer.from(otp.trim(), 'utf8');
+  if (e.length !== o.length) throw new LocalError(`the encoded token is ${e.length} bytes long but the OTP is ${o.length}: use the OTP the generation was started with`);
+  const out = Buffer.alloc(e.length);
+  for (let i = 0; i < e.length; i++) out[i] = e[i]! ^ o[i]!;
+  return out.toString('utf8');
+}
+
+/** `-pgp-key`: a file holding a public key (binary, or its base64), or @file; sent as base64 of the binary key. */
+function pgpKeyArg(v: string): string {
+  const path = v.startsWith('@') ? v.slice(1) : v;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new LocalError(`cannot read the PGP key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const text = bytes.toString('utf8').trim();
+  if (text.startsWith('-----BEGIN')) throw new LocalError(`${path}: ASCII-armored keys are not accepted; export the binary key (gpg --export KEYID > key.gpg)`);
+  return (bytes[0]! & 0x80) !== 0 ? bytes.toString('base64') : text.replace(/\s+/g, '');
+}
+
+/** Key shares from stdin (one per line) or @file; never from argv. */
+async function readShares(ctx: CliContext, arg: string | undefined, prompt: string): Promise<string[]> {
+  let text: string;
+  if (arg === undefined || arg === '-') text = await ctx.secret(prompt);
+  else if (arg.startsWith('@')) text = await ctx.valueOf(arg);
+  else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
+  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+}
+
+function generateRootView(b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { Nonce: b.nonce, Started: b.started, Progress: `${b.progress}/${b.required}`, Complete: b.complete };
+  if (b.encoded_token) out['Encoded Token'] = b.encoded_token;
+  if (b.otp) out.OTP = b.otp;
+  if (b.pgp_fingerprint) out['PGP Fingerprint'] = b.pgp_fingerprint;
+  out['OTP Length'] = b.otp_length;
+  return out;
+}
 
 interface KeyStatus {
   term: number;
@@ -43,5 +92,69 @@ export function register(program: Command, ctx: CliContext): void {
       const st = (await ctx.client(cmd).request('GET', 'sys/key-status')).body as { data: KeyStatus };
       const g = ctx.globals(cmd);
       await ctx.print(cmd, g.field || (g.format && g.format !== 'table') ? st.data : keyStatusView(st.data));
+    });
+  operator
+    .command('generate-root')
+    .description('Make a new root token from a quorum of unseal key shares (recovery shares under an auto seal)')
+    .option('--init', 'start a root token generation (the server makes the OTP unless --otp or --pgp-key is given)')
+    .option('--cancel', 'cancel the generation in progress')
+    .option('--status', 'show the generation in progress')
+    .option('--generate-otp', 'print a fresh OTP of the right length and exit (no server needed)')
+    .option('--otp <otp>', 'with --init: the OTP to encode the token with; with --decode: the OTP it was encoded with (@file or - for stdin)')
+    .option('--decode <encoded>', 'decode an encoded token with --otp and print the root token (no server needed; @file or -)')
+    .option('--pgp-key <file>', 'with --init: encrypt the token to this OpenPGP public key file (binary, as gpg --export writes it)')
+    .option('--nonce <nonce>', 'nonce of the generation in progress (read from the daemon when absent)')
+    .argument('[key]', '"-" (stdin, the default) or @file with one key share per line; never the key itself')
+    .addHelpText(
+      'after',
+      '\nVault-style single-dash flags work too (-init, -decode=... -otp=...).\n\nExamples:\n  $ keyhold operator generate-root -init\n  $ keyhold operator generate-root < shares.txt\n  $ keyhold operator generate-root -decode=ENCODED -otp=OTP\n  $ keyhold operator generate-root -init -pgp-key=ops.gpg',
+    )
+    .action(async (keyArg: string | undefined, opts: { init?: boolean; cancel?: boolean; status?: boolean; generateOtp?: boolean; otp?: string; decode?: string; pgpKey?: string; nonce?: string }, cmd: Command) => {
+      const g = ctx.globals(cmd);
+      if (opts.generateOtp) {
+        let otp = '';
+        for (let i = 0; i < OTP_LENGTH; i++) otp += BASE62[randomInt(62)];
+        process.stdout.write(otp + '\n');
+        return;
+      }
+      if (opts.decode !== undefined) {
+        if (!opts.otp) throw new LocalError('--decode needs --otp (the OTP the generation was started with)');
+        const token = decodeRootToken(await ctx.valueOf(opts.decode), await ctx.valueOf(opts.otp));
+        if (g.format === 'json' || g.format === 'yaml') return ctx.print(cmd, { token });
+        process.stdout.write(token + '\n');
+        return;
+      }
+      const client = ctx.client(cmd);
+      if (opts.cancel) {
+        await client.request('DELETE', 'sys/generate-root/attempt');
+        success('Success! Root token generation canceled (if it was started)');
+        return;
+      }
+      if (opts.status) {
+        const res = await client.request('GET', 'sys/generate-root/attempt');
+        return ctx.print(cmd, g.format && g.format !== 'table' ? res.body : generateRootView(res.body ?? {}));
+      }
+      if (opts.init) {
+        if (opts.otp && opts.pgpKey) throw new LocalError('give --otp or --pgp-key, not both');
+        const body: Record<string, unknown> = {};
+        if (opts.otp) body.otp = await ctx.valueOf(opts.otp);
+        if (opts.pgpKey) body.pgp_key = pgpKeyArg(opts.pgpKey);
+        const res = await client.request('PUT', 'sys/generate-root/attempt', body);
+        return ctx.print(cmd, g.format && g.format !== 'table' ? res.body : generateRootView(res.body ?? {}));
+      }
+      let nonce = opts.nonce;
+      if (!nonce) {
+        const st = await client.request('GET', 'sys/generate-root/attempt');
+        if (!st.body?.started) throw new LocalError('no root token generation is in progress: start one with `keyhold operator generate-root -init`');
+        nonce = String(st.body.nonce);
+      }
+      const keys = await readShares(ctx, keyArg, 'Unseal key share (will be hidden): ');
+      if (!keys.length) throw new LocalError('give a key share on stdin (one per line)');
+      let b: Record<string, unknown> = {};
+      for (const key of keys) {
+        b = ((await client.request('PUT', 'sys/generate-root/update', { key, nonce })).body ?? {}) as Record<string, unknown>;
+        if (b.complete) break;
+      }
+      await ctx.print(cmd, g.format && g.format !== 'table' ? b : generateRootView(b));
     });
 }

@@ -46,7 +46,7 @@ export interface SysCore {
   refreshSealConfig(): Promise<boolean>;
   isSealed(): boolean;
   /** Seal state, shares, rekeys (type-only: the sys routes call it, never construct it). */
-  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh'>;
+  readonly sealer: Pick<SealManager, 'status' | 'rekeyStatus' | 'rekeyInit' | 'rekeyCancel' | 'rekeyUpdate' | 'rekeyVerifyStatus' | 'rekeyVerifyRestart' | 'rekeyVerify' | 'recoverySeal' | 'barrierType' | 'refresh' | 'verifyUnsealKey' | 'rootGeneration' | 'rekeyBackup' | 'deleteRekeyBackup' | 'pgpRootToken'>;
   init(opts: InitParams): Promise<{ keys: Buffer[]; recoveryKeys: Buffer[]; rootToken: string; keychain: boolean }>;
   submitUnsealKey(key: string, migrate?: boolean): Promise<void>;
   resetUnseal(): void;
