@@ -25,6 +25,7 @@ import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
 import { attachBarrierKeyring, type BarrierKeyring } from '../storage/keyring-rotation.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
+import { SnapshotService } from './snapshot-service.js';
 import { NoncePool } from '../crypto/nonce-pool.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
@@ -135,6 +136,8 @@ export class Core implements RouterCore, CoreServices {
   readonly barrierKeys: BarrierKeyring;
   /** Metrics, when the config has a telemetry stanza (issue 27; set by the daemon). */
   telemetry?: Telemetry;
+  /** sys/storage/raft/snapshot (issue 27). */
+  readonly snapshots: SnapshotService = new SnapshotService(this);
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;

@@ -19,6 +19,7 @@ import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
+import { SNAPSHOT_MAGIC } from '../storage/snapshot.js';
 
 /** A request from node:http or from the fast lane (which has read the body already). */
 export type AnyRequest = IncomingMessage | FastRequest;
@@ -141,6 +142,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** Parse a JSON or form body into an object; 400 on malformed JSON. */
 export function parseBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
   if (body.length === 0) return {};
+  // A snapshot being restored (issue 27) is binary: its handler reads ctx.body.
+  if (body[0] === 0x4b && body.subarray(0, SNAPSHOT_MAGIC.length).equals(SNAPSHOT_MAGIC)) return {};
   const text = body.toString('utf8');
   // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
   const first = text.charCodeAt(0);
@@ -474,6 +477,7 @@ export class Router {
       requestId: f.requestId,
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
       headers: f.req.headers,
+      body: f.rawBody,
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;

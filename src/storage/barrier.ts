@@ -72,6 +72,11 @@ export class Barrier implements Storage {
   encryptions = 0;
   /** Called when a record names a term this process does not know yet (another node rotated): reload the terms. */
   onUnknownTerm: ((term: number) => Promise<void>) | null = null;
+  /** Snapshot capture (issue 27, storage/snapshot.ts): told of each write before it reaches storage. */
+  private capture: { beforeWrite(path: string): Promise<void> } | null = null;
+  /** Writes in progress by sequence number (a capture waits for those begun before it opened). */
+  private writeSeq = 0;
+  private readonly writing = new Set<number>();
   private readonly nonce: (size: number) => Buffer;
   private readonly cache: Lru<string, Buffer> | null;
   /**
@@ -171,7 +176,29 @@ export class Barrier implements Storage {
     if (this.cache && plain.length <= CACHE_MAX_RECORD && began >= this.floor && (this.changed.get(path) ?? 0) <= began) this.cache.set(path, Buffer.from(plain));
     return plain;
   }
+  /** Open a snapshot capture; resolves with the write index once every write begun before it has finished. */
+  async openCapture(c: { beforeWrite(path: string): Promise<void> }): Promise<number> {
+    if (this.capture) throw new Error('a snapshot is already being taken');
+    this.capture = c;
+    const upTo = this.writeSeq;
+    while ([...this.writing].some((id) => id <= upTo)) await new Promise((r) => setTimeout(r, 1));
+    return upTo;
+  }
+  /** Close the capture. */
+  closeCapture(): void {
+    this.capture = null;
+  }
   async put(path: string, value: Buffer): Promise<void> {
+    const id = ++this.writeSeq;
+    this.writing.add(id);
+    try {
+      if (this.capture) await this.capture.beforeWrite(path);
+      await this.putNow(path, value);
+    } finally {
+      this.writing.delete(id);
+    }
+  }
+  private async putNow(path: string, value: Buffer): Promise<void> {
     const t0 = this.observer ? performance.now() : 0;
     const sealed = this.term === 1 ? sealRecord(this.k(), path, value, this.nonce(12)) : sealTermRecord(this.k(), this.term, path, value, this.nonce(12));
     this.encryptions++;
@@ -187,6 +214,16 @@ export class Barrier implements Storage {
   }
   async delete(path: string): Promise<void> {
     this.k();
+    const id = ++this.writeSeq;
+    this.writing.add(id);
+    try {
+      if (this.capture) await this.capture.beforeWrite(path);
+      await this.deleteNow(path);
+    } finally {
+      this.writing.delete(id);
+    }
+  }
+  private async deleteNow(path: string): Promise<void> {
     const t0 = this.observer ? performance.now() : 0;
     this.forget(path);
     await this.backend.delete(path);

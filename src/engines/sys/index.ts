@@ -20,6 +20,7 @@ import { activationRoutes } from '../../sync/activation.js';
 import { metricsRoutes } from './metrics-route.js';
 import { rotateRoutes } from './rotate-routes.js';
 import { generateRootRoutes } from './generate-root-routes.js';
+import { snapshotRoutes } from './snapshot-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -251,7 +252,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

@@ -39,6 +39,8 @@ export interface SysCore {
   readonly logger: { warn(msg: string, fields?: Record<string, unknown>): void };
   /** Barrier key terms (issue 27). */
   readonly barrierKeys: Pick<BarrierKeyring, 'rotate' | 'status' | 'config' | 'setConfig'>;
+  /** Snapshot save and restore (issue 27). */
+  readonly snapshots: { save(): Promise<Buffer>; restore(body: Buffer | undefined, force: boolean): Promise<unknown> };
   /** Metrics; absent without a telemetry stanza (issue 27). */
   readonly telemetry?: Telemetry;
   isInitialized(): boolean;
