@@ -26,6 +26,7 @@ import { Barrier } from '../storage/barrier.js';
 import { attachBarrierKeyring, type BarrierKeyring } from '../storage/keyring-rotation.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { SnapshotService } from './snapshot-service.js';
+import { AutoSnapshots } from './auto-snapshots.js';
 import { NoncePool } from '../crypto/nonce-pool.js';
 import { getJSON, prefixed, putJSON, type Backend, type Storage } from '../storage/backend.js';
 import { NoKeychain, type Keychain } from '../seal/keychain.js';
@@ -138,6 +139,8 @@ export class Core implements RouterCore, CoreServices {
   telemetry?: Telemetry;
   /** sys/storage/raft/snapshot (issue 27). */
   readonly snapshots: SnapshotService = new SnapshotService(this);
+  /** sys/storage/raft/snapshot-auto (issue 27). */
+  readonly autoSnapshots: AutoSnapshots;
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -166,6 +169,7 @@ export class Core implements RouterCore, CoreServices {
     this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
     this.audit = attachAudit(this);
     this.barrierKeys = attachBarrierKeyring(this); // issue 27
+    this.autoSnapshots = new AutoSnapshots(this); // issue 27
     this.authorizer = {
       allowed: (token, cap, path) => {
         if (token.root) return true;

@@ -5,7 +5,7 @@
  * it), same-keyring restore, refusal of altered or truncated files before anything changes, the
  * CLI's save / inspect / restore, and file -> PostgreSQL -> file.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,6 +156,53 @@ describe('snapshots on file storage', () => {
     expect(insBad.stderr).toMatch(/checksum mismatch/);
     const res = await a.d.cli(['operator', 'snapshot', 'restore', file], { token: a.root });
     expect(res.exitCode, res.stderr).toBe(0);
+  });
+});
+
+describe('scheduled snapshots (snapshot-auto)', () => {
+  it('takes one every interval, keeps the newest `retain`, reports status, refuses bad configs naming the field', { timeout: 60_000 }, async () => {
+    const a = await fileNode();
+    const out = mkdtempSync(join(tmpdir(), 'keyhold-ops-auto-'));
+    try {
+      const bad = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', storage_type: 'aws-s3', path_prefix: out }, { token: a.root });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0]).toMatch(/^storage_type: /);
+      const rel = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', storage_type: 'local', path_prefix: 'relative/dir' }, { token: a.root });
+      expect(rel.body.errors[0]).toMatch(/^path_prefix: /);
+      const ok = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh' }, { token: a.root });
+      expect(ok.status).toBe(204);
+      expect((await a.d.req('LIST', 'sys/storage/raft/snapshot-auto/config', undefined, { token: a.root })).body.data.keys).toEqual(['hourly']);
+      expect((await a.d.req('GET', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).body.data).toMatchObject({ interval: 1, retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh', local_max_space: 0 });
+      let files: string[] = [];
+      for (let i = 0; i < 100 && files.length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        files = readdirSync(out).filter((f) => f.endsWith('.snap'));
+      }
+      await new Promise((r) => setTimeout(r, 2500));
+      files = readdirSync(out).filter((f) => f.endsWith('.snap')).sort();
+      expect(files).toHaveLength(2);
+      for (const f of files) expect(f).toMatch(/^kh-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.snap$/);
+      const st = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).body.data;
+      expect(st.consecutive_errors).toBe(0);
+      expect(st.last_snapshot_url).toMatch(new RegExp(`^file://${out}/kh-`));
+      expect(Date.parse(st.next_snapshot_start)).toBeGreaterThan(Date.parse(st.last_snapshot_end) - 1);
+      const ins = await a.d.cli(['operator', 'snapshot', 'inspect', join(out, files[1]!), '--format', 'json'], { token: null });
+      expect(ins.exitCode, ins.stderr).toBe(0);
+      // A space limit smaller than one snapshot: the attempt fails and says so.
+      await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh', local_max_space: 10 }, { token: a.root });
+      let st2 = st;
+      for (let i = 0; i < 50 && st2.consecutive_errors === 0; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        st2 = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).body.data;
+      }
+      expect(st2.last_snapshot_error).toMatch(/not enough space/);
+      expect((await a.d.req('DELETE', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).status).toBe(204);
+      expect((await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).status).toBe(404);
+    } finally {
+      await a.d.stop();
+      cleanup(a.d.dir);
+      cleanup(out);
+    }
   });
 });
 

@@ -21,6 +21,7 @@ import { metricsRoutes } from './metrics-route.js';
 import { rotateRoutes } from './rotate-routes.js';
 import { generateRootRoutes } from './generate-root-routes.js';
 import { snapshotRoutes } from './snapshot-routes.js';
+import { snapshotAutoRoutes } from './snapshot-auto-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -252,7 +253,7 @@ export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
   accessorPrefix: 'system',
   description: 'system endpoints used for control, policy and debugging',
   get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...sysRoutes];
+    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...snapshotAutoRoutes, ...sysRoutes];
   },
   async create(env) {
     return env.core as unknown as SysCore;

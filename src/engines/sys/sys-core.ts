@@ -9,6 +9,7 @@ import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { WrappingService } from '../../auth/wrapping.js';
 import type { BarrierKeyring } from '../../storage/keyring-rotation.js';
 import type { Telemetry } from '../../telemetry/telemetry.js';
+import type { AutoSnapshots } from '../../server/auto-snapshots.js';
 
 /** A node's place in a cluster (sys/leader, sys/health). */
 export interface HaStatus {
@@ -41,6 +42,8 @@ export interface SysCore {
   readonly barrierKeys: Pick<BarrierKeyring, 'rotate' | 'status' | 'config' | 'setConfig'>;
   /** Snapshot save and restore (issue 27). */
   readonly snapshots: { save(): Promise<Buffer>; restore(body: Buffer | undefined, force: boolean): Promise<unknown> };
+  /** Scheduled snapshots (issue 27). */
+  readonly autoSnapshots: Pick<AutoSnapshots, 'list' | 'get' | 'put' | 'delete' | 'statusOf'>;
   /** Metrics; absent without a telemetry stanza (issue 27). */
   readonly telemetry?: Telemetry;
   isInitialized(): boolean;
