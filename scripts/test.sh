@@ -13,6 +13,8 @@ if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]
 [ -d node_modules ] || npm ci
 # The binding is an optional dependency: a failed build leaves managed-key tests skipped (they say why).
 [ -f node_modules/pkcs11js/build/Release/pkcs11.node ] || echo "test: the pkcs11js binding is not built (needs g++, make, python3 and Node headers); PKCS#11 managed-key tests will be skipped" >&2
+# Formatting and lint (biome.json): `biome ci` only reads, it never rewrites a file (`npm run format` does).
+if [ -x node_modules/.bin/biome ]; then node_modules/.bin/biome ci .; else echo "test: biome is not installed (devDependency @biomejs/biome); format and lint check skipped" >&2; fi
 npm run build --silent    # tsc, then the CLI fast-path bundle (scripts/bundle-cli.mjs)
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
 # unlocked gnome-keyring (scripts/with-keyring.sh). Without dbus-run-session they skip, saying why.

@@ -15,7 +15,7 @@ import { isMissing, requireFeature } from '../lib/setup.js';
 export const SYNC_CONCURRENCY = 16;
 /**
  * CreateSecret calls in flight for the direct-SDK baseline: keyhold's default per-destination
- * concurrency (src/sync/worker.ts DEFAULT_TUNING.perDestination, the provider calls keyhold keeps
+ * concurrency (src/sync/tuning.ts DEFAULT_TUNING.perDestination, the provider calls keyhold keeps
  * in flight per destination), so the ratio measures what keyhold adds per secret rather than a
  * difference in parallelism towards the provider.
  */

@@ -164,6 +164,8 @@ export interface CoreServices {
   mounts(): MountInfo[];
   /** Managed keys (sys/managed-keys), for transit's managed_key type. */
   readonly managedKeys?: ManagedKeyRegistry;
+  /** The server's `api_addr` (the identity token issuer's default base), when configured. */
+  readonly apiAddr?: string;
 }
 
 /** What an engine instance is created with. */

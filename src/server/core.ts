@@ -56,6 +56,8 @@ export interface CoreOptions {
   kmsLibraries?: KmsLibraryConfig[];
   /** Auto seals from the server config (none: Shamir with the OS keychain). */
   seals?: ConfiguredSeals;
+  /** The server's api_addr (identity tokens' default issuer). */
+  apiAddr?: string;
 }
 
 interface Mounted extends MountedEngine {
@@ -107,6 +109,7 @@ export class Core implements RouterCore, CoreServices {
   readonly events: EventBus;
   readonly maxRequestSize: number;
   readonly version: string;
+  readonly apiAddr?: string;
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
@@ -155,6 +158,7 @@ export class Core implements RouterCore, CoreServices {
     this.events = new LocalEventBus((e) => this.logger.error('event listener failed', { error: (e as Error)?.message }));
     this.maxRequestSize = opts.maxRequestSize;
     this.version = opts.version;
+    if (opts.apiAddr) this.apiAddr = opts.apiAddr;
     this.standbyMode = opts.standby ?? false;
     this.tokens = new TokenStore(prefixed(this.barrier, 'sys/token/'), this.clock, (e) => this.logger.error('token expiry failed', { error: (e as Error)?.message }));
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>

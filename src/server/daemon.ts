@@ -107,6 +107,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     seals,
     kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })),
     standby: ha !== null,
+    apiAddr: cfg.api_addr,
   });
   if (ha) {
     const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });

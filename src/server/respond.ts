@@ -1,4 +1,5 @@
 /** Vault's response envelope and error bodies (reference transit-wire.md section 1.2, 1.3). */
+import { goJson } from '../framework/go-json.js';
 import type { Reply } from '../framework/route.js';
 
 /** What the answer functions need: node:http's ServerResponse or the fast lane's FastResponse. */
@@ -10,17 +11,6 @@ export interface ResponseSink {
   destroy(): unknown;
   /** Whether `end` takes a body as pieces written in order (the fast lane; node:http does not). */
   readonly takesParts?: boolean;
-}
-
-const GO_ESCAPE = /[<>&\u2028\u2029]/g;
-const GO_ESCAPE_TEST = /[<>&\u2028\u2029]/;
-
-/** Escape like Go's encoding/json (`<`, `>`, `&`), which Vault clients see. */
-function goJson(value: unknown): string {
-  const text = JSON.stringify(value);
-  // Most answers hold none of these characters; skip the regex replace then.
-  if (!GO_ESCAPE_TEST.test(text)) return text;
-  return text.replace(GO_ESCAPE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 const OPEN = Buffer.from('{');

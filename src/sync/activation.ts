@@ -13,7 +13,6 @@
 import { invalid, notFound } from '../framework/errors.js';
 import { f } from '../framework/fields.js';
 import { routesFor, type AnyRoute } from '../framework/route.js';
-import type { SyncBackend } from './index.js';
 
 /** The feature flag of secret sync. */
 export const SECRETS_SYNC_FLAG = 'secrets-sync';
@@ -31,13 +30,19 @@ interface CoreLike {
   engineOf?<T>(mountPath: string): T | undefined;
 }
 
-function syncOf(core: CoreLike): SyncBackend {
-  const b = core.engineOf?.<SyncBackend>('sys/sync/');
+/** The activation flag as secret sync keeps it (SyncBackend). */
+export interface ActivationState {
+  activated(): Promise<boolean>;
+  activate(): Promise<void>;
+}
+
+function syncOf(core: CoreLike): ActivationState {
+  const b = core.engineOf?.<ActivationState>('sys/sync/');
   if (!b) throw notFound('secret sync is not available (the vault is sealed or sync is not mounted)');
   return b;
 }
 
-async function flags(b: SyncBackend): Promise<Record<string, string[]>> {
+async function flags(b: ActivationState): Promise<Record<string, string[]>> {
   const on = await b.activated();
   return { activated: on ? [SECRETS_SYNC_FLAG] : [], unactivated: on ? [] : [SECRETS_SYNC_FLAG] };
 }

@@ -19,3 +19,13 @@ export function backoffDelay(policy: BackoffPolicy, attempt: number, random: () 
   if (retryAfterMs !== undefined) return Math.min(policy.maxMs, Math.max(retryAfterMs, jittered / 4));
   return Math.round(jittered);
 }
+
+/**
+ * Delay before retrying a failure that can pass, after `attempts` attempts (self-healing, issue
+ * 19): the first `maxAttempts` retries back off exponentially; later ones wait the maximum delay
+ * each time (the reconciliation pace), never giving up while the link is due.
+ */
+export function retryDelay(policy: BackoffPolicy, attempts: number, failure: { retryAfterMs?: number }, random: () => number): number {
+  if (attempts < policy.maxAttempts) return backoffDelay(policy, attempts, random, failure.retryAfterMs);
+  return Math.max(policy.maxMs, Math.min(failure.retryAfterMs ?? 0, policy.maxMs));
+}

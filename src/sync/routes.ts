@@ -6,7 +6,7 @@ import { f, type Fields } from '../framework/fields.js';
 import { invalid } from '../framework/errors.js';
 import { routesFor, type AnyRoute, type Reply } from '../framework/route.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
-import type { SyncBackend } from './index.js';
+import type { SyncBackend } from './backend.js';
 import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from './types.js';
 
 const route = routesFor<SyncBackend>();

@@ -27,6 +27,16 @@ export type ActivityStatus = 'SYNCING' | 'UNSYNCING';
 /** Statuses that mean the last operation failed. */
 export const ERROR_STATUSES: ReadonlySet<SyncStatus> = new Set(['UNKNOWN', 'INTERNAL_VAULT_ERROR', 'CLIENT_SIDE_ERROR', 'EXTERNAL_SERVICE_ERROR']);
 
+/** Severity order for summarizing several entries into one status. */
+const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
+
+/** The worst of several statuses (errors first, then PENDING); `fallback` for none. */
+export function worstStatus(list: SyncStatus[], fallback: SyncStatus): SyncStatus {
+  let best = -1;
+  for (const s of list) best = Math.max(best, SEVERITY.indexOf(s));
+  return best === -1 ? fallback : SEVERITY[best]!;
+}
+
 /** Options shared by every destination type (reference 1.5.1). */
 export interface DestinationOptions {
   /** Custom template; absent means the type's default for the granularity. */

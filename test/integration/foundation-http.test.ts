@@ -323,6 +323,31 @@ describe('HTTP conventions: body size limit', () => {
     expect(status).toBe(413);
   });
 
+  it('a transit encrypt over 32 MB, streamed with its declared length, gets 413 (transit spec 7 item 11)', async () => {
+    // Declared and streamed bodies both count; the daemon may answer before the body is sent, so
+    // the client tolerates the server closing early (EPIPE/ECONNRESET).
+    const status = await new Promise<number>((resolve, reject) => {
+      const size = 33 * 1024 * 1024;
+      const req = request({ socketPath: d.socket, path: '/v1/transit/encrypt/e', method: 'POST', headers: { 'X-Vault-Token': d.token, 'Content-Type': 'application/json', 'Content-Length': String(size) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
+      const chunk = Buffer.alloc(1024 * 1024, 0x41);
+      chunk.write('{"plaintext":"', 0);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < size) {
+          sent += chunk.length;
+          if (!req.write(sent <= size ? chunk : chunk.subarray(0, size - (sent - chunk.length)))) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    expect(status).toBe(413);
+  });
+
   it('over TCP too', async () => {
     const r = await httpReq({ base: d.tcp }, 'POST', 'sys/policies/acl/huge3', undefined, { token: 'root', raw: big(), headers: { 'Content-Type': 'application/json' } });
     expect(r.status).toBe(413);

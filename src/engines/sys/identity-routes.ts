@@ -9,6 +9,8 @@ import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { AliasRecord, EntityRecord } from '../../auth/identity.js';
 import type { SysCore } from './sys-core.js';
+import { OidcIssuer } from '../../auth/oidc/issuer.js';
+import { oidcRoutes, type OidcEngine } from './oidc-routes.js';
 
 const route = routesFor<SysCore>();
 
@@ -123,13 +125,28 @@ export const identityRoutes: AnyRoute[] = [
   }),
 ];
 
+/** The identity engine instance: the identity store and the identity token issuer. */
+export interface IdentityEngine extends OidcEngine {
+  close(): Promise<void>;
+  invalidate(key: string): void;
+}
+
 /** The identity module, mounted internally at identity/. */
-export const identityEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
+export const identityEngine: EngineModule<IdentityEngine> = {
   type: 'identity',
   accessorPrefix: 'identity',
   description: 'identity store',
-  routes: identityRoutes,
+  routes: [...identityRoutes, ...oidcRoutes],
   async create(env) {
-    return env.core as unknown as SysCore;
+    const identity = (env.core as unknown as SysCore).identity;
+    const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
+    // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
+    if (!env.standby) oidc.start();
+    return {
+      identity,
+      oidc,
+      close: async () => oidc.stop(),
+      invalidate: () => oidc.forget(),
+    };
   },
 };

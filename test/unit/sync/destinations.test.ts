@@ -3,8 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 import { SyncStore } from '../../../src/sync/store.js';
-import { Syncer, DEFAULT_TUNING, type KvSource } from '../../../src/sync/worker.js';
-import { SyncService, MASK } from '../../../src/sync/service.js';
+import { Syncer } from '../../../src/sync/worker.js';
+import { DEFAULT_TUNING } from '../../../src/sync/tuning.js';
+import type { KvSource } from '../../../src/sync/kv-source.js';
+import { SyncService } from '../../../src/sync/service.js';
+import { MASK } from '../../../src/sync/destination-service.js';
 import { parseServiceAccount, gcpLabels } from '../../../src/sync/destinations/provider-c-sm.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NameTemplate, TemplateError } from '../../../src/sync/templates.js';
-import { checkTemplate } from '../../../src/sync/service.js';
+import { checkTemplate } from '../../../src/sync/destination-service.js';
 import { DESTINATION_TYPES } from '../../../src/sync/destinations/index.js';
 import { normalizeName } from '../../../src/sync/name-rules.js';
 import { DESTINATION_TYPE_IDS } from '../../../src/sync/types.js';

@@ -1,16 +1,17 @@
 /**
- * Transit key lifecycle over HTTP against the real daemon: create/read/list/delete for every key type,
- * config, rotate, trim, config/keys, cache-config, and the key errors of spec section 7 (5, 8, 9).
+ * Transit key lifecycle through the real router and core (test/support/harness.ts): create/read/list/delete
+ * for every key type, config, rotate, trim, config/keys, cache-config, and the key errors of spec
+ * section 7 (5, 8, 9).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createDecipheriv, createPublicKey, constants, hkdfSync, verify } from 'node:crypto';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { cleanup, startDaemon, type Answer, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Answer, type Harness } from '../../support/harness.js';
 
-let d: Daemon;
+let d: Harness;
 beforeAll(async () => {
-  d = await startDaemon({ dev: true });
+  d = await startHarness();
 });
 afterAll(async () => {
   await d.stop();
@@ -378,7 +379,7 @@ describe('config/keys and cache-config', () => {
 });
 
 describe('asynchronous key generation', () => {
-  test('the daemon answers other requests while an RSA-4096 key is generated', async () => {
+  test('the core answers other requests while an RSA-4096 key is generated', async () => {
     let done = false;
     const big = d.req('POST', 'transit/keys/rsa-big', { type: 'rsa-4096' }).then((r) => {
       done = true;

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { constants, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
-import { cleanup, startDaemon, type Answer, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Answer, type Harness } from '../../support/harness.js';
 
-let d: Daemon;
+let d: Harness;
 let pub: KeyObject;
 let rewrapOnly: string;
 beforeAll(async () => {
-  d = await startDaemon({ dev: true });
+  d = await startHarness();
   ok(await post('keys/legacy', { type: 'rsa-2048' }));
   pub = createPublicKey(ok(await d.req('GET', 'transit/keys/legacy')).body.data.keys['1'].public_key);
   ok(await d.req('PUT', 'sys/policies/acl/rewrap-legacy', { policy: 'path "transit/rewrap/legacy" { capabilities = ["update"] }' }), 204);

@@ -1,25 +1,26 @@
 /**
- * Key material in and out over HTTP against the real daemon: export (error 10), backup/restore in Vault
- * format (error 6, vector 6), known-answer vectors loaded by restore (1, 3, 4), BYOK import built in the
- * test with node:crypto and @noble (all types, vector 5), import_version and its refusals (error 8),
- * byok-export between mounts, CSR and set-certificate checked with an independent X.509 library.
+ * Key material in and out through the real router and core (test/support/harness.ts): export (error 10),
+ * backup/restore in Vault format (error 6, vector 6), known-answer vectors loaded by restore (1, 3, 4),
+ * BYOK import built in the test with node:crypto and @noble (all types, vector 5), import_version and
+ * its refusals (error 8), byok-export between mounts, CSR and set-certificate checked with an
+ * independent X.509 library.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { constants, createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, sign, verify, webcrypto, type KeyObject } from 'node:crypto';
 import { aeskwp } from '@noble/ciphers/aes.js';
-import { cleanup, startDaemon, type Answer, type Daemon } from '../support/daemon.js';
-import { loadX509 } from '../unit/transit-keys/helpers.js';
-import { vaultBackup } from '../unit/transit-keys/vault-backup-builder.js';
+import { cleanup, startHarness, type Answer, type Harness } from '../../support/harness.js';
+import { loadX509 } from '../transit-keys/helpers.js';
+import { vaultBackup } from '../transit-keys/vault-backup-builder.js';
 
 const vec6 = JSON.parse(readFileSync('test/vectors/vault-docs-backup-aes.json', 'utf8'));
 const vectors = JSON.parse(readFileSync('test/vectors/vault-sign-hmac-vectors.json', 'utf8'));
 const fixtures = JSON.parse(readFileSync('test/vectors/vault-import-fixtures.json', 'utf8'));
 
-let d: Daemon;
+let d: Harness;
 let wrapPub: KeyObject;
 beforeAll(async () => {
-  d = await startDaemon({ dev: true });
+  d = await startHarness();
   wrapPub = createPublicKey(ok(await d.req('GET', 'transit/wrapping_key')).body.data.public_key);
 });
 afterAll(async () => {

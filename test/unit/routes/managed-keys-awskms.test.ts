@@ -8,21 +8,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
-import { startMoto, type Moto } from '../support/moto.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
+import { startMoto, type Moto } from '../../support/moto.js';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
 describe('managed keys in AWS KMS (moto)', () => {
   let moto: Moto;
-  let d: Daemon;
+  let d: Harness;
   let work: string;
   const aws = () => ({ endpoint: moto.endpoint, region: 'us-east-1', access_key: 'AKIDTEST', secret_key: 'moto-secret-value', allowed_ipv4_addresses: '127.0.0.1/32', allowed_ports: String(moto.port), any_mount: true });
 
   beforeAll(async () => {
     moto = await startMoto();
     work = mkdtempSync(join(tmpdir(), 'keyhold-awskms-'));
-    d = await startDaemon();
+    d = await startHarness();
   });
   afterAll(async () => {
     await d?.stop();

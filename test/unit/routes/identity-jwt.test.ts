@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
-import { OidcProvider } from '../fakes/oidc-provider.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
+import { OidcProvider } from '../../fakes/oidc-provider.js';
 
-let d: Daemon;
+let d: Harness;
 let op: OidcProvider;
 let auditFile: string;
 
@@ -22,7 +22,7 @@ async function must(method: string, path: string, body?: unknown, status = 204) 
 
 beforeAll(async () => {
   op = await new OidcProvider().start();
-  d = await startDaemon();
+  d = await startHarness();
   auditFile = join(d.dir, 'audit.log');
   await must('PUT', 'sys/audit/file', { type: 'file', options: { file_path: auditFile } });
   await must('POST', 'sys/auth/jwt', { type: 'jwt', description: 'CI identity tokens' });

@@ -6,17 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretsManagerClient, CreateSecretCommand, GetSecretValueCommand, DescribeSecretCommand, ListSecretsCommand } from '@aws-sdk/client-secrets-manager';
-import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
-import { startMoto, type Moto } from '../support/moto.js';
-import { AzureFake } from '../fakes/azure.js';
-import { GoogleFake } from '../fakes/google.js';
-import { GithubFake } from '../fakes/github.js';
-import { VercelFake } from '../fakes/vercel.js';
-import { failingProxy } from '../fakes/proxy.js';
-import type { FakeServer } from '../fakes/fake-server.js';
-import { until } from '../fakes/wait.js';
+import { startHarness, cleanup, type Harness } from '../../support/harness.js';
+import { startMoto, type Moto } from '../../support/moto.js';
+import { AzureFake } from '../../fakes/azure.js';
+import { GoogleFake } from '../../fakes/google.js';
+import { GithubFake } from '../../fakes/github.js';
+import { VercelFake } from '../../fakes/vercel.js';
+import { failingProxy } from '../../fakes/proxy.js';
+import type { FakeServer } from '../../fakes/fake-server.js';
+import { until } from '../../fakes/wait.js';
 
-let d: Daemon;
+let d: Harness;
 let moto: Moto;
 let awsProxy: FakeServer;
 let aws: SecretsManagerClient;
@@ -113,7 +113,7 @@ beforeAll(async () => {
   [moto] = await Promise.all([startMoto(), az.start(), gcp.start(), gh.start(), vc.start()]);
   awsProxy = await failingProxy(moto.endpoint).start();
   aws = new SecretsManagerClient({ region: 'us-east-1', endpoint: moto.endpoint, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
-  d = await startDaemon({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '400', KEYHOLD_SYNC_TIMEOUT_MS: '1500', KEYHOLD_SYNC_SET_WAIT_MS: '3000' } });
+  d = await startHarness({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '400', KEYHOLD_SYNC_TIMEOUT_MS: '1500', KEYHOLD_SYNC_SET_WAIT_MS: '3000' } });
   accessor = (await d.req('GET', 'sys/mounts')).body.data['secret/'].accessor;
   for (const p of providers) {
     const r = await d.req('POST', `sys/sync/destinations/${p.type}/e2e`, p.body());
@@ -122,7 +122,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await d?.kill();
+  await d?.stop();
   if (d) cleanup(d.dir);
   aws?.destroy();
   await Promise.all([moto?.stop(), awsProxy?.stop(), az.stop(), gcp.stop(), gh.stop(), vc.stop()]);
@@ -289,7 +289,7 @@ describe('provider specifics', () => {
     await until(() => statuses('hosting-project', 'e2e'), (s) => s.length === 1 && s[0] === 'SYNCED');
   });
 
-  it('no credential appears in any sync response or the daemon log', async () => {
+  it('no credential appears in any sync response or the core\'s log', async () => {
     const texts: string[] = [d.output()];
     for (const p of providers) texts.push((await d.req('GET', `sys/sync/destinations/${p.type}/e2e`)).text);
     const all = texts.join('\n');

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
 
-let d: Daemon;
+let d: Harness;
 beforeAll(async () => {
-  d = await startDaemon();
+  d = await startHarness();
 });
 afterAll(async () => {
   await d?.stop();

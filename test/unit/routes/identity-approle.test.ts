@@ -1,14 +1,15 @@
 /**
- * AppRole, sys/auth and the token store against the real daemon: every AppRole endpoint, secret-id
- * TTL/uses/CIDR binding, bind_secret_id, token_* fields, periodic tokens, token roles, revoke-orphan
- * with sudo, disable revoking the method's tokens, and audit of refused logins and bad tokens.
+ * AppRole, sys/auth and the token store through the real router and core (test/support/harness.ts):
+ * every AppRole endpoint, secret-id TTL/uses/CIDR binding, bind_secret_id, token_* fields, periodic
+ * tokens, token roles, revoke-orphan with sudo, disable revoking the method's tokens, and audit of
+ * refused logins and bad tokens.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
 
-let d: Daemon;
+let d: Harness;
 let auditFile: string;
 
 async function must(method: string, path: string, body?: unknown, status = 204, token?: string) {
@@ -18,7 +19,7 @@ async function must(method: string, path: string, body?: unknown, status = 204, 
 }
 
 beforeAll(async () => {
-  d = await startDaemon();
+  d = await startHarness();
   auditFile = join(d.dir, 'audit.log');
   await must('PUT', 'sys/audit/file', { type: 'file', options: { file_path: auditFile } });
   await must('POST', 'sys/auth/approle', { type: 'approle', description: 'services' });

@@ -1,11 +1,12 @@
-// Issue 18 against the real daemon: every policy rule keyhold accepts is enforced, the rest refused at
-// write; response wrapping (issue 14 part 5); cubbyhole, tools, leases and capability endpoints.
+// Issue 18 through the real router and core (test/support/harness.ts): every policy rule keyhold
+// accepts is enforced, the rest refused at write; response wrapping (issue 14 part 5); cubbyhole, tools,
+// leases and capability endpoints. The CLI's -wrap-ttl and unwrap: test/integration/cli-wrap.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
 
-let d: Daemon;
+let d: Harness;
 beforeAll(async () => {
-  d = await startDaemon();
+  d = await startHarness();
   const mounts = (await d.req('GET', 'sys/mounts')).body.data;
   if (!mounts['transit/']) expect((await d.req('POST', 'sys/mounts/transit', { type: 'transit' })).status).toBe(204);
   if (!mounts['secret/']) expect((await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } })).status).toBe(204);
@@ -220,26 +221,6 @@ describe('tools, leases and capability endpoints', () => {
     expect(ra.body.data.glob_paths['secret/data/']).toEqual({ capabilities: ['read', 'sudo'] });
     expect(ra.body.data.exact_paths['secret/data/locked']).toEqual({ capabilities: ['deny'] });
     expect(ra.body.data.root).toBe(false);
-  });
-});
-
-describe('CLI: -wrap-ttl and keyhold unwrap', () => {
-  it('writes wrapped, prints the wrapping token, unwraps once from stdin', async () => {
-    const w = await d.cli(['write', '-wrap-ttl=60s', 'sys/wrapping/wrap', 'password=s3cret', '--field', 'wrapping_token']);
-    expect(w.exitCode, w.stderr).toBe(0);
-    expect(w.stdout).toMatch(/^hvs\.\S+$/);
-    expect(w.stdout).not.toContain('s3cret');
-    await d.req('POST', 'secret/data/wrapped', { data: { password: 's3cret' } });
-    const table = await d.cli(['read', '--wrap-ttl', '2m', 'secret/data/wrapped']);
-    expect(table.exitCode, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/wrapping_token_ttl\s+120/);
-    expect(table.stdout).toMatch(/wrapping_token_creation_path\s+secret\/data\/wrapped/);
-    const u = await d.cli(['unwrap', '-', '--field', 'password'], { input: w.stdout });
-    expect(u.exitCode, u.stderr).toBe(0);
-    expect(u.stdout).toBe('s3cret');
-    const again = await d.cli(['unwrap', '-'], { input: w.stdout });
-    expect(again.exitCode).toBe(2);
-    expect(again.stderr).toMatch(/wrapping token is not valid or does not exist/);
   });
 });
 

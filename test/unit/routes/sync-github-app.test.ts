@@ -7,11 +7,11 @@
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
-import { GithubFake } from '../fakes/github.js';
-import { until } from '../fakes/wait.js';
+import { startHarness, cleanup, type Harness } from '../../support/harness.js';
+import { GithubFake } from '../../fakes/github.js';
+import { until } from '../../fakes/wait.js';
 
-let d: Daemon;
+let d: Harness;
 let accessor = '';
 const gh = new GithubFake();
 const loopback = () => ({ allowed_ipv4_addresses: ['127.0.0.1/32'], allowed_ports: [gh.server.port], endpoint_url: gh.url });
@@ -24,12 +24,12 @@ async function statuses(name: string): Promise<string[]> {
 
 beforeAll(async () => {
   await gh.start();
-  d = await startDaemon({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '1000', KEYHOLD_SYNC_SET_WAIT_MS: '3000' } });
+  d = await startHarness({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '1000', KEYHOLD_SYNC_SET_WAIT_MS: '3000' } });
   accessor = (await d.req('GET', 'sys/mounts')).body.data['secret/'].accessor;
 }, 60_000);
 
 afterAll(async () => {
-  await d?.kill();
+  await d?.stop();
   if (d) cleanup(d.dir);
   await gh.stop();
 });

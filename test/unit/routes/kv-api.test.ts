@@ -1,16 +1,17 @@
 /**
- * KV v2 over HTTP against the real daemon (dev mode: secret/ is a KV v2 mount, root token "root").
+ * KV v2 through the real router and core (test/support/harness.ts; dev mode: secret/ is a KV v2 mount,
+ * root token "root").
  * Shapes and messages follow Vault's KV v2 plugin (reference sync-wire.md section 2).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { cleanup, startHarness, type Harness } from '../../support/harness.js';
 
 const RFC3339_NANO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/;
 const PATCH = { headers: { 'Content-Type': 'application/merge-patch+json' } };
 
-let d: Daemon;
+let d: Harness;
 beforeAll(async () => {
-  d = await startDaemon();
+  d = await startHarness();
 });
 afterAll(async () => {
   await d.stop();

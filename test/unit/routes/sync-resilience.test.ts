@@ -1,22 +1,22 @@
 /**
- * Issue 19: what real providers do that a happy-path fake never does, against the real daemon and
- * the extended fakes. One test per behaviour: GitHub rate limits answered 403 (waited out, the whole
+ * Issue 19: what real providers do that a happy-path fake never does, through the real router and
+ * core (test/support/harness.ts) against the extended fakes. One test per behaviour: GitHub rate limits answered 403 (waited out, the whole
  * destination slowed down), Vercel targets changed on a destination (variables moved), Key Vault's
  * asynchronous delete and recover (409s waited out; our value wins), provider tag limits checked when
  * the destination is written, and self-healing of transient failures (while credential errors stay
  * failed until the destination changes).
  *
- * The daemon runs with 2 attempts of fast backoff and the default 5-minute reconciliation period, so
+ * The core runs with 2 attempts of fast backoff and the default 5-minute reconciliation period, so
  * a failure that used to be given up after its retries would not heal within these tests' bounds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, cleanup, type Daemon } from '../support/daemon.js';
-import { AzureFake } from '../fakes/azure.js';
-import { GithubFake } from '../fakes/github.js';
-import { VercelFake } from '../fakes/vercel.js';
-import { until } from '../fakes/wait.js';
+import { startHarness, cleanup, type Harness } from '../../support/harness.js';
+import { AzureFake } from '../../fakes/azure.js';
+import { GithubFake } from '../../fakes/github.js';
+import { VercelFake } from '../../fakes/vercel.js';
+import { until } from '../../fakes/wait.js';
 
-let d: Daemon;
+let d: Harness;
 let accessor = '';
 const az = new AzureFake();
 const gh = new GithubFake();
@@ -33,14 +33,14 @@ const allSynced = (n: number) => (rs: Rec[]) => rs.length === n && rs.every((r) 
 
 beforeAll(async () => {
   await Promise.all([az.start(), gh.start(), vc.start()]);
-  d = await startDaemon({
+  d = await startHarness({
     env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '3000', KEYHOLD_SYNC_MAX_ATTEMPTS: '2', KEYHOLD_SYNC_TIMEOUT_MS: '3000', KEYHOLD_SYNC_SET_WAIT_MS: '2000' },
   });
   accessor = (await d.req('GET', 'sys/mounts')).body.data['secret/'].accessor;
 }, 60_000);
 
 afterAll(async () => {
-  await d?.kill();
+  await d?.stop();
   if (d) cleanup(d.dir);
   await Promise.all([az.stop(), gh.stop(), vc.stop()]);
 });
