@@ -5,7 +5,7 @@
  * ciphertext opened by `gpg` with the matching secret key.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -186,6 +186,45 @@ describe.skipIf(!HAS_GPG)('PGP-encrypted shares and tokens, opened with gpg', ()
     } finally {
       await d.stop();
       cleanup(d.dir);
+    }
+  });
+});
+
+describe('generate-root with recovery keys on an auto-unseal node (seal "transit")', () => {
+  it('recovery shares make a root token; unseal-key-shaped parts that are not the recovery key do not', { timeout: 60_000 }, async () => {
+    const unsealer = await startDaemon({ dev: false, args: ['--keychain', 'none'] });
+    const dir = mkdtempSync(join(tmpdir(), 'keyhold-ops-gr-auto-'));
+    let node: Daemon | undefined;
+    try {
+      const ui = (await unsealer.req('PUT', 'sys/init', { keychain: false }, { token: null })).body;
+      await unsealer.req('POST', 'sys/mounts/transit', { type: 'transit' }, { token: ui.root_token });
+      await unsealer.req('POST', 'transit/keys/autounseal', {}, { token: ui.root_token });
+      const cfg = join(dir, 'seal.hcl');
+      writeFileSync(cfg, `seal "transit" {\n  address = "unix://${unsealer.socket}"\n  token = "${ui.root_token}"\n  key_name = "autounseal"\n  mount_path = "transit/"\n}\n`);
+      node = await startDaemon({ dev: false, args: ['--keychain', 'none', '--config', cfg] });
+      const init = (await node.req('PUT', 'sys/init', { recovery_shares: 3, recovery_threshold: 2 }, { token: null })).body;
+      expect(init.recovery_keys_base64).toHaveLength(3);
+      const status = (await node.req('GET', 'sys/generate-root/attempt', undefined, { token: null })).body;
+      expect(status.required).toBe(2);
+      const otp = 'BMjzW3wAsEzINXCM05Wbas3u9zSl';
+      let start = (await node.req('PUT', 'sys/generate-root/attempt', { otp }, { token: null })).body;
+      await node.req('PUT', 'sys/generate-root/update', { key: Buffer.alloc(33, 1).toString('base64'), nonce: start.nonce }, { token: null });
+      const wrong = await node.req('PUT', 'sys/generate-root/update', { key: Buffer.alloc(33, 2).toString('base64'), nonce: start.nonce }, { token: null });
+      expect(wrong.status).toBe(400);
+      await node.req('DELETE', 'sys/generate-root/attempt', undefined, { token: null });
+      start = (await node.req('PUT', 'sys/generate-root/attempt', { otp }, { token: null })).body;
+      await node.req('PUT', 'sys/generate-root/update', { key: init.recovery_keys_base64[1], nonce: start.nonce }, { token: null });
+      const done = (await node.req('PUT', 'sys/generate-root/update', { key: init.recovery_keys_base64[2], nonce: start.nonce }, { token: null })).body;
+      expect(done.complete).toBe(true);
+      const dec = await node.cli(['operator', 'generate-root', `-decode=${done.encoded_token}`, `-otp=${otp}`], { token: null });
+      const token = dec.stdout.trim();
+      expect((await node.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.policies).toEqual(['root']);
+    } finally {
+      await node?.stop();
+      if (node) cleanup(node.dir);
+      await unsealer.stop();
+      cleanup(unsealer.dir);
+      cleanup(dir);
     }
   });
 });
