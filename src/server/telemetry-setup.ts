@@ -8,6 +8,9 @@ import type { Logger } from '../framework/context.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.js';
 import type { Core } from './core.js';
+import type { SyncBackend } from '../sync/backend.js';
+import { DESTINATION_TYPES } from '../sync/destinations/index.js';
+import type { DestinationType } from '../sync/types.js';
 
 /** A backend that can report its connection pool (PostgreSQL). */
 interface PooledBackend {
@@ -31,6 +34,8 @@ export function setupTelemetry(core: Core, config: TelemetryConfig | undefined, 
       r.gauge('keyhold.barrier.term', 'Barrier key term new records are sealed under').set(ks.term);
       r.gauge('keyhold.barrier.encryptions', 'Records sealed under the active barrier key term').set(ks.encryptions);
     }
+    const sync = core.isSealed() ? undefined : core.engineOf<SyncBackend>('sys/sync/');
+    if (sync?.syncer) r.gauge('keyhold.sync.queue_depth', 'Secret-sync operations queued (with delayed retries)').set(sync.syncer.queued);
     const pool = (core.backend as PooledBackend).poolStats?.();
     if (pool) {
       r.gauge('keyhold.postgresql.pool.waiting', 'Queries waiting for a PostgreSQL connection').set(pool.waiting);
@@ -44,6 +49,16 @@ export function setupTelemetry(core: Core, config: TelemetryConfig | undefined, 
       if (core.isSealed() || core.isStandby()) return;
       const ids = await core.barrier.list('sys/token/id/');
       r.gauge('vault.token.count', 'Service tokens in storage (usage gauge)').set(ids.length);
+      // Secret-sync associations by status: a walk of every destination's links, so a usage gauge too.
+      const store = core.engineOf<SyncBackend>('sys/sync/')?.service.store;
+      if (store) {
+        const byStatus = new Map<string, number>();
+        for (const type of Object.keys(DESTINATION_TYPES) as DestinationType[]) {
+          for (const name of await store.destNames(type)) for (const l of await store.links(type, name)) byStatus.set(l.sync_status, (byStatus.get(l.sync_status) ?? 0) + 1);
+        }
+        r.resetGauge('keyhold.sync.associations');
+        for (const [status, n] of byStatus) r.gauge('keyhold.sync.associations', 'Secret-sync associations by status (usage gauge)', { status }).set(n);
+      }
     },
     (e) => opts.logger.warn('usage gauge collection failed', { error: (e as Error)?.message }),
   );

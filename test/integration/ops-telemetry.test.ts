@@ -35,7 +35,7 @@ describe('sys/metrics', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keyhold-ops-tel-'));
     const cfg = join(dir, 'telemetry.hcl');
-    writeFileSync(cfg, 'telemetry {\n  prometheus_retention_time = "1h"\n  disable_hostname = true\n}\n');
+    writeFileSync(cfg, 'telemetry {\n  prometheus_retention_time = "1h"\n  disable_hostname = true\n  usage_gauge_period = "1s"\n}\n');
     d = await startDaemon({ tcp: true, args: ['--config', cfg] });
   });
   afterAll(async () => {
@@ -59,6 +59,20 @@ describe('sys/metrics', () => {
     expect(unsealed?.Value).toBe(1);
     const handle = (r.body.Samples as Array<{ Name: string; Count: number }>).find((s) => s.Name === 'vault.core.handle_request');
     expect(handle!.Count).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reports gauges: seal state, barrier term, sync queue depth, and the token count usage gauge', async () => {
+    await d.req('POST', 'sys/rotate', {});
+    let text = '';
+    for (let i = 0; i < 30 && !/^vault_token_count /m.test(text); i++) {
+      await sleep(200);
+      text = (await d.req('GET', 'sys/metrics?format=prometheus')).text;
+    }
+    expect(text).toMatch(/^vault_core_active 1$/m);
+    expect(text).toMatch(/^keyhold_barrier_term 2$/m);
+    expect(text).toMatch(/^keyhold_sync_queue_depth 0$/m);
+    expect(Number(/^vault_token_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^vault_barrier_put_count [1-9]\d*$/m);
   });
 
   it('refuses an unknown format naming the field', async () => {
