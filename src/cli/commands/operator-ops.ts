@@ -140,6 +140,7 @@ export function register(program: Command, ctx: CliContext): void {
   operator
     .command('key-status')
     .description('Show the barrier key term in use: its number, install time and encryption count (sudo)')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator key-status\n  $ keyhold operator key-status --field term')
     .action(async (_o, cmd: Command) => {
       const st = (await ctx.client(cmd).request('GET', 'sys/key-status')).body as { data: KeyStatus };
       const g = ctx.globals(cmd);
@@ -215,6 +216,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('save')
     .description('Save a point-in-time snapshot of the store to FILE (sudo); writes go on meanwhile')
     .argument('<file>', 'where to write the snapshot (mode 0600)')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator snapshot save backup.snap')
     .action(async (file: string, _o, cmd: Command) => {
       const buf = await binaryRequest(ctx.client(cmd), 'GET', 'sys/storage/raft/snapshot');
       const { decodeSnapshot } = await import('../../storage/snapshot.js');
@@ -229,6 +231,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('Restore a snapshot onto the running node (sudo); -force for a snapshot of a store with another keyring (the node then seals)')
     .option('--force', 'restore a snapshot taken from a store with another keyring')
     .argument('<file>', 'snapshot file')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator snapshot restore backup.snap\n  $ keyhold operator snapshot restore -force other-store.snap')
     .action(async (file: string, opts: { force?: boolean }, cmd: Command) => {
       const buf = readSnapshotFile(file);
       await binaryRequest(ctx.client(cmd), 'POST', opts.force ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot', buf);
@@ -238,6 +241,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('inspect')
     .description('Check a snapshot file and show its index, time, keyring term, record count and checksums (no server needed)')
     .argument('<file>', 'snapshot file')
+    .addHelpText('after', '\nExamples:\n  $ keyhold operator snapshot inspect backup.snap\n  $ keyhold operator snapshot inspect backup.snap --format json')
     .action(async (file: string, _o, cmd: Command) => {
       const { decodeSnapshot, SnapshotError } = await import('../../storage/snapshot.js');
       let snap;
