@@ -23,7 +23,7 @@ import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
 import { Barrier } from '../storage/barrier.js';
-import { attachBarrierKeyring, type BarrierKeyring } from '../storage/keyring-rotation.js';
+import { TERMS_PATH, attachBarrierKeyring, type BarrierKeyring } from '../storage/keyring-rotation.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { SnapshotService } from './snapshot-service.js';
 import { AutoSnapshots } from './auto-snapshots.js';
@@ -306,6 +306,8 @@ export class Core implements RouterCore, CoreServices {
     if (key === '') this.barrier.clearCache();
     else this.barrier.forget(key);
     if (key === 'core/seal-config') return this.sealer.refresh();
+    // Another node rotated the barrier key (issue 27): new writes here use the new term too.
+    if (key === TERMS_PATH) return this.unsealed ? this.barrierKeys.reload() : undefined;
     if (!this.unsealed) return;
     // '' = changes may have been missed (the feed reconnected): every cache starts over.
     if (key === '') return this.reloadAll();

@@ -1,0 +1,55 @@
+/**
+ * Barrier key rotation in a cluster (issue 27 part 3): the active rotates and writes under the new
+ * term; a standby serving reads picks the term up before it opens a record sealed with it; after a
+ * failover the new active writes under the newest term too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { roleOf, startNode, until, type ClusterNode } from '../support/cluster.js';
+
+const skip = postgresUnavailable();
+
+describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', () => {
+  let pg: TestPostgres;
+  const nodes: ClusterNode[] = [];
+  let root = '';
+  beforeAll(async () => {
+    pg = startPostgres({ fsync: false });
+    for (const n of ['a', 'b']) nodes.push(await startNode(n, { url: pg.url }));
+    const init = await nodes[0]!.req('POST', 'sys/init', { keychain: false });
+    root = init.body.root_token;
+    expect((await nodes[1]!.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
+    await until(async () => (await Promise.all(nodes.map(roleOf))).sort().join() === 'active,standby', 'one active, one standby');
+  }, 120_000);
+  afterAll(async () => {
+    for (const n of nodes) await n.stop();
+    for (const n of nodes) n.remove();
+    pg?.stop();
+  });
+
+  it('a standby opens records of a term installed after it unsealed; the next active keeps writing under it', { timeout: 90_000 }, async () => {
+    const roles = await Promise.all(nodes.map(roleOf));
+    const active = nodes[roles.indexOf('active')]!;
+    const standby = nodes[roles.indexOf('standby')]!;
+    expect((await active.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root })).status).toBe(204);
+    expect((await standby.req('GET', 'sys/key-status', undefined, { token: root })).body.data.term).toBe(1);
+    expect((await active.req('POST', 'sys/rotate', {}, { token: root })).status).toBe(204);
+    // The change feed tells the standby at once (it also re-reads the keyring when a record names a term it lacks).
+    await until(async () => (await standby.req('GET', 'sys/key-status', undefined, { token: root })).body.data.term === 2, 'the standby loads term 2 from the change feed', 10_000);
+    expect((await active.req('POST', 'sys/rotate', {}, { token: root })).status).toBe(204);
+    const w = await active.req('POST', 'secret/data/after-rotate', { data: { v: 'term 3' } }, { token: root });
+    expect(w.status).toBe(200);
+    const index = w.headers['x-vault-index'] as string | undefined;
+    const r = await standby.req('GET', 'secret/data/after-rotate', undefined, { token: root, headers: index ? { 'X-Vault-Index': index } : {} });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.data.v).toBe('term 3');
+    expect((await standby.req('GET', 'sys/key-status', undefined, { token: root })).body.data.term).toBe(3);
+    // Failover: the standby takes over and writes under term 2.
+    await active.stop();
+    await until(async () => (await roleOf(standby)) === 'active', 'the standby becomes active', 30_000);
+    expect((await standby.req('POST', 'secret/data/after-failover', { data: { v: 'x' } }, { token: root })).status).toBe(200);
+    expect((await standby.req('GET', 'secret/data/after-rotate', undefined, { token: root })).body.data.data.v).toBe('term 3');
+    expect((await standby.req('GET', 'sys/key-status', undefined, { token: root })).body.data.term).toBe(3);
+    await active.start();
+  });
+});
