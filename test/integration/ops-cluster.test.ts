@@ -27,7 +27,7 @@ describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', ()
     pg?.stop();
   });
 
-  it('a standby opens records of a term installed after it unsealed; the next active keeps writing under it', { timeout: 90_000 }, async () => {
+  it('a standby opens records of a term installed after it unsealed; the next active keeps writing under it; active-only state is forwarded', { timeout: 90_000 }, async () => {
     const roles = await Promise.all(nodes.map(roleOf));
     const active = nodes[roles.indexOf('active')]!;
     const standby = nodes[roles.indexOf('standby')]!;
@@ -44,7 +44,16 @@ describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', ()
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.data.v).toBe('term 3');
     expect((await standby.req('GET', 'sys/key-status', undefined, { token: root })).body.data.term).toBe(3);
-    // Failover: the standby takes over and writes under term 2.
+    // State only the active holds is asked of it through a standby: a root generation, a snapshot.
+    const started = await active.req('PUT', 'sys/generate-root/attempt', {});
+    expect(started.status).toBe(200);
+    expect((await standby.req('GET', 'sys/generate-root/attempt')).body).toMatchObject({ started: true, nonce: started.body.nonce });
+    expect((await standby.req('DELETE', 'sys/generate-root/attempt')).status).toBe(204);
+    expect((await active.req('GET', 'sys/generate-root/attempt')).body.started).toBe(false);
+    const snap = await standby.req('GET', 'sys/storage/raft/snapshot', undefined, { token: root });
+    expect(snap.status).toBe(200);
+    expect(snap.text.startsWith('KHSNAP01')).toBe(true);
+    // Failover: the standby takes over and writes under the newest term.
     await active.stop();
     await until(async () => (await roleOf(standby)) === 'active', 'the standby becomes active', 30_000);
     expect((await standby.req('POST', 'secret/data/after-failover', { data: { v: 'x' } }, { token: root })).status).toBe(200);

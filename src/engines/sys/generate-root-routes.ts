@@ -23,6 +23,7 @@ const issueRoot = (engine: SysCore) => async () => (await engine.tokens.create({
 export const generateRootRoutes: AnyRoute[] = [
   route({
     path: 'generate-root/attempt',
+    standby: 'active', // state only the active node holds
     summary: 'Start, read or cancel a root token generation',
     description: 'Start with an otp (28 base62 characters), a pgp_key (base64 of a binary OpenPGP public key), or neither: the server then makes the OTP and returns it once. Unseal key holders (recovery key holders under an auto seal) then give their shares to generate-root/update.',
     fields: {
@@ -40,6 +41,7 @@ export const generateRootRoutes: AnyRoute[] = [
   }),
   route({
     path: 'generate-root/update',
+    standby: 'active', // state only the active node holds
     summary: 'Give one unseal (or recovery) key share to the root token generation in progress',
     fields: { key: f.string('An unseal (or recovery) key share, hex or base64').sensitive(), nonce: f.string('Nonce of the attempt in progress') },
     unauthenticated: true,

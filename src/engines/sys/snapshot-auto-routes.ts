@@ -17,6 +17,7 @@ const STORAGE_TYPES = ['local'];
 export const snapshotAutoRoutes: AnyRoute[] = [
   route({
     path: 'storage/raft/snapshot-auto/config',
+    standby: 'active', // state only the active node holds
     summary: 'List the scheduled snapshot configurations',
     fields: {},
     sudo: true,
@@ -24,6 +25,7 @@ export const snapshotAutoRoutes: AnyRoute[] = [
   }),
   route({
     path: 'storage/raft/snapshot-auto/config/:name',
+    standby: 'active', // state only the active node holds
     summary: 'Read, write or delete a scheduled snapshot configuration',
     description: 'Taken by the node that writes (a single daemon or the cluster active) every interval into path_prefix as <file_prefix>-<time>.snap; the newest retain files are kept.',
     fields: {
@@ -60,6 +62,7 @@ export const snapshotAutoRoutes: AnyRoute[] = [
   }),
   route({
     path: 'storage/raft/snapshot-auto/status/:name',
+    standby: 'active', // state only the active node holds
     summary: 'Status of a scheduled snapshot configuration on this node',
     fields: { name: f.name('Configuration name') },
     sudo: true,

@@ -13,6 +13,7 @@ const route = routesFor<SysCore>();
 export const snapshotRoutes: AnyRoute[] = [
   route({
     path: 'storage/raft/snapshot',
+    standby: 'active', // state only the active node holds
     summary: 'Save (GET) a point-in-time snapshot of the whole store, or restore (POST) one onto this node',
     description: 'The snapshot holds the records as stored (barrier-encrypted) with a checksum manifest; a truncated or altered file is refused before anything changes. POST takes the file as the request body (at most max_request_size bytes).',
     fields: {},
@@ -26,6 +27,7 @@ export const snapshotRoutes: AnyRoute[] = [
   }),
   route({
     path: 'storage/raft/snapshot-force',
+    standby: 'active', // state only the active node holds
     summary: 'Restore a snapshot taken from a store with another keyring (the node seals; that store\'s unseal keys unseal it)',
     fields: { force: f.bool('Accepted for compatibility') },
     sudo: true,
