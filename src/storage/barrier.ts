@@ -130,6 +130,16 @@ export class Barrier implements Storage {
     this.key = copy.get(active)!;
     this.term = active;
   }
+  /** Back to term 1 alone (the stored keyring has no later terms, e.g. after restoring an older snapshot). */
+  resetTerms(): void {
+    if (!this.terms) return;
+    const first = Buffer.from(this.terms.get(1)!);
+    for (const k of this.terms.values()) k.fill(0);
+    this.terms = null;
+    this.key = first;
+    this.term = 1;
+    this.encryptions = 0;
+  }
   private async open(path: string, rec: Buffer): Promise<Buffer> {
     const term = termOfRecord(rec);
     if (term <= 1) return openRecord(term === 1 ? this.firstTermKey() : this.k(), path, rec);

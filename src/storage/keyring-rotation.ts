@@ -82,6 +82,8 @@ export class BarrierKeyring {
   async load(): Promise<void> {
     const rec = await this.backend.get(TERMS_PATH);
     if (!rec) {
+      // No keyring of terms stored (never rotated, or an older snapshot was restored): term 1 only.
+      this.barrier.resetTerms();
       this.stored = null;
       this.baseEncryptions = 0;
       return;

@@ -127,12 +127,21 @@ describe('snapshots on file storage', () => {
     }
   });
 
-  it('restores onto its own store (same keyring): later writes are gone, the node stays unsealed', async () => {
+  it('restores onto its own store (same keyring): later writes and key terms are gone, the node stays unsealed, and survives a restart', { timeout: 60_000 }, async () => {
+    await a.d.req('POST', 'sys/rotate', {}, { token: a.root });
     await a.d.req('POST', 'secret/data/later', { data: { v: 'after the snapshot' } }, { token: a.root });
     const r = await restore(a.d, a.root, snap);
     expect(r.status, JSON.stringify(r.body)).toBe(204);
     expect((await a.d.req('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
     expect((await a.d.req('GET', 'secret/data/later', undefined, { token: a.root })).status).toBe(404);
+    expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe('before everything');
+    // The snapshot was taken under term 1: the rotation after it is undone with it.
+    expect((await a.d.req('GET', 'sys/key-status', undefined, { token: a.root })).body.data.term).toBe(1);
+    await a.d.req('POST', 'secret/data/after-restore', { data: { v: 'new' } }, { token: a.root });
+    await a.d.stop();
+    a.d = await startDaemon({ dev: false, dir: a.d.dir, args: ['--keychain', 'none'] });
+    expect((await a.d.req('POST', 'sys/unseal', { key: a.key }, { token: null })).body.sealed).toBe(false);
+    expect((await a.d.req('GET', 'secret/data/after-restore', undefined, { token: a.root })).body.data.data.v).toBe('new');
     expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe('before everything');
   });
 

@@ -117,4 +117,20 @@ describe('barrier key terms', () => {
     await ring.check(INIT);
     expect(ring.status(INIT).term).toBe(3);
   });
+
+  it('goes back to term 1 when the stored keyring disappears (an older snapshot restored), so new records stay openable', async () => {
+    const backend = new InmemBackend();
+    const key = randomBytes(32);
+    const { barrier, ring } = node(backend, key);
+    await ring.load();
+    await ring.rotate(INIT);
+    await backend.delete(TERMS_PATH);
+    await ring.load();
+    expect(ring.status(INIT).term).toBe(1);
+    await barrier.put('after/restore', Buffer.from('x'));
+    expect(termOfRecord((await backend.get('after/restore'))!)).toBe(1);
+    const fresh = node(backend, key);
+    await fresh.ring.load();
+    expect((await fresh.barrier.get('after/restore'))!.toString()).toBe('x');
+  });
 });
