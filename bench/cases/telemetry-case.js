@@ -30,7 +30,14 @@ async function daemon(dir, serverArgs) {
 
 async function load(ctx, d) {
   const c0 = cpuSecondsOf(d.kh.pid);
-  const r = await runLoad({ target: d.kh.unix, path: `/v1/transit/encrypt/${KEY}`, headers: { 'X-Vault-Token': d.token }, body: { plaintext: PT64 }, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+  const r = await runLoad({
+    target: d.kh.unix,
+    path: `/v1/transit/encrypt/${KEY}`,
+    headers: { 'X-Vault-Token': d.token },
+    body: { plaintext: PT64 },
+    warmupSec: ctx.cfg.warmupSec,
+    durationSec: ctx.cfg.durationSec,
+  });
   const c1 = cpuSecondsOf(d.kh.pid);
   if (r.ok === 0) throw new Error(`no 2xx answers: ${JSON.stringify(r.statuses)}`);
   if (c0 !== null && c1 !== null) r.cpuUsPerReq = ((c1 - c0) * 1e6) / (r.ok + (r.warmupOk ?? 0));
@@ -42,7 +49,8 @@ export const telemetryCase = {
   id: 'encrypt-with-telemetry',
   unit: 'req/s',
   checks: [{ on: 'ratio', op: '>=', limit: 0.95 }],
-  describe: 'encrypt 64 B, aes256-gcm96, 16 connections, Unix socket, daemon with a telemetry stanza; baseline: the same daemon without one, same run',
+  describe:
+    'encrypt 64 B, aes256-gcm96, 16 connections, Unix socket, daemon with a telemetry stanza; baseline: the same daemon without one, same run',
   async run(ctx) {
     const cfgFile = join(ctx.dir, 'telemetry.hcl');
     writeFileSync(cfgFile, 'telemetry {\n  prometheus_retention_time = "24h"\n  disable_hostname = true\n}\n');
@@ -57,13 +65,32 @@ export const telemetryCase = {
         const order = rep % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
         for (const side of order) runs[side].push(await load(ctx, side === 'on' ? on : off));
       }
-      const fig = (rs) => ({ rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.latency.p99)), cpu: median(rs.map((r) => r.cpuUsPerReq ?? NaN)), bad: rs.reduce((s, r) => s + r.bad, 0), reps: rs.map((r) => Math.round(r.rps)) });
+      const fig = (rs) => ({
+        rps: median(rs.map((r) => r.rps)),
+        p99: median(rs.map((r) => r.latency.p99)),
+        cpu: median(rs.map((r) => r.cpuUsPerReq ?? NaN)),
+        bad: rs.reduce((s, r) => s + r.bad, 0),
+        reps: rs.map((r) => Math.round(r.rps)),
+      });
       const a = fig(runs.on);
       const b = fig(runs.off);
       // The scrape itself works after the load (the counters moved).
       const after = await api(on.kh.unix, 'GET', 'sys/metrics?format=prometheus', undefined, on.rootToken);
       const counted = /keyhold_transit_operations\{[^}]*operation="encrypt"[^}]*\} (\d+)/.exec(String(after.body))?.[1];
-      return { value: a.rps, baseline: b.rps, detail: { p99_ms: a.p99, baseline_p99_ms: b.p99, cpu_us_per_req: a.cpu, baseline_cpu_us_per_req: b.cpu, reps: a.reps, baseline_reps: b.reps, encrypts_counted: counted ? Number(counted) : null }, bad: a.bad + b.bad };
+      return {
+        value: a.rps,
+        baseline: b.rps,
+        detail: {
+          p99_ms: a.p99,
+          baseline_p99_ms: b.p99,
+          cpu_us_per_req: a.cpu,
+          baseline_cpu_us_per_req: b.cpu,
+          reps: a.reps,
+          baseline_reps: b.reps,
+          encrypts_counted: counted ? Number(counted) : null,
+        },
+        bad: a.bad + b.bad,
+      };
     } finally {
       await on.kh.stop();
       await off.kh.stop();

@@ -65,7 +65,11 @@ export function encodeToken(token: string, otp: string): string {
 export function decodeToken(encoded: string, otp: string): string {
   const e = Buffer.from(encoded.trim(), 'base64');
   const o = Buffer.from(otp.trim(), 'utf8');
-  if (e.length !== o.length) throw invalid('otp', `the encoded token is ${e.length} bytes long but the OTP is ${o.length}; use the OTP the attempt was started with`);
+  if (e.length !== o.length)
+    throw invalid(
+      'otp',
+      `the encoded token is ${e.length} bytes long but the OTP is ${o.length}; use the OTP the attempt was started with`,
+    );
   return xor(e, o).toString('utf8');
 }
 
@@ -110,7 +114,8 @@ export class RootGeneration {
     let made = '';
     if (pgpGiven) fingerprint = await pgpFingerprint(opts.pgp_key!, 'pgp_key');
     else if (otpGiven) {
-      if (opts.otp!.length !== OTP_LENGTH) throw invalid('otp', `must be ${OTP_LENGTH} characters long (base62), got ${opts.otp!.length}`);
+      if (opts.otp!.length !== OTP_LENGTH)
+        throw invalid('otp', `must be ${OTP_LENGTH} characters long (base62), got ${opts.otp!.length}`);
       otp = opts.otp!;
     } else {
       otp = generateOtp();
@@ -118,7 +123,13 @@ export class RootGeneration {
     }
     // Checked again here: another init may have started while the PGP key was read.
     if (this.attempt) throw invalid('root generation already in progress');
-    this.attempt = { nonce: randomUUID(), otp, pgpKey: pgpGiven ? opts.pgp_key! : null, pgpFingerprint: fingerprint, parts: new KeyParts('') };
+    this.attempt = {
+      nonce: randomUUID(),
+      otp,
+      pgpKey: pgpGiven ? opts.pgp_key! : null,
+      pgpFingerprint: fingerprint,
+      parts: new KeyParts(''),
+    };
     return { ...this.status(), otp: made };
   }
 
@@ -135,7 +146,8 @@ export class RootGeneration {
       checkKeyLength(key);
       const a = this.attempt;
       if (!a) throw invalid('no root generation in progress');
-      if (nonce !== a.nonce) throw invalid(`incorrect nonce supplied; nonce for this root generation operation is "${a.nonce}"`);
+      if (nonce !== a.nonce)
+        throw invalid(`incorrect nonce supplied; nonce for this root generation operation is "${a.nonce}"`);
       if (!a.parts.add(key)) throw invalid('given key has already been provided during this generation operation');
       const need = this.deps.required();
       if (a.parts.progress < need) return this.status();
@@ -156,9 +168,21 @@ export class RootGeneration {
       this.attempt = null;
       const token = await issueRoot();
       let encoded: string;
-      if (a.pgpKey) encoded = (await pgpEncrypt(a.pgpKey, Buffer.from(token, 'utf8'), 'pgp_key')).ciphertext.toString('base64');
+      if (a.pgpKey)
+        encoded = (await pgpEncrypt(a.pgpKey, Buffer.from(token, 'utf8'), 'pgp_key')).ciphertext.toString('base64');
       else encoded = encodeToken(token, a.otp!);
-      return { nonce: a.nonce, started: true, progress: need, required: need, complete: true, encoded_token: encoded, encoded_root_token: encoded, pgp_fingerprint: a.pgpFingerprint, otp: '', otp_length: OTP_LENGTH };
+      return {
+        nonce: a.nonce,
+        started: true,
+        progress: need,
+        required: need,
+        complete: true,
+        encoded_token: encoded,
+        encoded_root_token: encoded,
+        pgp_fingerprint: a.pgpFingerprint,
+        otp: '',
+        otp_length: OTP_LENGTH,
+      };
     } finally {
       key.fill(0);
     }

@@ -41,16 +41,27 @@ function openpgp(): Promise<OpenPgpModule | null> {
 
 /** Decode one entry of `pgp_keys` (base64 of a binary public key); 400 naming `field` when it is not. */
 export function decodePgpKey(text: string, field: string): Buffer {
-  if (text.startsWith('keybase:')) throw invalid(field, 'keybase: keys are not supported; give the base64 of `gpg --export KEYID`');
+  if (text.startsWith('keybase:'))
+    throw invalid(field, 'keybase: keys are not supported; give the base64 of `gpg --export KEYID`');
   const t = text.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(t)) throw invalid(field, 'must be the base64 encoding of a binary OpenPGP public key (gpg --export KEYID | base64)');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(t))
+    throw invalid(field, 'must be the base64 encoding of a binary OpenPGP public key (gpg --export KEYID | base64)');
   const b = Buffer.from(t, 'base64');
   // A binary OpenPGP packet starts with a tag byte whose high bit is set (RFC 4880 4.2).
-  if (b.length < 16 || (b[0]! & 0x80) === 0) throw invalid(field, 'is not a binary OpenPGP public key (ASCII armor is not accepted: give the base64 of the binary key)');
+  if (b.length < 16 || (b[0]! & 0x80) === 0)
+    throw invalid(
+      field,
+      'is not a binary OpenPGP public key (ASCII armor is not accepted: give the base64 of the binary key)',
+    );
   return b;
 }
 
-function run(cmd: string, args: string[], input: Buffer | null, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  input: Buffer | null,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -65,10 +76,15 @@ function run(cmd: string, args: string[], input: Buffer | null, env: NodeJS.Proc
 }
 
 /** GnuPG with a private, empty home directory holding `key` only; `fn` runs with it. */
-async function withGpg<T>(key: Buffer, field: string, fn: (gpg: (args: string[], input: Buffer | null) => ReturnType<typeof run>, fingerprint: string) => Promise<T>): Promise<T> {
+async function withGpg<T>(
+  key: Buffer,
+  field: string,
+  fn: (gpg: (args: string[], input: Buffer | null) => ReturnType<typeof run>, fingerprint: string) => Promise<T>,
+): Promise<T> {
   const home = await mkdtemp(join(tmpdir(), 'keyhold-gpg-'));
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', GNUPGHOME: home, LANG: 'C' };
-  const gpg = (args: string[], input: Buffer | null) => run('gpg', ['--batch', '--no-tty', '--quiet', '--homedir', home, ...args], input, env);
+  const gpg = (args: string[], input: Buffer | null) =>
+    run('gpg', ['--batch', '--no-tty', '--quiet', '--homedir', home, ...args], input, env);
   try {
     let imp;
     try {
@@ -76,10 +92,18 @@ async function withGpg<T>(key: Buffer, field: string, fn: (gpg: (args: string[],
       // A fresh home's first import has been seen to fail once with "Invalid keyring" (keybox creation); a second try settles it.
       if (imp.code !== 0 && /invalid keyring/i.test(imp.stderr)) imp = await gpg(['--import'], key);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw invalid(field, 'PGP encryption needs OpenPGP.js (npm package openpgp) or GnuPG (gpg) on the server; neither is installed');
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw invalid(
+          field,
+          'PGP encryption needs OpenPGP.js (npm package openpgp) or GnuPG (gpg) on the server; neither is installed',
+        );
       throw e;
     }
-    if (imp.code !== 0) throw invalid(field, `is not a usable OpenPGP public key (${imp.stderr.trim().split('\n').pop() ?? 'gpg refused it'})`);
+    if (imp.code !== 0)
+      throw invalid(
+        field,
+        `is not a usable OpenPGP public key (${imp.stderr.trim().split('\n').pop() ?? 'gpg refused it'})`,
+      );
     const list = await gpg(['--with-colons', '--fingerprint'], null);
     const fpr = /^fpr:(?:[^:]*:){8}([0-9A-F]+):/m.exec(list.stdout.toString('utf8'))?.[1];
     if (!fpr) throw invalid(field, 'holds no public key');
@@ -120,8 +144,12 @@ export async function pgpEncrypt(keyText: string, plaintext: Buffer, field: stri
     }
   }
   return withGpg(key, field, async (gpg, fingerprint) => {
-    const r = await gpg(['--trust-model', 'always', '--encrypt', '--recipient', fingerprint, '--output', '-'], plaintext);
-    if (r.code !== 0 || r.stdout.length === 0) throw invalid(field, `cannot encrypt to this key (${r.stderr.trim().split('\n').pop() ?? 'gpg failed'})`);
+    const r = await gpg(
+      ['--trust-model', 'always', '--encrypt', '--recipient', fingerprint, '--output', '-'],
+      plaintext,
+    );
+    if (r.code !== 0 || r.stdout.length === 0)
+      throw invalid(field, `cannot encrypt to this key (${r.stderr.trim().split('\n').pop() ?? 'gpg failed'})`);
     return { fingerprint, ciphertext: r.stdout };
   });
 }
@@ -131,7 +159,8 @@ export async function pgpEncrypt(keyText: string, plaintext: Buffer, field: stri
  * same position (vault/init.go and vault/rekey.go hex-encode the shares first).
  */
 export async function encryptShares(shares: Buffer[], keys: string[], field: string): Promise<PgpEncrypted[]> {
-  if (shares.length !== keys.length) throw invalid(field, `${keys.length} PGP keys given for ${shares.length} shares; give one key per share`);
+  if (shares.length !== keys.length)
+    throw invalid(field, `${keys.length} PGP keys given for ${shares.length} shares; give one key per share`);
   const out: PgpEncrypted[] = [];
   for (let i = 0; i < shares.length; i++) {
     const hex = Buffer.from(shares[i]!.toString('hex'), 'utf8');

@@ -10,35 +10,35 @@
  */
 import { mkdir, readdir, rm, stat, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from '../framework/context.js';
 import { getJSON, prefixed, putJSON, type Storage } from '../storage/backend.js';
-import type { Core } from './core.js';
+import type { Barrier } from '../storage/barrier.js';
+import type { AutoSnapshotConfig, AutoSnapshotStatus } from '../engines/sys/ops-parts.js';
 
-/** A stored config (Vault's field names). */
-export interface AutoSnapshotConfig {
-  interval: number;
-  retain: number;
-  storage_type: 'local';
-  path_prefix: string;
-  file_prefix: string;
-  local_max_space: number;
-}
-
-/** Vault's status answer. */
-export interface AutoSnapshotStatus {
-  consecutive_errors: number;
-  last_snapshot_start: string;
-  last_snapshot_end: string;
-  last_snapshot_error: string;
-  last_snapshot_url: string;
-  next_snapshot_start: string;
-  snapshot_start: string;
-  snapshot_url: string;
+/** What scheduled snapshots need of the core (server/core/core.ts). */
+export interface AutoSnapshotHost {
+  readonly barrier: Barrier;
+  readonly clock: { now(): number };
+  readonly logger: Logger;
+  readonly events: { on(topic: 'after-unseal' | 'before-seal', listener: () => void | Promise<void>): () => void };
+  isSealed(): boolean;
+  isStandby(): boolean;
+  readonly snapshots: { save(): Promise<Buffer> };
 }
 
 const TICK_MS = 1000;
 
 function emptyStatus(): AutoSnapshotStatus {
-  return { consecutive_errors: 0, last_snapshot_start: '', last_snapshot_end: '', last_snapshot_error: '', last_snapshot_url: '', next_snapshot_start: '', snapshot_start: '', snapshot_url: '' };
+  return {
+    consecutive_errors: 0,
+    last_snapshot_start: '',
+    last_snapshot_end: '',
+    last_snapshot_error: '',
+    last_snapshot_url: '',
+    next_snapshot_start: '',
+    snapshot_start: '',
+    snapshot_url: '',
+  };
 }
 
 /** File name time: sortable, no colons (2026-11-27T02-57-47.123Z). */
@@ -54,10 +54,10 @@ export class AutoSnapshots {
   private readonly status = new Map<string, AutoSnapshotStatus>();
   private running = false;
 
-  constructor(private readonly core: Core) {
+  constructor(private readonly core: AutoSnapshotHost) {
     this.storage = prefixed(core.barrier, 'sys/snapshot-auto/config/');
-    core.afterUnseal.push(async () => this.start());
-    core.beforeSeal.push(async () => this.stop());
+    core.events.on('after-unseal', () => this.start());
+    core.events.on('before-seal', () => this.stop());
   }
 
   private start(): void {
@@ -138,13 +138,17 @@ export class AutoSnapshots {
         const staying = mine.slice(Math.max(0, mine.length - (cfg.retain - 1)));
         let kept = 0;
         for (const f of staying) kept += (await stat(join(cfg.path_prefix, f))).size;
-        if (kept + snap.length > cfg.local_max_space) throw new Error(`not enough space: the snapshot needs ${snap.length} bytes, ${kept} of local_max_space ${cfg.local_max_space} are in use`);
+        if (kept + snap.length > cfg.local_max_space)
+          throw new Error(
+            `not enough space: the snapshot needs ${snap.length} bytes, ${kept} of local_max_space ${cfg.local_max_space} are in use`,
+          );
       }
       const tmp = `${file}.partial`;
       await writeFile(tmp, snap, { mode: 0o600 });
       await rename(tmp, file);
       const all = await this.files(cfg);
-      for (const old of all.slice(0, Math.max(0, all.length - cfg.retain))) await rm(join(cfg.path_prefix, old), { force: true });
+      for (const old of all.slice(0, Math.max(0, all.length - cfg.retain)))
+        await rm(join(cfg.path_prefix, old), { force: true });
       st.consecutive_errors = 0;
       st.last_snapshot_error = '';
       st.last_snapshot_url = st.snapshot_url;

@@ -5,14 +5,40 @@
  * barrier, whether a snapshot shares this store's keyring, and what a restore must reload or seal.
  */
 import { invalid } from '../framework/errors.js';
-import { openRecord } from '../storage/barrier.js';
-import { SnapshotCapture, SnapshotError, applySnapshot, decodeSnapshot, encodeSnapshot, readAtCapture, type Snapshot } from '../storage/snapshot.js';
-import type { Core } from './core.js';
+import type { Logger } from '../framework/context.js';
+import type { Backend } from '../storage/backend.js';
+import { openRecord, type Barrier } from '../storage/barrier.js';
+import {
+  SnapshotCapture,
+  SnapshotError,
+  applySnapshot,
+  decodeSnapshot,
+  encodeSnapshot,
+  readAtCapture,
+  type Snapshot,
+} from '../storage/snapshot.js';
+
+/** What snapshots need of the core (server/core/core.ts). */
+export interface SnapshotHost {
+  isSealed(): boolean;
+  readonly backend: Backend;
+  readonly barrier: Barrier;
+  readonly clock: { now(): number };
+  readonly sealConfig: { storage_id: string } | null;
+  readonly version: string;
+  readonly logger: Logger;
+  seal(): Promise<void>;
+  /** Read the seal config and unseal without a person when possible. */
+  start(): Promise<void>;
+  readonly sealer: { load(): Promise<void>; refresh(): Promise<void> };
+  readonly barrierKeys: { load(): Promise<void> };
+}
 
 /** Records that belong to this node's storage, not to its data: never saved, never overwritten. */
 const LOCAL_KEYS = new Set(['core/migration']);
 /** Records stored outside the barrier (plain seal config, master-key-wrapped or seal-wrapped keys, PGP ciphertext). */
-const OUTSIDE_BARRIER = /^core\/(seal-config|keyring|keyring-previous|hsm\/.*|recovery-key|unseal-keys-backup|recovery-keys-backup)$/;
+const OUTSIDE_BARRIER =
+  /^core\/(seal-config|keyring|keyring-previous|hsm\/.*|recovery-key|unseal-keys-backup|recovery-keys-backup)$/;
 
 /** What a restore did. */
 export interface RestoreOutcome {
@@ -24,7 +50,11 @@ export interface RestoreOutcome {
 
 /** Snapshots of one core. */
 export class SnapshotService {
-  constructor(private readonly core: Core) {}
+  constructor(
+    private readonly core: SnapshotHost,
+    /** Drop every cache and recreate every engine instance (the core's invalidation). */
+    private readonly reloadAll: () => Promise<void>,
+  ) {}
 
   /** GET sys/storage/raft/snapshot: the store at one write index, as a snapshot file. */
   async save(): Promise<Buffer> {
@@ -77,7 +107,8 @@ export class SnapshotService {
   async restore(body: Buffer | undefined, force: boolean): Promise<RestoreOutcome> {
     const core = this.core;
     if (core.isSealed()) throw invalid('Vault is sealed');
-    if (!body || body.length === 0) throw invalid('the request body must be a snapshot file (keyhold operator snapshot save)');
+    if (!body || body.length === 0)
+      throw invalid('the request body must be a snapshot file (keyhold operator snapshot save)');
     let snap: Snapshot;
     try {
       snap = decodeSnapshot(body);
@@ -85,24 +116,35 @@ export class SnapshotService {
       if (e instanceof SnapshotError) throw invalid(`snapshot refused: ${e.message}`);
       throw e;
     }
-    if (!snap.records.has('core/seal-config') || !snap.records.has('core/keyring')) throw invalid('snapshot refused: it holds no seal configuration or keyring');
+    if (!snap.records.has('core/seal-config') || !snap.records.has('core/keyring'))
+      throw invalid('snapshot refused: it holds no seal configuration or keyring');
     const same = this.sameKeyring(snap);
-    if (!same && !force) throw invalid('snapshot refused: it was taken from a store with another keyring; restore it with snapshot-force (`keyhold operator snapshot restore -force FILE`): this node then seals, and the unseal keys of the snapshot\'s store unseal it');
+    if (!same && !force)
+      throw invalid(
+        "snapshot refused: it was taken from a store with another keyring; restore it with snapshot-force (`keyhold operator snapshot restore -force FILE`): this node then seals, and the unseal keys of the snapshot's store unseal it",
+      );
     if (!same) {
       await core.seal();
       const r = await applySnapshot(core.backend, snap.records, (k) => LOCAL_KEYS.has(k));
       core.barrier.clearCache();
       await core.sealer.load();
-      core.logger.warn('snapshot of another keyring restored: sealed; unseal with that store\'s keys', { records: r.written, index: snap.header.index });
+      core.logger.warn("snapshot of another keyring restored: sealed; unseal with that store's keys", {
+        records: r.written,
+        index: snap.header.index,
+      });
       // Its keychain entry or auto seal may unseal it at once.
-      await core.start().catch((e: unknown) => core.logger.warn('unattended unseal after restore failed', { error: (e as Error)?.message }));
+      await core
+        .start()
+        .catch((e: unknown) =>
+          core.logger.warn('unattended unseal after restore failed', { error: (e as Error)?.message }),
+        );
       return { ...r, sealed: core.isSealed() };
     }
     const r = await applySnapshot(core.backend, snap.records, (k) => LOCAL_KEYS.has(k));
     core.barrier.clearCache();
     await core.sealer.refresh();
     await core.barrierKeys.load();
-    await core.reloadAll();
+    await this.reloadAll();
     core.logger.info('snapshot restored', { records: r.written, deleted: r.deleted, index: snap.header.index });
     return { ...r, sealed: false };
   }

@@ -7,8 +7,8 @@
 import type { Logger } from '../framework/context.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import type { TelemetryConfig } from '../telemetry/telemetry-config.js';
-import type { Core } from './core.js';
-import type { SyncBackend } from '../sync/backend.js';
+import type { Core } from './core/core.js';
+import type { SyncEngine } from '../sync/sync-engine.js';
 import { DESTINATION_TYPES } from '../sync/destinations/index.js';
 import type { DestinationType } from '../sync/types.js';
 
@@ -18,7 +18,11 @@ interface PooledBackend {
 }
 
 /** Build the daemon's telemetry and attach it to `core`; null when the config has no telemetry stanza. */
-export function setupTelemetry(core: Core, config: TelemetryConfig | undefined, opts: { unauthenticatedAccess: boolean; logger: Logger }): Telemetry | null {
+export function setupTelemetry(
+  core: Core,
+  config: TelemetryConfig | undefined,
+  opts: { unauthenticatedAccess: boolean; logger: Logger },
+): Telemetry | null {
   if (!config) return null;
   const t = new Telemetry(config, { unauthenticatedAccess: opts.unauthenticatedAccess });
   core.telemetry = t;
@@ -27,15 +31,23 @@ export function setupTelemetry(core: Core, config: TelemetryConfig | undefined, 
   t.addCollector(() => {
     const unsealed = !core.isSealed();
     r.gauge('vault.core.unsealed', 'Whether this node is unsealed (1) or sealed (0)').set(unsealed ? 1 : 0);
-    r.gauge('vault.core.active', 'Whether this node is the active node (1) or a standby (0)').set(unsealed && !core.isStandby() ? 1 : 0);
-    if (core.cluster) r.gauge('vault.core.performance_standby', 'Whether this node is a standby serving reads (1)').set(unsealed && core.isStandby() ? 1 : 0);
+    r.gauge('vault.core.active', 'Whether this node is the active node (1) or a standby (0)').set(
+      unsealed && !core.isStandby() ? 1 : 0,
+    );
+    if (core.cluster)
+      r.gauge('vault.core.performance_standby', 'Whether this node is a standby serving reads (1)').set(
+        unsealed && core.isStandby() ? 1 : 0,
+      );
     if (unsealed) {
       const ks = core.barrierKeys.status(core.sealConfig?.initialized_time ?? '');
       r.gauge('keyhold.barrier.term', 'Barrier key term new records are sealed under').set(ks.term);
       r.gauge('keyhold.barrier.encryptions', 'Records sealed under the active barrier key term').set(ks.encryptions);
     }
-    const sync = core.isSealed() ? undefined : core.engineOf<SyncBackend>('sys/sync/');
-    if (sync?.syncer) r.gauge('keyhold.sync.queue_depth', 'Secret-sync operations queued (with delayed retries)').set(sync.syncer.queued);
+    const sync = core.isSealed() ? undefined : core.engineOf<SyncEngine>('sys/sync/');
+    if (sync?.syncer)
+      r.gauge('keyhold.sync.queue_depth', 'Secret-sync operations queued (with delayed retries)').set(
+        sync.syncer.queued,
+      );
     const pool = (core.backend as PooledBackend).poolStats?.();
     if (pool) {
       r.gauge('keyhold.postgresql.pool.waiting', 'Queries waiting for a PostgreSQL connection').set(pool.waiting);
@@ -50,14 +62,17 @@ export function setupTelemetry(core: Core, config: TelemetryConfig | undefined, 
       const ids = await core.barrier.list('sys/token/id/');
       r.gauge('vault.token.count', 'Service tokens in storage (usage gauge)').set(ids.length);
       // Secret-sync associations by status: a walk of every destination's links, so a usage gauge too.
-      const store = core.engineOf<SyncBackend>('sys/sync/')?.service.store;
+      const store = core.engineOf<SyncEngine>('sys/sync/')?.service.store;
       if (store) {
         const byStatus = new Map<string, number>();
         for (const type of Object.keys(DESTINATION_TYPES) as DestinationType[]) {
-          for (const name of await store.destNames(type)) for (const l of await store.links(type, name)) byStatus.set(l.sync_status, (byStatus.get(l.sync_status) ?? 0) + 1);
+          for (const name of await store.destNames(type))
+            for (const l of await store.links(type, name))
+              byStatus.set(l.sync_status, (byStatus.get(l.sync_status) ?? 0) + 1);
         }
         r.resetGauge('keyhold.sync.associations');
-        for (const [status, n] of byStatus) r.gauge('keyhold.sync.associations', 'Secret-sync associations by status (usage gauge)', { status }).set(n);
+        for (const [status, n] of byStatus)
+          r.gauge('keyhold.sync.associations', 'Secret-sync associations by status (usage gauge)', { status }).set(n);
       }
     },
     (e) => opts.logger.warn('usage gauge collection failed', { error: (e as Error)?.message }),

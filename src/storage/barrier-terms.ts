@@ -35,7 +35,8 @@ export function termOfRecord(record: Buffer): number {
 
 /** Decrypt a term record read from `path` with its term's key; throws when tampered or swapped. */
 export function openTermRecord(key: Buffer, path: string, record: Buffer): Buffer {
-  if (record.length < HEAD + 12 + 16 || record[0] !== TERM_RECORD) throw new Error(`barrier: record at ${path} is malformed`);
+  if (record.length < HEAD + 12 + 16 || record[0] !== TERM_RECORD)
+    throw new Error(`barrier: record at ${path} is malformed`);
   const nonce = record.subarray(HEAD, HEAD + 12);
   const d = createDecipheriv('aes-256-gcm', key, nonce);
   d.setAAD(Buffer.from(path, 'utf8'));

@@ -15,9 +15,20 @@
  * re-reads the keyring before opening it (Barrier.onUnknownTerm), so it never serves such a record blind.
  */
 import { randomBytes } from 'node:crypto';
-import type { Clock, Logger } from '../framework/context.js';
 import type { Backend } from './backend.js';
 import { openRecord, sealRecord, type Barrier } from './barrier.js';
+
+/** Time source (storage depends on nothing of ours: the shape of framework's Clock). */
+interface Clock {
+  now(): number;
+}
+
+/** Log sink (the shape of framework's Logger that this file uses). */
+interface Logger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
 
 /** Where the keyring of terms is stored (sealed under term 1's key). */
 export const TERMS_PATH = 'core/keyring-terms';
@@ -113,7 +124,11 @@ export class BarrierKeyring {
   status(initializedTime: string): KeyStatus {
     const term = this.barrier.activeTerm;
     const t = this.stored?.terms.find((x) => x.term === term);
-    return { term, install_time: t?.install_time ?? (this.firstTermInstall() || initializedTime), encryptions: this.baseEncryptions + this.barrier.encryptions };
+    return {
+      term,
+      install_time: t?.install_time ?? (this.firstTermInstall() || initializedTime),
+      encryptions: this.baseEncryptions + this.barrier.encryptions,
+    };
   }
 
   /** sys/rotate/config (Vault's defaults until written). */
@@ -132,7 +147,12 @@ export class BarrierKeyring {
   private current(initializedTime: string): StoredKeyring {
     if (this.stored) return this.stored;
     const first = this.barrier.firstTermKey();
-    return { version: 1, active: 1, terms: [{ term: 1, key: first.toString('base64'), install_time: initializedTime, encryptions: 0 }], rotation: this.config() };
+    return {
+      version: 1,
+      active: 1,
+      terms: [{ term: 1, key: first.toString('base64'), install_time: initializedTime, encryptions: 0 }],
+      rotation: this.config(),
+    };
   }
 
   /** Store `s` with the active term's count brought up to date (the barrier's counter starts over). */
@@ -169,7 +189,14 @@ export class BarrierKeyring {
       const cur = this.withCount(this.current(initializedTime));
       const term = Math.max(...cur.terms.map((t) => t.term)) + 1;
       const key = randomBytes(32);
-      const next: StoredKeyring = { ...cur, active: term, terms: [...cur.terms, { term, key: key.toString('base64'), install_time: new Date(this.clock.now()).toISOString(), encryptions: 0 }] };
+      const next: StoredKeyring = {
+        ...cur,
+        active: term,
+        terms: [
+          ...cur.terms,
+          { term, key: key.toString('base64'), install_time: new Date(this.clock.now()).toISOString(), encryptions: 0 },
+        ],
+      };
       // Stored first: a crash after this write leaves the new term in place, never a record under a term not stored.
       await this.save(next);
       const keys = new Map(next.terms.map((t) => [t.term, Buffer.from(t.key, 'base64')]));
@@ -199,7 +226,12 @@ export class BarrierKeyring {
   async check(initializedTime: string): Promise<void> {
     const cfg = this.config();
     const st = this.status(initializedTime);
-    const due = cfg.enabled && ((cfg.max_operations > 0 && st.encryptions >= cfg.max_operations) || (cfg.interval > 0 && st.install_time !== '' && this.clock.now() - Date.parse(st.install_time) >= cfg.interval * 1000));
+    const due =
+      cfg.enabled &&
+      ((cfg.max_operations > 0 && st.encryptions >= cfg.max_operations) ||
+        (cfg.interval > 0 &&
+          st.install_time !== '' &&
+          this.clock.now() - Date.parse(st.install_time) >= cfg.interval * 1000));
     if (due) {
       await this.rotate(initializedTime);
       return;
@@ -220,7 +252,9 @@ export class BarrierKeyring {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (!writes()) return;
-      this.check(initializedTime()).catch((e: unknown) => this.logger.error('barrier key rotation check failed', { error: (e as Error)?.message }));
+      this.check(initializedTime()).catch((e: unknown) =>
+        this.logger.error('barrier key rotation check failed', { error: (e as Error)?.message }),
+      );
     }, CHECK_MS);
     this.timer.unref();
   }
@@ -229,7 +263,10 @@ export class BarrierKeyring {
   async stop(writes: boolean): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    if (writes) await this.saveCount().catch((e: unknown) => this.logger.warn('could not save the barrier encryption count', { error: (e as Error)?.message }));
+    if (writes)
+      await this.saveCount().catch((e: unknown) =>
+        this.logger.warn('could not save the barrier encryption count', { error: (e as Error)?.message }),
+      );
     this.stored = null;
     this.baseEncryptions = 0;
   }
@@ -241,20 +278,20 @@ export interface KeyringHost {
   readonly barrier: Barrier;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly afterUnseal: Array<() => Promise<void>>;
-  readonly beforeSeal: Array<() => Promise<void>>;
+  /** The core's lifecycle events. */
+  readonly events: { on(topic: 'after-unseal' | 'before-seal', listener: () => void | Promise<void>): () => void };
   isStandby(): boolean;
   readonly sealConfig: { initialized_time: string } | null;
 }
 
-/** The keyring of terms for a core: loaded first thing after unseal, checked while unsealed, saved at seal. */
+/** The keyring of terms for a core: loaded after unseal (attach it first), checked while unsealed, saved at seal. */
 export function attachBarrierKeyring(host: KeyringHost): BarrierKeyring {
   const ring = new BarrierKeyring(host.backend, host.barrier, host.clock, host.logger);
   const initialized = () => host.sealConfig?.initialized_time ?? '';
-  host.afterUnseal.unshift(async () => {
+  host.events.on('after-unseal', async () => {
     await ring.load();
     ring.start(() => !host.isStandby(), initialized);
   });
-  host.beforeSeal.push(() => ring.stop(!host.isStandby()));
+  host.events.on('before-seal', () => ring.stop(!host.isStandby()));
   return ring;
 }

@@ -80,7 +80,11 @@ export function encodeSnapshot(header: SnapshotHeader, records: Map<string, Buff
     for (const c of chunk) recHash.update(c);
     parts.push(...chunk);
   }
-  const manifest: SnapshotManifest = { records: records.size, records_sha256: recHash.digest('hex'), header_sha256: createHash('sha256').update(head).digest('hex') };
+  const manifest: SnapshotManifest = {
+    records: records.size,
+    records_sha256: recHash.digest('hex'),
+    header_sha256: createHash('sha256').update(head).digest('hex'),
+  };
   const mf = Buffer.from(JSON.stringify(manifest), 'utf8');
   parts.push(MANIFEST_MAGIC, u32(mf.length), mf);
   const body = Buffer.concat(parts);
@@ -89,10 +93,12 @@ export function encodeSnapshot(header: SnapshotHeader, records: Map<string, Buff
 
 /** Parse and verify a snapshot; throws SnapshotError naming what is wrong. */
 export function decodeSnapshot(buf: Buffer): Snapshot {
-  if (buf.length < SNAPSHOT_MAGIC.length + 4 + 32 || !buf.subarray(0, 8).equals(SNAPSHOT_MAGIC)) throw new SnapshotError('not a keyhold snapshot (bad magic)');
+  if (buf.length < SNAPSHOT_MAGIC.length + 4 + 32 || !buf.subarray(0, 8).equals(SNAPSHOT_MAGIC))
+    throw new SnapshotError('not a keyhold snapshot (bad magic)');
   const body = buf.subarray(0, buf.length - 32);
   const sum = createHash('sha256').update(body).digest();
-  if (!sum.equals(buf.subarray(buf.length - 32))) throw new SnapshotError('snapshot checksum mismatch: the file is truncated or altered');
+  if (!sum.equals(buf.subarray(buf.length - 32)))
+    throw new SnapshotError('snapshot checksum mismatch: the file is truncated or altered');
   let off = 8;
   const need = (n: number) => {
     if (off + n > body.length) throw new SnapshotError('snapshot is truncated');
@@ -140,9 +146,12 @@ export function decodeSnapshot(buf: Buffer): Snapshot {
     throw new SnapshotError('snapshot manifest is not JSON');
   }
   if (off + mlen !== body.length) throw new SnapshotError('snapshot has bytes after its manifest');
-  if (manifest.records !== records.size) throw new SnapshotError(`snapshot manifest counts ${manifest.records} records but holds ${records.size}`);
-  if (manifest.records_sha256 !== recHash.digest('hex')) throw new SnapshotError('snapshot records do not match the manifest checksum');
-  if (manifest.header_sha256 !== createHash('sha256').update(headBytes).digest('hex')) throw new SnapshotError('snapshot header does not match the manifest checksum');
+  if (manifest.records !== records.size)
+    throw new SnapshotError(`snapshot manifest counts ${manifest.records} records but holds ${records.size}`);
+  if (manifest.records_sha256 !== recHash.digest('hex'))
+    throw new SnapshotError('snapshot records do not match the manifest checksum');
+  if (manifest.header_sha256 !== createHash('sha256').update(headBytes).digest('hex'))
+    throw new SnapshotError('snapshot header does not match the manifest checksum');
   return { header, manifest, records, sha256: sum.toString('hex') };
 }
 
@@ -181,7 +190,11 @@ export class SnapshotCapture {
 }
 
 /** Read the store as it was when `capture` opened: records outside any later write, plus pre-images. */
-export async function readAtCapture(backend: Backend, capture: SnapshotCapture, skip: (key: string) => boolean = () => false): Promise<Map<string, Buffer>> {
+export async function readAtCapture(
+  backend: Backend,
+  capture: SnapshotCapture,
+  skip: (key: string) => boolean = () => false,
+): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   for (const key of await backendKeys(backend)) {
     if (skip(key)) continue;
@@ -196,7 +209,11 @@ export async function readAtCapture(backend: Backend, capture: SnapshotCapture, 
 }
 
 /** Make the backend hold exactly `records` (deletes keys not in it; `keep` keys are left alone). */
-export async function applySnapshot(backend: Backend, records: Map<string, Buffer>, keep: (key: string) => boolean = () => false): Promise<{ written: number; deleted: number }> {
+export async function applySnapshot(
+  backend: Backend,
+  records: Map<string, Buffer>,
+  keep: (key: string) => boolean = () => false,
+): Promise<{ written: number; deleted: number }> {
   let deleted = 0;
   for (const key of await backendKeys(backend)) {
     if (keep(key) || records.has(key)) continue;
@@ -204,7 +221,9 @@ export async function applySnapshot(backend: Backend, records: Map<string, Buffe
     deleted++;
   }
   // The seal config is written last: a crash before it leaves the old seal config in place.
-  const order = [...records.keys()].filter((k) => !keep(k)).sort((a, b) => (a === 'core/seal-config' ? 1 : b === 'core/seal-config' ? -1 : a < b ? -1 : 1));
+  const order = [...records.keys()]
+    .filter((k) => !keep(k))
+    .sort((a, b) => (a === 'core/seal-config' ? 1 : b === 'core/seal-config' ? -1 : a < b ? -1 : 1));
   for (const key of order) await backend.put(key, records.get(key)!);
   return { written: order.length, deleted };
 }

@@ -159,10 +159,38 @@ export class MetricsRegistry {
       const name = opts.rename ? opts.rename(fam.name) : fam.name;
       for (const s of fam.series.values()) {
         if (fam.kind === 'gauge') gauges.push({ Name: name, Value: s.value, Labels: s.labels });
-        else if (fam.kind === 'counter') counters.push({ Name: name, Count: s.value, Sum: s.value, Min: 1, Max: 1, Mean: 1, Stddev: 0, Labels: s.labels });
-        else samples.push({ Name: name, Count: s.count, Sum: s.sum, Min: s.count ? s.min : 0, Max: s.count ? s.max : 0, Mean: s.count ? s.sum / s.count : 0, Labels: s.labels });
+        else if (fam.kind === 'counter')
+          counters.push({
+            Name: name,
+            Count: s.value,
+            Sum: s.value,
+            Min: 1,
+            Max: 1,
+            Mean: 1,
+            Stddev: 0,
+            Labels: s.labels,
+          });
+        else
+          samples.push({
+            Name: name,
+            Count: s.count,
+            Sum: s.sum,
+            Min: s.count ? s.min : 0,
+            Max: s.count ? s.max : 0,
+            Mean: s.count ? s.sum / s.count : 0,
+            Labels: s.labels,
+          });
       }
     }
-    return { Timestamp: (opts.timestamp ?? new Date()).toISOString().replace(/\.\d+Z$/, ' +0000 UTC').replace('T', ' '), Gauges: gauges, Counters: counters, Samples: samples, Points: [] };
+    return {
+      Timestamp: (opts.timestamp ?? new Date())
+        .toISOString()
+        .replace(/\.\d+Z$/, ' +0000 UTC')
+        .replace('T', ' '),
+      Gauges: gauges,
+      Counters: counters,
+      Samples: samples,
+      Points: [],
+    };
   }
 }

@@ -27,7 +27,22 @@ export const DEFAULT_TELEMETRY: TelemetryConfig = {
   metrics_prefix: 'vault',
 };
 
-const UNSUPPORTED_SINKS = ['statsite_address', 'statsd_address', 'circonus_api_token', 'circonus_api_app', 'circonus_api_url', 'circonus_submission_interval', 'circonus_submission_url', 'circonus_check_id', 'circonus_broker_id', 'dogstatsd_addr', 'dogstatsd_tags', 'stackdriver_project_id', 'stackdriver_location', 'stackdriver_namespace'];
+const UNSUPPORTED_SINKS = [
+  'statsite_address',
+  'statsd_address',
+  'circonus_api_token',
+  'circonus_api_app',
+  'circonus_api_url',
+  'circonus_submission_interval',
+  'circonus_submission_url',
+  'circonus_check_id',
+  'circonus_broker_id',
+  'dogstatsd_addr',
+  'dogstatsd_tags',
+  'stackdriver_project_id',
+  'stackdriver_location',
+  'stackdriver_namespace',
+];
 
 function bool(v: PlainValue, fail: (why: string) => never): boolean {
   if (typeof v === 'boolean') return v;
@@ -48,7 +63,8 @@ function duration(v: PlainValue, key: string, fail: (why: string) => never): num
 /** Read the top-level `telemetry` stanza; `fail(key, why)` reports an error naming the key. */
 export function parseTelemetryStanza(value: HclValue, fail: (key: string, why: string) => never): TelemetryConfig {
   const plain = hclToPlain(value);
-  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) fail('telemetry', 'must be a block, as in telemetry { prometheus_retention_time = "24h" }');
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain))
+    fail('telemetry', 'must be a block, as in telemetry { prometheus_retention_time = "24h" }');
   const cfg: TelemetryConfig = { ...DEFAULT_TELEMETRY };
   for (const [k, v] of Object.entries(plain)) {
     const f = (why: string): never => fail(`telemetry.${k}`, why);
@@ -63,11 +79,13 @@ export function parseTelemetryStanza(value: HclValue, fail: (key: string, why: s
         cfg.usage_gauge_period = duration(v, k, f);
         break;
       case 'metrics_prefix':
-        if (typeof v !== 'string' || !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(v)) return f('must be a metric name prefix such as "vault"');
+        if (typeof v !== 'string' || !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(v))
+          return f('must be a metric name prefix such as "vault"');
         cfg.metrics_prefix = v;
         break;
       default:
-        if (UNSUPPORTED_SINKS.includes(k)) f('this sink is not supported by keyhold (scrape GET /v1/sys/metrics?format=prometheus instead)');
+        if (UNSUPPORTED_SINKS.includes(k))
+          f('this sink is not supported by keyhold (scrape GET /v1/sys/metrics?format=prometheus instead)');
         f('unknown key (allowed: prometheus_retention_time, disable_hostname, usage_gauge_period, metrics_prefix)');
     }
   }
@@ -77,10 +95,12 @@ export function parseTelemetryStanza(value: HclValue, fail: (key: string, why: s
 /** Read a listener's `telemetry { unauthenticated_metrics_access = true }`; true when metrics need no token on it. */
 export function parseListenerTelemetry(value: HclValue, fail: (key: string, why: string) => never): boolean {
   const plain = hclToPlain(value);
-  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) fail('telemetry', 'must be a block, as in telemetry { unauthenticated_metrics_access = true }');
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain))
+    fail('telemetry', 'must be a block, as in telemetry { unauthenticated_metrics_access = true }');
   let open = false;
   for (const [k, v] of Object.entries(plain)) {
-    if (k !== 'unauthenticated_metrics_access') fail(`telemetry.${k}`, 'unknown key (allowed: unauthenticated_metrics_access)');
+    if (k !== 'unauthenticated_metrics_access')
+      fail(`telemetry.${k}`, 'unknown key (allowed: unauthenticated_metrics_access)');
     open = bool(v, (why) => fail(`telemetry.${k}`, why));
   }
   return open;

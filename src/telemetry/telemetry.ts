@@ -86,9 +86,18 @@ export class Telemetry {
       delete: r.summary('vault.barrier.delete', 'Barrier deletes, milliseconds'),
       list: r.summary('vault.barrier.list', 'Barrier lists, milliseconds'),
     };
-    this.commit = r.summary('keyhold.storage.commit', 'Storage backend commit of one record (durable when it returns), milliseconds');
-    this.auditRequest = r.summary('vault.audit.log_request', 'Time to log a request to the audit devices, milliseconds');
-    this.auditResponse = r.summary('vault.audit.log_response', 'Time to log a response to the audit devices, milliseconds');
+    this.commit = r.summary(
+      'keyhold.storage.commit',
+      'Storage backend commit of one record (durable when it returns), milliseconds',
+    );
+    this.auditRequest = r.summary(
+      'vault.audit.log_request',
+      'Time to log a request to the audit devices, milliseconds',
+    );
+    this.auditResponse = r.summary(
+      'vault.audit.log_response',
+      'Time to log a response to the audit devices, milliseconds',
+    );
   }
 
   /** Add a gauge source (run before each read of the metrics). */
@@ -113,7 +122,10 @@ export class Telemetry {
     let s = byOp[f.op];
     if (!s) {
       // Vault: MeasureSince([vault route <operation> <mount with / as ->]).
-      s = this.registry.summary(`vault.route.${f.op}.${mount.path.replace(/\//g, '-')}`, `Requests of operation ${f.op} to the ${mount.path} mount, milliseconds`);
+      s = this.registry.summary(
+        `vault.route.${f.op}.${mount.path.replace(/\//g, '-')}`,
+        `Requests of operation ${f.op} to the ${mount.path} mount, milliseconds`,
+      );
       byOp[f.op] = s;
     }
     s.observe(ms, now);
@@ -140,7 +152,11 @@ export class Telemetry {
     if (!s) {
       // The operation is the route's first word: encrypt, decrypt, sign, keys, ...
       const operation = routePath.split('/')[0]!;
-      s = this.registry.counter('keyhold.transit.operations', 'Transit requests by operation and key type', { mount: mount.path, operation, key_type: type });
+      s = this.registry.counter('keyhold.transit.operations', 'Transit requests by operation and key type', {
+        mount: mount.path,
+        operation,
+        key_type: type,
+      });
       byType.set(type, s);
     }
     s.inc(1, now);
@@ -195,7 +211,12 @@ export class Telemetry {
   }
 
   private renamer(): (name: string) => string {
-    const gauges = new Set(this.registry.list().filter((f) => f.kind === 'gauge').map((f) => f.name));
+    const gauges = new Set(
+      this.registry
+        .list()
+        .filter((f) => f.kind === 'gauge')
+        .map((f) => f.name),
+    );
     return (name) => this.exportName(gauges.has(name) ? 'gauge' : 'other', name);
   }
 
@@ -203,7 +224,10 @@ export class Telemetry {
   async prometheus(onError?: (e: unknown) => void): Promise<string | null> {
     if (this.config.prometheus_retention_time <= 0) return null;
     await this.collect(onError);
-    return this.registry.prometheus({ retentionMs: this.config.prometheus_retention_time * 1000, rename: this.renamer() });
+    return this.registry.prometheus({
+      retentionMs: this.config.prometheus_retention_time * 1000,
+      rename: this.renamer(),
+    });
   }
 
   /** Vault's in-memory sink JSON. */

@@ -14,11 +14,18 @@ describe('barrier key rotation on file storage', () => {
   let root: string;
   beforeAll(async () => {
     d = await startDaemon({ dev: false, args: ['--keychain', 'none'] });
-    const init = await d.req('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1, keychain: false }, { token: null });
+    const init = await d.req(
+      'POST',
+      'sys/init',
+      { secret_shares: 1, secret_threshold: 1, keychain: false },
+      { token: null },
+    );
     expect(init.status).toBe(200);
     key = init.body.keys_base64[0];
     root = init.body.root_token;
-    expect((await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root })).status).toBe(204);
+    expect(
+      (await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root })).status,
+    ).toBe(204);
   });
   afterAll(async () => {
     await d?.stop();
@@ -88,13 +95,26 @@ describe('barrier key rotation on file storage', () => {
     const badI = await d.req('POST', 'sys/rotate/config', { interval: '1h' }, { token: root });
     expect(badI.status).toBe(400);
     expect(badI.body.errors[0]).toMatch(/^interval: /);
-    expect((await d.req('POST', 'sys/rotate/config', { max_operations: 2_000_000, interval: '48h' }, { token: root })).status).toBe(204);
-    expect((await d.req('GET', 'sys/rotate/config', undefined, { token: root })).body.data).toEqual({ enabled: true, max_operations: 2_000_000, interval: '48h0m0s' });
+    expect(
+      (await d.req('POST', 'sys/rotate/config', { max_operations: 2_000_000, interval: '48h' }, { token: root }))
+        .status,
+    ).toBe(204);
+    expect((await d.req('GET', 'sys/rotate/config', undefined, { token: root })).body.data).toEqual({
+      enabled: true,
+      max_operations: 2_000_000,
+      interval: '48h0m0s',
+    });
   });
 
   it('needs sudo: a token without it is refused', async () => {
-    await d.req('POST', 'sys/policies/acl/reader', { policy: 'path "sys/*" { capabilities = ["read", "update"] }' }, { token: root });
-    const t = (await d.req('POST', 'auth/token/create', { policies: ['reader'] }, { token: root })).body.auth.client_token;
+    await d.req(
+      'POST',
+      'sys/policies/acl/reader',
+      { policy: 'path "sys/*" { capabilities = ["read", "update"] }' },
+      { token: root },
+    );
+    const t = (await d.req('POST', 'auth/token/create', { policies: ['reader'] }, { token: root })).body.auth
+      .client_token;
     expect((await d.req('POST', 'sys/rotate', {}, { token: t })).status).toBe(403);
     expect((await d.req('GET', 'sys/key-status', undefined, { token: t })).status).toBe(403);
   });

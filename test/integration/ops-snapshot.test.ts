@@ -14,7 +14,12 @@ import { postgresUnavailable, startPostgres, type TestPostgres } from '../suppor
 
 async function fileNode(): Promise<{ d: Daemon; key: string; root: string }> {
   const d = await startDaemon({ dev: false, args: ['--keychain', 'none'] });
-  const init = await d.req('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1, keychain: false }, { token: null });
+  const init = await d.req(
+    'POST',
+    'sys/init',
+    { secret_shares: 1, secret_threshold: 1, keychain: false },
+    { token: null },
+  );
   return { d, key: init.body.keys_base64[0], root: init.body.root_token };
 }
 
@@ -22,18 +27,34 @@ async function fileNode(): Promise<{ d: Daemon; key: string; root: string }> {
 async function saveSnapshot(d: Daemon, token: string): Promise<Buffer> {
   const { request } = await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: d.socket, path: '/v1/sys/storage/raft/snapshot', method: 'GET', headers: { 'X-Vault-Token': token } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`snapshot ${res.statusCode}: ${Buffer.concat(chunks).toString()}`))));
-    });
+    const req = request(
+      {
+        socketPath: d.socket,
+        path: '/v1/sys/storage/raft/snapshot',
+        method: 'GET',
+        headers: { 'X-Vault-Token': token },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(Buffer.concat(chunks))
+            : reject(new Error(`snapshot ${res.statusCode}: ${Buffer.concat(chunks).toString()}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 function restore(d: Daemon, token: string, snap: Buffer, force = false): Promise<Answer> {
-  return d.req('POST', force ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot', undefined, { token, raw: snap, headers: { 'Content-Type': 'application/octet-stream' } });
+  return d.req('POST', force ? 'sys/storage/raft/snapshot-force' : 'sys/storage/raft/snapshot', undefined, {
+    token,
+    raw: snap,
+    headers: { 'Content-Type': 'application/octet-stream' },
+  });
 }
 
 describe('snapshots on file storage', () => {
@@ -45,7 +66,9 @@ describe('snapshots on file storage', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keyhold-ops-snap-'));
     a = await fileNode();
-    expect((await a.d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: a.root })).status).toBe(204);
+    expect(
+      (await a.d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: a.root })).status,
+    ).toBe(204);
     await a.d.req('POST', 'secret/data/base', { data: { v: 'before everything' } }, { token: a.root });
   });
   afterAll(async () => {
@@ -104,7 +127,9 @@ describe('snapshots on file storage', () => {
     }
   });
 
-  it('restores into a fresh node with force: it seals, the source key unseals it, and it holds exactly the snapshot index', { timeout: 60_000 }, async () => {
+  it('restores into a fresh node with force: it seals, the source key unseals it, and it holds exactly the snapshot index', {
+    timeout: 60_000,
+  }, async () => {
     const b = await fileNode();
     try {
       const r = await restore(b.d, b.root, snap, true);
@@ -113,36 +138,50 @@ describe('snapshots on file storage', () => {
       expect((await b.d.req('POST', 'sys/unseal', { key: a.key }, { token: null })).body.sealed).toBe(false);
       // The source's root token works; the fresh node's own is gone.
       expect((await b.d.req('GET', 'auth/token/lookup-self', undefined, { token: b.root })).status).toBe(403);
-      expect((await b.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe('before everything');
+      expect((await b.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe(
+        'before everything',
+      );
       const present: boolean[] = [];
       const n = sentAfter + 5;
-      for (let i = 0; i < n; i++) present[i] = (await b.d.req('GET', `secret/data/w${i}`, undefined, { token: a.root })).status === 200;
+      for (let i = 0; i < n; i++)
+        present[i] = (await b.d.req('GET', `secret/data/w${i}`, undefined, { token: a.root })).status === 200;
       for (const i of acked) expect(present[i], `write ${i} was acknowledged before the snapshot began`).toBe(true);
-      for (let i = sentAfter; i < n; i++) expect(present[i], `write ${i} was sent after the snapshot ended`).toBe(false);
+      for (let i = sentAfter; i < n; i++)
+        expect(present[i], `write ${i} was sent after the snapshot ended`).toBe(false);
       const last = present.lastIndexOf(true);
-      expect(present.slice(0, last + 1).every(Boolean), 'the snapshot holds a prefix of the writes (one index)').toBe(true);
+      expect(present.slice(0, last + 1).every(Boolean), 'the snapshot holds a prefix of the writes (one index)').toBe(
+        true,
+      );
     } finally {
       await b.d.stop();
       cleanup(b.d.dir);
     }
   });
 
-  it('restores onto its own store (same keyring): later writes and key terms are gone, the node stays unsealed, and survives a restart', { timeout: 60_000 }, async () => {
+  it('restores onto its own store (same keyring): later writes and key terms are gone, the node stays unsealed, and survives a restart', {
+    timeout: 60_000,
+  }, async () => {
     await a.d.req('POST', 'sys/rotate', {}, { token: a.root });
     await a.d.req('POST', 'secret/data/later', { data: { v: 'after the snapshot' } }, { token: a.root });
     const r = await restore(a.d, a.root, snap);
     expect(r.status, JSON.stringify(r.body)).toBe(204);
     expect((await a.d.req('GET', 'sys/seal-status', undefined, { token: null })).body.sealed).toBe(false);
     expect((await a.d.req('GET', 'secret/data/later', undefined, { token: a.root })).status).toBe(404);
-    expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe('before everything');
+    expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe(
+      'before everything',
+    );
     // The snapshot was taken under term 1: the rotation after it is undone with it.
     expect((await a.d.req('GET', 'sys/key-status', undefined, { token: a.root })).body.data.term).toBe(1);
     await a.d.req('POST', 'secret/data/after-restore', { data: { v: 'new' } }, { token: a.root });
     await a.d.stop();
     a.d = await startDaemon({ dev: false, dir: a.d.dir, args: ['--keychain', 'none'] });
     expect((await a.d.req('POST', 'sys/unseal', { key: a.key }, { token: null })).body.sealed).toBe(false);
-    expect((await a.d.req('GET', 'secret/data/after-restore', undefined, { token: a.root })).body.data.data.v).toBe('new');
-    expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe('before everything');
+    expect((await a.d.req('GET', 'secret/data/after-restore', undefined, { token: a.root })).body.data.data.v).toBe(
+      'new',
+    );
+    expect((await a.d.req('GET', 'secret/data/base', undefined, { token: a.root })).body.data.data.v).toBe(
+      'before everything',
+    );
   });
 
   it('CLI: operator snapshot save, inspect (and a refused altered file), restore', async () => {
@@ -169,44 +208,87 @@ describe('snapshots on file storage', () => {
 });
 
 describe('scheduled snapshots (snapshot-auto)', () => {
-  it('takes one every interval, keeps the newest `retain`, reports status, refuses bad configs naming the field', { timeout: 60_000 }, async () => {
+  it('takes one every interval, keeps the newest `retain`, reports status, refuses bad configs naming the field', {
+    timeout: 60_000,
+  }, async () => {
     const a = await fileNode();
     const out = mkdtempSync(join(tmpdir(), 'keyhold-ops-auto-'));
     try {
-      const bad = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', storage_type: 'aws-s3', path_prefix: out }, { token: a.root });
+      const bad = await a.d.req(
+        'POST',
+        'sys/storage/raft/snapshot-auto/config/hourly',
+        { interval: '1s', storage_type: 'aws-s3', path_prefix: out },
+        { token: a.root },
+      );
       expect(bad.status).toBe(400);
       expect(bad.body.errors[0]).toMatch(/^storage_type: /);
-      const rel = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', storage_type: 'local', path_prefix: 'relative/dir' }, { token: a.root });
+      const rel = await a.d.req(
+        'POST',
+        'sys/storage/raft/snapshot-auto/config/hourly',
+        { interval: '1s', storage_type: 'local', path_prefix: 'relative/dir' },
+        { token: a.root },
+      );
       expect(rel.body.errors[0]).toMatch(/^path_prefix: /);
-      const ok = await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh' }, { token: a.root });
+      const ok = await a.d.req(
+        'POST',
+        'sys/storage/raft/snapshot-auto/config/hourly',
+        { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh' },
+        { token: a.root },
+      );
       expect(ok.status).toBe(204);
-      expect((await a.d.req('LIST', 'sys/storage/raft/snapshot-auto/config', undefined, { token: a.root })).body.data.keys).toEqual(['hourly']);
-      expect((await a.d.req('GET', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).body.data).toMatchObject({ interval: 1, retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh', local_max_space: 0 });
+      expect(
+        (await a.d.req('LIST', 'sys/storage/raft/snapshot-auto/config', undefined, { token: a.root })).body.data.keys,
+      ).toEqual(['hourly']);
+      expect(
+        (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).body.data,
+      ).toMatchObject({
+        interval: 1,
+        retain: 2,
+        storage_type: 'local',
+        path_prefix: out,
+        file_prefix: 'kh',
+        local_max_space: 0,
+      });
       let files: string[] = [];
       for (let i = 0; i < 100 && files.length < 2; i++) {
         await new Promise((r) => setTimeout(r, 100));
         files = readdirSync(out).filter((f) => f.endsWith('.snap'));
       }
       await new Promise((r) => setTimeout(r, 2500));
-      files = readdirSync(out).filter((f) => f.endsWith('.snap')).sort();
+      files = readdirSync(out)
+        .filter((f) => f.endsWith('.snap'))
+        .sort();
       expect(files).toHaveLength(2);
       for (const f of files) expect(f).toMatch(/^kh-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.snap$/);
-      const st = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).body.data;
+      const st = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root }))
+        .body.data;
       expect(st.consecutive_errors).toBe(0);
       expect(st.last_snapshot_url).toMatch(new RegExp(`^file://${out}/kh-`));
       expect(Date.parse(st.next_snapshot_start)).toBeGreaterThan(Date.parse(st.last_snapshot_end) - 1);
-      const ins = await a.d.cli(['operator', 'snapshot', 'inspect', join(out, files[1]!), '--format', 'json'], { token: null });
+      const ins = await a.d.cli(['operator', 'snapshot', 'inspect', join(out, files[1]!), '--format', 'json'], {
+        token: null,
+      });
       expect(ins.exitCode, ins.stderr).toBe(0);
       // A space limit smaller than one snapshot: the attempt fails and says so.
-      await a.d.req('POST', 'sys/storage/raft/snapshot-auto/config/hourly', { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh', local_max_space: 10 }, { token: a.root });
+      await a.d.req(
+        'POST',
+        'sys/storage/raft/snapshot-auto/config/hourly',
+        { interval: '1s', retain: 2, storage_type: 'local', path_prefix: out, file_prefix: 'kh', local_max_space: 10 },
+        { token: a.root },
+      );
       let st2 = st;
       for (let i = 0; i < 50 && st2.consecutive_errors === 0; i++) {
         await new Promise((r) => setTimeout(r, 200));
-        st2 = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).body.data;
+        st2 = (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).body
+          .data;
       }
       expect(st2.last_snapshot_error).toMatch(/not enough space/);
-      expect((await a.d.req('DELETE', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).status).toBe(204);
-      expect((await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).status).toBe(404);
+      expect(
+        (await a.d.req('DELETE', 'sys/storage/raft/snapshot-auto/config/hourly', undefined, { token: a.root })).status,
+      ).toBe(204);
+      expect(
+        (await a.d.req('GET', 'sys/storage/raft/snapshot-auto/status/hourly', undefined, { token: a.root })).status,
+      ).toBe(404);
     } finally {
       await a.d.stop();
       cleanup(a.d.dir);
@@ -227,7 +309,10 @@ describe.skipIf(pgSkip !== null)('a snapshot moves between file and PostgreSQL s
     const a = await fileNode();
     const pdir = mkdtempSync(join(tmpdir(), 'keyhold-ops-snap-pg-'));
     const cfg = join(pdir, 'pg.hcl');
-    writeFileSync(cfg, `storage "postgresql" {\n  connection_url = "${pg.url}"\n  ha_enabled = "false"\n}\nkeychain = "none"\n`);
+    writeFileSync(
+      cfg,
+      `storage "postgresql" {\n  connection_url = "${pg.url}"\n  ha_enabled = "false"\n}\nkeychain = "none"\n`,
+    );
     let p: Daemon | undefined;
     let c: Awaited<ReturnType<typeof fileNode>> | undefined;
     try {
@@ -235,19 +320,30 @@ describe.skipIf(pgSkip !== null)('a snapshot moves between file and PostgreSQL s
       await a.d.req('POST', 'secret/data/travel', { data: { v: 'from file' } }, { token: a.root });
       const s1 = await saveSnapshot(a.d, a.root);
       p = await startDaemon({ dev: false, args: ['--config', cfg] });
-      const pi = await p.req('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1, keychain: false }, { token: null });
+      const pi = await p.req(
+        'POST',
+        'sys/init',
+        { secret_shares: 1, secret_threshold: 1, keychain: false },
+        { token: null },
+      );
       expect(pi.status).toBe(200);
       expect((await restore(p, pi.body.root_token, s1, true)).status).toBe(204);
       expect((await p.req('POST', 'sys/unseal', { key: a.key }, { token: null })).body.sealed).toBe(false);
-      expect((await p.req('GET', 'secret/data/travel', undefined, { token: a.root })).body.data.data.v).toBe('from file');
+      expect((await p.req('GET', 'secret/data/travel', undefined, { token: a.root })).body.data.data.v).toBe(
+        'from file',
+      );
       await p.req('POST', 'secret/data/travel2', { data: { v: 'written on postgresql' } }, { token: a.root });
       const s2 = await saveSnapshot(p, a.root);
       expect(s2.includes(Buffer.from('"backend":"postgresql"'))).toBe(true);
       c = await fileNode();
       expect((await restore(c.d, c.root, s2, true)).status).toBe(204);
       expect((await c.d.req('POST', 'sys/unseal', { key: a.key }, { token: null })).body.sealed).toBe(false);
-      expect((await c.d.req('GET', 'secret/data/travel2', undefined, { token: a.root })).body.data.data.v).toBe('written on postgresql');
-      expect((await c.d.req('GET', 'secret/data/travel', undefined, { token: a.root })).body.data.data.v).toBe('from file');
+      expect((await c.d.req('GET', 'secret/data/travel2', undefined, { token: a.root })).body.data.data.v).toBe(
+        'written on postgresql',
+      );
+      expect((await c.d.req('GET', 'secret/data/travel', undefined, { token: a.root })).body.data.data.v).toBe(
+        'from file',
+      );
     } finally {
       await p?.stop();
       await c?.d.stop();

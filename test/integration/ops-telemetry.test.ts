@@ -14,7 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
 
 const HAS_PROMETHEUS = spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!HAS_PROMETHEUS) console.warn('ops-telemetry: `prometheus` not installed (scripts/setup-test-env.sh installs it as root); the scrape test is skipped');
+if (!HAS_PROMETHEUS)
+  console.warn(
+    'ops-telemetry: `prometheus` not installed (scripts/setup-test-env.sh installs it as root); the scrape test is skipped',
+  );
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -35,7 +38,10 @@ describe('sys/metrics', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keyhold-ops-tel-'));
     const cfg = join(dir, 'telemetry.hcl');
-    writeFileSync(cfg, 'telemetry {\n  prometheus_retention_time = "1h"\n  disable_hostname = true\n  usage_gauge_period = "1s"\n}\n');
+    writeFileSync(
+      cfg,
+      'telemetry {\n  prometheus_retention_time = "1h"\n  disable_hostname = true\n  usage_gauge_period = "1s"\n}\n',
+    );
     d = await startDaemon({ tcp: true, args: ['--config', cfg] });
   });
   afterAll(async () => {
@@ -52,12 +58,18 @@ describe('sys/metrics', () => {
     const r = await d.req('GET', 'sys/metrics');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body)).toEqual(expect.arrayContaining(['Timestamp', 'Gauges', 'Counters', 'Samples']));
-    const ops = (r.body.Counters as Array<{ Name: string; Count: number; Labels: Record<string, string> }>).filter((c) => c.Name === 'keyhold.transit.operations' && c.Labels.operation === 'encrypt');
+    const ops = (r.body.Counters as Array<{ Name: string; Count: number; Labels: Record<string, string> }>).filter(
+      (c) => c.Name === 'keyhold.transit.operations' && c.Labels.operation === 'encrypt',
+    );
     expect(ops.reduce((s, c) => s + c.Count, 0)).toBe(1);
     expect(ops[0]!.Labels.key_type).toBe('aes256-gcm96');
-    const unsealed = (r.body.Gauges as Array<{ Name: string; Value: number }>).find((g) => g.Name === 'vault.core.unsealed');
+    const unsealed = (r.body.Gauges as Array<{ Name: string; Value: number }>).find(
+      (g) => g.Name === 'vault.core.unsealed',
+    );
     expect(unsealed?.Value).toBe(1);
-    const handle = (r.body.Samples as Array<{ Name: string; Count: number }>).find((s) => s.Name === 'vault.core.handle_request');
+    const handle = (r.body.Samples as Array<{ Name: string; Count: number }>).find(
+      (s) => s.Name === 'vault.core.handle_request',
+    );
     expect(handle!.Count).toBeGreaterThanOrEqual(3);
   });
 
@@ -81,61 +93,81 @@ describe('sys/metrics', () => {
     expect(r.body.errors[0]).toMatch(/^format: /);
   });
 
-  it.skipIf(!HAS_PROMETHEUS)('a real Prometheus scrapes it and PromQL counts the encrypt requests made', { timeout: 90_000 }, async () => {
-    const N = 23;
-    await d.req('POST', 'transit/keys/prom-k', { type: 'chacha20-poly1305' });
-    for (let i = 0; i < N; i++) expect((await d.req('POST', 'transit/encrypt/prom-k', { plaintext: 'aGVsbG8=' })).status).toBe(200);
-    const promPort = await freePort();
-    const target = new URL(d.tcp!).host;
-    const yml = join(dir, 'prometheus.yml');
-    writeFileSync(
-      yml,
-      [
-        'global:',
-        '  scrape_interval: 1s',
-        'scrape_configs:',
-        '  - job_name: keyhold',
-        '    metrics_path: /v1/sys/metrics',
-        '    params:',
-        '      format: [prometheus]',
-        '    authorization:',
-        '      credentials: root',
-        '    static_configs:',
-        `      - targets: ['${target}']`,
-        '',
-      ].join('\n'),
-    );
-    let prom: ChildProcess | null = null;
-    let out = '';
-    try {
-      prom = spawn('prometheus', [`--config.file=${yml}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`, '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      prom.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-      prom.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-      const q = encodeURIComponent('sum(keyhold_transit_operations{job="keyhold",operation="encrypt",key_type="chacha20-poly1305"})');
-      let value: string | undefined;
-      let up: string | undefined;
-      for (let i = 0; i < 120 && value !== String(N); i++) {
-        await sleep(500);
-        if (prom.exitCode !== null) throw new Error(`prometheus exited: ${out}`);
-        try {
-          const r = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${q}`)).json()) as { data: { result: Array<{ value: [number, string] }> } };
-          value = r.data.result[0]?.value[1];
-          const u = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent('up{job="keyhold"}')}`)).json()) as { data: { result: Array<{ value: [number, string] }> } };
-          up = u.data.result[0]?.value[1];
-        } catch {
-          /* not listening yet */
+  it.skipIf(!HAS_PROMETHEUS)(
+    'a real Prometheus scrapes it and PromQL counts the encrypt requests made',
+    { timeout: 90_000 },
+    async () => {
+      const N = 23;
+      await d.req('POST', 'transit/keys/prom-k', { type: 'chacha20-poly1305' });
+      for (let i = 0; i < N; i++)
+        expect((await d.req('POST', 'transit/encrypt/prom-k', { plaintext: 'aGVsbG8=' })).status).toBe(200);
+      const promPort = await freePort();
+      const target = new URL(d.tcp!).host;
+      const yml = join(dir, 'prometheus.yml');
+      writeFileSync(
+        yml,
+        [
+          'global:',
+          '  scrape_interval: 1s',
+          'scrape_configs:',
+          '  - job_name: keyhold',
+          '    metrics_path: /v1/sys/metrics',
+          '    params:',
+          '      format: [prometheus]',
+          '    authorization:',
+          '      credentials: root',
+          '    static_configs:',
+          `      - targets: ['${target}']`,
+          '',
+        ].join('\n'),
+      );
+      let prom: ChildProcess | null = null;
+      let out = '';
+      try {
+        prom = spawn(
+          'prometheus',
+          [
+            `--config.file=${yml}`,
+            `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+            `--web.listen-address=127.0.0.1:${promPort}`,
+            '--log.level=warn',
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        prom.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+        prom.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+        const q = encodeURIComponent(
+          'sum(keyhold_transit_operations{job="keyhold",operation="encrypt",key_type="chacha20-poly1305"})',
+        );
+        let value: string | undefined;
+        let up: string | undefined;
+        for (let i = 0; i < 120 && value !== String(N); i++) {
+          await sleep(500);
+          if (prom.exitCode !== null) throw new Error(`prometheus exited: ${out}`);
+          try {
+            const r = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${q}`)).json()) as {
+              data: { result: Array<{ value: [number, string] }> };
+            };
+            value = r.data.result[0]?.value[1];
+            const u = (await (
+              await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent('up{job="keyhold"}')}`)
+            ).json()) as { data: { result: Array<{ value: [number, string] }> } };
+            up = u.data.result[0]?.value[1];
+          } catch {
+            /* not listening yet */
+          }
+        }
+        expect(up, out).toBe('1');
+        expect(value, out).toBe(String(N));
+      } finally {
+        if (prom && prom.exitCode === null) {
+          const exited = new Promise((r) => prom!.once('exit', r));
+          prom.kill('SIGTERM');
+          await exited;
         }
       }
-      expect(up, out).toBe('1');
-      expect(value, out).toBe(String(N));
-    } finally {
-      if (prom && prom.exitCode === null) {
-        const exited = new Promise((r) => prom!.once('exit', r));
-        prom.kill('SIGTERM');
-        await exited;
-      }
-    }
-  });
+    },
+  );
 });
 
 describe('a listener with unauthenticated_metrics_access', () => {
@@ -143,7 +175,10 @@ describe('a listener with unauthenticated_metrics_access', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keyhold-ops-tel2-'));
     const port = await freePort();
     const cfg = join(dir, 'c.hcl');
-    writeFileSync(cfg, `telemetry {\n  disable_hostname = true\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  tls_disable = true\n  telemetry {\n    unauthenticated_metrics_access = true\n  }\n}\n`);
+    writeFileSync(
+      cfg,
+      `telemetry {\n  disable_hostname = true\n}\nlistener "tcp" {\n  address = "127.0.0.1:${port}"\n  tls_disable = true\n  telemetry {\n    unauthenticated_metrics_access = true\n  }\n}\n`,
+    );
     const d = await startDaemon({ args: ['--config', cfg] });
     try {
       const r = await fetch(`http://127.0.0.1:${port}/v1/sys/metrics?format=prometheus`);
@@ -162,7 +197,9 @@ describe('a listener with unauthenticated_metrics_access', () => {
     const cfg = join(dir, 'c.hcl');
     writeFileSync(cfg, 'telemetry {\n  statsd_address = "127.0.0.1:8125"\n}\n');
     const d = await startDaemon({ args: ['--config', cfg], wait: false });
-    const code = await new Promise<number | null>((r) => (d.proc.exitCode !== null ? r(d.proc.exitCode) : d.proc.once('exit', r)));
+    const code = await new Promise<number | null>((r) =>
+      d.proc.exitCode !== null ? r(d.proc.exitCode) : d.proc.once('exit', r),
+    );
     expect(code).not.toBe(0);
     expect(d.output()).toMatch(/telemetry\.statsd_address: this sink is not supported/);
     cleanup(d.dir);

@@ -6,18 +6,19 @@
 import { invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 function rawJson(body: unknown, status = 200) {
   return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
 }
 
-const generationOf = (engine: SysCore) => engine.sealer.rootGeneration;
+const generationOf = (engine: SysParts) => engine.seal.sealer.rootGeneration;
 
 /** Vault's generated root token: an orphan with the root policy, display name "root". */
-const issueRoot = (engine: SysCore) => async () => (await engine.tokens.create({ policies: ['root'], display_name: 'root', orphan: true })).id;
+const issueRoot = (engine: SysParts) => async () =>
+  (await engine.tokens.create({ policies: ['root'], display_name: 'root', orphan: true })).id;
 
 /** Root token generation routes. */
 export const generateRootRoutes: AnyRoute[] = [
@@ -25,15 +26,19 @@ export const generateRootRoutes: AnyRoute[] = [
     path: 'generate-root/attempt',
     standby: 'active', // state only the active node holds
     summary: 'Start, read or cancel a root token generation',
-    description: 'Start with an otp (28 base62 characters), a pgp_key (base64 of a binary OpenPGP public key), or neither: the server then makes the OTP and returns it once. Unseal key holders (recovery key holders under an auto seal) then give their shares to generate-root/update.',
+    description:
+      'Start with an otp (28 base62 characters), a pgp_key (base64 of a binary OpenPGP public key), or neither: the server then makes the OTP and returns it once. Unseal key holders (recovery key holders under an auto seal) then give their shares to generate-root/update.',
     fields: {
-      otp: f.string('One-time pad the new token is XORed with (28 base62 characters); made by the server when absent').sensitive(),
+      otp: f
+        .string('One-time pad the new token is XORed with (28 base62 characters); made by the server when absent')
+        .sensitive(),
       pgp_key: f.string('Encrypt the new token to this OpenPGP public key (base64 of `gpg --export KEYID`)'),
     },
     unauthenticated: true,
     operations: {
       read: ({ engine }) => rawJson(generationOf(engine).status()),
-      update: async ({ engine, data }) => rawJson(await generationOf(engine).init({ otp: data.otp, pgp_key: data.pgp_key })),
+      update: async ({ engine, data }) =>
+        rawJson(await generationOf(engine).init({ otp: data.otp, pgp_key: data.pgp_key })),
       delete: ({ engine }) => {
         generationOf(engine).cancel();
       },
@@ -43,7 +48,10 @@ export const generateRootRoutes: AnyRoute[] = [
     path: 'generate-root/update',
     standby: 'active', // state only the active node holds
     summary: 'Give one unseal (or recovery) key share to the root token generation in progress',
-    fields: { key: f.string('An unseal (or recovery) key share, hex or base64').sensitive(), nonce: f.string('Nonce of the attempt in progress') },
+    fields: {
+      key: f.string('An unseal (or recovery) key share, hex or base64').sensitive(),
+      nonce: f.string('Nonce of the attempt in progress'),
+    },
     unauthenticated: true,
     operations: {
       update: async ({ engine, data }) => {

@@ -6,16 +6,16 @@
 import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Vault's bounds: max_operations in [1,000,000, 2^32 * 0.9 rounded], interval 0 or >= 24h. */
 const MIN_OPERATIONS = 1_000_000;
 const MAX_OPERATIONS = 3_865_470_566;
 const MIN_INTERVAL = 24 * 3600;
 
-const initialized = (engine: SysCore) => engine.sealConfig?.initialized_time ?? '';
+const initialized = (engine: SysParts) => engine.ops.initializedTime();
 
 /** Seconds as Go's time.Duration String() (Vault answers `interval` so): 0s, 24h0m0s, 1h30m0s. */
 function goDuration(secs: number): string {
@@ -35,7 +35,7 @@ export const rotateRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       update: async ({ engine }) => {
-        await engine.barrierKeys.rotate(initialized(engine));
+        await engine.ops.barrierKeys.rotate(initialized(engine));
       },
     },
   }),
@@ -45,7 +45,7 @@ export const rotateRoutes: AnyRoute[] = [
     fields: {},
     sudo: true,
     operations: {
-      read: ({ engine }) => ({ data: { ...engine.barrierKeys.status(initialized(engine)) } }),
+      read: ({ engine }) => ({ data: { ...engine.ops.barrierKeys.status(initialized(engine)) } }),
     },
   }),
   route({
@@ -59,14 +59,18 @@ export const rotateRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       read: ({ engine }) => {
-        const c = engine.barrierKeys.config();
+        const c = engine.ops.barrierKeys.config();
         return { data: { enabled: c.enabled, max_operations: c.max_operations, interval: goDuration(c.interval) } };
       },
       update: async ({ engine, data }) => {
         const change: { enabled?: boolean; max_operations?: number; interval?: number } = {};
         if (data.enabled !== undefined) change.enabled = data.enabled;
         if (data.max_operations !== undefined) {
-          if (data.max_operations < MIN_OPERATIONS || data.max_operations > MAX_OPERATIONS) throw invalid('max_operations', `must be between ${MIN_OPERATIONS} and ${MAX_OPERATIONS}, got ${data.max_operations}`);
+          if (data.max_operations < MIN_OPERATIONS || data.max_operations > MAX_OPERATIONS)
+            throw invalid(
+              'max_operations',
+              `must be between ${MIN_OPERATIONS} and ${MAX_OPERATIONS}, got ${data.max_operations}`,
+            );
           change.max_operations = data.max_operations;
         }
         if (data.interval !== undefined && data.interval !== '') {
@@ -74,7 +78,7 @@ export const rotateRoutes: AnyRoute[] = [
           if (secs !== 0 && secs < MIN_INTERVAL) throw invalid('interval', `must be 0 or at least 24h, got ${secs}s`);
           change.interval = secs;
         }
-        await engine.barrierKeys.setConfig(change, initialized(engine));
+        await engine.ops.barrierKeys.setConfig(change, initialized(engine));
       },
     },
   }),

@@ -6,9 +6,9 @@
 import { invalid, notFound } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Names of the storage types keyhold writes to (Vault also has aws-s3, azure-blob, google-gcs). */
 const STORAGE_TYPES = ['local'];
@@ -21,13 +21,14 @@ export const snapshotAutoRoutes: AnyRoute[] = [
     summary: 'List the scheduled snapshot configurations',
     fields: {},
     sudo: true,
-    operations: { list: async ({ engine }) => ({ data: { keys: await engine.autoSnapshots.list() } }) },
+    operations: { list: async ({ engine }) => ({ data: { keys: await engine.ops.autoSnapshots.list() } }) },
   }),
   route({
     path: 'storage/raft/snapshot-auto/config/:name',
     standby: 'active', // state only the active node holds
     summary: 'Read, write or delete a scheduled snapshot configuration',
-    description: 'Taken by the node that writes (a single daemon or the cluster active) every interval into path_prefix as <file_prefix>-<time>.snap; the newest retain files are kept.',
+    description:
+      'Taken by the node that writes (a single daemon or the cluster active) every interval into path_prefix as <file_prefix>-<time>.snap; the newest retain files are kept.',
     fields: {
       name: f.name('Configuration name'),
       interval: f.any('Time between snapshots (duration, e.g. "1h"; at least 1s)'),
@@ -40,7 +41,7 @@ export const snapshotAutoRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       read: async ({ engine, data }) => {
-        const c = await engine.autoSnapshots.get(data.name);
+        const c = await engine.ops.autoSnapshots.get(data.name);
         if (!c) throw notFound();
         return { data: { ...c } };
       },
@@ -49,14 +50,26 @@ export const snapshotAutoRoutes: AnyRoute[] = [
         const interval = parseDuration('interval', data.interval);
         if (interval < 1) throw invalid('interval', 'must be at least 1s');
         if (!data.storage_type) throw invalid('storage_type', 'is required');
-        if (!STORAGE_TYPES.includes(data.storage_type)) throw invalid('storage_type', `"${data.storage_type}" is not supported by keyhold (supported: ${STORAGE_TYPES.join(', ')})`);
+        if (!STORAGE_TYPES.includes(data.storage_type))
+          throw invalid(
+            'storage_type',
+            `"${data.storage_type}" is not supported by keyhold (supported: ${STORAGE_TYPES.join(', ')})`,
+          );
         if (!data.path_prefix) throw invalid('path_prefix', 'is required for storage_type "local"');
         if (!data.path_prefix.startsWith('/')) throw invalid('path_prefix', 'must be an absolute directory path');
-        if (!/^[A-Za-z0-9._-]+$/.test(data.file_prefix)) throw invalid('file_prefix', 'may hold letters, digits, ".", "_" and "-" only');
-        await engine.autoSnapshots.put(data.name, { interval, retain: data.retain, storage_type: 'local', path_prefix: data.path_prefix, file_prefix: data.file_prefix, local_max_space: data.local_max_space });
+        if (!/^[A-Za-z0-9._-]+$/.test(data.file_prefix))
+          throw invalid('file_prefix', 'may hold letters, digits, ".", "_" and "-" only');
+        await engine.ops.autoSnapshots.put(data.name, {
+          interval,
+          retain: data.retain,
+          storage_type: 'local',
+          path_prefix: data.path_prefix,
+          file_prefix: data.file_prefix,
+          local_max_space: data.local_max_space,
+        });
       },
       delete: async ({ engine, data }) => {
-        await engine.autoSnapshots.delete(data.name);
+        await engine.ops.autoSnapshots.delete(data.name);
       },
     },
   }),
@@ -68,8 +81,8 @@ export const snapshotAutoRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       read: async ({ engine, data }) => {
-        if (!(await engine.autoSnapshots.get(data.name))) throw notFound();
-        return { data: { ...engine.autoSnapshots.statusOf(data.name) } };
+        if (!(await engine.ops.autoSnapshots.get(data.name))) throw notFound();
+        return { data: { ...engine.ops.autoSnapshots.statusOf(data.name) } };
       },
     },
   }),

@@ -24,7 +24,10 @@ describe('RootGeneration', () => {
   it('collects the threshold of shares, verifies the key, and hands back the encoded token once', async () => {
     const master = randomBytes(32);
     const shares = await splitKey(master, 3, 2);
-    const g = new RootGeneration({ required: () => 2, verifyKey: async (k) => void expect(k.equals(master)).toBe(true) });
+    const g = new RootGeneration({
+      required: () => 2,
+      verifyKey: async (k) => void expect(k.equals(master)).toBe(true),
+    });
     const start = await g.init({});
     expect(start.otp).toMatch(/^[0-9A-Za-z]{28}$/);
     expect((await g.update(shares[0]!.toString('base64'), start.nonce, async () => 'x')).progress).toBe(1);
@@ -37,10 +40,17 @@ describe('RootGeneration', () => {
   it('issues no token when the shares do not rebuild the key', async () => {
     const shares = await splitKey(randomBytes(32), 2, 2);
     let issued = 0;
-    const g = new RootGeneration({ required: () => 2, verifyKey: async () => { throw new Error('not the key'); } });
+    const g = new RootGeneration({
+      required: () => 2,
+      verifyKey: async () => {
+        throw new Error('not the key');
+      },
+    });
     const s = await g.init({ otp: 'BMjzW3wAsEzINXCM05Wbas3u9zSl' });
     await g.update(shares[0]!.toString('base64'), s.nonce, async () => String(++issued));
-    await expect(g.update(shares[1]!.toString('base64'), s.nonce, async () => String(++issued))).rejects.toThrow(/not the key/);
+    await expect(g.update(shares[1]!.toString('base64'), s.nonce, async () => String(++issued))).rejects.toThrow(
+      /not the key/,
+    );
     expect(issued).toBe(0);
   });
 });

@@ -2,9 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Barrier } from '../../../src/storage/barrier.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
-import { SnapshotCapture, applySnapshot, backendKeys, decodeSnapshot, encodeSnapshot, readAtCapture, type SnapshotHeader } from '../../../src/storage/snapshot.js';
+import {
+  SnapshotCapture,
+  applySnapshot,
+  backendKeys,
+  decodeSnapshot,
+  encodeSnapshot,
+  readAtCapture,
+  type SnapshotHeader,
+} from '../../../src/storage/snapshot.js';
 
-const HEADER: SnapshotHeader = { format: 1, index: 7, created: '2026-01-01T00:00:00.000Z', storage_id: 's', term: 2, backend: 'inmem', version: 't' };
+const HEADER: SnapshotHeader = {
+  format: 1,
+  index: 7,
+  created: '2026-01-01T00:00:00.000Z',
+  storage_id: 's',
+  term: 2,
+  backend: 'inmem',
+  version: 't',
+};
 
 describe('snapshot format', () => {
   const records = new Map([
@@ -28,7 +44,8 @@ describe('snapshot format', () => {
       bad[i] ^= 0x40;
       expect(() => decodeSnapshot(bad), `byte ${i}`).toThrow();
     }
-    for (const n of [0, 8, 20, buf.length - 33, buf.length - 1]) expect(() => decodeSnapshot(buf.subarray(0, n)), `first ${n} bytes`).toThrow();
+    for (const n of [0, 8, 20, buf.length - 33, buf.length - 1])
+      expect(() => decodeSnapshot(buf.subarray(0, n)), `first ${n} bytes`).toThrow();
   });
 });
 
@@ -61,7 +78,13 @@ describe('point-in-time capture', () => {
     const backend = new InmemBackend();
     await backend.put('a', Buffer.from('old'));
     await backend.put('gone', Buffer.from('x'));
-    const r = await applySnapshot(backend, new Map([['a', Buffer.from('new')], ['b', Buffer.from('b')]]));
+    const r = await applySnapshot(
+      backend,
+      new Map([
+        ['a', Buffer.from('new')],
+        ['b', Buffer.from('b')],
+      ]),
+    );
     expect(r).toEqual({ written: 2, deleted: 1 });
     expect(await backendKeys(backend)).toEqual(['a', 'b']);
     expect((await backend.get('a'))!.toString()).toBe('new');

@@ -20,7 +20,9 @@ describe('metrics registry', () => {
     const text = r.prometheus({ retentionMs: 1000, now: 10 });
     expect(text).toContain('# TYPE keyhold_transit_operations counter\n');
     expect(text).toContain('keyhold_transit_operations{operation="encrypt",key_type="a\\"b\\\\c"} 3\n');
-    expect(text).toContain('# TYPE vault_core_handle_request summary\nvault_core_handle_request_sum 4\nvault_core_handle_request_count 2\n');
+    expect(text).toContain(
+      '# TYPE vault_core_handle_request summary\nvault_core_handle_request_sum 4\nvault_core_handle_request_count 2\n',
+    );
     expect(text).toContain('vault_core_unsealed 1\n');
   });
 
@@ -51,11 +53,20 @@ describe('telemetry observer', () => {
 
   it('counts transit operations by operation and key type, and routes by operation and mount', async () => {
     const t = new Telemetry({ disable_hostname: true });
-    const req = (op: string, path: string, name: string) => ({ op, mounted: { mount, instance: engine }, route: { path }, params: { name }, token: {}, reply: undefined });
+    const req = (op: string, path: string, name: string) => ({
+      op,
+      mounted: { mount, instance: engine },
+      route: { path },
+      params: { name },
+      token: {},
+      reply: undefined,
+    });
     for (let i = 0; i < 3; i++) t.request(req('update', 'encrypt/:name', 'k'), performance.now());
     t.request(req('update', 'decrypt/:name', 'missing'), performance.now());
     const text = (await t.prometheus())!;
-    expect(text).toContain('keyhold_transit_operations{mount="transit/",operation="encrypt",key_type="aes256-gcm96"} 3');
+    expect(text).toContain(
+      'keyhold_transit_operations{mount="transit/",operation="encrypt",key_type="aes256-gcm96"} 3',
+    );
     expect(text).toContain('keyhold_transit_operations{mount="transit/",operation="decrypt",key_type="none"} 1');
     expect(text).toMatch(/vault_route_update_transit__count 4/);
     expect(text).toMatch(/vault_core_handle_request_count 4/);
@@ -65,8 +76,20 @@ describe('telemetry observer', () => {
   it('counts token creation with Vault labels from an auth block', async () => {
     const t = new Telemetry({ disable_hostname: true });
     const tm = { path: 'auth/token/', type: 'token', uuid: 't' } as MountInfo;
-    t.request({ op: 'update', mounted: { mount: tm, instance: {} }, route: { path: 'create' }, params: {}, token: {}, reply: { auth: { client_token: 'hvs.x', lease_duration: 3600, token_type: 'service' } } }, performance.now());
-    expect(await t.prometheus()).toContain('vault_token_creation{auth_method="token",mount_point="auth/token/",creation_ttl="1h",token_type="service"} 1');
+    t.request(
+      {
+        op: 'update',
+        mounted: { mount: tm, instance: {} },
+        route: { path: 'create' },
+        params: {},
+        token: {},
+        reply: { auth: { client_token: 'hvs.x', lease_duration: 3600, token_type: 'service' } },
+      },
+      performance.now(),
+    );
+    expect(await t.prometheus()).toContain(
+      'vault_token_creation{auth_method="token",mount_point="auth/token/",creation_ttl="1h",token_type="service"} 1',
+    );
   });
 
   it('puts the host name into gauge names unless disable_hostname, and renames the vault prefix', async () => {
@@ -84,7 +107,14 @@ describe('telemetry observer', () => {
 
 describe('telemetry stanza', () => {
   it("reads Vault's keys with Vault's defaults", () => {
-    expect(parseTelemetryStanza(stanza('telemetry {\n disable_hostname = true\n prometheus_retention_time = "30s"\n usage_gauge_period = "none"\n}'), fail)).toEqual({
+    expect(
+      parseTelemetryStanza(
+        stanza(
+          'telemetry {\n disable_hostname = true\n prometheus_retention_time = "30s"\n usage_gauge_period = "none"\n}',
+        ),
+        fail,
+      ),
+    ).toEqual({
       prometheus_retention_time: 30,
       disable_hostname: true,
       usage_gauge_period: 0,
@@ -94,13 +124,21 @@ describe('telemetry stanza', () => {
   });
 
   it('refuses unknown keys and sinks keyhold has no code for, naming them', () => {
-    expect(() => parseTelemetryStanza(stanza('telemetry {\n dogstatsd_addr = "x"\n}'), fail)).toThrow(/^telemetry\.dogstatsd_addr: this sink is not supported/);
-    expect(() => parseTelemetryStanza(stanza('telemetry {\n bogus = 1\n}'), fail)).toThrow(/^telemetry\.bogus: unknown key/);
-    expect(() => parseTelemetryStanza(stanza('telemetry {\n prometheus_retention_time = "soon"\n}'), fail)).toThrow(/^telemetry\.prometheus_retention_time: must be a duration/);
+    expect(() => parseTelemetryStanza(stanza('telemetry {\n dogstatsd_addr = "x"\n}'), fail)).toThrow(
+      /^telemetry\.dogstatsd_addr: this sink is not supported/,
+    );
+    expect(() => parseTelemetryStanza(stanza('telemetry {\n bogus = 1\n}'), fail)).toThrow(
+      /^telemetry\.bogus: unknown key/,
+    );
+    expect(() => parseTelemetryStanza(stanza('telemetry {\n prometheus_retention_time = "soon"\n}'), fail)).toThrow(
+      /^telemetry\.prometheus_retention_time: must be a duration/,
+    );
   });
 
   it("reads a listener's unauthenticated_metrics_access", () => {
     expect(parseListenerTelemetry(stanza('telemetry {\n unauthenticated_metrics_access = true\n}'), fail)).toBe(true);
-    expect(() => parseListenerTelemetry(stanza('telemetry {\n other = true\n}'), fail)).toThrow(/^telemetry\.other: unknown key/);
+    expect(() => parseListenerTelemetry(stanza('telemetry {\n other = true\n}'), fail)).toThrow(
+      /^telemetry\.other: unknown key/,
+    );
   });
 });
