@@ -223,7 +223,8 @@ export class Router {
 
   /** Relay the request to the active node as received. */
   private forwardNow(f: Flow): Promise<void> {
-    return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    const sent = this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
 
   /**

@@ -68,6 +68,8 @@ export class Telemetry {
   private readonly commit: Series;
   private readonly auditRequest: Series;
   private readonly auditResponse: Series;
+  private readonly forward: Series;
+  private readonly forwardErrors: Series;
   /** vault.route.<op>.<mount> per mount entry, by operation. */
   private readonly routes = new WeakMap<MountInfo, Partial<Record<string, Series>>>();
   /** keyhold.transit.operations per mount entry, by route path, by key type. */
@@ -97,6 +99,14 @@ export class Telemetry {
     this.auditResponse = r.summary(
       'vault.audit.log_response',
       'Time to log a response to the audit devices, milliseconds',
+    );
+    this.forward = r.summary(
+      'vault.ha.rpc.client.forward',
+      'Requests a standby relayed to the active node, milliseconds',
+    );
+    this.forwardErrors = r.counter(
+      'vault.ha.rpc.client.forward.errors',
+      'Requests a standby failed to relay to the active node',
     );
   }
 
@@ -180,6 +190,17 @@ export class Telemetry {
     const now = performance.now();
     this.barrier[op].observe(now - t0, now);
     if (tCommit) this.commit.observe(now - tCommit, now);
+  }
+
+  /** Router hook: a standby relayed a request to the active node (Vault's vault.ha.rpc.client.forward). */
+  forwarded(sent: Promise<void>, t0: number): Promise<void> {
+    return sent.then(
+      () => this.forward.observe(performance.now() - t0),
+      (e: unknown) => {
+        this.forwardErrors.inc();
+        throw e;
+      },
+    );
   }
 
   /** Audit hook: logging a request or response took from `t0` until `done` settles. */

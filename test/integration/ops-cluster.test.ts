@@ -15,7 +15,7 @@ describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', ()
   let root = '';
   beforeAll(async () => {
     pg = startPostgres({ fsync: false });
-    for (const n of ['a', 'b']) nodes.push(await startNode(n, { url: pg.url }));
+    for (const n of ['a', 'b']) nodes.push(await startNode(n, { url: pg.url, extraHcl: 'telemetry {\n  disable_hostname = true\n}\n' }));
     const init = await nodes[0]!.req('POST', 'sys/init', { keychain: false });
     root = init.body.root_token;
     expect((await nodes[1]!.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
@@ -71,6 +71,10 @@ describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', ()
     const snap = await standby.req('GET', 'sys/storage/raft/snapshot', undefined, { token: root });
     expect(snap.status).toBe(200);
     expect(snap.text.startsWith('KHSNAP01')).toBe(true);
+    // The standby's metrics count what it relayed (Vault's vault.ha.rpc.client.forward).
+    const m = (await standby.req('GET', 'sys/metrics?format=prometheus', undefined, { token: root })).text;
+    expect(Number(/^vault_ha_rpc_client_forward_count (\d+)$/m.exec(m)?.[1])).toBeGreaterThanOrEqual(3);
+    expect(m).toMatch(/^vault_core_performance_standby 1$/m);
     // Failover: the standby takes over and writes under the newest term.
     await active.stop();
     await until(async () => (await roleOf(standby)) === 'active', 'the standby becomes active', 30_000);
