@@ -15,7 +15,8 @@ describe.skipIf(!!skip)('barrier key terms on a two-node PostgreSQL cluster', ()
   let root = '';
   beforeAll(async () => {
     pg = startPostgres({ fsync: false });
-    for (const n of ['a', 'b']) nodes.push(await startNode(n, { url: pg.url, extraHcl: 'telemetry {\n  disable_hostname = true\n}\n' }));
+    for (const n of ['a', 'b'])
+      nodes.push(await startNode(n, { url: pg.url, extraHcl: 'telemetry {\n  disable_hostname = true\n}\n' }));
     const init = await nodes[0]!.req('POST', 'sys/init', { keychain: false });
     root = init.body.root_token;
     expect((await nodes[1]!.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
