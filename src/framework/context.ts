@@ -235,6 +235,8 @@ export interface RequestContext<E, D> {
   requestId: string;
   remoteAddress: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The request body as received (snapshot restore reads a binary body). */
+  body?: Buffer;
   /** ACL check for another path (e.g. encrypt's batch upsert decisions). */
   allowed(capability: string, fullPath: string): boolean;
 }

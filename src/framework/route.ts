@@ -107,9 +107,10 @@ export interface RouteDef<E, F extends Fields> {
    * Cluster: how a standby treats the route. By default reads and lists are served and anything else
    * goes to the active node; `serve` also serves updates that compute without writing (transit
    * encrypt, sign ...: a write they turn out to need, like an upsert, still goes to the active);
-   * `local` is answered by every node itself (health, seal status, unseal).
+   * `local` is answered by every node itself (health, seal status, unseal); `active` always goes to
+   * the active node, reads too (state only the active holds: snapshots, root generation).
    */
-  standby?: 'serve' | 'local';
+  standby?: 'serve' | 'local' | 'active';
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
   /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */

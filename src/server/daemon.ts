@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
+import { setupTelemetry } from './telemetry-setup.js';
 
 export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
 
@@ -116,6 +117,8 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });
     core.cluster = new ClusterRouting(cluster);
   }
+  // Metrics (issue 27): only with a telemetry stanza.
+  const telemetry = setupTelemetry(core, cfg.telemetry, { unauthenticatedAccess: (cfg.listeners ?? []).some((l) => l.unauthenticated_metrics_access), logger });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -155,6 +158,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
       // Monitor streams never finish on their own: end them so in-flight requests can drain.
       logs.closeMonitors();
       await listeners.close();
+      telemetry?.close();
       await core.close();
       logger.info('stopped');
       process.exit(0);

@@ -24,6 +24,7 @@ import { startStream } from './stream-reply.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
 import { corsStep, type CorsPolicy } from './cors.js';
 import type { InFlightRequests } from './in-flight.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AuditEntry, AuditHook, MountedEngine } from './flow.js';
 
@@ -62,6 +63,8 @@ export interface RouterCore {
   quotas?: QuotaManager;
   cors?: CorsPolicy;
   inFlight?: InFlightRequests;
+  /** Metrics (a `telemetry` stanza in the config); absent, nothing is measured. */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -79,6 +82,7 @@ export class Router {
     const f = new Flow(req, res);
     const inFlight = this.core.inFlight; // sys/in-flight-req
     inFlight?.add(f);
+    const t0 = this.core.telemetry ? performance.now() : 0; // telemetry hook (issue 27)
     try {
       if (corsStep(this.core.cors, f)) return; // CORS first, as in Vault's handler chain (cors.ts)
       this.parse(f);
@@ -113,6 +117,7 @@ export class Router {
       else this.fail(f.res, e);
     } finally {
       if (!f.streaming) inFlight?.delete(f);
+      if (t0) this.core.telemetry!.request(f, t0); // telemetry hook (issue 27)
       if (f.seen.length) await this.spendTokens(f);
     }
   }
@@ -234,7 +239,8 @@ export class Router {
 
   /** Relay the request to the active node as received. */
   private forwardNow(f: Flow): Promise<void> {
-    return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    const sent = this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
 
   /**
@@ -311,6 +317,7 @@ export class Router {
       requestId: f.requestId,
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
       headers: engineRequestHeaders(mounted.mount, f.req.headers), // its mount's passthrough_request_headers
+      body: f.rawBody,
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;
@@ -378,7 +385,8 @@ export class Router {
     if (!audit) return;
     f.audit = this.auditEntry(f);
     f.auditor = audit;
-    return audit.request(f.audit);
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    return tel ? tel.audit('request', audit.request(f.audit), performance.now()) : audit.request(f.audit);
   }
 
   /** Stage dispatch: the route's handler for the operation; a failure is audited with its status. */
@@ -431,6 +439,13 @@ export class Router {
 
   /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
   private auditResponse(f: Flow): Promise<void> | void {
+    if (!f.audit) return;
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    if (tel) return tel.audit('response', Promise.resolve(this.auditResponseNow(f)), performance.now());
+    return this.auditResponseNow(f);
+  }
+
+  private auditResponseNow(f: Flow): Promise<void> | void {
     if (!f.audit) return;
     const audit = f.auditor!;
     const reply = f.reply;

@@ -19,6 +19,11 @@ import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
 import { shareRoutes } from './share-routes.js';
 import { SECRETS_TUNE_FIELDS, managedKeyList, settingsReply, secretsTuneView, tuneConfigChanges, tunedSettingsView } from './tune-fields.js';
+import { metricsRoutes } from './metrics-route.js';
+import { rotateRoutes } from './rotate-routes.js';
+import { generateRootRoutes } from './generate-root-routes.js';
+import { snapshotRoutes } from './snapshot-routes.js';
+import { snapshotAutoRoutes } from './snapshot-auto-routes.js';
 
 const route = routesFor<SysParts>();
 
@@ -243,7 +248,7 @@ export interface SysModuleParts {
 
 /** The system module; its instance is the core's parts (the core mounts it with `withParts`). */
 export function sysModule(parts: SysModuleParts): PartsModule<SysParts> {
-  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...shareRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...shareRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...snapshotAutoRoutes, openapiRoute(parts.openApi), ...sysRoutes];
   return {
     type: 'system',
     accessorPrefix: 'system',

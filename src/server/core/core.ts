@@ -48,6 +48,11 @@ import type { QuotaManager } from '../../quotas/quota-manager.js';
 import { attachCors, type CorsPolicy } from '../cors.js';
 import { InFlightRequests } from '../in-flight.js';
 import { recordVersion, versionHistory } from '../version-history.js';
+import { attachBarrierKeyring, type BarrierKeyring } from '../../storage/keyring-rotation.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import { SnapshotService } from '../snapshot-service.js';
+import { AutoSnapshots } from '../auto-snapshots.js';
+import type { SysOps } from '../../engines/sys/ops-parts.js';
 
 export type { InitResult } from './seal-state.js';
 
@@ -115,6 +120,14 @@ export class Core implements RouterCore, ClusterHost {
   readonly inFlight = new InFlightRequests();
   /** Moves answered by sys/remount/status. */
   readonly migrations = new MigrationLog();
+  /** Barrier key terms: sys/rotate, sys/key-status (issue 27). */
+  readonly barrierKeys: BarrierKeyring;
+  /** Metrics, when the config has a telemetry stanza (issue 27; set by the daemon). */
+  telemetry?: Telemetry;
+  /** sys/storage/raft/snapshot (issue 27). */
+  readonly snapshots: SnapshotService;
+  /** sys/storage/raft/snapshot-auto (issue 27). */
+  readonly autoSnapshots: AutoSnapshots;
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -189,9 +202,12 @@ export class Core implements RouterCore, ClusterHost {
     this.quotas = attachQuotas(this);
     this.cors = attachCors(this);
     if (opts.logs) this.logs = opts.logs;
+    // Issue 27: the keyring of barrier key terms loads first after unseal (its listener comes first).
+    this.barrierKeys = attachBarrierKeyring(this);
     this.invalidation = new CacheInvalidation({
       quotas: this.quotas,
       cors: this.cors,
+      barrierKeys: this.barrierKeys,
       barrier: this.barrier,
       sealer: this.sealer,
       seal: this,
@@ -226,6 +242,23 @@ export class Core implements RouterCore, ClusterHost {
     this.events.on('after-unseal', async () => {
       if (!this.role.isStandby()) await recordVersion(this.barrier, this.version, this.clock.now());
     });
+    this.snapshots = new SnapshotService(this, () => this.invalidation.reloadAll());
+    this.autoSnapshots = new AutoSnapshots(this);
+  }
+
+  /** The operations parts of the sys engine (issue 27). */
+  private opsParts(): SysOps {
+    const core = this;
+    return {
+      logger: this.logger,
+      initializedTime: () => this.sealConfig?.initialized_time ?? '',
+      barrierKeys: this.barrierKeys,
+      get telemetry() {
+        return core.telemetry;
+      },
+      snapshots: this.snapshots,
+      autoSnapshots: this.autoSnapshots,
+    };
   }
 
   /** The internal mounts' modules; sys, token and identity are handed their parts of this core. */
@@ -252,6 +285,7 @@ export class Core implements RouterCore, ClusterHost {
       moveMount: (from, to) => this.moveMount(from, to),
       inFlightRequests: () => this.inFlight.view(),
       versionHistory: () => versionHistory(this.barrier),
+      ops: this.opsParts(),
     };
     const tokenParts: TokenParts = {
       clock: this.clock,

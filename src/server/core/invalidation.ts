@@ -14,9 +14,12 @@ import type { Access } from './access.js';
 import { MOUNT_TABLE_KEYS, type MountTable } from './mount-table.js';
 import { QUOTA_STORAGE_PREFIX } from '../../quotas/attach-quotas.js';
 import { CORS_KEY } from '../cors.js';
+import { TERMS_PATH } from '../../storage/keyring-rotation.js';
 
 /** What invalidation reaches. */
 export interface InvalidationDeps {
+  /** The keyring of barrier key terms (issue 27): re-read when another node rotates. */
+  barrierKeys: { reload(): Promise<void> };
   barrier: Barrier;
   sealer: Pick<SealManager, 'refresh'>;
   seal: SealView;
@@ -47,6 +50,8 @@ export class CacheInvalidation implements Invalidator {
     else barrier.forget(key);
     if (key === 'core/seal-config') return sealer.refresh();
     if (this.deps.seal.isSealed()) return;
+    // Another node rotated the barrier key (issue 27): new writes here use the new term too.
+    if (key === TERMS_PATH) return this.deps.barrierKeys.reload();
     // '' = changes may have been missed (the feed reconnected): every cache starts over.
     if (key === '') {
       await this.deps.quotas.reload();

@@ -44,6 +44,8 @@ const ALLOWED: Record<string, string[]> = {
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
   sync: ['framework', 'storage', 'crypto'],
+  // Metrics (issue 27): an observer the server feeds; it reads config syntax from framework.
+  telemetry: ['framework', 'storage', 'crypto'],
   // External key providers (pkcs11, awskms): transit's managed keys (through framework's ManagedKeys)
   // and the HSM seal use them; awskms connects through sync's network guard.
   kms: ['framework', 'storage', 'crypto', 'sync', 'native'],
@@ -59,7 +61,7 @@ const ALLOWED: Record<string, string[]> = {
   // is its own.
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
   cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts', 'build-info.ts', 'native'],
-  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'quotas', 'version.ts'],
+  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'quotas', 'telemetry', 'version.ts'],
   'main.ts': ['cli'],
 };
 
