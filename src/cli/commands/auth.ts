@@ -13,6 +13,7 @@ import type { CliContext } from '../context.js';
 import { LocalError } from '../client.js';
 import { tokenFile } from '../../framework/paths.js';
 import { grid, success } from '../output.js';
+import { PEOPLE_METHODS, peopleLogin } from '../login-people.js';
 
 /** Save a token where later commands find it (0600, written atomically). */
 export function saveToken(token: string): string {
@@ -122,16 +123,21 @@ async function oidcLogin(ctx: CliContext, cmd: Command, mount: string, opts: Rec
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('login')
-    .description('Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc with k=v pairs')
+    .description('Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc|userpass|github|cert with k=v pairs')
     .argument('[args...]', 'a token, or k=v pairs for the method (v may be @file or - for stdin)')
-    .option('--method <method>', 'auth method type: token (default), approle, jwt, oidc', 'token')
+    .option('--method <method>', 'auth method type: token (default), approle, jwt, oidc, userpass, github, cert', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'print the token instead of saving it')
+    .option('--client-cert <file>', 'PEM client certificate presented over TLS (cert method; env VAULT_CLIENT_CERT)')
+    .option('--client-key <file>', 'PEM private key of --client-cert (env VAULT_CLIENT_KEY)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ keyhold login                      # token from stdin\n  $ keyhold login -method=approle role_id=$ROLE_ID secret_id=-\n  $ keyhold login -method=jwt role=ci jwt=@$TOKEN_FILE\n  $ keyhold login -method=oidc role=people\n  $ keyhold login -method=oidc skip_browser=true',
+      '\nExamples:\n  $ keyhold login                      # token from stdin\n  $ keyhold login -method=approle role_id=$ROLE_ID secret_id=-\n  $ keyhold login -method=jwt role=ci jwt=@$TOKEN_FILE\n  $ keyhold login -method=oidc role=people\n  $ keyhold login -method=oidc skip_browser=true\n  $ keyhold login -method=userpass username=alice        # password prompted without echo\n  $ keyhold login -method=github token=-                 # token from stdin\n  $ keyhold login -method=cert -client-cert=me.pem -client-key=me-key.pem',
     )
-    .action(async (args: string[], o: { method: string; path?: string; store: boolean }, cmd: Command) => {
+    .action(async (args: string[], o: { method: string; path?: string; store: boolean; clientCert?: string; clientKey?: string }, cmd: Command) => {
+      // The vault CLI's -client-cert/-client-key: the TLS client certificate (cert method) the client presents.
+      if (o.clientCert) process.env.VAULT_CLIENT_CERT = o.clientCert;
+      if (o.clientKey) process.env.VAULT_CLIENT_KEY = o.clientKey;
       const client = ctx.client(cmd);
       let token: string;
       let auth: Record<string, unknown> | null = null;
@@ -145,7 +151,7 @@ export function register(program: Command, ctx: CliContext): void {
         const res = await client.request('GET', 'auth/token/lookup-self');
         tokenPolicies = ((res.body?.data as Record<string, unknown> | undefined)?.policies as string[] | undefined) ?? [];
       } else {
-        const pairs = await ctx.parsePairs(args);
+        const pairs = PEOPLE_METHODS.includes(method) ? {} : await ctx.parsePairs(args);
         const mount = (o.path ?? method).replace(/^\/+|\/+$/g, '');
         // Login paths need no token; a stale saved one must not be sent along.
         client.token = undefined;
@@ -158,7 +164,9 @@ export function register(program: Command, ctx: CliContext): void {
           auth = r.body?.auth as Record<string, unknown>;
         } else if (method === 'oidc') {
           auth = await oidcLogin(ctx, cmd, mount, Object.fromEntries(Object.entries(pairs).map(([k, v]) => [k, String(v)])));
-        } else throw new LocalError(`unknown auth method "${o.method}": use token, approle, jwt or oidc`);
+        } else if (PEOPLE_METHODS.includes(method)) {
+          auth = await peopleLogin(method, mount, args, { request: client.request.bind(client), secret: ctx.secret, parsePairs: ctx.parsePairs, env: process.env, stderr: process.stderr });
+        } else throw new LocalError(`unknown auth method "${o.method}": use token, approle, jwt, oidc, userpass, github or cert`);
         if (!auth?.client_token) throw new LocalError('the server returned no token');
         token = String(auth.client_token);
       }
