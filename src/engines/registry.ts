@@ -5,6 +5,7 @@ import { kvEngine } from './kv/index.js';
 import { appRoleMethod } from './approle/index.js';
 import { jwtMethod, oidcMethod } from './jwt/index.js';
 import { userpassMethod } from './userpass/index.js';
+import { certMethod } from './cert/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const ENGINES: Record<string, EngineModule<any>> = {
@@ -19,4 +20,5 @@ export const AUTH_METHODS: Record<string, EngineModule<any>> = {
   jwt: jwtMethod,
   oidc: oidcMethod,
   userpass: userpassMethod,
+  cert: certMethod,
 };

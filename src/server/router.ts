@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { Logger, MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
+import type { Logger, MountInfo, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
@@ -469,6 +469,7 @@ export class Router {
       requestId: f.requestId,
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
       headers: f.req.headers,
+      tls: (f.req.socket as { encrypted?: boolean }).encrypted ? (f.req.socket as unknown as TlsPeer) : undefined,
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;
