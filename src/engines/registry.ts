@@ -6,6 +6,7 @@ import { appRoleMethod } from './approle/index.js';
 import { jwtMethod, oidcMethod } from './jwt/index.js';
 import { userpassMethod } from './userpass/index.js';
 import { certMethod } from './cert/index.js';
+import { githubMethod } from './github/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const ENGINES: Record<string, EngineModule<any>> = {
@@ -21,4 +22,5 @@ export const AUTH_METHODS: Record<string, EngineModule<any>> = {
   oidc: oidcMethod,
   userpass: userpassMethod,
   cert: certMethod,
+  github: githubMethod,
 };
