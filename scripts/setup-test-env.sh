@@ -19,6 +19,8 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# oathtool (oath-toolkit) computes TOTP codes independently of keyhold (login MFA tests).
+command -v oathtool >/dev/null 2>&1 || need+=(oathtool)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}" >&2

@@ -19,6 +19,8 @@ import { identityEngine } from '../engines/sys/identity-routes.js';
 import { IdentityStore } from '../auth/identity.js';
 import { TokenRoleStore } from '../auth/token-roles.js';
 import { issueLoginToken } from './login-tokens.js';
+import { LoginMfa } from '../auth/mfa/login-mfa.js';
+import { identityMfaEngine, sysMfaEngine } from '../engines/login-mfa/index.js';
 import { sysEngine } from '../engines/sys/index.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
@@ -69,7 +71,7 @@ function storagePrefixOf(m: { mount: MountInfo; internal: boolean }): string {
 }
 
 /** Storage prefixes of the internal mounts (sys/ itself keeps policies and tokens under sys/). */
-const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/', 'identity/': 'sys/identity-engine/' };
+const INTERNAL_PREFIX: Record<string, string> = { 'sys/': 'sys/', 'auth/token/': 'sys/token-engine/', 'sys/sync/': 'sys/sync/', 'cubbyhole/': 'sys/cubbyhole/', 'identity/': 'sys/identity-engine/', 'identity/mfa/': 'sys/mfa/', 'sys/mfa/': 'sys/mfa/' };
 
 /** How often tokens' cubbyholes are checked for expired owners (an unused wrapping token is gone at its TTL). */
 const CUBBYHOLE_SWEEP_MS = 30_000;
@@ -109,6 +111,8 @@ export class Core implements RouterCore, CoreServices {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
+  /** Login MFA (identity/mfa/, sys/mfa/validate, the MFA stage of every login). */
+  readonly loginMfa: LoginMfa;
   readonly tokenRoles: TokenRoleStore;
   /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
   readonly managedKeys: ManagedKeyRegistry;
@@ -153,6 +157,7 @@ export class Core implements RouterCore, CoreServices {
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
     this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
+    this.loginMfa = new LoginMfa(prefixed(this.barrier, 'sys/mfa/'), this.clock, this.identity, (accessor) => this.authMounts().some((m) => m.accessor === accessor));
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(prefixed(this.barrier, 'sys/managed-keys/'), opts.kmsLibraries ?? [], () => this.mounts(), this.logger);
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
@@ -298,6 +303,10 @@ export class Core implements RouterCore, CoreServices {
     if (key === MOUNTS_KEY || key === AUTH_KEY) return this.reloadMountTable();
     if (key.startsWith('sys/identity/')) {
       this.identity.clear();
+      return;
+    }
+    if (key.startsWith('sys/mfa/')) {
+      this.loginMfa.forget();
       return;
     }
     if (key.startsWith('sys/policy/')) {
@@ -510,6 +519,8 @@ export class Core implements RouterCore, CoreServices {
     await internal(tokenEngine, 'auth/token/', INTERNAL_PREFIX['auth/token/']!);
     await internal(syncEngine, 'sys/sync/', INTERNAL_PREFIX['sys/sync/']!);
     await internal(identityEngine, 'identity/', INTERNAL_PREFIX['identity/']!);
+    await internal(identityMfaEngine, 'identity/mfa/', INTERNAL_PREFIX['identity/mfa/']!);
+    await internal(sysMfaEngine, 'sys/mfa/', INTERNAL_PREFIX['sys/mfa/']!);
     // The token mount's accessor is stable per install (auth_token_<8 hex>, Vault's default token mount).
     const tokenMount = mounted.find((m) => m.mount.path === 'auth/token/')!.mount;
     const stored = await this.tokenMountRecord();
@@ -629,7 +640,7 @@ export class Core implements RouterCore, CoreServices {
 
   /** Issue the token of a login on an auth mount (CoreServices). */
   async issueLoginToken(mount: MountInfo, login: LoginAuth): Promise<IssuedLogin> {
-    return issueLoginToken(this.tokens, this.identity, mount, login);
+    return issueLoginToken(this.tokens, this.identity, mount, login, this.loginMfa);
   }
 
   /** Mount an engine at `path`. */

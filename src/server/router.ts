@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { Logger, MountInfo, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
+import type { IssuedLogin, Logger, MountInfo, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
@@ -81,6 +81,8 @@ export interface RouterCore {
   requestDone?(token: TokenInfo): Promise<void>;
   /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
   cluster?: ClusterRouting;
+  /** Login MFA: completes a login in one step when it carries X-Vault-MFA. */
+  loginMfa?: { validateHeader(requestId: string, header: string | string[]): Promise<IssuedLogin> };
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -260,6 +262,8 @@ export class Router {
       this.validate(f);
       await this.auditRequest(f);
       await this.dispatch(f, ctx);
+      const mfa = this.mfaHeader(f);
+      if (mfa) await mfa;
       this.shapeReply(f);
       const wrapping = this.wrapResponse(f);
       if (wrapping) await wrapping;
@@ -552,6 +556,20 @@ export class Router {
       if (f.audit) await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
       throw e;
     }
+  }
+
+  /**
+   * Stage MFA header (Vault's single-phase login MFA): a login answered with `mfa_requirement`
+   * completes at once when the request carries `X-Vault-MFA: <method id or name>:<passcode>`.
+   */
+  private mfaHeader(f: Flow): Promise<void> | void {
+    const h = f.req.headers['x-vault-mfa'];
+    if (h === undefined || !this.core.loginMfa) return;
+    const required = (f.reply?.auth as { mfa_requirement?: { mfa_request_id?: string } | null } | undefined)?.mfa_requirement;
+    if (!required?.mfa_request_id) return;
+    return this.core.loginMfa.validateHeader(required.mfa_request_id, h).then(({ auth, warnings }) => {
+      f.reply = { auth, data: null, ...(warnings.length ? { warnings } : {}) };
+    });
   }
 
   /**
