@@ -13,6 +13,7 @@ export { mountTtl };
 import { invalid } from '../framework/errors.js';
 import type { LoginGate } from '../auth/mfa/login-mfa.js';
 
+
 /** Lower-case, trim, de-duplicate and sort policy names, adding `default` unless told not to. */
 export function normalizePolicies(list: string[], noDefault: boolean): string[] {
   const set = new Set(list.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''));
@@ -25,23 +26,13 @@ export function normalizePolicies(list: string[], noDefault: boolean): string[] 
  * enforcement applies to answers `mfa_requirement` and its token is issued when MFA is validated
  * (Vault's order: the method authenticates, the entity is found, MFA, then the token).
  */
-export async function issueLoginToken(
-  tokens: TokenStore,
-  identity: IdentityStore,
-  mount: MountInfo,
-  login: LoginAuth,
-  gate?: LoginGate,
-): Promise<IssuedLogin> {
+export async function issueLoginToken(tokens: TokenStore, identity: IdentityStore, mount: MountInfo, login: LoginAuth, gate?: LoginGate): Promise<IssuedLogin> {
   const policies = normalizePolicies(login.policies, login.noDefaultPolicy);
   if (policies.includes('root')) throw invalid('auth methods cannot create root tokens');
   const mountType = String(mount.config.token_type ?? 'default-service');
   // The mount's "service"/"batch" wins; its "default-*" applies when the role leaves the type open.
-  const roleType =
-    login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
-  const chosen =
-    mountType === 'service' || mountType === 'batch'
-      ? mountType
-      : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
+  const roleType = login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
+  const chosen = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
   const type: 'service' | 'batch' = chosen === 'batch' ? 'batch' : 'service';
   const life = tokenLifetime({
     ttl: login.ttl,
@@ -61,23 +52,8 @@ export async function issueLoginToken(
   }
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');
-  const entity = await identity.entityForLogin(
-    { accessor: mount.accessor, path: mount.path, type: mount.type },
-    login.alias,
-    login.groupAliases,
-  );
-  const finish = () =>
-    createLoginToken(tokens, login, {
-      type,
-      policies,
-      ttl,
-      period,
-      maxTtl,
-      displayName,
-      entityId: entity.id,
-      mount,
-      warnings,
-    });
+  const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
+  const finish = () => createLoginToken(tokens, login, { type, policies, ttl, period, maxTtl, displayName, entityId: entity.id, mount, warnings });
   if (gate) {
     const required = await gate.requirement(mount, entity.id, finish);
     if (required) return required;
@@ -85,22 +61,21 @@ export async function issueLoginToken(
   return finish();
 }
 
+/** What the token of a checked login is made of. */
+interface LoginTokenSpec {
+  type: 'service' | 'batch';
+  policies: string[];
+  ttl: number;
+  period: number;
+  maxTtl: number;
+  displayName: string;
+  entityId: string;
+  mount: MountInfo;
+  warnings: string[];
+}
+
 /** The token of a login whose checks (and MFA, when required) are done. */
-async function createLoginToken(
-  tokens: TokenStore,
-  login: LoginAuth,
-  t: {
-    type: 'service' | 'batch';
-    policies: string[];
-    ttl: number;
-    period: number;
-    maxTtl: number;
-    displayName: string;
-    entityId: string;
-    mount: MountInfo;
-    warnings: string[];
-  },
-): Promise<IssuedLogin> {
+async function createLoginToken(tokens: TokenStore, login: LoginAuth, t: LoginTokenSpec): Promise<IssuedLogin> {
   const { type, policies, ttl, period, maxTtl, displayName, mount, warnings } = t;
   const entity = { id: t.entityId };
   const { id, entry } = await tokens.create({
