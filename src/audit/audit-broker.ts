@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { invalid, unavailable } from '../framework/errors.js';
 import type { Clock, Logger, MountInfo, TokenInfo } from '../framework/context.js';
 import type { Operation } from '../framework/route.js';
+import type { LifecycleEvents } from '../framework/events.js';
 import { getJSON, prefixed, putJSON, type Storage } from '../storage/backend.js';
 import { hashStructure, hashValue } from './audit-hash.js';
 import { DiscardSink, FileSink, StdoutSink, type AuditSink } from './file-device.js';
@@ -376,16 +377,16 @@ export interface AuditHost {
   readonly barrier: Storage;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly afterUnseal: Array<() => Promise<void>>;
-  readonly beforeSeal: Array<() => Promise<void>>;
+  /** Lifecycle events: devices load after unseal and close before seal. */
+  readonly events: Pick<LifecycleEvents, 'on'>;
   resolve(path: string): { mount: MountInfo } | null;
 }
 
 /** Build the broker for a core: devices load after unseal and close before seal. Assign the result to `core.audit`. */
 export function attachAudit(core: AuditHost): AuditBroker {
   const broker = new AuditBroker({ storage: prefixed(core.barrier, 'sys/audit/'), clock: core.clock, logger: core.logger, mountOf: (p) => core.resolve(p)?.mount });
-  core.afterUnseal.push(() => broker.load());
-  core.beforeSeal.push(() => broker.unload());
+  core.events.on('after-unseal', () => broker.load());
+  core.events.on('before-seal', () => broker.unload());
   return broker;
 }
 

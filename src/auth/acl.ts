@@ -6,7 +6,8 @@
  * wrapping TTL bounds, required / denied / allowed parameters. Default deny.
  */
 import type { TokenIdentity } from '../framework/context.js';
-import { TemplateError, populateTemplate } from './templates.js';
+import { TemplateError } from '../framework/errors.js';
+import { populateTemplate } from './templates.js';
 
 /** Capabilities a policy can grant (vault/policy.go). */
 export const CAPABILITIES = ['create', 'read', 'update', 'delete', 'list', 'sudo', 'deny', 'patch', 'subscribe', 'recover'] as const;

@@ -8,9 +8,7 @@
  */
 import { parseDuration } from '../framework/fields.js';
 import type { TokenIdentity } from '../framework/context.js';
-
-/** Why a template did not resolve (the rule is then skipped). */
-export class TemplateError extends Error {}
+import { TemplateError } from '../framework/errors.js';
 
 /** Split on `{{ }}`: throws on unbalanced markers; returns whether the string holds directives. */
 export function validateTemplate(s: string): boolean {

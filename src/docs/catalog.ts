@@ -3,24 +3,26 @@
  * mounts (sys/, auth/token/, sys/sync/) that the core always has. Same values the router serves.
  */
 import type { EngineModule } from '../framework/engine.js';
-import type { AnyRoute } from '../framework/route.js';
 import { ENGINES } from '../engines/registry.js';
-import { sysEngine } from '../engines/sys/index.js';
+import { sysModule } from '../engines/sys/index.js';
+import type { OpenApiGenerator } from '../engines/sys/openapi-route.js';
 import { tokenEngine } from '../engines/sys/token-routes.js';
 import { syncEngine } from '../sync/index.js';
+import type { MountedRoutes } from './mounted-routes.js';
+import { buildOpenApi } from './openapi.js';
 
-/** A mount with the routes it serves. */
-export interface MountedRoutes {
-  /** Mount path with trailing slash ("transit/"). */
-  path: string;
-  type: string;
-  description: string;
-  routes: readonly AnyRoute[];
-  /** Internal mounts always exist and cannot be unmounted. */
-  internal: boolean;
-}
+export type { MountedRoutes } from './mounted-routes.js';
 
-/** Internal mounts in the order the core creates them (server/core.ts loadMounts). */
+/**
+ * The OpenAPI document of the internal mounts plus `mounts`: the generator the server hands the sys
+ * module for `sys/internal/specs/openapi`.
+ */
+export const openApiOfMounts: OpenApiGenerator = (mounts, request) => buildOpenApi(mountedRoutes(mounts), request);
+
+/** The sys module as documented here (its OpenAPI route builds with this catalogue). */
+const sysEngine = sysModule({ openApi: openApiOfMounts });
+
+/** Internal mounts in the order the core creates them (server/core/mount-table.ts load). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const INTERNAL_MOUNTS: ReadonlyArray<{ path: string; module: EngineModule<any> }> = [
   { path: 'sys/', module: sysEngine },

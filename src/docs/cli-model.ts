@@ -4,7 +4,7 @@
  */
 import type { Command, Option } from 'commander';
 import type { AnyRoute } from '../framework/route.js';
-import { examplesOf } from './examples.js';
+import { examplesOf } from '../cli/examples.js';
 
 /** A positional argument. */
 export interface ArgDoc {

@@ -5,7 +5,7 @@
  */
 import { flatten, type CommandDoc } from './cli-model.js';
 import { argRule, optionRule, SYNC_TYPES, type DynamicRule } from './dynamic.js';
-import { TOPICS } from './help-topics.js';
+import { TOPICS } from '../cli/help-topics.js';
 
 /** How a value completes. */
 export type Values = { kind: 'words'; words: string[] } | { kind: 'daemon'; source: string } | { kind: 'files' } | { kind: 'none' };

@@ -3,7 +3,7 @@
  * (keyhold-transit.1, ...): NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS, ENVIRONMENT, EXAMPLES.
  */
 import { flatten, type CommandDoc, type OptionDoc } from './cli-model.js';
-import { ENVIRONMENT, EXIT_CODES, FORMATS, type Entry } from './help-topics.js';
+import { ENVIRONMENT, EXIT_CODES, FORMATS, type Entry } from '../cli/help-topics.js';
 
 /** Escape text for roff: backslashes, hyphens of flags, and lines starting with a control character. */
 export function roff(s: string): string {

@@ -5,7 +5,7 @@
  */
 import type { FieldSpec } from '../framework/fields.js';
 import type { AnyRoute, Operation } from '../framework/route.js';
-import type { MountedRoutes } from './catalog.js';
+import type { MountedRoutes } from './mounted-routes.js';
 import { pathVariants } from './route-paths.js';
 
 /** A JSON object of the document. */

@@ -4,7 +4,8 @@
  */
 import type { FieldSpec } from '../framework/fields.js';
 import { matchRoute, type AnyRoute, type Operation } from '../framework/route.js';
-import { resolveMount, type MountedRoutes } from './catalog.js';
+import { resolveMount } from './catalog.js';
+import type { MountedRoutes } from './mounted-routes.js';
 import { humanPath } from './route-paths.js';
 
 /** The help of one path, as data (`--format json`) and rendered (table format). */

@@ -1,7 +1,9 @@
 /** The request context handlers receive, and the environment engines are created with. */
 import type { Storage } from '../storage/backend.js';
-import type { Operation } from './route.js';
-import type { ManagedKeyRegistry } from '../kms/managed-keys.js';
+import type { KmsKey } from './kms-key.js';
+
+/** Vault logical operations (method -> operation: GET read, LIST list, POST/PUT update, DELETE delete). */
+export type Operation = 'create' | 'read' | 'update' | 'delete' | 'list' | 'patch';
 
 /** A mount-table entry (sys/mounts). */
 export interface MountInfo {
@@ -153,6 +155,23 @@ export interface IssuedLogin {
   warnings: string[];
 }
 
+/**
+ * sys/managed-keys as engines use them (transit's managed_key type). Implemented by
+ * kms/managed-keys.ts (ManagedKeyRegistry); declared here so engines reach it without the framework
+ * importing the key providers.
+ */
+export interface ManagedKeys {
+  /** The managed key named or id'd by a request, as `mount` may use it (400 when missing or not allowed). */
+  resolve(ref: { name?: string; id?: string }, mount: MountInfo): Promise<{ uuid: string }>;
+  /** The live key behind a UUID for one usage, checked against `mount`'s permission on every call. */
+  keyFor(uuid: string, mount: MountInfo, usage?: 'sign' | 'verify' | 'encrypt' | 'decrypt'): Promise<KmsKey>;
+  /** The managed key with this UUID, or null when it no longer exists. */
+  byUuid(uuid: string): Promise<{ name: string } | null>;
+  /** Record / forget that key `keyName` of `mount` uses the managed key (its delete is refused meanwhile). */
+  markUsed(uuid: string, mount: MountInfo, keyName: string): Promise<void>;
+  unmarkUsed(uuid: string, mount: MountInfo, keyName: string): Promise<void>;
+}
+
 /** What the core offers engines (mount lookup for sync, KV reads). */
 export interface CoreServices {
   /** Issue a token for a successful login on `mount` (auth methods only). */
@@ -163,7 +182,7 @@ export interface CoreServices {
   engineOf<T>(mountPath: string): T | undefined;
   mounts(): MountInfo[];
   /** Managed keys (sys/managed-keys), for transit's managed_key type. */
-  readonly managedKeys?: ManagedKeyRegistry;
+  readonly managedKeys?: ManagedKeys;
   /** The server's `api_addr` (the identity token issuer's default base), when configured. */
   readonly apiAddr?: string;
 }

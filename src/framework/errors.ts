@@ -83,3 +83,10 @@ export function unavailable(message: string): KeyholdError {
 export function isKeyholdError(e: unknown): e is KeyholdError {
   return e instanceof KeyholdError;
 }
+
+/**
+ * A template that does not parse or resolve: an identity template in an ACL path (auth/templates.ts;
+ * the rule is then skipped) or a secret name template (sync/templates.ts; the message names the
+ * problem). Plain data for the caller to judge, not a response kind.
+ */
+export class TemplateError extends Error {}

@@ -3,10 +3,9 @@
  * the CLI and the doc generators.
  */
 import type { Fields, Infer } from './fields.js';
-import type { RequestContext } from './context.js';
+import type { Operation, RequestContext } from './context.js';
 
-/** Vault logical operations (method -> operation: GET read, LIST list, POST/PUT update, DELETE delete). */
-export type Operation = 'create' | 'read' | 'update' | 'delete' | 'list' | 'patch';
+export type { Operation } from './context.js';
 
 /** What a handler returns; `undefined` renders 204 (writes) or 404 (reads/lists), as Vault does. */
 export interface Reply {

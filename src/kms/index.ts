@@ -34,7 +34,7 @@
  * disappears (SoftHSM2 token directory moved away) and comes back is picked up again without a
  * restart (the worker re-initializes the module and reopens the key on the next call).
  */
-export type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from './types.js';
+export type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from '../framework/kms-key.js';
 export { CURVES, MECHANISMS, mechanismOf, type MechanismInfo } from './mechanisms.js';
 export { Pkcs11Library } from './pkcs11/pkcs11-library.js';
 export { Pkcs11Key, openPkcs11Key, keyIdBytes, type Pkcs11KeyOptions, type Pkcs11KeyAttributes } from './pkcs11/pkcs11-key.js';

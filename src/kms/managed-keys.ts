@@ -6,7 +6,7 @@
  * each configuration, opened on first use (generated when `allow_generate_key` and missing).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Logger, MountInfo } from '../framework/context.js';
+import type { Logger, ManagedKeys, MountInfo } from '../framework/context.js';
 import { invalid, notFound } from '../framework/errors.js';
 import type { Storage } from '../storage/backend.js';
 import { NetworkGuard } from '../sync/network-guard.js';
@@ -14,7 +14,7 @@ import { openAwsKmsKey } from './awskms/awskms-key.js';
 import { CURVES, mechanismOf } from './mechanisms.js';
 import { Pkcs11Library } from './pkcs11/pkcs11-library.js';
 import { keyIdBytes, openPkcs11Key } from './pkcs11/pkcs11-key.js';
-import type { KmsHash, KmsKey } from './types.js';
+import type { KmsHash, KmsKey } from '../framework/kms-key.js';
 
 /** A `kms_library` stanza of the server config. */
 export interface KmsLibraryConfig {
@@ -91,7 +91,7 @@ function usagesOf(raw: Record<string, unknown>, dflt: Usage[]): Usage[] {
 const OAEP_HASHES: Record<string, KmsHash> = { sha1: 'sha1', sha224: 'sha224', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' };
 
 /** The managed-key registry of one daemon. */
-export class ManagedKeyRegistry {
+export class ManagedKeyRegistry implements ManagedKeys {
   private readonly libraries = new Map<string, Pkcs11Library>();
   private readonly open = new Map<string, Promise<KmsKey>>();
   private records: Map<string, ManagedKeyRecord> | null = null;

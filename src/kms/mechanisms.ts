@@ -3,7 +3,7 @@
  * constants, DigestInfo prefixes and curve OIDs (PKCS#11 v2.40 pkcs11t.h; RFC 8017 section 9.2
  * note 1; reference managed-keys-wire.md 4.1-4.3).
  */
-import type { KmsHash } from './types.js';
+import type { KmsHash } from '../framework/kms-key.js';
 
 /** A mechanism a managed key may be configured with. */
 export interface MechanismInfo {

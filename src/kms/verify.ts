@@ -7,7 +7,7 @@
 import { constants, createHash, publicDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { p256, p384, p521 } from '@noble/curves/nist.js';
 import { DIGEST_INFO } from './mechanisms.js';
-import type { KmsSignOptions } from './types.js';
+import type { KmsSignOptions } from '../framework/kms-key.js';
 
 function mgf1(hash: string, seed: Buffer, len: number): Buffer {
   const out: Buffer[] = [];

@@ -1,10 +1,10 @@
 /**
  * The seal as Vault runs it: init with Shamir shares (or recovery shares under an auto seal), unseal
- * by collecting shares (progress, nonce, reset), seal migration (`unseal -migrate`) and rekey of the
- * unseal or recovery key. The core owns the barrier; this class owns everything stored outside it
- * (core/seal-config, core/keyring, the wrapped keys) and the key parts collected in memory.
- * Anchors: vault/core.go (unsealFragment, getUnsealKey, migrateSeal), vault/init.go, vault/rekey.go,
- * http/sys_init.go, http/sys_seal.go, http/sys_rekey.go.
+ * by collecting shares (progress, nonce, reset) and seal migration (`unseal -migrate`); rekeys of the
+ * unseal or recovery key are in rekey.ts. The core owns the barrier; this class owns everything
+ * stored outside it (core/seal-config, core/keyring, the wrapped keys) and the key parts collected in
+ * memory. Anchors: vault/core.go (unsealFragment, getUnsealKey, migrateSeal), vault/init.go,
+ * http/sys_init.go, http/sys_seal.go.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { invalid, KeyholdError, unavailable } from '../framework/errors.js';
@@ -27,8 +27,9 @@ import {
   type SealBlob,
   type SealConfig,
 } from './seal.js';
-import { KeyParts, checkKeyLength, combineShares, decodeKeyText, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
+import { KeyParts, checkKeyLength, combineShares, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
 import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
+import { Rekey } from './rekey.js';
 
 /** What `sys/init` asks for (absent numbers are undefined, so Vault's "present" checks can be made). */
 export interface InitParams {
@@ -66,48 +67,6 @@ export interface SealStatusFields {
   recovery_seal_type?: string;
 }
 
-/** Rekey request (sys/rekey/init, sys/rekey-recovery-key/init). */
-export interface RekeyParams {
-  secret_shares: number;
-  secret_threshold: number;
-  pgp_keys?: string[];
-  backup?: boolean;
-  require_verification?: boolean;
-}
-
-interface RekeyState {
-  nonce: string;
-  config: ShareConfig;
-  verificationRequired: boolean;
-  parts: KeyParts;
-  /** After the old key's threshold is met with verification on: the new key and the new shares given back. */
-  verification: { nonce: string; key: Buffer; parts: KeyParts } | null;
-  /** Shamir barrier rekey waiting for verification: the verified current master key. */
-  oldMaster?: Buffer;
-}
-
-/** Rekey status (GET sys/rekey/init), Vault's RekeyStatusResponse. */
-export interface RekeyStatus {
-  nonce: string;
-  started: boolean;
-  t: number;
-  n: number;
-  progress: number;
-  required: number;
-  pgp_fingerprints: string[] | null;
-  backup: boolean;
-  verification_required: boolean;
-  verification_nonce?: string;
-}
-
-/** Result of a rekey update that reached the threshold. */
-export interface RekeyResult {
-  nonce: string;
-  complete: true;
-  keys: Buffer[];
-  verification_required: boolean;
-  verification_nonce?: string;
-}
 
 const SHAMIR = 'shamir';
 
@@ -119,18 +78,21 @@ const RETRY_MAX_MS = 30_000;
 export class SealManager {
   config: SealConfig | null = null;
   private unlock: KeyParts | null = null;
-  private rekeys: { barrier: RekeyState | null; recovery: RekeyState | null } = { barrier: null, recovery: null };
+  /** Rekeys of the unseal or recovery key (sys/rekey*). */
+  readonly rekey: Rekey;
   /** Set when storage's seal differs from the configured one: the seal to migrate away from. */
   private migrateFrom: { type: string; wrapper: SealWrapper | null } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
-    private readonly backend: Backend,
-    private readonly keychain: Keychain,
-    private readonly logger: Logger,
+    readonly backend: Backend,
+    readonly keychain: Keychain,
+    readonly logger: Logger,
     private readonly seals: ConfiguredSeals = { active: null, disabled: null },
-  ) {}
+  ) {
+    this.rekey = new Rekey(this);
+  }
 
   /** Type of the configured (active) seal. */
   get configuredType(): string {
@@ -352,7 +314,7 @@ export class SealManager {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.unlock?.wipe();
-    for (const r of [this.rekeys.barrier, this.rekeys.recovery]) this.wipeRekey(r);
+    this.rekey.close();
     await this.seals.active?.close?.();
     await this.seals.disabled?.close?.();
   }
@@ -369,6 +331,16 @@ export class SealManager {
 
   private encryptWith(w: SealWrapper, plaintext: Buffer): Promise<SealBlob> {
     return this.viaSeal(() => w.encrypt(plaintext));
+  }
+
+  /** Wrap a key with the active auto seal (a rekey's new key). */
+  wrapWithActive(key: Buffer): Promise<SealBlob> {
+    return this.encryptWith(this.seals.active!, key);
+  }
+
+  /** The master key stored wrapped by the auto seal (a rekey of the barrier key under an auto seal). */
+  async unwrapStoredMaster(): Promise<Buffer> {
+    return this.decryptBlob((await readBlob(this.backend, BARRIER_KEYS_PATH))!);
   }
 
   /** Decrypt a blob with a configured seal of its type (active first, then the disabled one). */
@@ -448,7 +420,7 @@ export class SealManager {
   }
 
   /** Vault's VerifyRecoveryKey: the stored recovery key, unwrapped by the seal, must equal `key`. */
-  private async verifyRecoveryKey(key: Buffer): Promise<void> {
+  async verifyRecoveryKey(key: Buffer): Promise<void> {
     const blob = await readBlob(this.backend, RECOVERY_KEY_PATH);
     if (!blob) throw new Error(`seal: ${RECOVERY_KEY_PATH} is missing`);
     const stored = await this.decryptBlob(blob);
@@ -525,217 +497,6 @@ export class SealManager {
       return account;
     } catch (e) {
       this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
-      return null;
-    }
-  }
-
-  // ---------------------------------------------------------------- rekey
-
-  private rekeyKind(recovery: boolean): 'barrier' | 'recovery' {
-    if (recovery && !this.recoverySeal) throw invalid('recovery rekeying not supported');
-    return recovery ? 'recovery' : 'barrier';
-  }
-
-  /** Threshold of the keys a rekey asks for: the recovery config under an auto seal (Vault's RekeyThreshold). */
-  private rekeyRequired(recovery: boolean): number {
-    if (!this.config) throw invalid('Vault is not initialized');
-    return recovery || this.recoverySeal ? (this.config.recovery ?? { secret_threshold: 1 }).secret_threshold : barrierShares(this.config).secret_threshold;
-  }
-
-  /** GET sys/rekey/init. */
-  rekeyStatus(recovery: boolean): RekeyStatus {
-    if (!this.config) throw invalid('server is not yet initialized');
-    const r = this.rekeys[this.rekeyKind(recovery)];
-    const out: RekeyStatus = { nonce: '', started: false, t: 0, n: 0, progress: 0, required: this.rekeyRequired(recovery), pgp_fingerprints: null, backup: false, verification_required: false };
-    if (r) {
-      Object.assign(out, { nonce: r.nonce, started: true, t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.parts.progress, verification_required: r.verificationRequired });
-      if (r.verification) out.verification_nonce = r.verification.nonce;
-    }
-    return out;
-  }
-
-  /** PUT sys/rekey/init: start a rekey (Vault's RekeyInit / BarrierRekeyInit / RecoveryRekeyInit). */
-  rekeyInit(recovery: boolean, p: RekeyParams): RekeyStatus {
-    const kind = this.rekeyKind(recovery);
-    if (p.backup && !p.pgp_keys?.length) throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
-    if (p.pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold');
-    const config: ShareConfig = { secret_shares: p.secret_shares, secret_threshold: p.secret_threshold };
-    if (config.secret_threshold > config.secret_shares) throw invalid('provided threshold greater than the total shares');
-    // Under an auto seal the barrier key is stored, never split: Vault forces 1/1 [vault src vault/rekey.go].
-    if (kind === 'barrier' && this.recoverySeal) {
-      if (p.require_verification) throw invalid('requiring verification not supported when rekeying the barrier key with recovery keys');
-      config.secret_shares = 1;
-      config.secret_threshold = 1;
-    }
-    const why = shareConfigError(config);
-    if (why) throw invalid(`${kind === 'recovery' ? 'invalid recovery configuration' : 'invalid rekey seal configuration'}: ${why}`);
-    if (this.rekeys[kind]) throw invalid('rekey already in progress');
-    this.rekeys[kind] = { nonce: randomUUID(), config, verificationRequired: Boolean(p.require_verification), parts: new KeyParts(''), verification: null };
-    this.logger.info('rekey initialized', { target: kind, shares: config.secret_shares, threshold: config.secret_threshold, verification_required: Boolean(p.require_verification) });
-    return this.rekeyStatus(recovery);
-  }
-
-  /** DELETE sys/rekey/init. */
-  rekeyCancel(recovery: boolean): void {
-    const kind = this.rekeyKind(recovery);
-    this.wipeRekey(this.rekeys[kind]);
-    this.rekeys[kind] = null;
-  }
-
-  private wipeRekey(r: RekeyState | null): void {
-    r?.parts.wipe();
-    r?.verification?.parts.wipe();
-    r?.verification?.key.fill(0);
-    r?.oldMaster?.fill(0);
-  }
-
-  /** PUT sys/rekey/update: one key part of the current key; the new shares once the threshold is met. */
-  async rekeyUpdate(recovery: boolean, keyText: string, nonce: string): Promise<RekeyResult | null> {
-    const kind = this.rekeyKind(recovery);
-    if (!this.config) throw invalid('Vault is not initialized');
-    const key = decodeKeyText(keyText);
-    checkKeyLength(key);
-    const r = this.rekeys[kind];
-    if (!r) throw invalid(kind === 'barrier' ? 'no barrier rekey in progress' : 'no recovery rekey in progress');
-    if (r.verification) throw invalid(`rekey operation already finished; verification must be performed; nonce for the verification operation is "${r.verification.nonce}"`);
-    if (nonce !== r.nonce) throw invalid(`incorrect nonce supplied; nonce for this rekey operation is "${r.nonce}"`);
-    if (!r.parts.add(key)) throw invalid(kind === 'barrier' ? 'given key has already been provided during this generation operation' : 'given key has already been provided during this rekey operation');
-    const need = this.rekeyRequired(recovery);
-    if (r.parts.progress < need) return null;
-    let current: Buffer;
-    try {
-      current = await combineShares(r.parts.parts, need);
-    } catch (e) {
-      throw invalid(`failed to compute ${kind === 'barrier' && !this.recoverySeal ? 'root' : 'recovery'} key: ${(e as Error).message}`);
-    } finally {
-      r.parts.wipe();
-    }
-    let oldMaster: Buffer | undefined;
-    try {
-      if (this.recoverySeal) {
-        try {
-          await this.verifyRecoveryKey(current);
-        } catch (e) {
-          if (e instanceof KeyholdError) throw invalid(`recovery key verification failed: ${e.message.replace(/^failed to verify recovery key: recovery key verification failed: /, '')}`);
-          throw e;
-        }
-      } else {
-        try {
-          await openKeyring(this.backend, current);
-        } catch {
-          throw invalid('root key verification failed: the key parts do not rebuild the current unseal key');
-        }
-        if (kind === 'barrier') oldMaster = Buffer.from(current);
-      }
-    } finally {
-      current.fill(0);
-    }
-    const fresh = randomBytes(32);
-    // Auto seal barrier rekey: the new master key is stored wrapped, no shares are handed out.
-    const keys = kind === 'barrier' && this.recoverySeal ? [] : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
-    if (r.verificationRequired) {
-      r.verification = { nonce: randomUUID(), key: fresh, parts: new KeyParts('') };
-      r.oldMaster = oldMaster;
-      return { nonce: r.nonce, complete: true, keys, verification_required: true, verification_nonce: r.verification.nonce };
-    }
-    try {
-      await this.performRekey(kind, fresh, r.config, oldMaster);
-    } finally {
-      oldMaster?.fill(0);
-    }
-    this.rekeys[kind] = null;
-    fresh.fill(0);
-    return { nonce: r.nonce, complete: true, keys, verification_required: false };
-  }
-
-  /** GET sys/rekey/verify. */
-  rekeyVerifyStatus(recovery: boolean): { nonce: string; started: boolean; t: number; n: number; progress: number } {
-    if (!this.config) throw invalid('server is not yet initialized');
-    const r = this.rekeys[this.rekeyKind(recovery)];
-    if (!r) throw invalid('no rekey configuration found');
-    return { nonce: r.verification?.nonce ?? '', started: Boolean(r.verification), t: r.config.secret_threshold, n: r.config.secret_shares, progress: r.verification?.parts.progress ?? 0 };
-  }
-
-  /** DELETE sys/rekey/verify: start the verification over with a new nonce. */
-  rekeyVerifyRestart(recovery: boolean): void {
-    const r = this.rekeys[this.rekeyKind(recovery)];
-    if (!r) throw invalid('no rekey in progress');
-    if (!r.verification) throw invalid('no rekey verification in progress');
-    r.verification.parts.wipe();
-    r.verification = { nonce: randomUUID(), key: r.verification.key, parts: new KeyParts('') };
-  }
-
-  /** PUT sys/rekey/verify: one of the new key's parts; the rekey is applied when they rebuild the new key. */
-  async rekeyVerify(recovery: boolean, keyText: string, nonce: string): Promise<{ nonce: string; complete: true } | null> {
-    const kind = this.rekeyKind(recovery);
-    const key = decodeKeyText(keyText);
-    checkKeyLength(key);
-    const r = this.rekeys[kind];
-    if (!r) throw invalid('no rekey in progress');
-    const v = r.verification;
-    if (!v) throw invalid('no rekey verification in progress');
-    if (nonce !== v.nonce) throw invalid(`incorrect nonce supplied; nonce for this verify operation is "${v.nonce}"`);
-    if (!v.parts.add(key)) throw invalid('given key has already been provided during this verify operation');
-    if (v.parts.progress < r.config.secret_threshold) return null;
-    let rebuilt: Buffer | null = null;
-    try {
-      rebuilt = await combineShares(v.parts.parts, r.config.secret_threshold).catch(() => null);
-    } finally {
-      v.parts.wipe();
-    }
-    const ok = rebuilt !== null && sameKey(rebuilt, v.key);
-    rebuilt?.fill(0);
-    if (!ok) throw invalid('rekey verification failed; incorrect key shares supplied');
-    await this.performRekey(kind, v.key, r.config, r.oldMaster);
-    this.wipeRekey(r);
-    this.rekeys[kind] = null;
-    return { nonce: v.nonce, complete: true };
-  }
-
-  /** Install a new unseal/master key (barrier) or recovery key, then the new share config. */
-  private async performRekey(kind: 'barrier' | 'recovery', fresh: Buffer, shares: ShareConfig, oldMaster?: Buffer): Promise<void> {
-    const cfg = this.config!;
-    if (kind === 'recovery') {
-      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(this.seals.active!, fresh));
-      this.config = { ...cfg, recovery: shares };
-      await writeSealConfig(this.backend, this.config);
-      this.logger.info('recovery key rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold });
-      return;
-    }
-    // Shamir: the verified unseal key is the master key; auto seal: unwrap the stored one.
-    const master = oldMaster ? Buffer.from(oldMaster) : await this.decryptBlob((await readBlob(this.backend, BARRIER_KEYS_PATH))!);
-    const barrierKey = await openKeyring(this.backend, master);
-    master.fill(0);
-    try {
-      if (this.recoverySeal) {
-        // Vault's auto-seal barrier rekey: a new root key stored wrapped by the seal.
-        const blob = await this.encryptWith(this.seals.active!, fresh);
-        await rewrapKeyring(this.backend, barrierKey, fresh);
-        await writeBlob(this.backend, BARRIER_KEYS_PATH, blob);
-        await forgetPreviousKeyring(this.backend);
-        this.logger.info('security barrier rekeyed', { seal: this.barrierType });
-        return;
-      }
-      await rewrapKeyring(this.backend, barrierKey, fresh);
-      const oldAccount = cfg.keychain_account;
-      const account = oldAccount ? await this.keepInKeychainAlways(fresh) : null;
-      this.config = { ...cfg, ...shares, keychain_account: account };
-      await writeSealConfig(this.backend, this.config);
-      await forgetPreviousKeyring(this.backend);
-      if (oldAccount) await this.keychain.delete(oldAccount).catch(() => {});
-      this.logger.info('security barrier rekeyed', { shares: shares.secret_shares, threshold: shares.secret_threshold, keychain: account !== null });
-    } finally {
-      barrierKey.fill(0);
-    }
-  }
-
-  private async keepInKeychainAlways(master: Buffer): Promise<string | null> {
-    const account = `storage-${randomUUID()}`;
-    try {
-      await this.keychain.set(account, master);
-      return account;
-    } catch (e) {
-      this.logger.warn('could not store the new master key in the keychain; unseal with the new key shares', { reason: (e as Error).message });
       return null;
     }
   }

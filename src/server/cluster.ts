@@ -17,10 +17,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { Logger } from '../framework/context.js';
-import { getJSON, putJSON } from '../storage/backend.js';
+import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
-import type { Core } from './core.js';
-import type { HaStatus } from '../engines/sys/sys-core.js';
+import type { ClusterHost, SealView } from './contracts.js';
+import type { HaStatus } from '../engines/sys/sys-parts.js';
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -99,17 +99,17 @@ export class Cluster {
   readonly logger: Logger;
 
   constructor(
-    readonly core: Core,
+    readonly core: ClusterHost,
     readonly backend: PostgresBackend,
     readonly opts: ClusterOptions,
   ) {
     this.logger = core.logger;
     this.pollMs = opts.pollMs ?? Math.min(500, Math.max(100, Math.floor(backend.lockTtlMs / 10)));
     this.renewMs = Math.max(200, Math.floor(backend.lockTtlMs / 3));
-    core.afterUnseal.push(() => this.start());
-    core.beforeSeal.push(() => this.stop());
+    core.events.on('after-unseal', () => this.start());
+    core.events.on('before-seal', () => this.stop());
     // Init writes (seal config, keyring, root token): only the lock holder may write.
-    core.beforeInit.push(async () => {
+    core.events.on('before-init', async () => {
       if (await this.backend.tryLock(this.backend.nodeId)) return;
       throw new Error('another node of this cluster holds the lock: initialise through it');
     });
@@ -159,7 +159,7 @@ export class Cluster {
       return;
     }
     if (Date.now() >= this.notBefore) {
-      // Held from init (tryLock in beforeInit) or won now.
+      // Held from init (tryLock on before-init) or won now.
       const epoch = (await this.backend.renewLock()) ? this.leaderEpoch || 1 : await this.backend.tryLock(this.nodeId);
       if (epoch) {
         await this.becomeActive(epoch);
@@ -327,7 +327,7 @@ export class Cluster {
 }
 
 /** The HA status for system routes. */
-export function haStatusOf(cluster: Cluster | null, core: Core): HaStatus {
+export function haStatusOf(cluster: Cluster | null, core: SealView): HaStatus {
   if (!cluster) {
     return { haEnabled: false, role: core.isSealed() ? 'sealed' : 'active', isSelf: false, activeTime: null, leaderAddress: '', leaderClusterAddress: '', clusterName: 'keyhold', standbyReads: false };
   }

@@ -11,7 +11,7 @@ import { NoKeychain, type Keychain } from '../seal/keychain.js';
 import { OsKeychain } from '../seal/os-keychain.js';
 import { buildSeals } from '../seal/seal-config.js';
 import type { ConfiguredSeals } from '../seal/wrapper.js';
-import { Core } from './core.js';
+import { Core } from './core/core.js';
 import { auditBrokerOf } from '../audit/audit-broker.js';
 import { Router } from './router.js';
 import { PostgresBackend, PostgresConfigError } from '../storage/postgres.js';

@@ -158,47 +158,13 @@ export async function startListeners(
   try {
     for (const spec of specs) {
       if (spec.type === 'unix') {
-        mkdirSync(dirname(spec.path), { recursive: true, mode: 0o700 });
-        if (existsSync(spec.path)) {
-          if (await socketInUse(spec.path)) throw new Error(`another daemon is already listening on ${spec.path}`);
-          unlinkSync(spec.path);
-        }
-        // allowHalfOpen as node:http's own server has it: a client that half-closes after its request
-        // (sends FIN) still gets the answer; http ends the socket once the response is written.
-        const srv = createNet({ pauseOnConnect: false, allowHalfOpen: true }, feedFor(spec));
-        srv.maxConnections = limits.maxConnections;
-        const old = process.umask(0o177);
-        try {
-          await new Promise<void>((resolve, reject) => {
-            srv.once('error', reject);
-            srv.listen(spec.path, () => resolve());
-          });
-        } finally {
-          process.umask(old);
-        }
-        chmodSync(spec.path, spec.socketMode ?? 0o600);
-        servers.push(srv);
+        servers.push(await listenUnix(spec, feedFor(spec), limits));
         unixPaths.push(spec.path);
         addresses.push(`unix://${spec.path}`);
       } else {
-        const m = /^(.*):(\d+)$/.exec(spec.address);
-        if (!m) throw new Error(`listen address must be host:port, got "${spec.address}"`);
-        const host = m[1]!.replace(/^\[|\]$/g, '');
-        const port = Number(m[2]);
-        const tls = spec.tlsCert && spec.tlsKey;
-        const srv: NetServer = tls
-          ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true, ...clientCertOptions(spec) }, (s) => feedFor(spec)(s as unknown as Socket))
-          : // noDelay as node:http sets it: an answer is one write and must not wait for an ACK (Nagle).
-            createNet({ allowHalfOpen: true, noDelay: true }, feedFor(spec));
-        srv.maxConnections = limits.maxConnections;
-        await new Promise<void>((resolve, reject) => {
-          srv.once('error', reject);
-          srv.listen(port, host, () => resolve());
-        });
-        const a = srv.address();
-        const actualPort = typeof a === 'object' && a ? a.port : port;
-        servers.push(srv);
-        addresses.push(`${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`);
+        const { server, address } = await listenTcp(spec, feedFor(spec), limits);
+        servers.push(server);
+        addresses.push(address);
       }
     }
   } catch (e) {
@@ -231,4 +197,49 @@ export async function startListeners(
       }
     },
   };
+}
+
+/** Listen on a Unix socket (mode 0600 unless configured), refusing a path another daemon still answers on. */
+async function listenUnix(spec: Extract<ListenerSpec, { type: 'unix' }>, onConnection: (sock: Socket) => void, limits: ListenerLimits): Promise<NetServer> {
+  mkdirSync(dirname(spec.path), { recursive: true, mode: 0o700 });
+  if (existsSync(spec.path)) {
+    if (await socketInUse(spec.path)) throw new Error(`another daemon is already listening on ${spec.path}`);
+    unlinkSync(spec.path);
+  }
+  // allowHalfOpen as node:http's own server has it: a client that half-closes after its request
+  // (sends FIN) still gets the answer; http ends the socket once the response is written.
+  const srv = createNet({ pauseOnConnect: false, allowHalfOpen: true }, onConnection);
+  srv.maxConnections = limits.maxConnections;
+  const old = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(spec.path, () => resolve());
+    });
+  } finally {
+    process.umask(old);
+  }
+  chmodSync(spec.path, spec.socketMode ?? 0o600);
+  return srv;
+}
+
+/** Listen on `host:port` (TLS when the spec has a certificate); the address as clients reach it. */
+async function listenTcp(spec: Exclude<ListenerSpec, { type: 'unix' }>, onConnection: (sock: Socket) => void, limits: ListenerLimits): Promise<{ server: NetServer; address: string }> {
+  const m = /^(.*):(\d+)$/.exec(spec.address);
+  if (!m) throw new Error(`listen address must be host:port, got "${spec.address}"`);
+  const host = m[1]!.replace(/^\[|\]$/g, '');
+  const port = Number(m[2]);
+  const tls = spec.tlsCert && spec.tlsKey;
+  const srv: NetServer = tls
+    ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true, ...clientCertOptions(spec) }, (s) => onConnection(s as unknown as Socket))
+    : // noDelay as node:http sets it: an answer is one write and must not wait for an ACK (Nagle).
+      createNet({ allowHalfOpen: true, noDelay: true }, onConnection);
+  srv.maxConnections = limits.maxConnections;
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(port, host, () => resolve());
+  });
+  const a = srv.address();
+  const actualPort = typeof a === 'object' && a ? a.port : port;
+  return { server: srv, address: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}` };
 }

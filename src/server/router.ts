@@ -3,31 +3,23 @@
  * existence check, coerce and validate declared fields, call the handler, shape the response.
  * Handlers never look at policies.
  */
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { IssuedLogin, Logger, MountInfo, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
-import { matchRoute, type AnyRoute, type Operation, type Reply } from '../framework/route.js';
+import type { IssuedLogin, Logger, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
+import { matchRoute, type AnyRoute, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { requestSizeLimit } from './http.js';
-import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
 import type { AclRequest, AclResult } from '../auth/acl.js';
 import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders, type ClusterRouting } from './forward.js';
+import { Flow, type AnyRequest, type AuditEntry, type AuditHook, type MountedEngine } from './flow.js';
+import { drain, parseBody, readBody } from './request-body.js';
+import { methodToOp, originForm, tokenFrom } from './request-head.js';
 
-/** A request from node:http or from the fast lane (which has read the body already). */
-export type AnyRequest = IncomingMessage | FastRequest;
-
-/** One resolved mount: its table entry, static routes and live engine instance. */
-export interface MountedEngine {
-  mount: MountInfo;
-  routes: readonly AnyRoute[];
-  instance: unknown;
-}
+export type { AuditEntry, AuditHook, MountedEngine } from './flow.js';
 
 /** Capability check for a token (ACL). */
 export interface Authorizer {
@@ -40,27 +32,6 @@ export interface Authorizer {
 export interface Wrapper {
   /** Store `responseJson` in a new single-use token's cubbyhole for `ttl` seconds; the `wrap_info` to send. */
   wrap(responseJson: string, ttl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo>;
-}
-
-/** An audit sink the router calls around every request (issue 8 adds file devices). */
-export interface AuditHook {
-  /** Called before the handler; throwing fails the request closed. */
-  request(entry: AuditEntry): Promise<void>;
-  /** `body` is `{ errors }` for a failure, else `{ data, auth }` of the reply (null for an empty reply). */
-  response(entry: AuditEntry, status: number, body: unknown): Promise<void>;
-  enabled(): boolean;
-}
-
-/** What is known about a request for audit. */
-export interface AuditEntry {
-  requestId: string;
-  operation: Operation;
-  path: string;
-  remoteAddress: string;
-  token: TokenInfo | null;
-  data: Record<string, unknown>;
-  /** Names of sensitive fields per the route declaration. */
-  sensitive: Set<string>;
 }
 
 /** What the router needs from the core. */
@@ -84,151 +55,6 @@ export interface RouterCore {
   /** Login MFA: completes a login in one step when it carries X-Vault-MFA. */
   loginMfa?: { validateHeader(requestId: string, header: string | string[]): Promise<IssuedLogin> };
 }
-
-const FORM = 'application/x-www-form-urlencoded';
-
-function methodToOp(method: string, list: boolean): Operation | null {
-  switch (method) {
-    case 'GET':
-      return list ? 'list' : 'read';
-    case 'LIST': // fast lane
-    case 'LOCK': // LIST, rewritten on the wire for node:http (list-verb.ts)
-      return 'list';
-    case 'POST':
-    case 'PUT':
-      return 'update';
-    case 'DELETE':
-      return 'delete';
-    case 'PATCH':
-      return 'patch';
-    default:
-      return null;
-  }
-}
-
-/** Read the body with the size limit; resolves to a Buffer, rejects with 413. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
-      reject(new KeyholdError('tooLarge', 'http: request body too large'));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c: Buffer) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        reject(new KeyholdError('tooLarge', 'http: request body too large'));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    });
-    req.on('error', (e) => {
-      if (!failed) reject(e);
-    });
-  });
-}
-
-/** Parse a JSON or form body into an object; 400 on malformed JSON. */
-export function parseBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
-  if (body.length === 0) return {};
-  const text = body.toString('utf8');
-  // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
-  const first = text.charCodeAt(0);
-  if (first === 0x7b && text.length <= JSON_LIMITS_SAFE_LENGTH) return parseJsonObject(text); // '{': the common case
-  const ct = (contentType ?? '').toLowerCase();
-  const trimmed = text.trimStart();
-  const looksJson = trimmed.startsWith('{') || trimmed.startsWith('[');
-  if (!looksJson && (ct.startsWith(FORM) || (!ct.includes('json') && /^[\w.%+-]+=/.test(trimmed)))) {
-    return Object.fromEntries(new URLSearchParams(text));
-  }
-  if (trimmed === '') return {};
-  const over = jsonLimitViolation(text);
-  if (over) throw invalid(over);
-  return parseJsonObject(text);
-}
-
-/** JSON.parse to an object; 400 for malformed JSON or a non-object. */
-function parseJsonObject(text: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw invalid(`error parsing JSON: ${(e as Error).message.split('\n')[0]}`);
-  }
-  if (v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('error parsing JSON: body must be a JSON object');
-  return v as Record<string, unknown>;
-}
-
-/** Token from `X-Vault-Token`, else `Authorization: Bearer`. */
-export function tokenFrom(req: { headers: Record<string, string | string[] | undefined> }): string | undefined {
-  const x = req.headers['x-vault-token'];
-  if (typeof x === 'string' && x !== '') return x;
-  const auth = req.headers.authorization;
-  if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim();
-  return undefined;
-}
-
-/**
- * One request on its way through the pipeline: what each stage has learned so far. Every field is
- * set in the constructor so all flows share one shape (the hot path stays monomorphic).
- */
-export class Flow {
-  /** Vault's request id, also the response's `request_id`. */
-  readonly requestId = randomUUID();
-  /** Request path under `/v1/`, percent-decoded. */
-  path = '';
-  /** Query parameters (without `list`), or null when the URL has none. */
-  query: URLSearchParams | null = null;
-  /** The operation the HTTP method asks for (`update` may become `create` after the existence check). */
-  op: Operation = 'read';
-  /** Parsed JSON or form body. */
-  body: Record<string, unknown> = EMPTY;
-  mounted: MountedEngine | null = null;
-  route: AnyRoute | null = null;
-  params: Record<string, string> = EMPTY_PARAMS;
-  /** Path under the mount, without trailing slashes. */
-  sub = '';
-  /** Request data: query, then body, then path parameters. */
-  raw: Record<string, unknown> = EMPTY;
-  token: TokenInfo | null = null;
-  /** Tokens looked up for this request; one on its last use is revoked when the request ends. */
-  readonly seen: TokenInfo[] = [];
-  /** Coerced fields, or the coercion error (raised only after the ACL has spoken). */
-  data: Record<string, unknown> = EMPTY;
-  unknownFields: string[] = NO_NAMES;
-  fieldError: unknown = null;
-  ctx: RequestContext<unknown, Record<string, unknown>> | null = null;
-  /** Audit entry when an audit device is enabled, and the hook that logged it (kept: a handler may disable the last device). */
-  audit: AuditEntry | undefined = undefined;
-  auditor: AuditHook | undefined = undefined;
-  reply: Reply | undefined = undefined;
-  /** The body as received (a standby forwards it byte for byte). */
-  rawBody: Buffer = NO_BODY;
-  /** No token needed: the route says so, or its per-request predicate did (stage open access). */
-  open = false;
-  /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
-  wrapTtl = 0;
-
-  constructor(
-    readonly req: AnyRequest,
-    public res: ResponseSink,
-  ) {}
-}
-
-const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-const NO_NAMES: string[] = [];
-const NO_BODY = Buffer.alloc(0);
 
 /**
  * The request pipeline (design note section 6; the order follows Vault's vault/request_handling.go):
@@ -770,27 +596,4 @@ function sensitiveOf(route: AnyRoute): Set<string> {
   const s = new Set<string>();
   for (const [name, field] of Object.entries(route.fields)) if (field.spec.sensitive) s.add(name);
   return s;
-}
-
-/** GET/LIST: the body is ignored, but must be consumed (bounded). */
-async function drain(req: IncomingMessage, limit: number): Promise<Buffer> {
-  if (!req.headers['content-length'] && !req.headers['transfer-encoding']) {
-    req.resume();
-    return Buffer.alloc(0);
-  }
-  return readBody(req, limit);
-}
-
-/**
- * The origin form (`/v1/...?...`) of a request target. An absolute-form target
- * (`GET http://host:8200/v1/sys/health HTTP/1.1`, RFC 9112 section 3.2.2, sent by clients through a
- * proxy) is served as Go's net/http server serves it to Vault: url.ParseRequestURI takes any
- * `scheme://authority`, and Vault routes on the URL's path alone. The fast lane hands such requests to
- * node:http, which passes the target on unchanged, so this one place serves both lanes.
- */
-export function originForm(target: string): string {
-  const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(target);
-  if (!m) return target;
-  const rest = target.slice(m[0].length);
-  return rest.startsWith('/') ? rest : `/${rest}`;
 }

@@ -2,12 +2,10 @@
  * The storage backend contract. Backends see only ciphertext (the barrier sits above them) and
  * plaintext record paths.
  *
- * Shaped for a later shared backend (PostgreSQL with several daemons), which adds two optional parts:
- * - `lock(name)`: an exclusive lock (e.g. a PostgreSQL advisory lock or a lease row); the daemon that
- *   holds "active" serves writes, the others wait as standbys and take over when it is released.
- * - `watch(onChange)`: keys changed by another process (e.g. LISTEN/NOTIFY on each write). The core
- *   drops its caches for them (mount table, policies, tokens) and hands engine keys to the engine's
- *   optional `invalidate(key)`; nothing else changes for engines.
+ * A shared backend (PostgreSQL with several daemons) adds `watch(onChange)`: keys changed by another
+ * process (LISTEN/NOTIFY on each write). The core drops its caches for them (mount table, policies,
+ * tokens) and hands engine keys to the engine's optional `invalidate(key)`; nothing else changes for
+ * engines. Its HA lock is a contract of its own (HaBackend, storage/postgres-ha-lock.ts).
  * Single-process backends (file, inmem) implement neither.
  */
 export interface Backend {
@@ -21,8 +19,6 @@ export interface Backend {
   list(prefix: string): Promise<string[]>;
   /** Flush and release resources (locks, handles). */
   close(): Promise<void>;
-  /** Optional: exclusive lock for active/standby (HA backends). Resolves when held. */
-  lock?(name: string): Promise<{ release(): Promise<void> }>;
   /** Optional: call `onChange(key)` when another process puts or deletes `key` (not for our own writes); returns an unsubscribe. */
   watch?(onChange: (key: string) => void): () => void;
   /** Human description for `status` ("file:/path", "inmem"). */

@@ -18,31 +18,20 @@
  *
  * Connection loss: every operation is retried with exponential backoff (50 ms -> 1 s, ~3 s in all),
  * then fails with StorageUnavailableError (503 `storage unavailable: ...`).
+ *
+ * This file is the store; the HA lock is postgres-ha-lock.ts, the change feed postgres-change-feed.ts,
+ * what the three share postgres-common.ts.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Backend } from './backend.js';
+import { PostgresChangeFeed, type ChangeFeed } from './postgres-change-feed.js';
+import { NotActiveError, PostgresConfigError, LOCK_KEY, queryWithRetry, quoteIdent, type PgShared } from './postgres-common.js';
+import { PostgresHaLock, type HaBackend, type LockHolder } from './postgres-ha-lock.js';
 
-/** Thrown when the database cannot be reached (the router answers 503 `storage unavailable: ...`). */
-export class StorageUnavailableError extends Error {
-  readonly status = 503;
-  constructor(message: string) {
-    super(`storage unavailable: ${message}`);
-    this.name = 'StorageUnavailableError';
-  }
-}
-
-/** Thrown by a write on a node that does not hold the HA lock (fencing). */
-export class NotActiveError extends Error {
-  readonly status = 503;
-  constructor(message = 'node is not active: lock has changed ownership before attempting write') {
-    super(message);
-    this.name = 'NotActiveError';
-  }
-}
-
-/** Thrown at start for a bad parameter; the message names it. */
-export class PostgresConfigError extends Error {}
+export { NotActiveError, PostgresConfigError, StorageUnavailableError } from './postgres-common.js';
+export type { ChangeFeed } from './postgres-change-feed.js';
+export type { HaBackend, LockHolder } from './postgres-ha-lock.js';
 
 /** Parameters of the stanza (strings, as Vault passes them) plus the environment. */
 export interface PostgresParams {
@@ -57,45 +46,8 @@ export interface PostgresParams {
   ha_lock_ttl?: string;
 }
 
-/** What a lock holder looks like to others. */
-export interface LockHolder {
-  /** ha_value: the holder's node id. */
-  value: string;
-  epoch: number;
-}
-
-/** The HA part of a backend (design note §6: a small interface a backend may implement). */
-export interface HaBackend {
-  haEnabled(): boolean;
-  /** Lock time to live (ms). */
-  readonly lockTtlMs: number;
-  /** Take the lock if free, expired or its holder's session is gone; returns the new epoch or null. */
-  tryLock(value: string): Promise<number | null>;
-  /** Extend our lock; false when it is no longer ours (step down at once). */
-  renewLock(): Promise<boolean>;
-  /** Give the lock up (step-down, shutdown). */
-  releaseLock(): Promise<void>;
-  /** The current holder, or null when nobody holds a valid lock. */
-  lockHolder(): Promise<LockHolder | null>;
-  /** Record a standby's presence (sys/ha-status). */
-  echo(nodeId: string, info: Record<string, unknown>): Promise<void>;
-  /** Nodes heard from within `withinMs`. */
-  echoes(withinMs: number): Promise<Array<{ nodeId: string; lastEcho: Date; info: Record<string, unknown> }>>;
-}
-
-/** Change notifications: keys other nodes wrote, and a position for read-your-writes. */
-export interface ChangeFeed {
-  /** `onChange(key)` for every key another node wrote; `onReset()` when notifications may have been lost (drop all caches). */
-  subscribe(onChange: (key: string) => void, onReset: () => void): () => void;
-  /** Highest change sequence this node has written (0 before any write). */
-  writtenIndex(): number;
-  /** Resolve true once every change up to `seq` is applied here (waits at most `timeoutMs`). */
-  waitForIndex(seq: number, timeoutMs: number): Promise<boolean>;
-}
-
 const DEFAULT_TABLE = 'vault_kv_store';
 const DEFAULT_HA_TABLE = 'vault_ha_locks';
-const LOCK_KEY = 'core/lock';
 
 /** Split a key as Vault's backend does (§1.3): [parent_path, path, key]. */
 export function splitKey(full: string): [string, string, string] {
@@ -104,20 +56,6 @@ export function splitKey(full: string): [string, string, string] {
   if (pieces.length === 1) return ['', '/', key];
   if (pieces.length === 2) return ['/', `/${pieces[0]}/`, key];
   return [`/${pieces.slice(0, -2).join('/')}/`, `/${pieces.slice(0, -1).join('/')}/`, key];
-}
-
-function quoteIdent(name: string): string {
-  return '"' + name.replace(/"/g, '""') + '"';
-}
-
-/** True for errors that mean "the database is not reachable right now" (retry, then 503). */
-function isConnectionError(e: unknown): boolean {
-  const err = e as { code?: string; message?: string };
-  const code = err?.code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) return true;
-  // SQLSTATE classes 08 (connection exception), 57P01-57P03 (shutdown, cannot connect now), 53300 (too many connections).
-  if (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(err?.message ?? '');
 }
 
 function durationMs(s: string, what: string): number {
@@ -129,12 +67,6 @@ function durationMs(s: string, what: string): number {
 
 function weakTrue(s: string | undefined): boolean {
   return s !== undefined && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(s.trim());
-}
-
-/** A LISTEN/NOTIFY payload: `seq \t node \t key` or `sync \t node \t token`. */
-interface Waiter {
-  seq: number;
-  resolve: (ok: boolean) => void;
 }
 
 /** The PostgreSQL backend. */
@@ -156,23 +88,12 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private readonly tag = this.nodeId.slice(0, 8);
   private readonly listen: boolean;
   /** Our lock identity while we hold (or try to hold) the lock; writes are fenced with it. */
-  private identity: string | null = null;
-  /** Dedicated session for the lock, whose backend pid the lock row records. */
-  private lockClient: pg.Client | null = null;
-  private written = 0;
-  // Change feed state.
-  private listener: pg.Client | null = null;
-  private listening = false;
   private closed = false;
-  private readonly subscribers = new Set<{ onChange: (key: string) => void; onReset: () => void }>();
-  private readonly seen = new Set<number>();
-  private maxSeen = 0;
-  private readonly waiters = new Set<Waiter>();
-  private readonly syncs = new Map<string, () => void>();
-  private catchUpTimer: NodeJS.Timeout | null = null;
-  private catchUpFrom = 0;
-  private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly log: (msg: string, fields?: Record<string, unknown>) => void;
+  /** What the lock and the feed share with the store (the pool, this node, the closed flag). */
+  private readonly db: PgShared;
+  private readonly lock: PostgresHaLock;
+  private readonly feed: PostgresChangeFeed;
 
   constructor(params: PostgresParams, opts: { env?: NodeJS.ProcessEnv; log?: (msg: string, fields?: Record<string, unknown>) => void; listen?: boolean } = {}) {
     const env = opts.env ?? process.env;
@@ -206,6 +127,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     } as pg.PoolConfig);
     // A connection dropped while idle in the pool must not crash the process.
     this.pool.on('error', (e) => this.log('postgresql: idle connection lost', { error: e.message }));
+    this.db = { pool: this.pool, url, nodeId: this.nodeId, tag: this.tag, closed: () => this.closed };
+    this.lock = new PostgresHaLock(this.db, this.ht, this.lockTtlMs);
+    this.feed = new PostgresChangeFeed(this.db, this.ct, this.channel, () => this.lock.identity() !== null);
   }
 
   /** A description of the database without the password. */
@@ -240,7 +164,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
         throw new PostgresConfigError(`storage.postgresql.table: table ${this.table} is not usable (skip_create_table is set): ${(e as Error).message}`);
       }
     }
-    if (this.listen) await this.startListening();
+    if (this.listen) await this.feed.startListening();
   }
 
   private async createTables(): Promise<void> {
@@ -262,20 +186,8 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   }
 
   /** Run a query with retries on connection loss; then StorageUnavailableError. */
-  private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
-    if (this.closed) throw new StorageUnavailableError('backend closed');
-    let delay = 50;
-    const deadline = Date.now() + 3000;
-    for (;;) {
-      try {
-        return await this.pool.query<R>(sql, values);
-      } catch (e) {
-        if (!isConnectionError(e)) throw e;
-        if (Date.now() + delay > deadline || this.closed) throw new StorageUnavailableError((e as Error).message || String((e as { code?: string }).code));
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 1000);
-      }
-    }
+  private q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return queryWithRetry<R>(this.db, sql, values);
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -291,10 +203,11 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private async write(key: string, value: Buffer | null): Promise<void> {
     const [parent, path, k] = splitKey(key);
     const fenced = this.ha;
-    if (fenced && !this.identity) throw new NotActiveError('node is not active: writes go to the active node');
+    const identity = this.lock.identity();
+    if (fenced && !identity) throw new NotActiveError('node is not active: writes go to the active node');
     const values: unknown[] = [key, this.channel, this.nodeId, path, k];
     const param = (v: unknown) => `$${values.push(v)}`;
-    const fence = fenced ? `SELECT 1 AS ok FROM ${this.ht} WHERE ha_key = '${LOCK_KEY}' AND ha_identity = ${param(this.identity)}::text AND valid_until > now() FOR SHARE` : `SELECT 1 AS ok`;
+    const fence = fenced ? `SELECT 1 AS ok FROM ${this.ht} WHERE ha_key = '${LOCK_KEY}' AND ha_identity = ${param(identity)}::text AND valid_until > now() FOR SHARE` : `SELECT 1 AS ok`;
     const op =
       value === null
         ? `DELETE FROM ${this.t} WHERE path = $4::text AND key = $5::text AND EXISTS (SELECT 1 FROM fence) RETURNING 1`
@@ -304,8 +217,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     const r = await this.q<{ fenced: number; seq: string | null }>(sql, values);
     const row = r.rows[0]!;
     if (row.fenced !== 1) throw new NotActiveError();
-    const seq = Number(row.seq);
-    if (seq > this.written) this.written = seq;
+    this.feed.noteWritten(Number(row.seq));
   }
 
   async put(key: string, value: Buffer): Promise<void> {
@@ -339,115 +251,43 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     return this.ha;
   }
 
-  /** The lock session (its pid is recorded in the lock row); reconnected when lost. */
-  private async lockSession(): Promise<pg.Client> {
-    if (this.lockClient) return this.lockClient;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: `keyhold-lock ${this.tag}` } as pg.ClientConfig);
-    c.on('error', () => {
-      if (this.lockClient === c) this.lockClient = null;
-    });
-    c.on('end', () => {
-      if (this.lockClient === c) this.lockClient = null;
-    });
-    await c.connect();
-    this.lockClient = c;
-    return c;
+  tryLock(value: string): Promise<number | null> {
+    return this.lock.tryLock(value);
   }
 
-  async tryLock(value: string): Promise<number | null> {
-    const identity = randomUUID();
-    const ttl = `${this.lockTtlMs} milliseconds`;
-    let c: pg.Client;
-    try {
-      c = await this.lockSession();
-    } catch (e) {
-      throw new StorageUnavailableError((e as Error).message);
-    }
-    // Take the row when it is absent, expired, or its holder's lock session has ended (a killed
-    // process: PostgreSQL ends its session at once; a paused one keeps it and waits for the TTL).
-    const r = await c.query<{ ha_epoch: string }>(
-      `INSERT INTO ${this.ht} AS h (ha_key, ha_identity, ha_value, valid_until, ha_epoch, ha_pid)
-       VALUES ($1, $2, $3, now() + $4::interval, 1, pg_backend_pid())
-       ON CONFLICT (ha_key) DO UPDATE SET ha_identity = EXCLUDED.ha_identity, ha_value = EXCLUDED.ha_value,
-         valid_until = EXCLUDED.valid_until, ha_epoch = h.ha_epoch + 1, ha_pid = EXCLUDED.ha_pid
-       WHERE h.valid_until < now() OR h.ha_pid IS NULL OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.ha_pid)
-       RETURNING ha_epoch`,
-      [LOCK_KEY, identity, value, ttl],
-    );
-    if (r.rowCount !== 1) return null;
-    this.identity = identity;
-    return Number(r.rows[0]!.ha_epoch);
+  renewLock(): Promise<boolean> {
+    return this.lock.renewLock();
   }
 
-  async renewLock(): Promise<boolean> {
-    if (!this.identity) return false;
-    try {
-      const c = await this.lockSession();
-      // Renew only our own row and never re-insert (OpenBao PR #2100); the session must be the one
-      // recorded, or a standby could already see us as gone.
-      const r = await c.query(`UPDATE ${this.ht} SET valid_until = now() + $3::interval WHERE ha_key = $1 AND ha_identity = $2 AND valid_until > now() AND ha_pid = pg_backend_pid()`, [
-        LOCK_KEY,
-        this.identity,
-        `${this.lockTtlMs} milliseconds`,
-      ]);
-      if (r.rowCount === 1) return true;
-    } catch {
-      /* lost the session: the lock is lost too */
-    }
-    this.identity = null;
-    return false;
-  }
-
-  async releaseLock(): Promise<void> {
-    const id = this.identity;
-    this.identity = null;
-    if (!id) return;
-    try {
-      await this.pool.query(`DELETE FROM ${this.ht} WHERE ha_key = $1 AND ha_identity = $2`, [LOCK_KEY, id]);
-    } catch {
-      /* the TTL frees it */
-    }
+  releaseLock(): Promise<void> {
+    return this.lock.releaseLock();
   }
 
   /** Forget the lock locally (the HA loop decided it is lost). */
   dropLock(): void {
-    this.identity = null;
+    this.lock.dropLock();
   }
 
-  async lockHolder(): Promise<LockHolder | null> {
-    const r = await this.q<{ ha_value: string; ha_epoch: string }>(
-      `SELECT ha_value, ha_epoch FROM ${this.ht} h WHERE ha_key = $1 AND valid_until > now() AND (ha_pid IS NULL OR EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.ha_pid))`,
-      [LOCK_KEY],
-    );
-    return r.rows.length ? { value: r.rows[0]!.ha_value, epoch: Number(r.rows[0]!.ha_epoch) } : null;
+  lockHolder(): Promise<LockHolder | null> {
+    return this.lock.lockHolder();
   }
 
-  async echo(nodeId: string, info: Record<string, unknown>): Promise<void> {
-    await this.q(
-      `INSERT INTO ${this.ht} (ha_key, ha_identity, ha_value, valid_until) VALUES ($1, $2, $3, now())
-       ON CONFLICT (ha_key) DO UPDATE SET ha_value = EXCLUDED.ha_value, valid_until = now()`,
-      [`echo/${nodeId}`, nodeId, JSON.stringify(info)],
-    );
+  echo(nodeId: string, info: Record<string, unknown>): Promise<void> {
+    return this.lock.echo(nodeId, info);
   }
 
-  async echoes(withinMs: number): Promise<Array<{ nodeId: string; lastEcho: Date; info: Record<string, unknown> }>> {
-    const r = await this.q<{ ha_identity: string; valid_until: Date; ha_value: string }>(
-      `SELECT ha_identity, valid_until, ha_value FROM ${this.ht} WHERE ha_key LIKE 'echo/%' AND valid_until > now() - $1::interval`,
-      [`${withinMs} milliseconds`],
-    );
-    return r.rows.map((row) => ({ nodeId: row.ha_identity, lastEcho: row.valid_until, info: JSON.parse(row.ha_value) as Record<string, unknown> }));
+  echoes(withinMs: number): Promise<Array<{ nodeId: string; lastEcho: Date; info: Record<string, unknown> }>> {
+    return this.lock.echoes(withinMs);
   }
 
   // ---- change feed ----
 
   writtenIndex(): number {
-    return this.written;
+    return this.feed.writtenIndex();
   }
 
   subscribe(onChange: (key: string) => void, onReset: () => void): () => void {
-    const s = { onChange, onReset };
-    this.subscribers.add(s);
-    return () => this.subscribers.delete(s);
+    return this.feed.subscribe(onChange, onReset);
   }
 
   /** Backend.watch (the core's cache invalidation). */
@@ -455,134 +295,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     return this.subscribe(onChange, () => onChange(''));
   }
 
-  private async startListening(): Promise<void> {
-    if (this.closed) return;
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: `keyhold-listen ${this.tag}` } as pg.ClientConfig);
-    const lost = () => {
-      if (this.listener !== c) return;
-      this.listener = null;
-      this.listening = false;
-      if (!this.closed) this.scheduleReconnect();
-    };
-    c.on('error', lost);
-    c.on('end', lost);
-    c.on('notification', (m) => this.onNotification(m.payload ?? ''));
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${quoteIdent(this.channel)}`);
-    } catch (e) {
-      c.end().catch(() => {});
-      if (this.listener === null && !this.closed) this.scheduleReconnect();
-      throw e;
-    }
-    const wasListening = this.catchUpFrom > 0 || this.maxSeen > 0;
-    this.listener = c;
-    this.listening = true;
-    // Anything may have changed while we were not listening: every cache starts over.
-    if (wasListening) this.reset();
-    const r = await this.pool.query<{ m: string | null }>(`SELECT max(seq) AS m FROM ${this.ct}`).catch(() => ({ rows: [{ m: null }] }));
-    const top = Number(r.rows[0]?.m ?? 0);
-    this.catchUpFrom = top;
-    if (top > this.maxSeen) this.maxSeen = top;
-    this.catchUpTimer ??= setInterval(() => void this.catchUp(), 2000).unref();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.reconnectTimer || this.closed) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      this.startListening().catch(() => this.scheduleReconnect());
-    }, 250);
-    this.reconnectTimer.unref();
-  }
-
-  private reset(): void {
-    this.seen.clear();
-    for (const s of this.subscribers) s.onReset();
-    // Waiters: after a reset every cache is empty, so whatever they wait for is applied.
-    for (const w of this.waiters) w.resolve(true);
-    this.waiters.clear();
-  }
-
-  private onNotification(payload: string): void {
-    const [a, node, rest] = payload.split('\t');
-    if (a === 'sync') {
-      if (node === this.nodeId) this.syncs.get(rest ?? '')?.();
-      return;
-    }
-    const seq = Number(a);
-    if (!Number.isFinite(seq)) return;
-    this.apply(seq, node === this.nodeId ? null : (rest ?? ''));
-  }
-
-  private apply(seq: number, key: string | null): void {
-    if (this.seen.has(seq)) return;
-    this.seen.add(seq);
-    if (this.seen.size > 200_000) {
-      // Keep the newest half (older sequences are long applied).
-      const keep = [...this.seen].sort((x, y) => x - y).slice(-100_000);
-      this.seen.clear();
-      for (const s of keep) this.seen.add(s);
-    }
-    if (seq > this.maxSeen) this.maxSeen = seq;
-    if (key !== null) for (const s of this.subscribers) s.onChange(key);
-    for (const w of this.waiters) {
-      if (this.seen.has(w.seq)) {
-        this.waiters.delete(w);
-        w.resolve(true);
-      }
-    }
-  }
-
-  /**
-   * Periodic catch-up: re-read the change log since a little before the last position, so a lost
-   * notification heals within a few seconds (a write's statement finishes well within that window).
-   */
-  private async catchUp(): Promise<void> {
-    if (!this.listening || this.closed) return;
-    try {
-      const from = Math.max(0, this.catchUpFrom - 1000);
-      const r = await this.pool.query<{ seq: string; key: string }>(`SELECT seq, key FROM ${this.ct} WHERE seq > $1 ORDER BY seq`, [from]);
-      let top = this.catchUpFrom;
-      for (const row of r.rows) {
-        const seq = Number(row.seq);
-        if (seq > top) top = seq;
-        // Our own writes are in the log too; invalidating them again is harmless but wasteful.
-        if (!this.seen.has(seq)) this.apply(seq, row.key);
-      }
-      this.catchUpFrom = top;
-      // The active trims the log (keeps ten minutes).
-      if (this.identity) await this.pool.query(`DELETE FROM ${this.ct} WHERE at < now() - interval '10 minutes'`);
-    } catch {
-      /* next round */
-    }
-  }
-
-  /**
-   * Wait until the change `seq` (committed before this call) is applied here. Seen notifications
-   * answer at once; otherwise a sync marker is sent: notifications arrive in commit order, so once
-   * ours comes back every earlier commit has been delivered.
-   */
-  async waitForIndex(seq: number, timeoutMs: number): Promise<boolean> {
-    if (this.seen.has(seq) || seq <= 0) return true;
-    if (!this.listening) return false;
-    return new Promise<boolean>((resolve) => {
-      let done = false;
-      const finish = (ok: boolean) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        this.waiters.delete(w);
-        this.syncs.delete(token);
-        resolve(ok);
-      };
-      const w: Waiter = { seq, resolve: finish };
-      this.waiters.add(w);
-      const token = randomUUID();
-      this.syncs.set(token, () => finish(true));
-      const timer = setTimeout(() => finish(false), timeoutMs);
-      this.pool.query(`SELECT pg_notify($1, $2)`, [this.channel, `sync\t${this.nodeId}\t${token}`]).catch(() => finish(false));
-    });
+  /** Resolve true once every change up to `seq` is applied here (postgres-change-feed.ts). */
+  waitForIndex(seq: number, timeoutMs: number): Promise<boolean> {
+    return this.feed.waitForIndex(seq, timeoutMs);
   }
 
   /** Other keyhold sessions on this database (a running server: `operator migrate` refuses such a source). */
@@ -602,18 +317,10 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.releaseLock();
+    await this.lock.releaseLock();
     this.closed = true;
-    if (this.catchUpTimer) clearInterval(this.catchUpTimer);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    for (const w of this.waiters) w.resolve(false);
-    this.waiters.clear();
-    const l = this.listener;
-    this.listener = null;
-    await l?.end().catch(() => {});
-    const lc = this.lockClient;
-    this.lockClient = null;
-    await lc?.end().catch(() => {});
+    await this.feed.close();
+    await this.lock.close();
     await this.pool.end().catch(() => {});
   }
 }

@@ -25,19 +25,19 @@ export function activationRequired(env: NodeJS.ProcessEnv): boolean {
   return /^(1|true|yes)$/i.test(env.KEYHOLD_SYNC_REQUIRE_ACTIVATION ?? '');
 }
 
-/** The core as the activation routes see it (the sys module's engine is the core). */
+/** The sys module's parts as the activation routes see them (the mount table finds sync's instance). */
 interface CoreLike {
-  engineOf?<T>(mountPath: string): T | undefined;
+  mounts: { engineOf<T>(mountPath: string): T | undefined };
 }
 
-/** The activation flag as secret sync keeps it (SyncBackend). */
+/** The activation flag as secret sync keeps it (SyncEngine). */
 export interface ActivationState {
   activated(): Promise<boolean>;
   activate(): Promise<void>;
 }
 
 function syncOf(core: CoreLike): ActivationState {
-  const b = core.engineOf?.<ActivationState>('sys/sync/');
+  const b = core.mounts.engineOf<ActivationState>('sys/sync/');
   if (!b) throw notFound('secret sync is not available (the vault is sealed or sync is not mounted)');
   return b;
 }

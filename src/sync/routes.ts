@@ -6,10 +6,10 @@ import { f, type Fields } from '../framework/fields.js';
 import { invalid } from '../framework/errors.js';
 import { routesFor, type AnyRoute, type Reply } from '../framework/route.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
-import type { SyncBackend } from './backend.js';
+import type { SyncEngine } from './sync-engine.js';
 import { DESTINATION_TYPE_IDS, isDestinationType, type DestinationType } from './types.js';
 
-const route = routesFor<SyncBackend>();
+const route = routesFor<SyncEngine>();
 
 /** Options every destination type takes (reference 1.5.1). */
 export const OPTION_FIELDS = {
@@ -69,7 +69,7 @@ const assocFields = {
 };
 
 /** An association map answer, with its JSON when the service kept it (Reply.dataJson). */
-function answer(engine: SyncBackend, data: Record<string, unknown>): Reply {
+function answer(engine: SyncEngine, data: Record<string, unknown>): Reply {
   const dataJson = engine.service.jsonOf(data);
   return dataJson === undefined ? { data } : { data, dataJson };
 }
@@ -78,7 +78,7 @@ function answer(engine: SyncBackend, data: Record<string, unknown>): Reply {
 function gated(r: AnyRoute): AnyRoute {
   for (const [op, handler] of Object.entries(r.operations)) {
     if (!handler) continue;
-    (r.operations as Record<string, unknown>)[op] = async (req: { engine: SyncBackend }) => {
+    (r.operations as Record<string, unknown>)[op] = async (req: { engine: SyncEngine }) => {
       await req.engine.requireActivated();
       return (handler as (q: unknown) => unknown)(req);
     };

@@ -4,6 +4,10 @@
  * `{{ replace "/" "_" .SecretPath }}` or piped `{{ .SecretPath | replace "/" "_" }}` (the piped value
  * becomes the last argument, as in Go).
  */
+import { TemplateError } from '../framework/errors.js';
+
+/** The one TemplateError (framework/errors.ts), re-exported for this module's callers. */
+export { TemplateError } from '../framework/errors.js';
 
 /** Placeholders a template may use (reference 1.6). */
 export const TEMPLATE_FIELDS = [
@@ -34,9 +38,6 @@ const FUNCTIONS: Record<string, { arity: number; fn: (...a: string[]) => string 
   trimPrefix: { arity: 2, fn: (p, s) => (s.startsWith(p) ? s.slice(p.length) : s) },
   trimSuffix: { arity: 2, fn: (p, s) => (p && s.endsWith(p) ? s.slice(0, -p.length) : s) },
 };
-
-/** A template error (the caller turns it into a 400). */
-export class TemplateError extends Error {}
 
 type Operand = { field: TemplateField } | { literal: string };
 type Command = { fn: string; args: Operand[] } | { value: Operand };

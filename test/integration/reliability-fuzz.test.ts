@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGINES } from '../../src/engines/registry.js';
-import { sysEngine } from '../../src/engines/sys/index.js';
+import { sysEngine } from '../../src/server/sys-engine.js';
 import { tokenEngine } from '../../src/engines/sys/token-routes.js';
 import { cubbyholeRoutes } from '../../src/engines/cubbyhole/index.js';
 import { syncEngine } from '../../src/sync/index.js';

@@ -18,7 +18,7 @@ import type { Logger } from '../../src/framework/context.js';
 import { NoKeychain } from '../../src/seal/keychain.js';
 import type { Backend } from '../../src/storage/backend.js';
 import { InmemBackend } from '../../src/storage/inmem.js';
-import { Core } from '../../src/server/core.js';
+import { Core } from '../../src/server/core/core.js';
 import { FastRequest } from '../../src/server/fast-http.js';
 import type { ResponseSink } from '../../src/server/respond.js';
 import { Router } from '../../src/server/router.js';

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { logFilesInOrder, readFrames } from '../../src/storage/file.js';
+import { logFilesInOrder, readFrames } from '../../src/storage/file-format.js';
 
 /** The stored (barrier-level) bytes of `key` under the storage directory `storage`. */
 export function storedRecord(storage: string, key: string): Buffer | null {

@@ -6,8 +6,8 @@
 import { Command, Argument, Option } from 'commander';
 import type { CliContext } from '../context.js';
 import { Client, LocalError } from '../client.js';
-import { applyExamples } from '../../docs/examples.js';
-import { TOPICS, renderTopic } from '../../docs/help-topics.js';
+import { applyExamples } from '../examples.js';
+import { TOPICS, renderTopic } from '../help-topics.js';
 
 /** How long `__complete` waits for the daemon before answering nothing. */
 const COMPLETE_TIMEOUT_MS = 800;

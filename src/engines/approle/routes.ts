@@ -3,9 +3,9 @@ import { KeyholdError, invalid, notFound } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import { tokenFields, tokenParamsView } from '../auth-common/token-params.js';
-import { AppRoleBackend, roleName, type RoleEntry } from './approle-backend.js';
+import { AppRoleEngine, roleName, type RoleEntry } from './approle-engine.js';
 
-const route = routesFor<AppRoleBackend>();
+const route = routesFor<AppRoleEngine>();
 
 const TIDY_WARNING = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 
@@ -52,7 +52,7 @@ const FIELD_ENDPOINTS: Record<string, { read: (r: RoleEntry) => Record<string, u
   period: { read: (r) => ({ period: r.token_period, token_period: r.token_period }), names: ['period', 'token_period'], reset: { token_period: 0 } },
 };
 
-async function mustRole(b: AppRoleBackend, name: string): Promise<RoleEntry> {
+async function mustRole(b: AppRoleEngine, name: string): Promise<RoleEntry> {
   const r = await b.role(roleName(name));
   if (!r) throw notFound();
   return r;
@@ -148,7 +148,7 @@ export const appRoleRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const e = await engine.lookupSecretId(roleName(data.role_name), data.secret_id);
         // Vault: an unknown secret id gives no response on an update operation (204).
-        return e ? { data: AppRoleBackend.view(e) } : undefined;
+        return e ? { data: AppRoleEngine.view(e) } : undefined;
       },
     },
   }),
@@ -169,7 +169,7 @@ export const appRoleRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const e = await engine.lookupAccessor(roleName(data.role_name), data.secret_id_accessor);
         if (!e) throw new KeyholdError('notFound', '', { data: { error: `failed to find accessor entry for secret_id_accessor: ${JSON.stringify(data.secret_id_accessor)}` } });
-        return { data: AppRoleBackend.view(e) };
+        return { data: AppRoleEngine.view(e) };
       },
     },
   }),

@@ -3,9 +3,9 @@ import { invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import { tokenFields } from '../auth-common/token-params.js';
-import { JwtBackend, jwtRoleName, type JwtConfig } from './jwt-backend.js';
+import { JwtEngine, jwtRoleName, type JwtConfig } from './jwt-engine.js';
 
-const route = routesFor<JwtBackend>();
+const route = routesFor<JwtEngine>();
 
 /** Signed durations (leeways: -1 disables), integer seconds or Go durations. */
 const leeway = (help: string) => f.any(help);
@@ -67,7 +67,7 @@ export const jwtRoutes: AnyRoute[] = [
     operations: {
       read: async ({ engine }) => {
         const c = await engine.getConfig();
-        return c ? { data: JwtBackend.configView(c) } : undefined;
+        return c ? { data: JwtEngine.configView(c) } : undefined;
       },
       update: async ({ engine, data }) => {
         await engine.writeConfig(data as Partial<JwtConfig>);
@@ -88,7 +88,7 @@ export const jwtRoutes: AnyRoute[] = [
     operations: {
       read: async ({ engine, data }) => {
         const r = await engine.role(jwtRoleName(data.name));
-        return r ? { data: JwtBackend.roleView(r) } : undefined;
+        return r ? { data: JwtEngine.roleView(r) } : undefined;
       },
       update: async ({ engine, data }) => {
         const d: Record<string, unknown> = { ...data };

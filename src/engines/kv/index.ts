@@ -1,18 +1,18 @@
-/** KV version 2 secrets engine module: routes in routes.ts, domain in kv-backend.ts. */
+/** KV version 2 secrets engine module: routes in routes.ts, domain in kv-engine.ts. */
 import type { EngineModule } from '../../framework/engine.js';
-import { KvBackend } from './kv-backend.js';
+import { KvEngine } from './kv-engine.js';
 import { kvRoutes } from './routes.js';
 
-export { KvBackend } from './kv-backend.js';
-export type { KvConfig, VersionMetadata, VersionState, DataRead, PatchResult, MetadataChanges, WriteOptions } from './kv-backend.js';
+export { KvEngine } from './kv-engine.js';
+export type { KvConfig, VersionMetadata, VersionState, DataRead, PatchResult, MetadataChanges, WriteOptions } from './kv-engine.js';
 
 /** The KV v2 engine module. */
-export const kvEngine: EngineModule<KvBackend> = {
+export const kvEngine: EngineModule<KvEngine> = {
   type: 'kv',
   accessorPrefix: 'kv',
   description: 'Versioned key/value secrets (KV version 2)',
   routes: kvRoutes,
   async create(env) {
-    return new KvBackend(env);
+    return new KvEngine(env);
   },
 };

@@ -22,7 +22,7 @@ function checkPath(path: string): void {
 }
 
 /** One KV v1 mount. */
-export class KvV1Backend {
+export class KvV1Engine {
   private cipherP: Promise<PathCipher> | null = null;
 
   constructor(readonly env: EngineEnv) {}
@@ -109,7 +109,7 @@ export class KvV1Backend {
   }
 }
 
-const route = routesFor<KvV1Backend>();
+const route = routesFor<KvV1Engine>();
 
 /** KV v1 routes: one path template for read, write, list and delete. */
 export const kvV1Routes: AnyRoute[] = [
@@ -141,12 +141,12 @@ export const kvV1Routes: AnyRoute[] = [
 ];
 
 /** The KV v1 module (type "kv" with options.version=1, and "generic"). */
-export const kvV1Engine: EngineModule<KvV1Backend> = {
+export const kvV1Engine: EngineModule<KvV1Engine> = {
   type: 'kv',
   accessorPrefix: 'kv',
   description: 'Unversioned key/value secrets (KV version 1)',
   routes: kvV1Routes,
   async create(env) {
-    return new KvV1Backend(env);
+    return new KvV1Engine(env);
   },
 };

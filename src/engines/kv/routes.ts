@@ -1,5 +1,5 @@
 /**
- * KV v2 route table (Vault's vault-plugin-secrets-kv paths). Handlers are thin: coerce -> KvBackend -> Vault's
+ * KV v2 route table (Vault's vault-plugin-secrets-kv paths). Handlers are thin: coerce -> KvEngine -> Vault's
  * response shape. Deleted or destroyed versions answer 404 with their metadata in a normal envelope, and
  * v1-style paths answer 404 with Vault's warning, as the plugin does.
  */
@@ -7,10 +7,10 @@ import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import type { RequestContext } from '../../framework/context.js';
 import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
-import type { KvBackend, MetadataChanges } from './kv-backend.js';
+import type { KvEngine, MetadataChanges } from './kv-engine.js';
 import { KV_VERB, MESSAGES, ROOT_WORDS, invalidPathWarning, parseCustomMetadata } from './kv-rules.js';
 
-const defineRoute = routesFor<KvBackend>();
+const defineRoute = routesFor<KvEngine>();
 
 const pathField = f.string('Location of the secret (may contain slashes)');
 
@@ -131,7 +131,7 @@ const metadataFields = {
   custom_metadata: f.map('Version-independent string key/value pairs (at most 64)'),
 };
 
-type MetadataCtx = RequestContext<KvBackend, { path?: string; max_versions?: number; cas_required?: boolean; delete_version_after?: number; custom_metadata?: Record<string, unknown> }>;
+type MetadataCtx = RequestContext<KvEngine, { path?: string; max_versions?: number; cas_required?: boolean; delete_version_after?: number; custom_metadata?: Record<string, unknown> }>;
 
 const metadataRoute = defineRoute({
   path: 'metadata(/*path)',
@@ -181,7 +181,7 @@ const subkeysRoute = defineRoute({
 });
 
 /** Anything else (a KV v1-style path such as `secret/foo`): 404 with Vault's hint to use data/ and metadata/. */
-function invalidPath({ params, operation }: RequestContext<KvBackend, unknown>): Reply {
+function invalidPath({ params, operation }: RequestContext<KvEngine, unknown>): Reply {
   if (ROOT_WORDS.has(params.rest ?? '')) return rootWarning();
   return { status: 404, data: null, warnings: [invalidPathWarning(KV_VERB[operation] ?? 'get')] };
 }

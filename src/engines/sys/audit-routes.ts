@@ -3,12 +3,12 @@ import { auditBrokerOf, type AuditBroker } from '../../audit/audit-broker.js';
 import { internal, invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
-function broker(core: SysCore): AuditBroker {
-  const b = auditBrokerOf(core);
+function broker(parts: SysParts): AuditBroker {
+  const b = auditBrokerOf(parts);
   if (!b) throw internal('audit broker is not attached');
   return b;
 }

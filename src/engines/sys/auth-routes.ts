@@ -8,9 +8,9 @@ import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Vault's system default/max lease TTL (768h). */
 const SYSTEM_TTL = 768 * 3600;
@@ -133,13 +133,13 @@ const tuneFields = {
 
 function tuneHandlers() {
   return {
-    read: ({ engine, data }: { engine: SysCore; data: { path: string } }) => {
-      const m = engine.findAuthMount(data.path);
+    read: ({ engine, data }: { engine: SysParts; data: { path: string } }) => {
+      const m = engine.mounts.findAuthMount(data.path);
       if (!m) throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
       return { data: tuneView(m) };
     },
-    update: async ({ engine, data, raw }: { engine: SysCore; data: Record<string, unknown> & { path: string }; raw: Record<string, unknown> }) => {
-      const m = engine.findAuthMount(data.path);
+    update: async ({ engine, data, raw }: { engine: SysParts; data: Record<string, unknown> & { path: string }; raw: Record<string, unknown> }) => {
+      const m = engine.mounts.findAuthMount(data.path);
       if (data.user_lockout_config !== undefined && m && !['approle', 'ldap', 'userpass'].includes(m.type)) {
         throw invalid(`tuning of user lockout configuration for auth type "${m.type}" not allowed`);
       }
@@ -149,7 +149,7 @@ function tuneHandlers() {
       if (typeof merged.default_lease_ttl === 'number' && typeof merged.max_lease_ttl === 'number' && merged.max_lease_ttl !== 0 && merged.default_lease_ttl > merged.max_lease_ttl) {
         throw invalid('given default lease TTL greater than given max lease TTL');
       }
-      await engine.tuneAuth(data.path, { description: data.description as string | undefined, config: Object.keys(config).length ? config : undefined, options: data.options as Record<string, string> | undefined });
+      await engine.mounts.tuneAuth(data.path, { description: data.description as string | undefined, config: Object.keys(config).length ? config : undefined, options: data.options as Record<string, string> | undefined });
     },
   };
 }
@@ -163,7 +163,7 @@ export const authRoutes: AnyRoute[] = [
     operations: {
       read: ({ engine }) => {
         const out: Record<string, unknown> = {};
-        for (const m of engine.authMounts()) out[m.path.slice('auth/'.length)] = authMountView(m);
+        for (const m of engine.mounts.authMounts()) out[m.path.slice('auth/'.length)] = authMountView(m);
         return { data: out };
       },
     },
@@ -200,17 +200,17 @@ export const authRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       read: ({ engine, data }) => {
-        const m = engine.findAuthMount(data.path);
+        const m = engine.mounts.findAuthMount(data.path);
         if (!m) throw invalid(`No auth engine at ${data.path.replace(/\/*$/, '')}/`);
         return { data: authMountView(m) };
       },
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name ?? '';
         const config = data.config ? authConfig(data.config, 'config.') : {};
-        await engine.enableAuth(data.path, type, { description: data.description, options: data.options ?? null, config, local: data.local, seal_wrap: data.seal_wrap });
+        await engine.mounts.enableAuth(data.path, type, { description: data.description, options: data.options ?? null, config, local: data.local, seal_wrap: data.seal_wrap });
       },
       delete: async ({ engine, data }) => {
-        await engine.disableAuth(data.path);
+        await engine.mounts.disableAuth(data.path);
       },
     },
   }),

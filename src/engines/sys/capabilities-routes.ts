@@ -8,17 +8,17 @@ import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { TokenInfo } from '../../framework/context.js';
 import { tokenInfo } from '../../auth/tokens.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 const pathFields = { path: f.strings('Path (legacy single-path form)'), paths: f.strings('Paths to check') };
 
-async function answer(core: SysCore, token: TokenInfo, data: { path?: string[]; paths?: string[] }) {
+async function answer(parts: SysParts, token: TokenInfo, data: { path?: string[]; paths?: string[] }) {
   const paths = data.paths?.length ? data.paths : (data.path ?? []);
   if (!paths.length) throw invalid('paths', 'missing paths');
   const out: Record<string, unknown> = {};
-  for (const p of paths) out[p] = await core.capabilities(token, p.replace(/^\/+/, ''));
+  for (const p of paths) out[p] = await parts.access.capabilities(token, p.replace(/^\/+/, ''));
   // Vault keeps `capabilities` for a single path (backwards compatibility).
   if (paths.length === 1) out.capabilities = out[paths[0]!];
   return { data: out };
@@ -39,7 +39,7 @@ export const capabilitiesRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (!data.token) throw invalid('token', 'missing token');
-        const t = await engine.lookupToken(data.token.trim(), { peek: true });
+        const t = await engine.access.lookupToken(data.token.trim(), { peek: true });
         if (!t) throw invalid('invalid token');
         return answer(engine, t, data);
       },
@@ -62,6 +62,6 @@ export const capabilitiesRoutes: AnyRoute[] = [
     path: 'internal/ui/resultant-acl',
     summary: "The calling token's merged ACL (exact and glob paths with their rules)",
     fields: {},
-    operations: { read: async ({ engine, token }) => ({ data: await engine.resultantAcl(token!) }) },
+    operations: { read: async ({ engine, token }) => ({ data: await engine.access.resultantAcl(token!) }) },
   }),
 ];

@@ -6,9 +6,9 @@
 import { sealed } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Go's zero time, which Vault 1.14 sends as `active_time` on a node that is not active. */
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -35,8 +35,8 @@ export const haRoutes: AnyRoute[] = [
     standby: 'local',
     operations: {
       read: ({ engine }) => {
-        const ha = engine.haStatus();
-        if (ha.haEnabled && engine.isSealed()) throw sealed();
+        const ha = engine.cluster.haStatus();
+        if (ha.haEnabled && engine.seal.isSealed()) throw sealed();
         return rawJson({
           ha_enabled: ha.haEnabled,
           is_self: ha.isSelf,
@@ -69,9 +69,9 @@ export const haRoutes: AnyRoute[] = [
     standby: 'local',
     operations: {
       read: ({ engine, data }) => {
-        const ha = engine.haStatus();
-        const initialized = engine.isInitialized();
-        const isSealed = engine.isSealed();
+        const ha = engine.cluster.haStatus();
+        const initialized = engine.seal.isInitialized();
+        const isSealed = engine.seal.isSealed();
         const standby = ha.role === 'standby';
         const perf = standby && ha.standbyReads;
         const body: Record<string, unknown> = {
@@ -91,7 +91,7 @@ export const haRoutes: AnyRoute[] = [
         // Vault omits the cluster name and id while sealed.
         if (!isSealed) {
           body.cluster_name = ha.clusterName;
-          body.cluster_id = engine.sealConfig?.storage_id ?? '';
+          body.cluster_id = engine.seal.sealConfig?.storage_id ?? '';
         }
         // Precedence as Vault's http/sys_health.go: uninitialised, sealed, perf standby, standby, active.
         let status: number;
@@ -109,7 +109,7 @@ export const haRoutes: AnyRoute[] = [
     summary: 'Nodes of the cluster: the active and the standbys it has heard from',
     fields: {},
     operations: {
-      read: async ({ engine }) => ({ data: { nodes: await engine.haNodes() } }),
+      read: async ({ engine }) => ({ data: { nodes: await engine.cluster.haNodes() } }),
     },
   }),
   route({
@@ -119,7 +119,7 @@ export const haRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       update: async ({ engine }) => {
-        await engine.stepDown();
+        await engine.cluster.stepDown();
       },
     },
     cli: { command: 'operator step-down' },

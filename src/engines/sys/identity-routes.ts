@@ -3,16 +3,17 @@
  * found with `identity/lookup/entity` (hashicorp/vault vault/identity_store_entities.go,
  * identity_lookup.go). Entities are made by the token store at login; these routes only read.
  */
-import type { EngineModule } from '../../framework/engine.js';
 import { invalid, notFound } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { AliasRecord, EntityRecord } from '../../auth/identity.js';
-import type { SysCore } from './sys-core.js';
+import type { EngineModule } from '../../framework/engine.js';
+import type { IdentityParts } from './sys-parts.js';
+import { partsRequired } from './with-parts.js';
 import { OidcIssuer } from '../../auth/oidc/issuer.js';
 import { oidcRoutes, type OidcEngine } from './oidc-routes.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<IdentityParts>();
 
 function aliasView(a: AliasRecord): Record<string, unknown> {
   return {
@@ -131,22 +132,29 @@ export interface IdentityEngine extends OidcEngine {
   invalidate(key: string): void;
 }
 
-/** The identity module, mounted internally at identity/. */
+/** The identity module's route table (docs, OpenAPI); the core mounts `identityEngineFor` its identity store. */
 export const identityEngine: EngineModule<IdentityEngine> = {
   type: 'identity',
   accessorPrefix: 'identity',
   description: 'identity store',
   routes: [...identityRoutes, ...oidcRoutes],
-  async create(env) {
-    const identity = (env.core as unknown as SysCore).identity;
-    const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
-    // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
-    if (!env.standby) oidc.start();
-    return {
-      identity,
-      oidc,
-      close: async () => oidc.stop(),
-      invalidate: () => oidc.forget(),
-    };
-  },
+  create: partsRequired('identity'),
 };
+
+/** The identity module serving the core's identity store, mounted internally at identity/. */
+export function identityEngineFor(parts: IdentityParts): EngineModule<IdentityEngine> {
+  return {
+    ...identityEngine,
+    async create(env) {
+      const oidc = new OidcIssuer(env.storage, env.clock, env.logger, () => env.core.apiAddr);
+      // Keys rotate on the node that writes; a standby's instance is recreated when it becomes active.
+      if (!env.standby) oidc.start();
+      return {
+        identity: parts.identity,
+        oidc,
+        close: async () => oidc.stop(),
+        invalidate: () => oidc.forget(),
+      };
+    },
+  };
+}

@@ -1,12 +1,12 @@
 /** The `sys/` routes: seal and init, health, mounts, ACL policies, plugin reload, capabilities. */
-import type { EngineModule } from '../../framework/engine.js';
 import { invalid, notFound } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
+import { partsRequired, type PartsModule } from './with-parts.js';
 import { auditRoutes } from './audit-routes.js';
-import { openapiRoute } from './openapi-route.js';
+import { openapiRoute, type OpenApiGenerator } from './openapi-route.js';
 import { uiMountsRoutes } from './ui-mounts-route.js';
 import { haRoutes } from './ha-routes.js';
 import { authRoutes } from './auth-routes.js';
@@ -18,7 +18,7 @@ import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Seconds from a stored TTL ("1h", "3600", 3600); 0 when unset or unreadable. */
 function ttlSeconds(v: unknown): number {
@@ -80,14 +80,8 @@ function mountView(m: MountInfo): Record<string, unknown> {
 
 const policyName = f.name('Policy name');
 
-/** A bare JSON answer without the envelope (Vault's seal-status, health, init, unseal, leader). */
-function rawJson(body: unknown, status = 200) {
-  return { raw: { contentType: 'application/json', body: JSON.stringify(body) + '\n', status } };
-}
-
 /** Routes of the sys mount. */
 export const sysRoutes: AnyRoute[] = [
-  openapiRoute,
   ...sealRoutes,
   ...haRoutes,
   route({
@@ -98,7 +92,7 @@ export const sysRoutes: AnyRoute[] = [
     sudo: true,
     operations: {
       update: async ({ engine }) => {
-        await engine.seal();
+        await engine.seal.seal();
       },
     },
     cli: { command: 'operator seal', confirm: true },
@@ -109,7 +103,7 @@ export const sysRoutes: AnyRoute[] = [
     fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored'), allowed_managed_keys: f.any('Managed keys this mount may use (the whole list is replaced)') },
     operations: {
       read: ({ engine, data }) => {
-        const m = engine.findMount(data.path);
+        const m = engine.mounts.findMount(data.path);
         if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
         const d: Record<string, unknown> = { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false };
         if (Array.isArray(m.config.allowed_managed_keys) && m.config.allowed_managed_keys.length) d.allowed_managed_keys = m.config.allowed_managed_keys;
@@ -117,7 +111,7 @@ export const sysRoutes: AnyRoute[] = [
       },
       update: async ({ engine, data }) => {
         const config = data.allowed_managed_keys !== undefined ? { allowed_managed_keys: managedKeyList(data.allowed_managed_keys) } : undefined;
-        const warnings = await engine.tune(data.path, { description: data.description, options: data.options, config });
+        const warnings = await engine.mounts.tune(data.path, { description: data.description, options: data.options, config });
         // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
         return warnings && warnings.length ? { data: null, warnings } : undefined;
       },
@@ -138,17 +132,17 @@ export const sysRoutes: AnyRoute[] = [
     },
     operations: {
       read: ({ engine, data }) => {
-        const m = engine.findMount(data.path);
+        const m = engine.mounts.findMount(data.path);
         if (!m) throw notFound();
         return { data: mountView(m) };
       },
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name;
         if (!type) throw invalid('type', 'is required');
-        await engine.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config) : undefined });
+        await engine.mounts.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config) : undefined });
       },
       delete: async ({ engine, data }) => {
-        await engine.unmount(data.path);
+        await engine.mounts.unmount(data.path);
       },
     },
   }),
@@ -159,7 +153,7 @@ export const sysRoutes: AnyRoute[] = [
     operations: {
       read: ({ engine }) => {
         const out: Record<string, unknown> = {};
-        for (const m of engine.mounts()) out[m.path] = mountView(m);
+        for (const m of engine.mounts.list()) out[m.path] = mountView(m);
         out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
         // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
         out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
@@ -188,11 +182,11 @@ export const sysRoutes: AnyRoute[] = [
         if (!data.policy) throw invalid("'policy' parameter not supplied or empty");
         // Vault accepts a base64-encoded policy body (sys/policies/acl docs).
         await engine.policies.put(data.name, decodePolicyText(data.policy));
-        engine.invalidateAcls();
+        engine.access.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
         await engine.policies.delete(data.name);
-        engine.invalidateAcls();
+        engine.access.invalidateAcls();
       },
     },
   }),
@@ -216,11 +210,11 @@ export const sysRoutes: AnyRoute[] = [
         const text = data.policy ?? data.rules;
         if (!text) throw invalid("'policy' parameter not supplied or empty");
         await engine.policies.put(data.name, decodePolicyText(text));
-        engine.invalidateAcls();
+        engine.access.invalidateAcls();
       },
       delete: async ({ engine, data }) => {
         await engine.policies.delete(data.name);
-        engine.invalidateAcls();
+        engine.access.invalidateAcls();
       },
     },
   }),
@@ -232,26 +226,27 @@ export const sysRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (data.plugin && data.mounts?.length) throw invalid('plugin', 'give either plugin or mounts, not both');
-        const reloaded = await engine.reload({ plugin: data.plugin, mounts: data.mounts });
+        const reloaded = await engine.mounts.reload({ plugin: data.plugin, mounts: data.mounts });
         return { data: { reload_id: '', reloaded } };
       },
     },
   }),
 ];
 
-/** Extra sys routes contributed by other modules (audit devices, openapi). Registered before start. */
-export const extraSysRoutes: AnyRoute[] = [];
+/** What the server gives the sys module: the parts that live above the engines. */
+export interface SysModuleParts {
+  /** Builds `sys/internal/specs/openapi` (src/docs' generator over every engine's route table). */
+  openApi: OpenApiGenerator;
+}
 
-/** The system module; its instance is the core itself. */
-export const sysEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
-  type: 'system',
-  accessorPrefix: 'system',
-  description: 'system endpoints used for control, policy and debugging',
-  get routes() {
-    return [...extraSysRoutes, ...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...sysRoutes];
-  },
-  async create(env) {
-    return env.core as unknown as SysCore;
-  },
-};
-
+/** The system module; its instance is the core's parts (the core mounts it with `withParts`). */
+export function sysModule(parts: SysModuleParts): PartsModule<SysParts> {
+  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  return {
+    type: 'system',
+    accessorPrefix: 'system',
+    description: 'system endpoints used for control, policy and debugging',
+    routes,
+    create: partsRequired('system'),
+  };
+}

@@ -6,10 +6,10 @@
 import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { KmsHash } from '../../kms/types.js';
-import type { SysCore } from './sys-core.js';
+import type { KmsHash } from '../../framework/kms-key.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 const TEST_HASHES: Record<string, KmsHash> = {
   sha1: 'sha1', 'sha2-224': 'sha224', 'sha2-256': 'sha256', 'sha2-384': 'sha384', 'sha2-512': 'sha512',

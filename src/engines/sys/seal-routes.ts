@@ -6,9 +6,9 @@
 import { invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** A bare JSON answer without the envelope (Vault's seal-status, init, unseal, rekey). */
 function rawJson(body: unknown, status = 200) {
@@ -16,30 +16,30 @@ function rawJson(body: unknown, status = 200) {
 }
 
 /** Vault's SealStatusResponse, plus keyhold's keychain fields. */
-export function sealStatus(core: SysCore): Record<string, unknown> {
-  const s = core.sealer.status();
+export function sealStatus(parts: SysParts): Record<string, unknown> {
+  const s = parts.seal.sealer.status();
   const out: Record<string, unknown> = {
     type: s.type,
-    initialized: core.isInitialized(),
-    sealed: core.isSealed(),
+    initialized: parts.seal.isInitialized(),
+    sealed: parts.seal.isSealed(),
     t: s.t,
     n: s.n,
     progress: s.progress,
     nonce: s.nonce,
-    version: core.version,
+    version: parts.version,
     build_date: '',
     migration: s.migration,
     recovery_seal: s.recovery_seal,
-    storage_type: core.backend.describe().split(':')[0],
+    storage_type: parts.seal.backend.describe().split(':')[0],
   };
   if (s.recovery_seal_type) out.recovery_seal_type = s.recovery_seal_type;
   // Vault omits cluster name and id while sealed [vault src api/sys_seal.go].
-  if (!core.isSealed()) {
+  if (!parts.seal.isSealed()) {
     out.cluster_name = 'keyhold';
-    out.cluster_id = core.sealConfig?.storage_id ?? '';
+    out.cluster_id = parts.seal.sealConfig?.storage_id ?? '';
   }
-  out.keychain = core.keychain.describe();
-  out.keychain_unseal = Boolean(core.sealConfig?.keychain_account);
+  out.keychain = parts.seal.keychain.describe();
+  out.keychain_unseal = Boolean(parts.seal.sealConfig?.keychain_account);
   return out;
 }
 
@@ -70,10 +70,10 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
       fields: rekeyInitFields,
       unauthenticated: true,
       operations: {
-        read: ({ engine }) => rawJson(engine.sealer.rekeyStatus(recovery)),
-        update: ({ engine, data }) => rawJson(engine.sealer.rekeyInit(recovery, data)),
+        read: ({ engine }) => rawJson(engine.seal.rekey.status(recovery)),
+        update: ({ engine, data }) => rawJson(engine.seal.rekey.init(recovery, data)),
         delete: ({ engine }) => {
-          engine.sealer.rekeyCancel(recovery);
+          engine.seal.rekey.cancel(recovery);
         },
       },
     }),
@@ -85,8 +85,8 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
       operations: {
         update: async ({ engine, data }) => {
           if (!data.key) throw invalid("'key' must be specified in request body as JSON");
-          const r = await engine.sealer.rekeyUpdate(recovery, data.key, data.nonce ?? '');
-          if (!r) return rawJson(engine.sealer.rekeyStatus(recovery));
+          const r = await engine.seal.rekey.update(recovery, data.key, data.nonce ?? '');
+          if (!r) return rawJson(engine.seal.rekey.status(recovery));
           const { hex, b64 } = hexAndB64(r.keys);
           const body: Record<string, unknown> = { nonce: r.nonce, complete: true, keys: hex, keys_base64: b64, pgp_fingerprints: null, backup: false, verification_required: r.verification_required };
           if (r.verification_nonce) body.verification_nonce = r.verification_nonce;
@@ -101,15 +101,15 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
       fields: { key: keyField(), nonce: nonceField() },
       unauthenticated: true,
       operations: {
-        read: ({ engine }) => rawJson(engine.sealer.rekeyVerifyStatus(recovery)),
+        read: ({ engine }) => rawJson(engine.seal.rekey.verifyStatus(recovery)),
         update: async ({ engine, data }) => {
           if (!data.key) throw invalid("'key' must be specified in request body as JSON");
-          const r = await engine.sealer.rekeyVerify(recovery, data.key, data.nonce ?? '');
-          return rawJson(r ?? engine.sealer.rekeyVerifyStatus(recovery));
+          const r = await engine.seal.rekey.verify(recovery, data.key, data.nonce ?? '');
+          return rawJson(r ?? engine.seal.rekey.verifyStatus(recovery));
         },
         delete: ({ engine }) => {
-          engine.sealer.rekeyVerifyRestart(recovery);
-          return rawJson(engine.sealer.rekeyVerifyStatus(recovery));
+          engine.seal.rekey.verifyRestart(recovery);
+          return rawJson(engine.seal.rekey.verifyStatus(recovery));
         },
       },
     }),
@@ -128,7 +128,7 @@ export const sealRoutes: AnyRoute[] = [
     operations: {
       read: async ({ engine }) => {
         // A sealed daemon on shared storage re-reads the seal config (another may have initialised it).
-        if (engine.isSealed()) await engine.sealer.refresh();
+        if (engine.seal.isSealed()) await engine.seal.sealer.refresh();
         return rawJson(sealStatus(engine));
       },
     },
@@ -154,12 +154,12 @@ export const sealRoutes: AnyRoute[] = [
     allowSealed: true,
     operations: {
       read: async ({ engine }) => {
-        if (engine.isSealed()) await engine.sealer.refresh();
-        return rawJson({ initialized: engine.isInitialized() });
+        if (engine.seal.isSealed()) await engine.seal.sealer.refresh();
+        return rawJson({ initialized: engine.seal.isInitialized() });
       },
       update: async ({ engine, data }) => {
-        if (engine.isInitialized()) throw invalid('Vault is already initialized');
-        const r = await engine.init({ ...data, useKeychain: data.keychain });
+        if (engine.seal.isInitialized()) throw invalid('Vault is already initialized');
+        const r = await engine.seal.init({ ...data, useKeychain: data.keychain });
         const keys = hexAndB64(r.keys);
         const body: Record<string, unknown> = { keys: keys.hex, keys_base64: keys.b64 };
         if (r.recoveryKeys.length) {
@@ -187,11 +187,11 @@ export const sealRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         if (data.reset) {
-          engine.resetUnseal();
+          engine.seal.resetUnseal();
           return rawJson(sealStatus(engine));
         }
         if (!data.key) throw invalid("'key' must be specified in request body as JSON, or 'reset' set to true");
-        await engine.submitUnsealKey(data.key, Boolean(data.migrate));
+        await engine.seal.submitUnsealKey(data.key, Boolean(data.migrate));
         return rawJson(sealStatus(engine));
       },
     },

@@ -1,5 +1,4 @@
 /** The `auth/token/` routes: create, look up, renew and revoke tokens (Vault's token auth method). */
-import type { EngineModule } from '../../framework/engine.js';
 import { denied, invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
@@ -7,16 +6,17 @@ import type { RequestContext } from '../../framework/context.js';
 import type { TokenEntry } from '../../auth/tokens.js';
 import { defaultTokenRole, type TokenRole } from '../../auth/token-roles.js';
 import { mountTtl, tokenLifetime } from '../../auth/token-ttl.js';
-import type { SysCore } from './sys-core.js';
+import type { TokenParts } from './sys-parts.js';
+import { partsRequired, type PartsModule } from './with-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<TokenParts>();
 
 function rfc3339(sec: number): string {
   return new Date(Math.round(sec * 1000)).toISOString().replace('.000Z', 'Z');
 }
 
-function lookupData(core: SysCore, e: TokenEntry, id: string | undefined): Record<string, unknown> {
-  const now = core.clock.now() / 1000;
+function lookupData(parts: TokenParts, e: TokenEntry, id: string | undefined): Record<string, unknown> {
+  const now = parts.clock.now() / 1000;
   const out: Record<string, unknown> = {
     accessor: e.accessor,
     creation_time: Math.floor(e.creation_time),
@@ -64,20 +64,20 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
 }
 
 /** The entry of `token`: 400 when missing, 403 "bad token" when unknown or expired (as Vault answers). */
-async function entryOf(core: SysCore, token: string | undefined, self = false): Promise<TokenEntry> {
+async function entryOf(parts: TokenParts, token: string | undefined, self = false): Promise<TokenEntry> {
   if (!token) throw invalid('missing token ID');
   // The caller's own token may be on its last use (spent during this very request).
-  const e = await core.tokens.lookup(token, { includeSpent: self });
+  const e = await parts.tokens.lookup(token, { includeSpent: self });
   if (!e) throw denied('bad token');
   return e;
 }
 
 /** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
-async function renewEntry(core: SysCore, e: TokenEntry, increment: number | undefined, gone: () => Error): Promise<TokenEntry> {
+async function renewEntry(parts: TokenParts, e: TokenEntry, increment: number | undefined, gone: () => Error): Promise<TokenEntry> {
   if (e.type === 'batch') throw invalid('batch tokens cannot be renewed');
   if (!e.renewable) throw invalid('lease is not renewable');
   // null: revoked or expired since it was looked up; an expired token is gone, never renewed back.
-  const renewed = await core.tokens.renew(e, increment);
+  const renewed = await parts.tokens.renew(e, increment);
   if (!renewed) throw gone();
   return renewed;
 }
@@ -118,7 +118,7 @@ function fmt(list: string[]): string {
  * unless the caller is root or has sudo on the path (or a token role allows the policies); orphans,
  * periodic tokens and custom ids need root or sudo unless a role grants them.
  */
-async function createToken(ctx: RequestContext<SysCore, CreateData>, orphanPath: boolean, roleName: string | undefined): Promise<Reply> {
+async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPath: boolean, roleName: string | undefined): Promise<Reply> {
   const { engine, token, fullPath } = ctx;
   const data = ctx.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   const caller = token!;
@@ -518,13 +518,11 @@ export const tokenRoutes: AnyRoute[] = [
   }),
 ];
 
-/** The token auth module, mounted at auth/token/. */
-export const tokenEngine: EngineModule<SysCore & { close?(): Promise<void> }> = {
+/** The token auth module, mounted at auth/token/; its instance is the core's token parts (`withParts`). */
+export const tokenEngine: PartsModule<TokenParts> = {
   type: 'token',
   accessorPrefix: 'auth_token',
   description: 'token based credentials',
   routes: tokenRoutes,
-  async create(env) {
-    return env.core as unknown as SysCore;
-  },
+  create: partsRequired('token'),
 };

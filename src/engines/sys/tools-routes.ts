@@ -8,9 +8,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** Hash algorithms of sys/tools/hash, Vault's names to node:crypto's. */
 const HASHES: Record<string, string> = {

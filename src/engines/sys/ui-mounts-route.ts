@@ -17,9 +17,9 @@ import { denied } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo, TokenInfo } from '../../framework/context.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** A mount-table entry as Vault's mountInfo renders it (same shape as `GET sys/mounts/:path`). */
 function mountInfoView(m: MountInfo): Record<string, unknown> {
@@ -62,11 +62,11 @@ function sanitize(path: string): string {
 }
 
 /** Longest mount (table, `sys/`, `auth/token/`) whose path prefixes `path`, with its full logical path. */
-function matchingMount(core: SysCore, path: string): { entry: MountInfo; fullPath: string } | null {
+function matchingMount(parts: SysParts, path: string): { entry: MountInfo; fullPath: string } | null {
   const candidates: Array<{ entry: MountInfo; fullPath: string }> = [
-    ...core.mounts().map((m) => ({ entry: m, fullPath: m.path })),
+    ...parts.mounts.list().map((m) => ({ entry: m, fullPath: m.path })),
     ...BUILTIN_SECRET.map((m) => ({ entry: m, fullPath: m.path })),
-    ...core.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
+    ...parts.mounts.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
   ];
   let best: { entry: MountInfo; fullPath: string } | null = null;
   for (const c of candidates) if (path.startsWith(c.fullPath) && (!best || c.fullPath.length > best.fullPath.length)) best = c;
@@ -78,13 +78,13 @@ function matchingMount(core: SysCore, path: string): { entry: MountInfo; fullPat
  * under the mount (exact or glob, rules merged across the token's policies) granting a capability
  * other than deny.
  */
-async function hasMountAccess(core: SysCore, token: TokenInfo, mountPath: string): Promise<boolean> {
+async function hasMountAccess(parts: SysParts, token: TokenInfo, mountPath: string): Promise<boolean> {
   if (token.root) return true;
-  const caps = await core.capabilities(token, mountPath);
+  const caps = await parts.access.capabilities(token, mountPath);
   if (!caps.includes('deny')) return true;
   const merged = new Map<string, Set<string>>();
   for (const name of token.policies) {
-    const p = await core.policies.get(name);
+    const p = await parts.policies.get(name);
     for (const r of p?.rules ?? []) {
       const set = merged.get(r.path) ?? new Set<string>();
       for (const c of r.capabilities) set.add(c);
@@ -137,15 +137,15 @@ export const uiMountsRoutes: AnyRoute[] = [
         // Without a token Vault lists only mounts with listing_visibility "unauth" (a login page picks
         // the auth method from them), with their type, description and options only.
         if (!token) {
-          for (const m of engine.authMounts()) {
+          for (const m of engine.mounts.authMounts()) {
             if (m.config.listing_visibility === 'unauth') auth[m.path.slice('auth/'.length)] = { type: m.type, description: m.description, options: m.options };
           }
         }
         if (token) {
-          for (const m of [...engine.mounts(), ...BUILTIN_SECRET]) {
+          for (const m of [...engine.mounts.list(), ...BUILTIN_SECRET]) {
             if (await hasMountAccess(engine, token, m.path)) secret[m.path] = mountInfoView(m);
           }
-          for (const m of engine.authMounts()) {
+          for (const m of engine.mounts.authMounts()) {
             if (await hasMountAccess(engine, token, m.path)) auth[m.path.slice('auth/'.length)] = mountInfoView(m);
           }
         }

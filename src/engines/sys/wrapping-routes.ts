@@ -7,12 +7,12 @@ import { denied, invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
 import type { RequestContext } from '../../framework/context.js';
-import type { SysCore } from './sys-core.js';
+import type { SysParts } from './sys-parts.js';
 
-const route = routesFor<SysCore>();
+const route = routesFor<SysParts>();
 
 /** The token a caller names: `token` in the body (a third party unwrapping), else the request's own. */
-function tokenArg(ctx: RequestContext<SysCore, { token?: string }>): { token: string | undefined; thirdParty: boolean } {
+function tokenArg(ctx: RequestContext<SysParts, { token?: string }>): { token: string | undefined; thirdParty: boolean } {
   const body = ctx.data.token?.trim();
   if (body) return { token: body, thirdParty: true };
   const x = ctx.headers['x-vault-token'];
@@ -25,7 +25,7 @@ function tokenArg(ctx: RequestContext<SysCore, { token?: string }>): { token: st
  * A third party (wrapping token in the body) must itself hold `update` on the path. These routes are
  * unauthenticated so that a bad wrapping token in the header answers Vault's 400, not a 403.
  */
-function requireCaller(ctx: RequestContext<SysCore, unknown>, path: string): void {
+function requireCaller(ctx: RequestContext<SysParts, unknown>, path: string): void {
   if (!ctx.token || !ctx.allowed('update', path)) throw denied();
 }
 

@@ -1,71 +1,15 @@
-/** Transit secrets engine module: the live state of a mount (key store, scheduler) and its routes. */
+/** Transit secrets engine module: its routes and the factory of a mount's live state (transit-engine.ts). */
 import type { EngineModule } from '../../framework/engine.js';
-import type { EngineEnv } from '../../framework/context.js';
 import { keyRoutes } from './routes/key-routes.js';
 import { dataRoutes } from './routes/data-routes.js';
 import { jwtRoutes } from './routes/jwt-routes.js';
 import { TransitKeyStore } from './keyring/key-store.js';
-import { AutoRotator } from './keyring/auto-rotate.js';
-import { WrappingKey } from './keyring/byok.js';
-import type { ManagedKeyAccess, TransitState } from './keyring/types.js';
+import { TransitEngine } from './transit-engine.js';
 
-/** Stored `config/keys` record. */
-export interface KeysConfig {
-  disable_upsert: boolean;
-}
-
-/** Live state of one transit mount. */
-export class TransitBackend implements TransitState {
-  /** The mount's keys (per-key locks, cache sized by `config/cache` at start-up/reload). */
-  readonly keys: TransitKeyStore;
-  /** The auto-rotation scheduler. */
-  readonly rotator: AutoRotator;
-  /** The mount's BYOK wrapping key (RSA-4096, created on first use). */
-  readonly wrapping: WrappingKey;
-  /** sys/managed-keys as this mount may use them. */
-  readonly managed?: ManagedKeyAccess;
-
-  constructor(readonly env: EngineEnv, cacheSize = 0) {
-    this.keys = new TransitKeyStore(env.storage, env.clock, env.logger, cacheSize);
-    this.rotator = new AutoRotator(this.keys, env.clock, env.logger);
-    this.wrapping = new WrappingKey(env.storage);
-    const reg = env.core.managedKeys;
-    if (reg) {
-      this.managed = {
-        resolve: async (ref) => (await reg.resolve(ref, env.mount)).uuid,
-        // The mount's permission (any_mount or allowed_managed_keys) is checked on every use, not only
-        // at create: a tune that drops the key takes effect at once (reference 2.1 note on UUIDs).
-        key: (uuid, usage) => reg.keyFor(uuid, env.mount, usage),
-        nameOf: async (uuid) => (await reg.byUuid(uuid))?.name ?? '',
-        markUsed: (uuid, name) => reg.markUsed(uuid, env.mount, name),
-        unmarkUsed: (uuid, name) => reg.unmarkUsed(uuid, env.mount, name),
-      };
-    }
-  }
-
-  /** `config/keys` disable_upsert. */
-  async upsertDisabled(): Promise<boolean> {
-    return (await this.keys.readConfig<KeysConfig>('keys'))?.disable_upsert ?? false;
-  }
-
-  /** Another node changed `key` (a standby's cache invalidation): drop the cached key it belongs to. */
-  invalidate(key: string): void {
-    const m = /^(?:policy|versions)\/([^/]+)/.exec(key);
-    if (!m) return;
-    this.keys.forget(m[1]!);
-    // Load the new state now, before the next request needs it (a rotation seen on a standby is then
-    // used by the first encrypt after it); a load racing a later change loads again (generation).
-    this.keys.get(m[1]!).catch(() => {});
-  }
-
-  /** Stop the scheduler. */
-  async close(): Promise<void> {
-    await this.rotator.stop();
-  }
-}
+export { TransitEngine, type KeysConfig } from './transit-engine.js';
 
 /** The transit engine module. */
-export const transitEngine: EngineModule<TransitBackend> = {
+export const transitEngine: EngineModule<TransitEngine> = {
   type: 'transit',
   accessorPrefix: 'transit',
   description: 'Encryption as a service: named keys, encrypt/decrypt, sign/verify, HMAC',
@@ -74,9 +18,9 @@ export const transitEngine: EngineModule<TransitBackend> = {
     // cache-config takes effect here: at start-up and on sys/plugins/reload/backend (spec 2.4).
     const probe = new TransitKeyStore(env.storage, env.clock, env.logger);
     const size = (await probe.readConfig<{ size: number }>('cache'))?.size ?? 0;
-    const backend = new TransitBackend(env, size);
+    const engine = new TransitEngine(env, size);
     // Auto-rotation writes: only the active node of a cluster runs it.
-    if (!env.standby) backend.rotator.start();
-    return backend;
+    if (!env.standby) engine.rotator.start();
+    return engine;
   },
 };

@@ -9,7 +9,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import { NetworkGuard, type NetworkRules } from '../../sync/network-guard.js';
 import { verifyDigest } from '../verify.js';
-import type { KmsCapabilities, KmsKey, KmsSignOptions } from '../types.js';
+import type { KmsCapabilities, KmsKey, KmsSignOptions } from '../../framework/kms-key.js';
 
 /** Configuration of an AWS KMS key. */
 export interface AwsKmsKeyOptions {

@@ -9,7 +9,7 @@ import { invalid } from '../../framework/errors.js';
 import { CKM, CURVES, DIGEST_INFO, HASH_MECH, mechanismOf, rawToDer, type MechanismInfo } from '../mechanisms.js';
 import { Semaphore } from '../semaphore.js';
 import { verifyDigest } from '../verify.js';
-import type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from '../types.js';
+import type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from '../../framework/kms-key.js';
 import { Pkcs11Library } from './pkcs11-library.js';
 import type { GenerateSpec, KeyFacts, KeySpec, MechParams } from './worker-protocol.js';
 

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../../src/cli/program.js';
 import { describeCommand, flatten } from '../../../src/docs/cli-model.js';
-import { applyExamples, EXAMPLES, examplesOf, ownExamples } from '../../../src/docs/examples.js';
+import { applyExamples, EXAMPLES, examplesOf, ownExamples } from '../../../src/cli/examples.js';
 
 function helpOf(cmd: Command): string {
   let out = '';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEV_MOUNTS, mountedRoutes, resolveMount } from '../../../src/docs/catalog.js';
 import { findPath, pathHelp, renderPathHelp } from '../../../src/docs/path-help.js';
-import { renderTopic, TOPICS } from '../../../src/docs/help-topics.js';
+import { renderTopic, TOPICS } from '../../../src/cli/help-topics.js';
 
 const mounts = mountedRoutes([...DEV_MOUNTS, { path: 'payments/', type: 'transit' }, { path: 'team/', type: 'kv-v2' }]);
 

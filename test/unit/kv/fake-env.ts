@@ -2,11 +2,11 @@
 import type { EngineEnv, KvEvent, MountInfo } from '../../../src/framework/context.js';
 import { LocalEventBus } from '../../../src/framework/events.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
-import { KvBackend } from '../../../src/engines/kv/index.js';
+import { KvEngine } from '../../../src/engines/kv/index.js';
 
-/** A test harness around one KvBackend. */
+/** A test harness around one KvEngine. */
 export interface KvHarness {
-  kv: KvBackend;
+  kv: KvEngine;
   storage: InmemBackend;
   events: KvEvent[];
   clock: { ms: number; now(): number };
@@ -35,7 +35,7 @@ export function makeKv(startMs = Date.UTC(2024, 0, 2, 3, 4, 5)): KvHarness {
     events: bus,
     core: { findMount: () => undefined, engineOf: () => undefined, mounts: () => [] },
   };
-  return { kv: new KvBackend(env), storage, events, clock, mount };
+  return { kv: new KvEngine(env), storage, events, clock, mount };
 }
 
 /** Every key in the in-memory storage. */

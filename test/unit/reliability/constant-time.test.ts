@@ -18,8 +18,8 @@ const REVIEWED = [
   /envelope\.ts: .*\.equals\(ENVELOPE_MAGIC\)/, // file-format magic bytes
   /cli\/commands\/transit-data\.ts: .*!o\.signature === !o\.hmac/, // flag presence
   /auth\/policies\.ts: .*Buffer\.from\(s, 'utf8'\)\.equals\(buf\)/, // a policy body's base64 round trip (policy text is not secret)
-  /storage\/file\.ts: .*createHash\('sha256'\)\.update\(buf\.subarray\(start, end\)\)\.digest\(\)\.subarray\(0, 16\)\.equals/, // a storage frame's integrity checksum against the frame read back (no secret: the frame sits on disk next to it)
-  /storage\/file\.ts: \.equals\(buf\.subarray\(at \+ 8, at \+ 24\)\)$/, // the same checksum comparison as the formatter wraps it (the chain split over lines)
+  /storage\/file-format\.ts: .*createHash\('sha256'\)\.update\(buf\.subarray\(start, end\)\)\.digest\(\)\.subarray\(0, 16\)\.equals/, // a storage frame's integrity checksum against the frame read back (no secret: the frame sits on disk next to it)
+  /storage\/file-format\.ts: \.equals\(buf\.subarray\(at \+ 8, at \+ 24\)\)$/, // the same checksum comparison as the formatter wraps it (the chain split over lines)
   /kms\/pkcs11\/pkcs11-key\.ts: .*x\.oid\.equals\(Buffer\.from\((f|this\.facts)\.ecParams/, // a key's CKA_EC_PARAMS curve OID against known curve OIDs (public parameters)
 ];
 

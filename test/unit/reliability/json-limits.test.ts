@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DEFAULT_JSON_LIMITS, jsonLimitViolation, type JsonLimits } from '../../../src/server/json-limits.js';
-import { parseBody } from '../../../src/server/router.js';
+import { parseBody } from '../../../src/server/request-body.js';
 import { isKeyholdError } from '../../../src/framework/errors.js';
 
 const L = DEFAULT_JSON_LIMITS;

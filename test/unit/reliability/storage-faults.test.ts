@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Core } from '../../../src/server/core.js';
+import { Core } from '../../../src/server/core/core.js';
 import { Router } from '../../../src/server/router.js';
 import { startListeners, type Listeners } from '../../../src/server/http.js';
 import { FileBackend } from '../../../src/storage/file.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../../../src/storage/backend.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
-import { Core } from '../../../src/server/core.js';
+import { Core } from '../../../src/server/core/core.js';
 import { NoKeychain } from '../../../src/seal/keychain.js';
 
 /** Views of one store; a write through one view is reported to the watchers of the others. */

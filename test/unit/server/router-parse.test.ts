@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
-import { parseBody, tokenFrom } from '../../../src/server/router.js';
-import { normalizeMountPath } from '../../../src/server/core.js';
+import { parseBody } from '../../../src/server/request-body.js';
+import { tokenFrom } from '../../../src/server/request-head.js';
+import { normalizeMountPath } from '../../../src/server/core/mount-paths.js';
 
 const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
@@ -56,7 +57,7 @@ describe('mount paths', () => {
 
 describe('request targets', () => {
   it('serves an absolute-form target by its path and query, as Go net/http does for Vault', async () => {
-    const { originForm } = await import('../../../src/server/router.js');
+    const { originForm } = await import('../../../src/server/request-head.js');
     expect(originForm('/v1/sys/health')).toBe('/v1/sys/health');
     expect(originForm('http://127.0.0.1:8200/v1/sys/health?standbyok=true')).toBe('/v1/sys/health?standbyok=true');
     expect(originForm('HTTPS://vault.example:443/v1/transit/keys')).toBe('/v1/transit/keys');

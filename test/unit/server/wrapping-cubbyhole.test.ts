@@ -2,7 +2,7 @@
 // cubbyhole behind the barrier, and every cubbyhole goes with its token (revoked, unwrapped, expired).
 import { describe, expect, it } from 'vitest';
 import { InmemBackend } from '../../../src/storage/inmem.js';
-import { Core } from '../../../src/server/core.js';
+import { Core } from '../../../src/server/core/core.js';
 import { NoKeychain } from '../../../src/seal/keychain.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };

@@ -24,7 +24,8 @@ vi.mock('node:fs', async (importOriginal) => {
   };
 });
 
-const { FileBackend, readFrames } = await import('../../../src/storage/file.js');
+const { FileBackend } = await import('../../../src/storage/file.js');
+const { readFrames } = await import('../../../src/storage/file-format.js');
 const dirs: string[] = [];
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'keyhold-dur-'));

@@ -4,7 +4,7 @@
  * the store; backup/export formats follow reference transit-wire.md section 5.
  */
 import type { KeyObject } from 'node:crypto';
-import type { KmsKey } from '../../../kms/types.js';
+import type { KmsKey } from '../../../framework/kms-key.js';
 
 /** Key type names as on the wire. */
 export type KeyTypeName =

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { invalid } from '../../../framework/errors.js';
-import type { KmsHash, KmsKey, KmsSignOptions } from '../../../kms/types.js';
+import type { KmsHash, KmsKey, KmsSignOptions } from '../../../framework/kms-key.js';
 import type { TransitKey, TransitState } from '../keyring/types.js';
 import { encodeDerSignature, parseDerSignature, splitJws, toFixed } from './ecdsa-der.js';
 import { encryptionVersion, liveVersion } from './key-versions.js';

@@ -6,22 +6,22 @@
 import { f } from '../../../framework/fields.js';
 import { invalid, isKeyholdError, notFound } from '../../../framework/errors.js';
 import { oneOf, routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitEngine } from '../transit-engine.js';
 import type { TransitKey } from '../keyring/types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
 import { MAX_JWT_BATCH, jwksOf, jwtAlgorithm, parseJwtItem, signJwt, verifyJwt } from '../ops/jwt.js';
 
-const route = routesFor<TransitBackend>();
+const route = routesFor<TransitEngine>();
 const keyName = f.name('Name of the signing key');
 
-async function readKey(engine: TransitBackend, name: string): Promise<TransitKey> {
+async function readKey(engine: TransitEngine, name: string): Promise<TransitKey> {
   const key = engine.keys.cached(name) ?? (await engine.keys.get(name));
   if (!key) throw invalid(`signing key not found: ${name}`);
   return key;
 }
 
 /** Whether `jwks/:name` answers without a token: only for an existing key whose config sets public_jwks. */
-export async function publicJwks(engine: TransitBackend, name: string): Promise<boolean> {
+export async function publicJwks(engine: TransitEngine, name: string): Promise<boolean> {
   try {
     checkKeyName(name); // before any storage read: the name comes straight from the URL
   } catch {

@@ -7,7 +7,7 @@ import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { f, decodeBase64 } from '../../../framework/fields.js';
 import { invalid, notFound } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitEngine } from '../transit-engine.js';
 import { decodeBackup, encodeBackup } from '../keyring/backup-format.js';
 import { exportMaterial, importHash, parseImportedMaterial, parseImportedPublicKey, unwrapImport, wrapForImport } from '../keyring/byok.js';
 import { checkCertificateChain, pickVersion, signCsr } from '../keyring/certificates.js';
@@ -19,19 +19,19 @@ import { keyExists } from '../keyring/key-store.js';
 import { HMAC_KEY_BYTES, LoadedVersion, publicPem } from '../keyring/material.js';
 import type { KeyVersion, TransitKey } from '../keyring/types.js';
 
-const route = routesFor<TransitBackend>();
+const route = routesFor<TransitEngine>();
 
 const keyName = f.name('Name of the key');
 const hashFunction = f.string('Hash for the RSA-OAEP step: SHA1, SHA224, SHA256 (default), SHA384, SHA512').default('SHA256');
 
 /** A new imported version from unwrapped material or a public key. */
 function importedVersion(
-  backend: TransitBackend,
+  engine: TransitEngine,
   type: Parameters<typeof parseImportedMaterial>[0],
   n: number,
   input: { ciphertext?: Buffer; publicKey?: string; hash: string; wrapping: KeyObject },
 ): { version: LoadedVersion; keySize?: number } {
-  const now = backend.keys.nowSeconds();
+  const now = engine.keys.nowSeconds();
   if (input.ciphertext) {
     const m = parseImportedMaterial(type, unwrapImport(input.wrapping, input.ciphertext, input.hash));
     const hmacKey = KEY_TYPES[type].kind === 'hmac' ? m.key! : randomBytes(HMAC_KEY_BYTES);
@@ -47,7 +47,7 @@ function refuseManaged(key: { type: string } | null | undefined, what: string): 
 }
 
 /** `export/public-key` of a managed key: the public keys read from the HSM/KMS, per version. */
-async function managedPublicExport(engine: TransitBackend, key: TransitKey, version?: string): Promise<Record<string, unknown>> {
+async function managedPublicExport(engine: TransitEngine, key: TransitKey, version?: string): Promise<Record<string, unknown>> {
   const want = version === undefined || version === '' ? null : version === 'latest' ? key.latestVersion : Number(version);
   if (want !== null && (!Number.isInteger(want) || want < 1 || want > key.latestVersion)) throw invalid('version', 'invalid key version');
   const keys: Record<string, string> = {};

@@ -6,13 +6,13 @@
 import { f } from '../../../framework/fields.js';
 import { invalid } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitEngine } from '../transit-engine.js';
 import { applyConfig, checkKeyName, checkTrim, parseKeyType } from '../keyring/key-rules.js';
 import { keyView } from '../keyring/key-view.js';
 import { managedKeyId, managedView, releaseManaged } from './managed-key-support.js';
 import { keyIoRoutes } from './key-io-routes.js';
 
-const route = routesFor<TransitBackend>();
+const route = routesFor<TransitEngine>();
 
 const keyName = f.name('Name of the key');
 

@@ -5,14 +5,14 @@
  * records when the transit key is deleted.
  */
 import { invalid } from '../../../framework/errors.js';
-import type { TransitBackend } from '../index.js';
+import type { TransitEngine } from '../transit-engine.js';
 import { formatGoTime } from '../keyring/go-time.js';
 import { keyView } from '../keyring/key-view.js';
 import { publicPem } from '../keyring/material.js';
 import type { TransitKey } from '../keyring/types.js';
 
 /** The UUID named by the request (400 when absent, unknown or not allowed on this mount). */
-export async function managedKeyId(engine: TransitBackend, data: { managed_key_name?: string; managed_key_id?: string; managed_key?: string }): Promise<string> {
+export async function managedKeyId(engine: TransitEngine, data: { managed_key_name?: string; managed_key_id?: string; managed_key?: string }): Promise<string> {
   if (!engine.managed) throw invalid('type', 'managed keys are not available on this server');
   const name = data.managed_key_name || data.managed_key;
   if (!name && !data.managed_key_id) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
@@ -24,7 +24,7 @@ export async function managedKeyId(engine: TransitBackend, data: { managed_key_n
  * plus, per live version, its creation time, managed key (id and name) and public key when the key
  * is asymmetric. A backend that cannot be reached leaves `public_key` empty rather than failing the read.
  */
-export async function managedView(engine: TransitBackend, key: TransitKey): Promise<Record<string, unknown>> {
+export async function managedView(engine: TransitEngine, key: TransitKey): Promise<Record<string, unknown>> {
   const d = keyView(key);
   const keys: Record<string, unknown> = {};
   for (let n = Math.max(1, key.minDecryptionVersion); n <= key.latestVersion; n++) {
@@ -53,7 +53,7 @@ export async function managedView(engine: TransitBackend, key: TransitKey): Prom
 }
 
 /** Forget the usage records of a deleted transit key. */
-export async function releaseManaged(engine: TransitBackend, key: TransitKey): Promise<void> {
+export async function releaseManaged(engine: TransitEngine, key: TransitKey): Promise<void> {
   const ids = new Set([...key.versions.values()].map((v) => v.managedKeyId).filter((x): x is string => Boolean(x)));
   for (const id of ids) await engine.managed?.unmarkUsed(id, key.name);
 }

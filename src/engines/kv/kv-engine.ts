@@ -89,7 +89,7 @@ type EventBody = Pick<KvEvent, 'kind' | 'version' | 'versions' | 'currentVersion
 const CONFIG_KEY = 'config';
 
 /** Live state of one KV v2 mount. */
-export class KvBackend {
+export class KvEngine {
   private readonly locks = new KeyedLock();
   private cipherP: Promise<PathCipher> | null = null;
   private configCache: KvConfig | null = null;

@@ -140,7 +140,7 @@ function postForm(url: string, form: Record<string, string>, basic: [string, str
 }
 
 /** One JWT or OIDC mount. */
-export class JwtBackend {
+export class JwtEngine {
   private config: JwtConfig | null = null;
   private loaded = false;
   private keys: KeyObject[] | KeyResolver | null = null;

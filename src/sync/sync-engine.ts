@@ -10,7 +10,7 @@ import { tuningFromEnv } from './tuning.js';
 import { Syncer } from './worker.js';
 
 /** Live state of secret sync: store, worker, service; subscribed to KV events. */
-export class SyncBackend {
+export class SyncEngine {
   readonly service: SyncService;
   readonly syncer: Syncer;
   private readonly unsubscribe: () => void;
@@ -38,7 +38,7 @@ export class SyncBackend {
       () => {
         this.startTimer = null;
         if (this.closed) return;
-        if (this.env.core.engineOf<SyncBackend>(this.env.mount.path) !== this && attempt < 6000) {
+        if (this.env.core.engineOf<SyncEngine>(this.env.mount.path) !== this && attempt < 6000) {
           this.startWhenMounted(attempt + 1);
           return;
         }

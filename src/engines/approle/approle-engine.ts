@@ -128,7 +128,7 @@ function checkCidrs(list: string[] | undefined, message: string): string[] | und
 }
 
 /** One AppRole mount. */
-export class AppRoleBackend {
+export class AppRoleEngine {
   /** Nothing to stop (EngineLifecycle). */
   async close(): Promise<void> {}
 
