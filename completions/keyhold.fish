@@ -193,7 +193,7 @@ complete -c keyhold -n '__keyhold_at \'login\'' -l client-cert -x -d 'PEM client
 complete -c keyhold -n '__keyhold_at \'login\'' -l client-key -x -d 'PEM private key of --client-cert (env VAULT_CLIENT_KEY)'
 
 # keyhold auth
-complete -c keyhold -n '__keyhold_arg \'auth\' 1' -a 'enable' -d 'Enable an auth method (approle, jwt, oidc)'
+complete -c keyhold -n '__keyhold_arg \'auth\' 1' -a 'enable' -d 'Enable an auth method (approle, jwt, oidc, userpass, github, cert)'
 complete -c keyhold -n '__keyhold_arg \'auth\' 1' -a 'disable' -d 'Disable an auth method (revokes every token it issued)'
 complete -c keyhold -n '__keyhold_arg \'auth\' 1' -a 'list' -d 'List enabled auth methods'
 complete -c keyhold -n '__keyhold_arg \'auth\' 1' -a 'tune' -d 'Tune an auth method (TTLs, description, token type)'

@@ -1,6 +1,6 @@
 /**
  * Auth methods and logins: `keyhold auth enable|disable|list|tune` and `keyhold login -method=...`
- * (token, approle, jwt, oidc), in the vault CLI's forms (hashicorp/vault command/auth_*.go, login.go;
+ * (token, approle, jwt, oidc; userpass, github and cert through ../login-people.ts), in the vault CLI's forms (hashicorp/vault command/auth_*.go, login.go;
  * vault-plugin-auth-jwt cli.go for the OIDC browser flow on localhost:8250/oidc/callback).
  */
 import { Command } from 'commander';
@@ -187,7 +187,7 @@ export function register(program: Command, ctx: CliContext): void {
   const auth = program.command('auth').description('Enable, list, tune and disable auth methods');
   auth
     .command('enable')
-    .description('Enable an auth method (approle, jwt, oidc)')
+    .description('Enable an auth method (approle, jwt, oidc, userpass, github, cert)')
     .argument('<type>', 'method type')
     .option('--path <path>', 'mount path under auth/ (default: the type)')
     .option('--description <text>', 'human description')
