@@ -117,10 +117,14 @@ export function ownExamples(cmd: Command): string[] {
   return out;
 }
 
+/** `keyhold WORDS ARG...` with the required arguments in capitals, for commands nobody wrote examples for. */
+export function synthesizedUsage(path: readonly string[], requiredArgs: readonly string[]): string {
+  return ['keyhold', ...path, ...requiredArgs.map((a) => a.toUpperCase().replace(/-/g, '_'))].join(' ');
+}
+
 /** A usage line built from the command's arguments, for commands nobody wrote examples for. */
 export function synthesizedExample(cmd: Command, path: string[]): string {
-  const args = cmd.registeredArguments.filter((a) => a.required).map((a) => a.name().toUpperCase().replace(/-/g, '_'));
-  return ['keyhold', ...path, ...args].join(' ');
+  return synthesizedUsage(path, cmd.registeredArguments.filter((a) => a.required).map((a) => a.name()));
 }
 
 /** The examples shown for a command: its own, else the table's, else a synthesized usage line. */

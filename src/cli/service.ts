@@ -7,7 +7,7 @@
  * which systemd sets for user services as for the login session; `~/.local/share/keyhold/run` on
  * macOS). KEYHOLD_HOME, when set at install time, is passed on so daemon and CLI agree.
  *
- * This module only builds texts and paths; src/cli/commands/service.ts runs systemctl and launchctl.
+ * This module only builds texts and paths; src/cli/commands/service/ runs systemctl and launchctl.
  * Sources: systemd.service(5), systemd.exec(5) and systemd.syntax(7) for quoting and specifiers;
  * launchd.plist(5) for the agent's keys.
  */

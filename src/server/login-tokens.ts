@@ -10,7 +10,7 @@ import type { IssuedLogin, LoginAuth, MountInfo } from '../framework/context.js'
 import { mountTtl, tokenLifetime } from '../auth/token-ttl.js';
 
 export { mountTtl };
-import { invalid } from '../framework/errors.js';
+import { denied, invalid } from '../framework/errors.js';
 import type { LoginGate } from '../auth/mfa/login-mfa.js';
 
 
@@ -53,7 +53,9 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');
   const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
-  const finish = () => createLoginToken(tokens, login, { type, policies, ttl, period, maxTtl, displayName, entityId: entity.id, mount, warnings });
+  // A disabled entity gets no new token (Vault answers its logins 403).
+  if (entity.disabled) throw denied();
+  const finish = () => createLoginToken(tokens, identity, login, { type, policies, ttl, period, maxTtl, displayName, entityId: entity.id, mount, warnings });
   if (gate) {
     const required = await gate.requirement(mount, entity.id, finish);
     if (required) return required;
@@ -75,7 +77,7 @@ interface LoginTokenSpec {
 }
 
 /** The token of a login whose checks (and MFA, when required) are done. */
-async function createLoginToken(tokens: TokenStore, login: LoginAuth, t: LoginTokenSpec): Promise<IssuedLogin> {
+async function createLoginToken(tokens: TokenStore, identity: IdentityStore, login: LoginAuth, t: LoginTokenSpec): Promise<IssuedLogin> {
   const { type, policies, ttl, period, maxTtl, displayName, mount, warnings } = t;
   const entity = { id: t.entityId };
   const { id, entry } = await tokens.create({
@@ -96,12 +98,15 @@ async function createLoginToken(tokens: TokenStore, login: LoginAuth, t: LoginTo
     max_ttl: period ? 0 : maxTtl,
     bound_cidrs: login.boundCidrs,
   });
+  // Vault answers the entity's and its groups' policies as identity_policies, and both in policies.
+  const identityPolicies = (identity.cachedTokenIdentity(entity.id) ?? (await identity.tokenIdentity(entity.id)))?.policies ?? [];
   return {
     auth: {
       client_token: id,
       accessor: entry.accessor,
-      policies,
+      policies: identityPolicies.length ? [...new Set([...policies, ...identityPolicies])].sort() : policies,
       token_policies: policies,
+      ...(identityPolicies.length ? { identity_policies: identityPolicies } : {}),
       metadata: login.metadata,
       lease_duration: Math.round(entry.ttl),
       renewable: entry.renewable,

@@ -31,13 +31,14 @@ function algorithmOf(v: string | undefined): OidcAlgorithm | undefined {
 async function subjectOf(identity: IdentityStore, entityId: string): Promise<TemplateIdentity | null> {
   const e = await identity.entity(entityId);
   if (!e || e.disabled) return null;
-  const withGroups = identity as IdentityStore & { groupIdsOf?(id: string): Promise<string[]> };
+  // The entity's groups, direct and inherited (ids and names in the same order).
+  const view = await identity.tokenIdentity(e.id);
   return {
     id: e.id,
     name: e.name,
     metadata: e.metadata,
-    groupIds: withGroups.groupIdsOf ? await withGroups.groupIdsOf(e.id) : [],
-    groupNames: e.group_names,
+    groupIds: view?.groupIds ?? [],
+    groupNames: view?.groupNames ?? [],
     aliases: e.aliases.map((a) => ({ id: a.id, name: a.name, mountAccessor: a.mount_accessor, metadata: a.metadata })),
   };
 }
