@@ -57,6 +57,7 @@ export const MFA_WARNING =
   'A login request was issued that is subject to MFA validation. Please make sure to validate the login by sending another request to mfa/validate endpoint.';
 
 const PENDING_MS = 5 * 60_000;
+const MAX_PENDING = 10_000;
 const METHOD_DEFAULTS = {
   period: 30,
   key_size: 20,
@@ -289,6 +290,8 @@ export class LoginMfa implements LoginGate {
     const now = this.clock.now();
     this.sweep(now);
     const id = randomUUID();
+    // Bounded: only a correct first factor makes one, but a script with a password could make many.
+    if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
     this.pending.set(id, { entityId, constraints: applies, finish, expires: now + PENDING_MS });
     const constraints: Record<string, { any: Array<Record<string, unknown>> }> = {};
     for (const e of applies) {

@@ -269,6 +269,18 @@ describe.skipIf(!hasOathtool)('login enforcement', () => {
     await must('DELETE', 'identity/mfa/login-enforcement/by-type');
   });
 
+  it('an enforcement by identity group applies to the group\'s members only (through nested groups too)', async () => {
+    const erin = await entityOf('erin');
+    const inner = (await must('POST', 'identity/group', { name: 'oncall', member_entity_ids: [erin] }, 200)).body.data.id;
+    const outer = (await must('POST', 'identity/group', { name: 'ops', member_group_ids: [inner] }, 200)).body.data.id;
+    await must('POST', 'identity/mfa/login-enforcement/ops-only', { mfa_method_ids: [sha256Id], identity_group_ids: [outer] });
+    const r = await login('erin');
+    expect(r.body.auth.client_token).toBe('');
+    expect(Object.keys(r.body.auth.mfa_requirement.mfa_constraints)).toEqual(['ops-only']);
+    expect((await login('alice')).body.auth.client_token).toMatch(/^hvs\./);
+    await must('DELETE', 'identity/mfa/login-enforcement/ops-only');
+  });
+
   it('refuses an enforcement without targets or with unknown methods/accessors, and deleting a method in use', async () => {
     expect(
       (await d.req('POST', 'identity/mfa/login-enforcement/x', { mfa_method_ids: [methodId] })).body.errors[0],
