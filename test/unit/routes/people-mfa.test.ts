@@ -281,6 +281,21 @@ describe.skipIf(!hasOathtool)('login enforcement', () => {
     await must('DELETE', 'identity/mfa/login-enforcement/ops-only');
   });
 
+  it('generate enrols the calling token\'s own entity; a token without an entity is refused naming entity_id', async () => {
+    await must('POST', 'sys/policy/self-enrol', { policy: 'path "identity/mfa/method/totp/generate" { capabilities = ["update"] }' });
+    await must('POST', 'auth/userpass/users/frank', { password: 'pw-frank', token_policies: 'self-enrol' });
+    const t = (await login('frank')).body.auth.client_token;
+    expect(t).toMatch(/^hvs\./);
+    const r = await must('POST', 'identity/mfa/method/totp/generate', { method_id: sha256Id }, 200, { token: t });
+    const code = oath(r.body.data.url);
+    expect(code).toMatch(/^\d{8}$/);
+    const again = await must('POST', 'identity/mfa/method/totp/generate', { method_id: sha256Id }, 200, { token: t });
+    expect(again.body.warnings[0]).toMatch(/already has a secret/);
+    const root = await d.req('POST', 'identity/mfa/method/totp/generate', { method_id: sha256Id });
+    expect(root.status).toBe(400);
+    expect(root.body.errors[0]).toMatch(/^entity_id: /);
+  });
+
   it('refuses an enforcement without targets or with unknown methods/accessors, and deleting a method in use', async () => {
     expect(
       (await d.req('POST', 'identity/mfa/login-enforcement/x', { mfa_method_ids: [methodId] })).body.errors[0],
