@@ -6,7 +6,7 @@
 import { flag, optArg, type CommandSpec, type Invocation } from '../../command.js';
 import { LocalError } from '../../errors.js';
 import { grid } from '../../output.js';
-import { PEOPLE_METHODS, peopleLogin } from '../../login-people.js';
+import { PEOPLE_METHODS, completeMfa, peopleLogin } from '../../login-people.js';
 import { oidcLogin } from './oidc.js';
 import { authRows, saveToken } from './token-file.js';
 
@@ -35,6 +35,8 @@ async function methodLogin(inv: Invocation, method: string, args: string[]): Pro
   } else if (method === 'oidc') {
     auth = await oidcLogin(inv, mount, Object.fromEntries(Object.entries(pairs).map(([k, v]) => [k, String(v)])));
   } else throw new LocalError(`unknown auth method "${inv.opts.method}": use token, approle, jwt, oidc, userpass, github or cert`);
+  // A login MFA enforcement may apply to any method: ask for the passcode as the vault CLI does.
+  if (auth && !auth.client_token) auth = await completeMfa(auth, { request: client.request.bind(client), secret: inv.secret, stderr: inv.io.stderr });
   if (!auth?.client_token) throw new LocalError('the server returned no token');
   return auth;
 }
