@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    '') _kh_subs='server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
     'operator') _kh_subs='init unseal rekey step-down migrate seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
@@ -302,8 +302,8 @@ _keyhold_values() {
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
-    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'help|1') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'help|+') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
     'service install|--config') echo 'f' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac

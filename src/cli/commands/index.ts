@@ -6,6 +6,7 @@
 import type { Entry } from '../command.js';
 import { server } from './server/server.js';
 import { status } from './status/status.js';
+import { version } from './version/version.js';
 import { operatorCommands } from './operator/index.js';
 import { pathCommands } from './path/index.js';
 import { tokenCommands } from './token/index.js';
@@ -27,6 +28,7 @@ import { serviceCommands } from './service/index.js';
 export const COMMANDS: readonly Entry[] = [
   server,
   status,
+  version,
   ...operatorCommands,
   ...pathCommands,
   ...tokenCommands,

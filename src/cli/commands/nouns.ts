@@ -10,6 +10,7 @@ import type { Entry } from '../command.js';
 export const NOUNS: ReadonlyArray<{ words: readonly string[]; load: () => Promise<readonly Entry[]> }> = [
   { words: ['server'], load: async () => [(await import('./server/server.js')).server] },
   { words: ['status'], load: async () => [(await import('./status/status.js')).status] },
+  { words: ['version'], load: async () => [(await import('./version/version.js')).version] },
   { words: ['operator'], load: async () => (await import('./operator/index.js')).operatorCommands },
   { words: ['read', 'write', 'list', 'delete'], load: async () => (await import('./path/index.js')).pathCommands },
   { words: ['token'], load: async () => (await import('./token/index.js')).tokenCommands },
