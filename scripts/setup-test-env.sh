@@ -30,6 +30,8 @@ command -v gpg >/dev/null 2>&1 || need+=(gpg)
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import hvac' >/dev/null 2>&1 || need+=(python3-hvac)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# oathtool (oath-toolkit) computes TOTP codes independently of keyhold (login MFA tests).
+command -v oathtool >/dev/null 2>&1 || need+=(oathtool)
 # The Debian package tests (test/integration/package-deb.test.ts): dpkg-deb builds and inspects the
 # package, lintian checks it; adduser is what its postinst creates the service user with.
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)

@@ -80,7 +80,7 @@ export class Client {
         }
         // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
         const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
-        let tls: { rejectUnauthorized: boolean; ca?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
+        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
         const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
         if (u.protocol === 'https:' && caFile) {
           try {
@@ -88,6 +88,23 @@ export class Client {
           } catch (e) {
             reject(new LocalError(`cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
             return;
+          }
+        }
+        if (u.protocol === 'https:') {
+          // The vault CLI's VAULT_CLIENT_CERT / VAULT_CLIENT_KEY: a TLS client certificate (the cert auth method).
+          const certFile = env.KEYHOLD_CLIENT_CERT || env.VAULT_CLIENT_CERT;
+          const keyFile = env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY;
+          if (certFile || keyFile) {
+            if (!certFile || !keyFile) {
+              reject(new LocalError('a client certificate needs both VAULT_CLIENT_CERT and VAULT_CLIENT_KEY (-client-cert and -client-key)'));
+              return;
+            }
+            try {
+              tls = { ...tls, cert: readFileSync(certFile), key: readFileSync(keyFile) };
+            } catch (e) {
+              reject(new LocalError(`cannot read client certificate or key: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+              return;
+            }
           }
         }
         req = fn({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, ...tls }, onRes);

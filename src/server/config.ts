@@ -28,7 +28,14 @@ export interface StorageConfig {
 }
 
 /** A listener from the config file. */
-export type ListenerConfig = ({ type: 'unix'; path?: string; socket_mode?: number } | { type: 'tcp'; address: string; tls_cert?: string; tls_key?: string }) & { max_request_size?: number; unauthenticated_metrics_access?: boolean };
+export type ListenerConfig = ({ type: 'unix'; path?: string; socket_mode?: number } | ({ type: 'tcp'; address: string; tls_cert?: string; tls_key?: string } & ClientCertConfig)) & { max_request_size?: number; unauthenticated_metrics_access?: boolean };
+
+/** Client certificates on a TLS listener (Vault's tls_require_and_verify_client_cert, tls_client_ca_file, tls_disable_client_certs). */
+export interface ClientCertConfig {
+  tls_require_and_verify_client_cert?: boolean;
+  tls_client_ca_file?: string;
+  tls_disable_client_certs?: boolean;
+}
 
 /** Daemon configuration from the file (HCL or JSON; flags override). */
 export interface ServerConfig {
@@ -286,7 +293,7 @@ export function storageStanza(item: HclItem, at: At, lifted: Record<string, { va
   return { type: type as StorageType, path: params.path, params };
 }
 
-const TCP_KEYS = ['address', 'cluster_address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'max_request_size', 'tls_min_version', 'tls_max_version', 'max_request_duration', 'telemetry'];
+const TCP_KEYS = ['address', 'cluster_address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'max_request_size', 'tls_min_version', 'tls_max_version', 'max_request_duration', 'telemetry', 'tls_require_and_verify_client_cert', 'tls_client_ca_file', 'tls_disable_client_certs'];
 const UNIX_KEYS = ['address', 'socket_mode', 'socket_user', 'socket_group', 'max_request_size', 'telemetry'];
 
 function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
@@ -330,7 +337,14 @@ function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
       const key = v.tls_key_file ? str(v.tls_key_file.value, v.tls_key_file.at, { nonEmpty: true }) : undefined;
       if (!tlsDisable && (!cert || !key)) lat.fail('needs tls_cert_file and tls_key_file, or tls_disable = true');
       for (const k of ['cluster_address', 'tls_min_version', 'tls_max_version', 'max_request_duration']) if (v[k]) stanzaString(v[k].value, v[k].at);
-      out.push({ type: 'tcp', address, ...(tlsDisable ? {} : { tls_cert: cert, tls_key: key }), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
+      const clientCerts: ClientCertConfig = {};
+      if (v.tls_require_and_verify_client_cert) clientCerts.tls_require_and_verify_client_cert = weakBool(v.tls_require_and_verify_client_cert.value, v.tls_require_and_verify_client_cert.at);
+      if (v.tls_disable_client_certs) clientCerts.tls_disable_client_certs = weakBool(v.tls_disable_client_certs.value, v.tls_disable_client_certs.at);
+      if (v.tls_client_ca_file) clientCerts.tls_client_ca_file = str(v.tls_client_ca_file.value, v.tls_client_ca_file.at, { nonEmpty: true });
+      if (clientCerts.tls_require_and_verify_client_cert && clientCerts.tls_disable_client_certs) lat.fail('tls_require_and_verify_client_cert and tls_disable_client_certs exclude each other');
+      if (clientCerts.tls_require_and_verify_client_cert && !clientCerts.tls_client_ca_file) lat.fail('tls_require_and_verify_client_cert needs tls_client_ca_file');
+      if (tlsDisable && Object.keys(clientCerts).length) lat.fail('client certificate settings need TLS (tls_disable is set)');
+      out.push({ type: 'tcp', address, ...(tlsDisable ? {} : { tls_cert: cert, tls_key: key, ...clientCerts }), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
     }
   }
   return out;
@@ -502,8 +516,17 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
     : fileListeners
         .filter((l) => l.type === 'tcp')
         .map((l) => {
-          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number };
-          return { type: 'tcp' as const, address: t.address, tlsCert: flags.tlsCert ?? t.tls_cert, tlsKey: flags.tlsKey ?? t.tls_key, maxRequestSize: flags.maxRequestSize ?? t.max_request_size };
+          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number } & ClientCertConfig;
+          return {
+            type: 'tcp' as const,
+            address: t.address,
+            tlsCert: flags.tlsCert ?? t.tls_cert,
+            tlsKey: flags.tlsKey ?? t.tls_key,
+            maxRequestSize: flags.maxRequestSize ?? t.max_request_size,
+            ...(t.tls_require_and_verify_client_cert ? { tlsRequireClientCert: true } : {}),
+            ...(t.tls_client_ca_file ? { tlsClientCaFile: t.tls_client_ca_file } : {}),
+            ...(t.tls_disable_client_certs ? { tlsDisableClientCerts: true } : {}),
+          };
         });
   // A Unix socket unless disabled, or unless the config file names only TCP listeners.
   const wantsUnix = !flags.noSocket && (flags.socket !== undefined || fileUnix !== undefined || fileListeners.length === 0 || tcp.length === 0);

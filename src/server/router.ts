@@ -5,7 +5,7 @@
  */
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { Logger, RequestContext, TokenInfo } from '../framework/context.js';
+import type { IssuedLogin, Logger, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
@@ -65,6 +65,8 @@ export interface RouterCore {
   inFlight?: InFlightRequests;
   /** Metrics (a `telemetry` stanza in the config); absent, nothing is measured. */
   telemetry?: Telemetry;
+  /** Login MFA: completes a login in one step when it carries X-Vault-MFA. */
+  loginMfa?: { validateHeader(requestId: string, header: string | string[]): Promise<IssuedLogin> };
 }
 
 /**
@@ -105,6 +107,8 @@ export class Router {
       this.validate(f);
       await this.auditRequest(f);
       await this.dispatch(f, ctx);
+      const mfa = this.mfaHeader(f);
+      if (mfa) await mfa;
       this.shapeReply(f);
       const wrapping = this.wrapResponse(f);
       if (wrapping) await wrapping;
@@ -318,6 +322,7 @@ export class Router {
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
       headers: engineRequestHeaders(mounted.mount, f.req.headers), // its mount's passthrough_request_headers
       body: f.rawBody,
+      tls: (f.req.socket as { encrypted?: boolean }).encrypted ? (f.req.socket as unknown as TlsPeer) : undefined,
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;
@@ -401,6 +406,20 @@ export class Router {
       if (f.audit) await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
       throw e;
     }
+  }
+
+  /**
+   * Stage MFA header (Vault's single-phase login MFA): a login answered with `mfa_requirement`
+   * completes at once when the request carries `X-Vault-MFA: <method id or name>:<passcode>`.
+   */
+  private mfaHeader(f: Flow): Promise<void> | void {
+    const h = f.req.headers['x-vault-mfa'];
+    if (h === undefined || !this.core.loginMfa) return;
+    const required = (f.reply?.auth as { mfa_requirement?: { mfa_request_id?: string } | null } | undefined)?.mfa_requirement;
+    if (!required?.mfa_request_id) return;
+    return this.core.loginMfa.validateHeader(required.mfa_request_id, h).then(({ auth, warnings }) => {
+      f.reply = { auth, data: null, ...(warnings.length ? { warnings } : {}) };
+    });
   }
 
   /**

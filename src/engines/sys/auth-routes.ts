@@ -178,7 +178,7 @@ export const authRoutes: AnyRoute[] = [
     summary: 'Enable, read or disable an auth method (disabling revokes its tokens)',
     fields: {
       path: f.name('Mount path under auth/'),
-      type: f.string('Method type: approle, jwt or oidc'),
+      type: f.string('Method type: approle, jwt, oidc, userpass, github or cert'),
       description: f.string('Human description'),
       config: f.map('default_lease_ttl, max_lease_ttl, token_type, listing_visibility, audit and header lists'),
       options: f.stringMap('Method options'),

@@ -35,6 +35,8 @@ import type { AuditHook, Authorizer, MountedEngine, RouterCore } from '../router
 import type { ClusterRouting } from '../forward.js';
 import type { ClusterHost, InternalModules } from '../contracts.js';
 import { issueLoginToken } from '../login-tokens.js';
+import { LoginMfa } from '../../auth/mfa/login-mfa.js';
+import { loginMfaModules } from '../../engines/login-mfa/index.js';
 import { Access } from './access.js';
 import { ClusterRole } from './cluster-role.js';
 import { CacheInvalidation } from './invalidation.js';
@@ -91,6 +93,8 @@ export class Core implements RouterCore, ClusterHost {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
+  /** Login MFA (identity/mfa/, sys/mfa/validate, the MFA step of every login, X-Vault-MFA). */
+  readonly loginMfa: LoginMfa;
   readonly tokenRoles: TokenRoleStore;
   /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
   readonly managedKeys: ManagedKeyRegistry;
@@ -159,6 +163,9 @@ export class Core implements RouterCore, ClusterHost {
       const m = this.mountTable.findMount(accessor);
       return m?.accessor === accessor ? m : undefined;
     });
+    this.loginMfa = new LoginMfa(prefixed(this.barrier, 'sys/mfa/'), this.clock, this.identity, (accessor) =>
+      this.mountTable.authMounts().some((m) => m.accessor === accessor),
+    );
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(
       prefixed(this.barrier, 'sys/managed-keys/'),
@@ -180,7 +187,7 @@ export class Core implements RouterCore, ClusterHost {
     );
     this.authorizer = this.access.authorizer;
     const services: CoreServices = {
-      issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login),
+      issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login, this.loginMfa),
       findMount: (p) => this.mountTable.findMount(p),
       engineOf: <T>(p: string) => this.mountTable.engineOf<T>(p),
       mounts: () => this.mountTable.list(),
@@ -301,6 +308,7 @@ export class Core implements RouterCore, ClusterHost {
       token: withParts(tokenEngine, tokenParts),
       identity: identityEngineFor(identityParts),
       cubbyhole: cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'),
+      mfa: loginMfaModules(this.loginMfa),
     };
   }
 

@@ -103,6 +103,10 @@ export class MountTable implements SysMounts {
     await internal(modules.token, 'auth/token/', true);
     await internal(syncEngine, 'sys/sync/', false);
     await internal(modules.identity, 'identity/', false);
+    if (modules.mfa) {
+      await internal(modules.mfa.identity, 'identity/mfa/', false);
+      await internal(modules.mfa.sys, 'sys/mfa/', false);
+    }
     // The token mount's accessor is stable per install (auth_token_<8 hex>, Vault's default token mount).
     const tokenMount = mounted.find((m) => m.mount.path === 'auth/token/')!.mount;
     const stored = await this.tokenMountRecord();
