@@ -43,7 +43,8 @@ beforeAll(async () => {
   const kms = new KMSClient({ region: 'us-east-1', endpoint: moto.endpoint, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
   kmsKeyArn = (await kms.send(new CreateKeyCommand({ Description: 'keyhold sync test' }))).KeyMetadata!.Arn!;
   kms.destroy();
-  d = await startHarness({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '400', KEYHOLD_SYNC_TIMEOUT_MS: '3000' } });
+  // The AWS default credential chain of this process (for a role_arn without keys) reads these.
+  d = await startHarness({ env: { KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '400', KEYHOLD_SYNC_TIMEOUT_MS: '3000', AWS_ACCESS_KEY_ID: 'chainkey', AWS_SECRET_ACCESS_KEY: 'chainsecret', AWS_SESSION_TOKEN: undefined, AWS_PROFILE: undefined } });
   accessor = (await d.req('GET', 'sys/mounts')).body.data['secret/'].accessor;
   await d.req('POST', 'secret/data/app/db', { data: { user: 'app', password: 'pw-1' } });
 }, 60_000);
@@ -117,6 +118,19 @@ describe('role_arn: AssumeRole from the given keys', () => {
     await d.req('DELETE', 'sys/sync/destinations/provider-a-sm/wrongkey?force_delete=true');
   });
 
+  it('without keys, AssumeRole is signed with the default credential chain', async () => {
+    sts.secrets.set('chainkey', 'chainsecret');
+    const before = sts.stsCalls.length;
+    const r = await d.req('POST', 'sys/sync/destinations/provider-a-sm/chain', { region: 'us-east-1', role_arn: ROLE, endpoint_url: sts.url, sts_endpoint: sts.url, secret_name_template: 'chain/{{ .SecretPath }}', ...net() });
+    expect(r.status, r.text).toBe(200);
+    await d.req('POST', 'sys/sync/destinations/provider-a-sm/chain/associations/set', { mount: 'secret', secret_name: 'app/db' });
+    await until(() => value('chain/app/db'), (v) => v !== undefined);
+    const calls = sts.stsCalls.slice(before);
+    expect(calls.map((c) => [c.action, c.accessKeyId, c.sessionName])).toEqual([['AssumeRole', 'chainkey', 'keyhold-sync-chain']]);
+    await d.req('DELETE', 'sys/sync/destinations/provider-a-sm/chain?purge=true');
+    await until(() => value('chain/app/db'), (v) => v === undefined);
+  });
+
   it('remove deletes a replicated secret (replicas dropped first)', async () => {
     const r = await d.req('POST', 'sys/sync/destinations/aws-sm/role/associations/remove', { mount: 'secret', secret_name: 'app/db' });
     expect(r.status).toBe(200);
@@ -156,6 +170,14 @@ describe('federation: AssumeRoleWithWebIdentity with keyhold identity tokens', (
     expect(recs[0]!.error).toMatch(/AssumeRoleWithWebIdentity.*403.*AccessDenied/);
     const last = sts.stsCalls.at(-1)!;
     expect(decodeJwt(last.token!).sub).toBe('keyhold:secret-sync:provider-a-sm:wif2');
+  });
+
+  it('an identity_token_key that does not exist is a CLIENT_SIDE_ERROR naming it', async () => {
+    const r = await d.req('POST', 'sys/sync/destinations/provider-a-sm/nokey', { region: 'us-east-1', role_arn: ROLE, identity_token_audience: 'sts.amazonaws.com', identity_token_key: 'missing', endpoint_url: sts.url, sts_endpoint: sts.url, ...net() });
+    expect(r.status, r.text).toBe(200);
+    await d.req('POST', 'sys/sync/destinations/provider-a-sm/nokey/associations/set', { mount: 'secret', secret_name: 'app/wif' });
+    const recs = await until(() => statuses('provider-a-sm', 'nokey'), (s) => s.some((x) => x.sync_status === 'CLIENT_SIDE_ERROR'));
+    expect(recs[0]!.error).toMatch(/no identity\/oidc\/key named "missing" \(identity_token_key\)/);
   });
 
   it('bad input is a 400 naming the field', async () => {
