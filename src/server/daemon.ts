@@ -3,7 +3,8 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LogControl } from '../framework/log-control.js';
 import { runtimeDir } from '../framework/paths.js';
-import { ConfigError, resolveConfig, type ResolvedConfig, type ServerFlags } from './config.js';
+import { resolveConfig, type ResolvedConfig, type ServerFlags } from './config.js';
+import { ConfigError } from './config-values.js';
 import { InmemBackend } from '../storage/inmem.js';
 import { FileBackend } from '../storage/file.js';
 import type { Backend } from '../storage/backend.js';
@@ -24,7 +25,8 @@ import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } fro
 import { VERSION } from '../version.js';
 import { setupTelemetry } from './telemetry-setup.js';
 
-export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+export { loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+export { ConfigError } from './config-values.js';
 
 /** Wait after sys/step-down before competing again: Vault's 10 s, shorter for tests (KEYHOLD_STEP_DOWN_WAIT_MS). */
 function stepDownWait(env: NodeJS.ProcessEnv): number {
