@@ -8,35 +8,21 @@
  * top-level booleans are weakly parsed (`true`, `"true"`, `1`, `"1"`, `"t"`); `backend`/`ha_backend`
  * are aliases; a `storage` stanza may carry `redirect_addr`/`cluster_addr`, which top-level settings
  * override; listeners are repeatable; `seal` may also be spelled `kms`/`hsm`.
+ *
+ * This file holds the shapes, keyhold's older JSON format, the top-level keys of Vault's format and
+ * the merge with flags; config-values.ts reads one value (and holds ConfigError), config-storage.ts
+ * and config-listeners.ts read those stanzas.
  */
 import { readFileSync } from 'node:fs';
-import { HclSyntaxError, looksLikeJson, parseHcl, type HclItem, type HclObject, type HclValue } from '../framework/hcl.js';
+import { HclSyntaxError, looksLikeJson, parseHcl, type HclItem, type HclObject } from '../framework/hcl.js';
 import type { LogLevel } from '../framework/logger.js';
 import { defaultSocket, defaultStoragePath } from '../framework/paths.js';
 import type { ListenerSpec } from './http.js';
 import { reportedVersionProblem } from '../engines/sys/reported-version.js';
-import { parseListenerTelemetry, parseTelemetryStanza, type TelemetryConfig } from '../telemetry/telemetry-config.js';
-
-/** Storage backend types keyhold implements. */
-export type StorageType = 'file' | 'inmem' | 'postgresql';
-
-/** A storage stanza: its type and its parameters as strings (Vault passes backends a string map). */
-export interface StorageConfig {
-  type?: StorageType;
-  /** file: the directory (also `params.path`). */
-  path?: string;
-  params?: Record<string, string>;
-}
-
-/** A listener from the config file. */
-export type ListenerConfig = ({ type: 'unix'; path?: string; socket_mode?: number } | ({ type: 'tcp'; address: string; tls_cert?: string; tls_key?: string } & ClientCertConfig)) & { max_request_size?: number; unauthenticated_metrics_access?: boolean };
-
-/** Client certificates on a TLS listener (Vault's tls_require_and_verify_client_cert, tls_client_ca_file, tls_disable_client_certs). */
-export interface ClientCertConfig {
-  tls_require_and_verify_client_cert?: boolean;
-  tls_client_ca_file?: string;
-  tls_disable_client_certs?: boolean;
-}
+import { parseTelemetryStanza, type TelemetryConfig } from '../telemetry/telemetry-config.js';
+import { At, ConfigError, describeType, expandListItems, positiveInt, stanzas, str, url, weakBool } from './config-values.js';
+import { storageStanza, type StorageConfig, type StorageType } from './config-storage.js';
+import { listenerStanzas, type ClientCertConfig, type ListenerConfig } from './config-listeners.js';
 
 /** Daemon configuration from the file (HCL or JSON; flags override). */
 export interface ServerConfig {
@@ -95,9 +81,6 @@ export type ResolvedConfig = ServerConfig & {
   listenerSpecs: ListenerSpec[];
   kmsLibraries: Array<{ type: string; name: string; library: string }>;
 };
-
-/** Thrown for a bad config file or flag (the CLI prints it and exits 1). */
-export class ConfigError extends Error {}
 
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error', 'off'];
 
@@ -176,183 +159,8 @@ function isLegacyJson(text: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Vault's format (HCL or JSON), read from the syntax tree so every error names its line.
-
-/** Where a value sits in a config file (errors name file, line and key). */
-export class At {
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly key: string,
-  ) {}
-  fail(why: string): never {
-    throw new ConfigError(`config ${this.file}:${this.line}: ${this.key}: ${why}`);
-  }
-  child(item: HclItem | { key: string; line: number }): At {
-    return new At(this.file, item.line, this.key ? `${this.key}.${item.key}` : item.key);
-  }
-}
-
-function describeType(v: HclValue): string {
-  return v.type === 'object' ? 'a block/object' : v.type === 'list' ? 'a list' : v.type === 'bool' ? 'a boolean' : v.type === 'number' ? 'a number' : v.type === 'null' ? 'null' : 'a string';
-}
-
-/** Weak boolean as Vault's config decoding (mapstructure): true/"true"/1/"1"/"t" ...; "" is false. */
-function weakBool(v: HclValue, at: At): boolean {
-  if (v.type === 'bool') return v.value;
-  if (v.type === 'number') return v.value !== 0;
-  if (v.type === 'string') {
-    const s = v.value.trim();
-    if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(s)) return true;
-    if (['', '0', 'f', 'F', 'false', 'FALSE', 'False'].includes(s)) return false;
-    at.fail(`must be a boolean (true or false), got "${v.value}"`);
-  }
-  at.fail(`must be a boolean, got ${describeType(v)}`);
-}
-
-function str(v: HclValue, at: At, opts: { nonEmpty?: boolean } = {}): string {
-  if (v.type !== 'string') at.fail(`must be a string, got ${describeType(v)}`);
-  if (opts.nonEmpty && v.value === '') at.fail('must not be empty');
-  return v.value;
-}
-
-/** A positive integer given as a number or a numeric string (Vault's weak decoding). */
-function positiveInt(v: HclValue, at: At, what = 'a positive integer'): number {
-  const n = v.type === 'number' ? v.value : v.type === 'string' && /^\s*\d+\s*$/.test(v.value) ? Number(v.value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) at.fail(`must be ${what}, got ${v.type === 'string' ? `"${v.value}"` : describeType(v)}`);
-  return n;
-}
-
-/** Stanza value as a string, as Vault hands storage/seal parameters to backends (non-strings JSON-encoded). */
-function stanzaString(v: HclValue, at: At): string {
-  if (v.type === 'string') return v.value;
-  if (v.type === 'bool' || v.type === 'number') return String(v.value);
-  at.fail(`must be a string, number or boolean, got ${describeType(v)}`);
-}
-
-/** A stanza written either as a block `name "type" { ... }` or as an object `name = { type = { ... } }`. */
-function stanzas(item: HclItem, at: At): Array<{ type: string; body: HclObject; at: At }> {
-  if (item.value.type !== 'object') at.fail(`must be a block, as in ${item.key} "<type>" { ... }`);
-  if (item.labels.length > 1) at.fail(`takes one label (the type), got ${item.labels.length}`);
-  if (item.labels.length === 1) return [{ type: item.labels[0]!, body: item.value, at: new At(at.file, item.line, `${at.key}.${item.labels[0]}`) }];
-  // JSON / object form: { "postgresql": { ... } } (a list of such objects for repeatable blocks).
-  const out: Array<{ type: string; body: HclObject; at: At }> = [];
-  for (const t of item.value.items) {
-    const tat = at.child(t);
-    const bodies = t.value.type === 'list' ? t.value.items : [t.value];
-    for (const b of bodies) {
-      if (b.type !== 'object') return tat.fail(`must be a block/object of parameters, got ${describeType(b)}`);
-      out.push({ type: t.key, body: b, at: tat });
-    }
-  }
-  if (out.length === 0) at.fail('needs a type, as in ' + `${item.key} "<type>" { ... }`);
-  return out;
-}
-
-/** A JSON list of blocks (`"listener": [{"tcp": {...}}, ...]`) is the same as repeated blocks. */
-function expandListItems(item: HclItem): HclItem[] {
-  if (item.value.type !== 'list') return [item];
-  return item.value.items.map((v) => ({ ...item, value: v, line: v.line }));
-}
-
-/** Parameters each storage backend accepts (unknown ones stop the server). */
-const STORAGE_PARAMS: Record<StorageType, readonly string[]> = {
-  file: ['path'],
-  inmem: [],
-  postgresql: [
-    'connection_url',
-    'table',
-    'max_idle_connections',
-    'max_parallel',
-    'ha_enabled',
-    'ha_table',
-    'skip_create_table',
-    'max_connect_retries',
-    // keyhold: the HA lock's time to live (Vault's is fixed at 15 s); renewals run every third of it.
-    'ha_lock_ttl',
-  ],
-};
-/** Stanza keys Vault lifts out of the storage block into top-level settings. */
-const LIFTED = ['redirect_addr', 'advertise_addr', 'cluster_addr', 'disable_clustering'];
-
-/** A storage stanza (also `operator migrate`'s storage_source / storage_destination). */
-export function storageStanza(item: HclItem, at: At, lifted: Record<string, { value: string; at: At }>): StorageConfig {
-  const list = stanzas(item, at);
-  if (list.length !== 1) at.fail('only one storage stanza is allowed');
-  const { type, body, at: sat } = list[0]!;
-  if (!(type in STORAGE_PARAMS)) sat.fail(`unknown storage type "${type}" (supported: ${Object.keys(STORAGE_PARAMS).join(', ')})`);
-  const allowed = STORAGE_PARAMS[type as StorageType];
-  const params: Record<string, string> = {};
-  for (const p of body.items) {
-    const pat = sat.child(p);
-    if (LIFTED.includes(p.key)) {
-      lifted[p.key] = { value: stanzaString(p.value, pat), at: pat };
-      continue;
-    }
-    if (!allowed.includes(p.key)) pat.fail(`unknown key (allowed: ${[...allowed, ...LIFTED].join(', ')})`);
-    if (p.key in params) pat.fail('given twice');
-    params[p.key] = stanzaString(p.value, pat);
-  }
-  if (type === 'file' && !params.path) sat.fail('needs path = "<directory>"');
-  return { type: type as StorageType, path: params.path, params };
-}
-
-const TCP_KEYS = ['address', 'cluster_address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'max_request_size', 'tls_min_version', 'tls_max_version', 'max_request_duration', 'telemetry', 'tls_require_and_verify_client_cert', 'tls_client_ca_file', 'tls_disable_client_certs'];
-const UNIX_KEYS = ['address', 'socket_mode', 'socket_user', 'socket_group', 'max_request_size', 'telemetry'];
-
-function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
-  const out: ListenerConfig[] = [];
-  for (const { type, body, at: lat } of stanzas(item, at)) {
-    const t = type.toLowerCase();
-    if (t !== 'tcp' && t !== 'unix') lat.fail(`unsupported listener type "${type}" (supported: tcp, unix)`);
-    const allowed = t === 'tcp' ? TCP_KEYS : UNIX_KEYS;
-    const v: Record<string, { value: HclValue; at: At }> = {};
-    for (const p of body.items) {
-      const pat = lat.child(p);
-      if (!allowed.includes(p.key)) pat.fail(`unknown key (allowed: ${allowed.join(', ')})`);
-      if (p.key in v) pat.fail('given twice');
-      v[p.key] = { value: p.value, at: pat };
-    }
-    let maxRequestSize: number | undefined;
-    if (v.max_request_size) {
-      // Vault: 0 means the default; a negative size means unlimited (we cap at the largest safe size).
-      const m = v.max_request_size;
-      const n = m.value.type === 'number' ? m.value.value : m.value.type === 'string' && /^\s*-?\d+\s*$/.test(m.value.value) ? Number(m.value.value) : NaN;
-      if (!Number.isSafeInteger(n)) m.at.fail(`must be an integer (bytes), got ${m.value.type === 'string' ? `"${m.value.value}"` : describeType(m.value)}`);
-      maxRequestSize = n === 0 ? undefined : n < 0 ? Number.MAX_SAFE_INTEGER : n;
-    }
-    // telemetry hook (issue 27): `telemetry { unauthenticated_metrics_access = true }`.
-    const metricsOpen = v.telemetry ? parseListenerTelemetry(v.telemetry.value, (k, why) => new At(lat.file, v.telemetry!.at.line, `${lat.key}.${k}`).fail(why)) : false;
-    if (t === 'unix') {
-      const path = v.address ? str(v.address.value, v.address.at, { nonEmpty: true }) : undefined;
-      let mode: number | undefined;
-      if (v.socket_mode) {
-        const s = stanzaString(v.socket_mode.value, v.socket_mode.at);
-        if (!/^[0-7]{3,4}$/.test(s)) v.socket_mode.at.fail(`must be an octal mode such as "660", got "${s}"`);
-        mode = parseInt(s, 8);
-      }
-      if (v.socket_user || v.socket_group) (v.socket_user ?? v.socket_group)!.at.fail('is not supported (run the daemon as the socket owner)');
-      out.push({ type: 'unix', path, ...(mode !== undefined ? { socket_mode: mode } : {}), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
-    } else {
-      const address = v.address ? str(v.address.value, v.address.at) : '127.0.0.1:8200';
-      if (!/^.+:\d+$/.test(address)) (v.address?.at ?? lat).fail(`must be "host:port", got "${address}"`);
-      const tlsDisable = v.tls_disable ? weakBool(v.tls_disable.value, v.tls_disable.at) : false;
-      const cert = v.tls_cert_file ? str(v.tls_cert_file.value, v.tls_cert_file.at, { nonEmpty: true }) : undefined;
-      const key = v.tls_key_file ? str(v.tls_key_file.value, v.tls_key_file.at, { nonEmpty: true }) : undefined;
-      if (!tlsDisable && (!cert || !key)) lat.fail('needs tls_cert_file and tls_key_file, or tls_disable = true');
-      for (const k of ['cluster_address', 'tls_min_version', 'tls_max_version', 'max_request_duration']) if (v[k]) stanzaString(v[k].value, v[k].at);
-      const clientCerts: ClientCertConfig = {};
-      if (v.tls_require_and_verify_client_cert) clientCerts.tls_require_and_verify_client_cert = weakBool(v.tls_require_and_verify_client_cert.value, v.tls_require_and_verify_client_cert.at);
-      if (v.tls_disable_client_certs) clientCerts.tls_disable_client_certs = weakBool(v.tls_disable_client_certs.value, v.tls_disable_client_certs.at);
-      if (v.tls_client_ca_file) clientCerts.tls_client_ca_file = str(v.tls_client_ca_file.value, v.tls_client_ca_file.at, { nonEmpty: true });
-      if (clientCerts.tls_require_and_verify_client_cert && clientCerts.tls_disable_client_certs) lat.fail('tls_require_and_verify_client_cert and tls_disable_client_certs exclude each other');
-      if (clientCerts.tls_require_and_verify_client_cert && !clientCerts.tls_client_ca_file) lat.fail('tls_require_and_verify_client_cert needs tls_client_ca_file');
-      if (tlsDisable && Object.keys(clientCerts).length) lat.fail('client certificate settings need TLS (tls_disable is set)');
-      out.push({ type: 'tcp', address, ...(tlsDisable ? {} : { tls_cert: cert, tls_key: key, ...clientCerts }), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
-    }
-  }
-  return out;
-}
+// Vault's format (HCL or JSON), read from the syntax tree so every error names its line (the value
+// readers: config-values.ts; the storage and listener stanzas: config-storage.ts, config-listeners.ts).
 
 function sealStanza(item: HclItem, at: At): Array<{ type: string; params: Record<string, unknown> }> {
   return stanzas(item, at).map((s) => sealParams(s));
@@ -450,18 +258,6 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
   telemetry: (it, at, cfg) => void (cfg.telemetry = parseTelemetryStanza(it.value, (k, why) => new At(at.file, at.line, k).fail(why))),
 };
 const ALIASES: Record<string, string> = { backend: 'storage', ha_backend: 'ha_storage', kms: 'seal', hsm: 'seal' };
-
-function url(v: HclValue, at: At): string {
-  const s = str(v, at, { nonEmpty: true });
-  let u: URL;
-  try {
-    u = new URL(s);
-  } catch {
-    at.fail(`must be a URL with scheme, as in "https://node-a:8200"; got "${s}"`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') at.fail(`must be an http:// or https:// URL, got "${s}"`);
-  return s.replace(/\/+$/, '');
-}
 
 /** Read Vault's format (HCL or JSON text) into ServerConfig; errors name file, line and key. */
 export function parseVaultConfig(path: string, text: string): ServerConfig {

@@ -3,7 +3,8 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LogControl } from '../framework/log-control.js';
 import { runtimeDir } from '../framework/paths.js';
-import { ConfigError, resolveConfig, type ServerFlags } from './config.js';
+import { resolveConfig, type ResolvedConfig, type ServerFlags } from './config.js';
+import { ConfigError } from './config-values.js';
 import { InmemBackend } from '../storage/inmem.js';
 import { FileBackend } from '../storage/file.js';
 import type { Backend } from '../storage/backend.js';
@@ -24,7 +25,8 @@ import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } fro
 import { VERSION } from '../version.js';
 import { setupTelemetry } from './telemetry-setup.js';
 
-export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+export { loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
+export { ConfigError } from './config-values.js';
 
 /** Wait after sys/step-down before competing again: Vault's 10 s, shorter for tests (KEYHOLD_STEP_DOWN_WAIT_MS). */
 function stepDownWait(env: NodeJS.ProcessEnv): number {
@@ -41,12 +43,8 @@ function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
   }
 }
 
-/** Run the daemon until SIGTERM/SIGINT. */
-export async function runServer(flags: ServerFlags): Promise<void> {
-  const cfg = resolveConfig(flags);
-  // share: named loggers whose levels sys/loggers changes at runtime, tapped by sys/monitor.
-  const logs = new LogControl(cfg.log_level);
-  const logger = logs.logger('core');
+/** The storage the config names, opened and checked: no migration under way, this node's cluster, api_addr with HA. */
+async function openStorage(cfg: ResolvedConfig, flags: ServerFlags, logs: LogControl): Promise<{ backend: Backend; pgBackend: PostgresBackend | null; ha: PostgresBackend | null; identityFile: string }> {
   let backend: Backend;
   let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
@@ -91,6 +89,27 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     await ha.close();
     throw new ConfigError(`config ${flags.config ?? ''}: api_addr: required with ha_enabled (standbys forward writes to the active's api_addr)`);
   }
+  return { backend, pgBackend, ha, identityFile };
+}
+
+/** The start banner: version, addresses, storage, seal state (and the root token in dev mode). */
+function banner(dev: boolean, addresses: string[], backend: Backend, core: Core, devToken: string | undefined): string {
+  const lines = [`==> keyhold server started${dev ? ' in dev mode (in-memory storage, unsealed)' : ''}`, `    Version: ${VERSION}`];
+  for (const a of addresses) lines.push(`    Listening on: ${a}`);
+  lines.push(`    Storage: ${backend.describe()}`);
+  lines.push(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}`);
+  lines.push(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}`);
+  if (devToken) lines.push(`    Root Token: ${devToken}`, '', `    export KEYHOLD_ADDR='${addresses[0]}'`, `    export KEYHOLD_TOKEN='${devToken}'`);
+  return lines.join('\n') + '\n';
+}
+
+/** Run the daemon until SIGTERM/SIGINT. */
+export async function runServer(flags: ServerFlags): Promise<void> {
+  const cfg = resolveConfig(flags);
+  // share: named loggers whose levels sys/loggers changes at runtime, tapped by sys/monitor.
+  const logs = new LogControl(cfg.log_level);
+  const logger = logs.logger('core');
+  const { backend, pgBackend, ha, identityFile } = await openStorage(cfg, flags, logs);
   const keychain: Keychain = cfg.dev || cfg.keychain === 'none' ? new NoKeychain() : new OsKeychain();
   let seals: ConfiguredSeals | undefined;
   if (!cfg.dev) {
@@ -174,13 +193,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   // One write: whoever reads the banner (a script waiting for "Listening on", then the root token)
   // never sees half of it.
-  const lines = [`==> keyhold server started${cfg.dev ? ' in dev mode (in-memory storage, unsealed)' : ''}`, `    Version: ${VERSION}`];
-  for (const a of listeners.addresses) lines.push(`    Listening on: ${a}`);
-  lines.push(`    Storage: ${backend.describe()}`);
-  lines.push(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}`);
-  lines.push(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}`);
-  if (devToken) lines.push(`    Root Token: ${devToken}`, '', `    export KEYHOLD_ADDR='${listeners.addresses[0]}'`, `    export KEYHOLD_TOKEN='${devToken}'`);
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(banner(cfg.dev === true, listeners.addresses, backend, core, devToken));
   // Log rotation: reopen audit files (as Vault does on SIGHUP).
   process.on('SIGHUP', () => void auditBrokerOf(core)?.reopen());
 }

@@ -15,7 +15,8 @@ import { listAll, type Backend } from '../storage/backend.js';
 import { FileBackend } from '../storage/file.js';
 import { InmemBackend } from '../storage/inmem.js';
 import { PostgresBackend } from '../storage/postgres.js';
-import { At, ConfigError, storageStanza, type StorageConfig } from './config.js';
+import { At, ConfigError } from './config-values.js';
+import { storageStanza, type StorageConfig } from './config-storage.js';
 
 /** Record that marks a migration in progress (in the source). */
 export const MIGRATION_KEY = 'core/migration';

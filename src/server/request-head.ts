@@ -1,4 +1,4 @@
-/** What the request line and headers say: the operation a method asks for, the origin-form target, the token. */
+/** What the request line and headers say: the operation a method asks for, the origin-form target, the token, the path without trailing slashes. */
 import type { Operation } from '../framework/route.js';
 
 /** The logical operation of an HTTP method (`list`: the request asked for a listing), or null when unsupported. */
@@ -42,4 +42,11 @@ export function originForm(target: string): string {
   if (!m) return target;
   const rest = target.slice(m[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** `p` without trailing slashes. */
+export function trimSlashes(p: string): string {
+  let e = p.length;
+  while (e > 0 && p.charCodeAt(e - 1) === 0x2f) e--;
+  return e === p.length ? p : p.slice(0, e);
 }

@@ -3,77 +3,33 @@
  * existence check, coerce and validate declared fields, call the handler, shape the response.
  * Handlers never look at policies.
  */
-import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
+import { KeyholdError, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { IssuedLogin, Logger, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
+import type { RequestContext, TlsPeer } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
-import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { requestSizeLimit } from './http.js';
-import type { AclRequest, AclResult } from '../auth/acl.js';
-import { parseWrapTtl, type WrapInfo } from '../auth/wrapping.js';
+import { parseWrapTtl } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
-import { withLateHeaders, type ClusterRouting } from './forward.js';
-import { Flow, type AnyRequest, type AuditEntry, type AuditHook, type MountedEngine } from './flow.js';
+import { withLateHeaders } from './forward.js';
+import { Flow, type AnyRequest } from './flow.js';
 import { drain, parseBody, readBody } from './request-body.js';
-import { methodToOp, originForm, tokenFrom } from './request-head.js';
+import { methodToOp, originForm, trimSlashes } from './request-head.js';
 import { engineRequestHeaders, withEngineHeaders } from './mount-headers.js';
 import { quotaStep } from './quota-stage.js';
 import { startStream } from './stream-reply.js';
-import type { QuotaManager } from '../quotas/quota-manager.js';
-import { corsStep, type CorsPolicy } from './cors.js';
-import type { InFlightRequests } from './in-flight.js';
-import type { Telemetry } from '../telemetry/telemetry.js';
-
-export type { AuditEntry, AuditHook, MountedEngine } from './flow.js';
-
-/** Capability check for a token (ACL). */
-export interface Authorizer {
-  allowed(token: TokenInfo, capability: string, path: string): boolean;
-  /** Vault's AllowOperation: capability, parameter constraints and wrapping TTL bounds (falls back to `allowed`). */
-  check?(token: TokenInfo, req: AclRequest): AclResult;
-}
-
-/** Response wrapping as the router needs it (src/auth/wrapping.ts implements it). */
-export interface Wrapper {
-  /** Store `responseJson` in a new single-use token's cubbyhole for `ttl` seconds; the `wrap_info` to send. */
-  wrap(responseJson: string, ttl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo>;
-}
-
-/** What the router needs from the core. */
-export interface RouterCore {
-  isSealed(): boolean;
-  resolve(path: string): MountedEngine | null;
-  /** `peek`: look without spending one of a limited-use token's uses (unauthenticated routes). */
-  lookupToken(id: string, opts?: { peek?: boolean }): Promise<TokenInfo | null>;
-  /** A valid token's view when it needs no storage read or write (no use limit, cached), else undefined. */
-  cachedToken?(id: string): TokenInfo | undefined;
-  authorizer: Authorizer;
-  /** Response wrapping; without it X-Vault-Wrap-TTL is refused. */
-  wrapping?: Wrapper;
-  audit?: AuditHook;
-  logger: Logger;
-  maxRequestSize: number;
-  /** Called after a request whose token was on its last use (num_uses), to revoke it. */
-  requestDone?(token: TokenInfo): Promise<void>;
-  /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
-  cluster?: ClusterRouting;
-  /** Issue 28: rate-limit quotas (every node enforces them), CORS, requests in progress. */
-  quotas?: QuotaManager;
-  cors?: CorsPolicy;
-  inFlight?: InFlightRequests;
-  /** Metrics (a `telemetry` stanza in the config); absent, nothing is measured. */
-  telemetry?: Telemetry;
-  /** Login MFA: completes a login in one step when it carries X-Vault-MFA. */
-  loginMfa?: { validateHeader(requestId: string, header: string | string[]): Promise<IssuedLogin> };
-}
+import { corsStep } from './cors.js';
+import { auditRequest, auditResponse, refuse } from './audit-stage.js';
+import { authenticate, requireToken, spendTokens } from './authenticate-stage.js';
+import type { RouterCore } from './router-core.js';
 
 /**
  * The request pipeline (design note section 6; the order follows Vault's vault/request_handling.go):
  * parse -> read body -> resolve mount and route -> authenticate -> coerce fields -> existence check
  * -> authorize -> validate -> audit request -> dispatch -> shape reply -> wrap -> audit response
- * -> send. Each stage is one small method with one job; a stage that needs no I/O stays synchronous
+ * -> send. Each stage is one small method with one job, or a function of its own file (cors.ts,
+ * quota-stage.ts, authenticate-stage.ts, audit-stage.ts); a stage that needs no I/O stays synchronous
  * so the hot path (a cached token, an in-memory key) costs no promise turns.
  */
 export class Router {
@@ -97,7 +53,7 @@ export class Router {
       if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
-      const authenticating = this.authenticate(f);
+      const authenticating = authenticate(this.core, f);
       if (authenticating) await authenticating;
       const ctx = this.coerce(f);
       const checking = this.existence(f, ctx);
@@ -105,14 +61,14 @@ export class Router {
       const authorizing = this.authorize(f, ctx);
       if (authorizing) await authorizing;
       this.validate(f);
-      await this.auditRequest(f);
+      await auditRequest(this.core, f);
       await this.dispatch(f, ctx);
       const mfa = this.mfaHeader(f);
       if (mfa) await mfa;
       this.shapeReply(f);
       const wrapping = this.wrapResponse(f);
       if (wrapping) await wrapping;
-      await this.auditResponse(f);
+      await auditResponse(this.core, f);
       this.send(f);
     } catch (e) {
       // A standby found out late that the request writes (an upsert, a use-limited token): the
@@ -122,7 +78,7 @@ export class Router {
     } finally {
       if (!f.streaming) inFlight?.delete(f);
       if (t0) this.core.telemetry!.request(f, t0); // telemetry hook (issue 27)
-      if (f.seen.length) await this.spendTokens(f);
+      if (f.seen.length) await spendTokens(this.core, f);
     }
   }
 
@@ -216,7 +172,7 @@ export class Router {
    */
   private async unknownPath(f: Flow): Promise<never> {
     if (this.core.isSealed()) throw sealed();
-    await this.requireToken(f);
+    await requireToken(this.core, f);
     throw notFound(f.mounted ? 'unsupported path' : `no handler for route "${f.path}". route entry not found.`);
   }
 
@@ -263,29 +219,6 @@ export class Router {
     }
     return decided.then((open) => {
       f.open = open;
-    });
-  }
-
-  /** Stage authenticate: the request's token (403 when missing or invalid, unless the request needs none). */
-  private authenticate(f: Flow): Promise<void> | void {
-    if (!f.open) {
-      const cached = this.cachedToken(f);
-      if (cached) {
-        f.token = cached;
-        return cached.boundCidrs ? this.checkTokenSource(f) : undefined;
-      }
-      return this.requireToken(f).then((t) => {
-        // A limited-use token on a standby: its uses are counted by the active (one count for the
-        // cluster), so the whole request goes there (handle()'s NotActiveError path forwards it).
-        if (t.mustForward) throw Object.assign(new Error('limited-use token: the active node counts its uses'), { name: 'NotActiveError' });
-        f.token = t;
-        return t.boundCidrs ? this.checkTokenSource(f) : undefined;
-      });
-    }
-    const id = tokenFrom(f.req);
-    if (!id) return;
-    return this.core.lookupToken(id, { peek: true }).then((t) => {
-      f.token = t;
     });
   }
 
@@ -354,18 +287,7 @@ export class Router {
       const r = authorizer.check(token, { operation: f.op, path: aclPath, data: requestData(f), wrapTtl: f.wrapTtl > 0 ? f.wrapTtl : undefined });
       if (r.allowed && (!route.sudo || r.rootPrivs)) return;
     } else if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath))) return;
-    return this.refuse(f);
-  }
-
-  /** A refusal is audited too (Vault logs it with "permission denied"), so an operator sees probing. */
-  private async refuse(f: Flow): Promise<never> {
-    const audit = this.auditHook();
-    if (audit) {
-      const entry = this.auditEntry(f);
-      await audit.request(entry);
-      await audit.response(entry, 403, { errors: ['permission denied'] });
-    }
-    throw denied();
+    return refuse(this.core, f);
   }
 
   /** Stage validate: the field error held back for the ACL, then the route's cross-field rules. */
@@ -382,16 +304,6 @@ export class Router {
         throw invalid(rule.field, `requires ${rule.needs}`);
       }
     }
-  }
-
-  /** Stage audit request: logged before the handler runs; a failing device fails the request closed. */
-  private auditRequest(f: Flow): Promise<void> | void {
-    const audit = this.auditHook();
-    if (!audit) return;
-    f.audit = this.auditEntry(f);
-    f.auditor = audit;
-    const tel = this.core.telemetry; // telemetry hook (issue 27)
-    return tel ? tel.audit('request', audit.request(f.audit), performance.now()) : audit.request(f.audit);
   }
 
   /** Stage dispatch: the route's handler for the operation; a failure is audited with its status. */
@@ -456,24 +368,6 @@ export class Router {
     });
   }
 
-  /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
-  private auditResponse(f: Flow): Promise<void> | void {
-    if (!f.audit) return;
-    const tel = this.core.telemetry; // telemetry hook (issue 27)
-    if (tel) return tel.audit('response', Promise.resolve(this.auditResponseNow(f)), performance.now());
-    return this.auditResponseNow(f);
-  }
-
-  private auditResponseNow(f: Flow): Promise<void> | void {
-    if (!f.audit) return;
-    const audit = f.auditor!;
-    const reply = f.reply;
-    if (!reply) return audit.response(f.audit, f.op === 'read' || f.op === 'list' ? 404 : 204, null);
-    // A wrapped answer is audited as sent: wrap_info (the token HMAC'd by the device), never the wrapped data.
-    if (reply.wrapInfo) return audit.response(f.audit, 200, { data: null, auth: null, wrap_info: reply.wrapInfo });
-    return audit.response(f.audit, reply.status ?? 200, { data: reply.data ?? null, auth: reply.auth ?? null });
-  }
-
   /**
    * Stage send: the envelope; Vault copies `data` to the top level of the system backend's legacy
    * answers (http/handler.go `injectDataIntoTopRoutes`: sys/mounts, sys/policy, sys/auth, ...). Its
@@ -491,77 +385,6 @@ export class Router {
     const mount = f.mounted!.mount;
     if (reply.headers) f.res = withEngineHeaders(f.res, mount, reply.headers); // its mount's allowed_response_headers
     sendReply(f.res, f.requestId, reply, mount.type, 200, f.path.startsWith('sys/') && mount.path === 'sys/');
-  }
-
-  /** After the answer: tokens on their last use (num_uses) are revoked. */
-  private async spendTokens(f: Flow): Promise<void> {
-    for (const t of f.seen) {
-      if (t.lastUse && this.core.requestDone) {
-        await this.core.requestDone(t).catch((e: unknown) => this.core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
-      }
-    }
-  }
-
-  private auditHook(): AuditHook | undefined {
-    const audit = this.core.audit;
-    return audit?.enabled() ? audit : undefined;
-  }
-
-  private auditEntry(f: Flow): AuditEntry {
-    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!), headers: f.req.headers };
-  }
-
-  /** The request's token when the core can tell without storage (the hot path), else undefined. */
-  private cachedToken(f: Flow): TokenInfo | undefined {
-    const id = tokenFrom(f.req);
-    if (!id || !this.core.cachedToken) return undefined;
-    const token = this.core.cachedToken(id);
-    if (!token) return undefined; // unknown here: the full lookup decides (and answers 403)
-    f.seen.push(token);
-    return token;
-  }
-
-  /** The request's token, or 403 when it carries none or an unknown/expired one. */
-  private async requireToken(f: Flow): Promise<TokenInfo> {
-    const id = tokenFrom(f.req);
-    if (!id) return this.refuseToken(f);
-    const token = await this.core.lookupToken(id);
-    if (!token) return this.refuseToken(f);
-    f.seen.push(token);
-    return token;
-  }
-
-  /**
-   * A token bound to source CIDRs (token_bound_cidrs of its role) used from elsewhere: 403 as Vault
-   * answers, audited like a bad token.
-   */
-  private checkTokenSource(f: Flow): Promise<void> | void {
-    const cidrs = f.token!.boundCidrs!;
-    if (addressAllowed(f.req.socket.remoteAddress ?? 'unix', cidrs)) return;
-    return this.refuseToken(f);
-  }
-
-  /**
-   * A missing, unknown or expired token: 403, audited (issue 14 part 7; Vault audits these with
-   * "permission denied") so an operator sees probing. The request data is logged only when the route
-   * is known (its sensitive fields are then HMACed); for an unknown path nothing of the body is kept.
-   */
-  private async refuseToken(f: Flow): Promise<never> {
-    const audit = this.auditHook();
-    if (audit) {
-      const entry: AuditEntry = {
-        requestId: f.requestId,
-        operation: f.op,
-        path: trimSlashes(f.path),
-        remoteAddress: f.req.socket.remoteAddress ?? 'unix',
-        token: null,
-        data: f.route ? f.raw : {},
-        sensitive: f.route ? sensitiveOf(f.route) : new Set(),
-      };
-      await audit.request(entry);
-      await audit.response(entry, 403, { errors: ['permission denied'] });
-    }
-    throw denied();
   }
 
   private fail(res: ResponseSink, e: unknown): void {
@@ -599,13 +422,6 @@ function envelopeJson(requestId: string, reply: Reply, mountType: string): strin
   return JSON.stringify(envelopeOf(requestId, reply, mountType)) + '\n';
 }
 
-/** `p` without trailing slashes. */
-function trimSlashes(p: string): string {
-  let e = p.length;
-  while (e > 0 && p.charCodeAt(e - 1) === 0x2f) e--;
-  return e === p.length ? p : p.slice(0, e);
-}
-
 /** `o[k] = v` as an own data property even for "__proto__" (never a prototype change). */
 function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
   if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -623,10 +439,4 @@ function paramsOnly(route: AnyRoute, params: Record<string, string>): Record<str
     }
   }
   return out;
-}
-
-function sensitiveOf(route: AnyRoute): Set<string> {
-  const s = new Set<string>();
-  for (const [name, field] of Object.entries(route.fields)) if (field.spec.sensitive) s.add(name);
-  return s;
 }

@@ -13,7 +13,7 @@ import type { SysAccess } from '../../engines/sys/sys-parts.js';
 import type { Clock, Logger, TokenInfo } from '../../framework/context.js';
 import type { Storage } from '../../storage/backend.js';
 import type { RoleView, SealView } from '../contracts.js';
-import type { Authorizer } from '../router.js';
+import type { Authorizer } from '../router-core.js';
 
 /** How often tokens' cubbyholes are checked for expired owners (an unused wrapping token is gone at its TTL). */
 const CUBBYHOLE_SWEEP_MS = 30_000;

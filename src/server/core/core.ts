@@ -31,7 +31,8 @@ import { ManagedKeyRegistry, type KmsLibraryConfig } from '../../kms/managed-key
 import type { SealConfig } from '../../seal/seal.js';
 import { SealManager, type InitParams } from '../../seal/seal-manager.js';
 import type { ConfiguredSeals } from '../../seal/wrapper.js';
-import type { AuditHook, Authorizer, MountedEngine, RouterCore } from '../router.js';
+import type { AuditHook, MountedEngine } from '../flow.js';
+import type { Authorizer, RouterCore } from '../router-core.js';
 import type { ClusterRouting } from '../forward.js';
 import type { ClusterHost, InternalModules } from '../contracts.js';
 import { issueLoginToken } from '../login-tokens.js';

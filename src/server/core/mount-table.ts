@@ -16,7 +16,7 @@ import { syncEngine } from '../../sync/index.js';
 import type { TokenStore } from '../../auth/tokens.js';
 import { getJSON, prefixed, putJSON, type Storage } from '../../storage/backend.js';
 import type { InternalModules, RoleView, SealView } from '../contracts.js';
-import type { MountedEngine } from '../router.js';
+import type { MountedEngine } from '../flow.js';
 import { INTERNAL_PREFIX, accessorFor, normalizeMountPath, storagePrefixOf } from './mount-paths.js';
 
 /** One live mount: its table entry, module and instance. */
