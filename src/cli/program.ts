@@ -13,6 +13,7 @@ import * as run from './commands/run.js';
 import * as wrapping from './commands/wrapping.js';
 import * as auth from './commands/auth.js';
 import * as service from './commands/service.js';
+import * as agent from './commands/agent.js';
 import { VERSION } from '../version.js';
 import { installConfirmations } from './confirmations.js';
 
@@ -37,7 +38,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(usageErrorLine(str)) });
   const ctx = createContext();
-  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, wrapping, docs, service]) m.register(program, ctx);
+  for (const m of [core, auth, transit, kv, sync, audit, managedKeys, run, agent, wrapping, docs, service]) m.register(program, ctx);
   installConfirmations(program);
   return program;
 }

@@ -9,17 +9,14 @@
  * secrets where the token may not read them) every `--watch-interval` and, after `--debounce`,
  * restarts COMMAND or sends it `--signal`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, openSync, closeSync, writeSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { LocalError, ServerError } from '../client.js';
 import { RefResolver, findRefs, readDotenv, renderEnv, resolveRefs, type Resolution, type SecretRef } from '../secret-refs.js';
 import { parseDuration } from '../../framework/fields.js';
-
-/** Signals keyhold passes on to COMMAND (SIGINT/SIGQUIT too: see forwardSignals). */
-const FORWARDED: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGWINCH'];
+import { exitLike, forwardSignals, signalNamed, startChild, stopChild, type Ending } from '../child-process.js';
 
 interface Sources {
   /** The variables to resolve or pass: the environment, then the env file (file wins). */
@@ -112,13 +109,10 @@ function writePrivate(file: string, text: string): void {
 }
 
 function signalName(s: string): NodeJS.Signals {
-  const name = (s.toUpperCase().startsWith('SIG') ? s.toUpperCase() : `SIG${s.toUpperCase()}`) as NodeJS.Signals;
-  if (!(name in osConstants.signals)) throw new LocalError(`--signal: unknown signal ${s}`);
+  const name = signalNamed(s);
+  if (!name) throw new LocalError(`--signal: unknown signal ${s}`);
   return name;
 }
-
-/** How COMMAND ended. */
-type Ending = { code: number } | { signal: NodeJS.Signals };
 
 interface SuperviseOptions {
   watch: boolean;
@@ -140,43 +134,27 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
 
     const start = (res: Resolution) => {
       const env = { ...src.env, ...res.values };
-      const p = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
-      child = p;
-      p.on('error', (e: NodeJS.ErrnoException) => {
-        // Only the command's name, never its environment.
-        const code = e.code === 'ENOENT' ? 127 : 126;
-        process.stderr.write(`keyhold run: ${command[0]}: ${e.code === 'ENOENT' ? 'command not found' : e.code === 'EACCES' ? 'permission denied' : e.message}\n`);
-        finish({ code });
-      });
-      p.on('exit', (code, signal) => {
+      const p = startChild(command, env, 'keyhold run', (e, spawnFailed) => {
         if (child !== p) return;
-        if (restarting) {
+        if (restarting && !spawnFailed) {
           restarting = false;
           start(current);
           return;
         }
-        finish(signal ? { signal } : { code: code ?? 1 });
+        finish(e);
       });
+      child = p;
     };
 
     // The CLI's own SIGINT/SIGTERM handlers (src/cli/signals.ts) end the process at once; while
     // COMMAND runs, keyhold passes signals on and ends as COMMAND ends instead. Restored at the end.
-    const saved = FORWARDED.map((s) => [s, process.listeners(s)] as const);
-    for (const [s] of saved) process.removeAllListeners(s);
-    const onSignal = (sig: NodeJS.Signals) => {
-      // In a terminal, Ctrl-C and Ctrl-\ already reach COMMAND (same process group): passing them
-      // on as well would deliver them twice. Otherwise every signal is passed on.
-      if ((sig === 'SIGINT' || sig === 'SIGQUIT') && process.stdin.isTTY) return;
-      child?.kill(sig);
-    };
-    for (const s of FORWARDED) process.on(s, onSignal);
+    const restoreSignals = forwardSignals(() => child);
 
     const finish = (e: Ending) => {
       if (stopped) return;
       stopped = true;
       if (timer) clearTimeout(timer);
-      for (const s of FORWARDED) process.off(s, onSignal);
-      for (const [s, listeners] of saved) for (const l of listeners) process.on(s, l as NodeJS.SignalsListener);
+      restoreSignals();
       resolveEnding(e);
     };
 
@@ -248,11 +226,7 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
         return;
       }
       restarting = true;
-      p.kill('SIGTERM');
-      const t = setTimeout(() => {
-        if (child === p && p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-      }, o.killTimeout * 1000);
-      t.unref();
+      stopChild(p, 'SIGTERM', o.killTimeout);
     };
 
     try {
@@ -263,21 +237,4 @@ function supervise(command: string[], src: Sources, first: Resolution, resolver:
     }
     if (o.watch && src.refs.some((r) => r.version === undefined)) timer = setTimeout(() => void poll(), o.interval * 1000);
   });
-}
-
-/** End keyhold the way COMMAND ended: its exit code, or the same signal (else 128 + its number). */
-function exitLike(e: Ending): void {
-  if ('code' in e) {
-    process.exitCode = e.code;
-    return;
-  }
-  const n = osConstants.signals[e.signal] ?? 0;
-  process.exitCode = 128 + n;
-  // Re-raise with the default action so a parent shell sees "killed by signal", as with exec.
-  process.removeAllListeners(e.signal);
-  try {
-    process.kill(process.pid, e.signal);
-  } catch {
-    /* exitCode stands */
-  }
 }
