@@ -12,7 +12,7 @@ import { Upstream } from './upstream.js';
 import { AuthHandler } from './auth/auth-handler.js';
 import { authMethod } from './auth/methods.js';
 import { FileSink } from './auth/sink.js';
-import { TemplateRunner } from './templates/template-runner.js';
+import { TemplateRunner } from './template-runner.js';
 import { ExecRunner } from './exec-runner.js';
 import { ApiProxy } from './proxy/api-proxy.js';
 

@@ -1,7 +1,7 @@
-import type { AgentConfig } from '../config.js';
-import type { AgentLog } from '../log.js';
-import type { Upstream } from '../upstream.js';
-import type { TokenSource } from '../agent.js';
+import type { AgentConfig } from './config.js';
+import type { AgentLog } from './log.js';
+import type { Upstream } from './upstream.js';
+import type { TokenSource } from './agent.js';
 
 export class TemplateRunner {
   constructor(
