@@ -7,7 +7,7 @@
  * urlquery, eq, ne, lt, le, gt, ge). Errors read as Go's: `template: NAME:LINE:COL: executing
  * "NAME" at <.Data.foo>: map has no entry for key "foo"`.
  */
-import { argString, parse, type Arg, type Command, type Node, type Pipe } from './parser.js';
+import { argString, parse, type Arg, type Command, type Node, type Pipe, type Pos } from './parser.js';
 import { TemplateSyntaxError } from './lexer.js';
 import { sprint, sprintf, sprintln } from './printf.js';
 import { compareGoStrings, formatValue, goType, GoStruct, isMap, truth } from './values.js';
@@ -27,6 +27,8 @@ export class TemplateError extends Error {
     this.name = 'TemplateError';
   }
 }
+
+type ControlNode = Pos & { t: 'if' | 'with' | 'range'; pipe: Pipe; list: Node[]; elseList?: Node[] };
 
 class ExecFailure extends Error {
   constructor(
@@ -154,7 +156,7 @@ class State {
     }
   }
 
-  private range(dot: unknown, n: Extract<Node, { t: 'range' }>): void {
+  private range(dot: unknown, n: ControlNode): void {
     const mark = this.vars.length;
     const v = this.pipeline(dot, n.pipe);
     const decl = n.pipe.decl.length;

@@ -135,7 +135,7 @@ class Parser {
         }
       }
       const n = this.textOrAction();
-      if (n === 'end' || n === 'else') this.fail(`unexpected {{${n}}}`, this.items[this.i - 1]!);
+      if (typeof n === 'string') this.fail(`unexpected {{${n.replace('-', ' ')}}}`, this.items[this.i - 1]!);
       root.push(n);
     }
     return { root, defines: this.defines };
