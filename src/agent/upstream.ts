@@ -58,7 +58,8 @@ export class Upstream {
   private readonly https: boolean;
 
   constructor(settings: VaultSettings, env: NodeJS.ProcessEnv = process.env) {
-    let a = settings.address || env.VAULT_AGENT_ADDR_UPSTREAM || env.KEYHOLD_ADDR || env.VAULT_ADDR || '';
+    // As Vault Agent: VAULT_ADDR (or KEYHOLD_ADDR) in the environment overrides vault.address.
+    let a = env.KEYHOLD_ADDR || env.VAULT_ADDR || settings.address || '';
     if (!a) throw new Error('vault.address is not set (nor KEYHOLD_ADDR / VAULT_ADDR)');
     if (a.startsWith('/')) a = `unix://${a}`;
     this.address = a;
