@@ -2,8 +2,8 @@
  * `keyhold agent generate-config -type=env-template -path=secret/app [-exec="./app arg"] FILE`, as
  * `vault agent generate-config`: reads the KV secrets at the paths (a path ending in `/*` takes every
  * secret under it) and writes an agent configuration with one `env_template` per field, an `exec`
- * stanza and token_file auto-auth. Variable names are the path below the mount and the field,
- * upper-cased and joined with `_` (`secret/app` field `password` is `APP_PASSWORD`).
+ * stanza and token_file auto-auth. Variable names are the path's last segment and the field,
+ * upper-cased and joined with `_` (`secret/team/app` field `password` is `APP_PASSWORD`).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import type { Upstream } from './upstream.js';
@@ -31,11 +31,11 @@ async function locate(up: Upstream, token: string, path: string): Promise<Found>
   return { mount, version: Number(d.options?.version ?? 1) === 2 ? 2 : 1, inner: path.slice(mount.length).replace(/^\/+/, '') };
 }
 
+/** The last path segment and the field, split on anything but letters and digits, joined with `_`, upper-cased. */
 function varName(inner: string, field: string): string {
-  return [...inner.split('/').filter(Boolean), field]
-    .join('_')
-    .toUpperCase()
-    .replace(/[^A-Z0-9_]/g, '_');
+  const last = inner.split('/').filter(Boolean).pop() ?? '';
+  const words = (s: string) => s.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return [...words(last), ...words(field)].join('_').toUpperCase();
 }
 
 async function fields(up: Upstream, token: string, f: Found, inner: string): Promise<string[]> {

@@ -100,10 +100,10 @@ export class Upstream {
   }
 
   /** One request; `path` starts with `/v1/...` (query included). */
-  send(method: string, path: string, headers: Record<string, string | string[]>, body?: Buffer, timeoutMs = 0): Promise<RawAnswer> {
+  send(method: string, path: string, headers: Record<string, string | string[]>, body?: Buffer, timeoutMs = 0, signal?: AbortSignal): Promise<RawAnswer> {
     return new Promise((resolve, reject) => {
       const fn = this.https ? httpsRequest : httpRequest;
-      const req = fn({ ...this.base, method, path, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
+      const req = fn({ ...this.base, method, path, signal, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -116,7 +116,7 @@ export class Upstream {
   }
 
   /** A JSON call to `/v1/<path>`; throws UpstreamError on >= 400 unless `allow` lists the status. */
-  async json(method: string, path: string, opts: { token?: string; body?: unknown; wrapTtl?: number; allow?: number[]; timeoutMs?: number } = {}): Promise<JsonAnswer> {
+  async json(method: string, path: string, opts: { token?: string; body?: unknown; wrapTtl?: number; allow?: number[]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<JsonAnswer> {
     const headers: Record<string, string> = { 'X-Vault-Request': 'true' };
     if (opts.token) headers['X-Vault-Token'] = opts.token;
     if (opts.wrapTtl) headers['X-Vault-Wrap-TTL'] = `${opts.wrapTtl}s`;
@@ -125,7 +125,7 @@ export class Upstream {
       payload = Buffer.from(JSON.stringify(opts.body));
       headers['Content-Type'] = 'application/json';
     }
-    const r = await this.send(method, `/v1/${path.replace(/^\/+/, '')}`, headers, payload, opts.timeoutMs);
+    const r = await this.send(method, `/v1/${path.replace(/^\/+/, '')}`, headers, payload, opts.timeoutMs, opts.signal);
     let body: unknown = null;
     if (r.body.length) {
       try {

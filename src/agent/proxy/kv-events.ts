@@ -17,6 +17,7 @@ export class KvEventFeed {
   /** True while the feed is connected with a cursor (only then may reads be cached). */
   live = false;
   private stopped = false;
+  private readonly abort = new AbortController();
   private cursor: { index: number; epoch: string } = { index: 0, epoch: '' };
 
   constructor(
@@ -34,6 +35,7 @@ export class KvEventFeed {
   stop(): void {
     this.stopped = true;
     this.live = false;
+    this.abort.abort();
   }
 
   private broken(why: string): void {
@@ -53,7 +55,7 @@ export class KvEventFeed {
       }
       try {
         const q = new URLSearchParams({ index: String(this.cursor.index), epoch: this.cursor.epoch, wait: this.live ? String(WAIT_SECONDS) : '0' });
-        const r = await this.up.json('GET', `${this.mount}events?${q}`, { token, timeoutMs: (WAIT_SECONDS + 10) * 1000 });
+        const r = await this.up.json('GET', `${this.mount}events?${q}`, { token, timeoutMs: (WAIT_SECONDS + 10) * 1000, signal: this.abort.signal });
         const d = (r.body?.data ?? {}) as { epoch?: string; index?: number; truncated?: boolean; events?: { path: string }[] };
         const epoch = String(d.epoch ?? '');
         if (this.live && (d.truncated || epoch !== this.cursor.epoch)) this.broken('events lost');
