@@ -15,14 +15,8 @@ import { FileSink } from './auth/sink.js';
 import { TemplateRunner } from './template-runner.js';
 import { ExecRunner } from './exec-runner.js';
 import { ApiProxy } from './proxy/api-proxy.js';
+import type { TokenSource } from './token-source.js';
 
-/** Where the agent gets its token from: auto-auth, or a fixed one (VAULT_TOKEN) without auto_auth. */
-export interface TokenSource {
-  current(): string | undefined;
-  onToken(l: (token: string) => void): () => void;
-  /** A request with the token got "permission denied". */
-  suspect(): void;
-}
 
 class FixedToken implements TokenSource {
   constructor(private readonly token: string | undefined) {}

@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { TokenSource } from './agent.js';
+import type { TokenSource } from './token-source.js';
 import type { AgentConfig } from './config.js';
 import type { AgentLog } from './log.js';
 import { startChild, stopChild, type Ending } from '../cli/child-process.js';

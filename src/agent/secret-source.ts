@@ -6,7 +6,7 @@
  * passes (consul-template's way): a pass records what it needs and is missing, the source fetches
  * it, and the next pass renders with it (`renderWithSecrets`).
  */
-import type { TokenSource } from './agent.js';
+import type { TokenSource } from './token-source.js';
 import type { AgentLog } from './log.js';
 import { GoStruct } from './template/values.js';
 import type { GoTemplate, TemplateFunc } from './template/exec.js';

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, copyFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { TokenSource } from './agent.js';
+import type { TokenSource } from './token-source.js';
 import type { AgentConfig, TemplateConfig } from './config.js';
 import type { AgentLog } from './log.js';
 import { writeAtomic } from './auth/sink.js';

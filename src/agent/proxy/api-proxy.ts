@@ -9,7 +9,7 @@
 import { chmodSync, rmSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { TokenSource } from '../agent.js';
+import type { TokenSource } from '../token-source.js';
 import type { AgentConfig, ListenerConfig } from '../config.js';
 import type { AgentLog } from '../log.js';
 import { UnreachableError, type Upstream } from '../upstream.js';

@@ -60,213 +60,230 @@ const isAlnum = (c: string | undefined) => c !== undefined && /[\p{L}\p{Nd}_]/u.
 
 /** Split `src` into items. Throws TemplateSyntaxError. */
 export function lex(src: string, leftDelim = '{{', rightDelim = '}}'): Item[] {
-  const items: Item[] = [];
-  let pos = 0;
-  let start = 0;
-  let line = 1;
-  let startLine = 1;
-  let parenDepth = 0;
-  const emit = (type: ItemType, val = src.slice(start, pos)) => {
-    items.push({ type, val, pos: start, line: startLine });
-    start = pos;
-    startLine = line;
-  };
-  const advance = (n: number) => {
-    for (let i = 0; i < n; i++) if (src.charCodeAt(pos + i) === 10) line++;
-    pos += n;
-  };
-  const fail = (reason: string): never => {
-    throw new TemplateSyntaxError(reason, start, startLine);
-  };
-  const trimRightMarker = (at: number) => src[at] === ' ' || src[at] === '\t' || src[at] === '\r' || src[at] === '\n' ? src[at + 1] === '-' && src.startsWith(rightDelim, at + 2) : false;
+  return new Lexer(src, leftDelim, rightDelim).run();
+}
 
-  // Text, then actions, until the end.
-  let trimNextText = false;
-  while (true) {
-    // Text up to the next left delimiter.
-    const d = src.indexOf(leftDelim, pos);
-    const textEnd = d === -1 ? src.length : d;
-    let text = src.slice(pos, textEnd);
-    const leftTrim = d !== -1 && src[d + leftDelim.length] === '-' && isSpace(src[d + leftDelim.length + 1]);
-    if (trimNextText) text = text.replace(/^[ \t\r\n]+/, '');
-    if (leftTrim) text = text.replace(/[ \t\r\n]+$/, '');
-    trimNextText = false;
-    start = pos;
-    startLine = line;
-    advance(textEnd - pos);
-    if (text.length > 0) emit('text', text);
-    start = pos;
-    startLine = line;
-    if (d === -1) break;
-    // The left delimiter (and its trim marker).
-    advance(leftDelim.length + (leftTrim ? 2 : 0));
-    emit('leftDelim', leftDelim);
-    // A comment: /* ... */ right after the delimiter (and optional space), then the right delimiter.
-    if (src.startsWith('/*', pos)) {
-      const end = src.indexOf('*/', pos + 2);
-      if (end === -1) fail('unclosed comment');
-      advance(end + 2 - pos);
-      const rt = trimRightMarker(pos);
-      if (rt) advance(2);
-      if (!src.startsWith(rightDelim, pos)) fail('comment ends before closing delimiter');
-      advance(rightDelim.length);
-      items.pop(); // a comment yields nothing
-      start = pos;
-      startLine = line;
-      trimNextText = rt;
-      continue;
-    }
-    // Inside the action.
+class Lexer {
+  private readonly items: Item[] = [];
+  private pos = 0;
+  private start = 0;
+  private line = 1;
+  private startLine = 1;
+  private parenDepth = 0;
+  private trimNextText = false;
+
+  constructor(
+    private readonly src: string,
+    private readonly leftDelim: string,
+    private readonly rightDelim: string,
+  ) {}
+
+  private emit(type: ItemType, val = this.src.slice(this.start, this.pos)): void {
+    this.items.push({ type, val, pos: this.start, line: this.startLine });
+    this.mark();
+  }
+  private mark(): void {
+    this.start = this.pos;
+    this.startLine = this.line;
+  }
+  private advance(n: number): void {
+    for (let i = 0; i < n; i++) if (this.src.charCodeAt(this.pos + i) === 10) this.line++;
+    this.pos += n;
+  }
+  private fail(reason: string): never {
+    throw new TemplateSyntaxError(reason, this.start, this.startLine);
+  }
+  /** A space, then `-`, then the right delimiter, at `at`. */
+  private trimRightMarker(at: number): boolean {
+    return isSpace(this.src[at]) && this.src[at + 1] === '-' && this.src.startsWith(this.rightDelim, at + 2);
+  }
+
+  run(): Item[] {
+    const { src, leftDelim, rightDelim } = this;
     for (;;) {
-      start = pos;
-      startLine = line;
-      // A right delimiter, possibly with its trim marker.
-      const rt = trimRightMarker(pos);
-      if (rt || src.startsWith(rightDelim, pos)) {
-        if (parenDepth > 0) fail('unclosed left paren');
-        advance((rt ? 2 : 0) + rightDelim.length);
-        start = pos - rightDelim.length;
-        items.push({ type: 'rightDelim', val: rightDelim, pos: start, line });
-        start = pos;
-        startLine = line;
-        trimNextText = rt;
-        break;
-      }
-      const c = src[pos];
-      if (c === undefined) fail('unclosed action');
-      if (isSpace(c)) {
-        let n = 0;
-        while (isSpace(src[pos])) {
-          advance(1);
-          n++;
-        }
-        // A space before "-}}" belongs to the trim marker.
-        if (trimRightMarker(pos - 1)) {
-          pos--;
-          if (src[pos] === '\n') line--;
-          if (n === 1) continue;
-        }
-        emit('space');
+      // Text up to the next left delimiter.
+      const d = src.indexOf(leftDelim, this.pos);
+      const textEnd = d === -1 ? src.length : d;
+      let text = src.slice(this.pos, textEnd);
+      const leftTrim = d !== -1 && src[d + leftDelim.length] === '-' && isSpace(src[d + leftDelim.length + 1]);
+      if (this.trimNextText) text = text.replace(/^[ \t\r\n]+/, '');
+      if (leftTrim) text = text.replace(/[ \t\r\n]+$/, '');
+      this.trimNextText = false;
+      this.mark();
+      this.advance(textEnd - this.pos);
+      if (text.length > 0) this.emit('text', text);
+      this.mark();
+      if (d === -1) break;
+      // The left delimiter (and its trim marker).
+      this.advance(leftDelim.length + (leftTrim ? 2 : 0));
+      this.emit('leftDelim', leftDelim);
+      // A comment: /* ... */ right after the delimiter, then the right delimiter.
+      if (src.startsWith('/*', this.pos)) {
+        const end = src.indexOf('*/', this.pos + 2);
+        if (end === -1) this.fail('unclosed comment');
+        this.advance(end + 2 - this.pos);
+        const rt = this.trimRightMarker(this.pos);
+        if (rt) this.advance(2);
+        if (!src.startsWith(rightDelim, this.pos)) this.fail('comment ends before closing delimiter');
+        this.advance(rightDelim.length);
+        this.items.pop(); // a comment yields nothing
+        this.mark();
+        this.trimNextText = rt;
         continue;
       }
-      if (c === '=') {
-        advance(1);
-        emit('assign');
-      } else if (c === ':') {
-        if (src[pos + 1] !== '=') fail('expected :=');
-        advance(2);
-        emit('declare');
-      } else if (c === '|') {
-        advance(1);
-        emit('pipe');
-      } else if (c === '"') {
-        advance(1);
-        for (;;) {
-          const x = src[pos];
-          if (x === '\\') {
-            advance(1);
-            if (src[pos] === undefined || src[pos] === '\n') fail('unterminated quoted string');
-            advance(1);
-          } else if (x === undefined || x === '\n') fail('unterminated quoted string');
-          else if (x === '"') {
-            advance(1);
-            break;
-          } else advance(1);
-        }
-        emit('string');
-      } else if (c === '`') {
-        const end = src.indexOf('`', pos + 1);
-        if (end === -1) fail('unterminated raw quoted string');
-        advance(end + 1 - pos);
-        emit('rawString');
-      } else if (c === "'") {
-        advance(1);
-        for (;;) {
-          const x = src[pos];
-          if (x === '\\') advance(2);
-          else if (x === undefined || x === '\n') fail('unterminated character constant');
-          else if (x === "'") {
-            advance(1);
-            break;
-          } else advance(1);
-        }
-        emit('charConstant');
-      } else if (c === '$') {
-        advance(1);
-        while (isAlnum(src[pos])) advance(1);
-        emit('variable');
-        checkTerminator();
-      } else if (c === '.') {
-        if (/[0-9]/.test(src[pos + 1] ?? '')) {
-          number();
-        } else {
-          advance(1);
-          if (isAlnum(src[pos])) {
-            while (isAlnum(src[pos])) advance(1);
-            emit('field');
-            checkTerminator();
-          } else emit('dot');
-        }
-      } else if (c === '+' || c === '-' || /[0-9]/.test(c)) {
-        number();
-      } else if (isAlnum(c)) {
-        while (isAlnum(src[pos])) advance(1);
-        const word = src.slice(start, pos);
-        if (KEYWORDS.has(word)) emit('keyword');
-        else if (word === 'true' || word === 'false') emit('bool');
-        else if (word === 'nil') emit('nil');
-        else emit('identifier');
-        checkTerminator();
-      } else if (c === '(') {
-        advance(1);
-        parenDepth++;
-        emit('leftParen');
-      } else if (c === ')') {
-        advance(1);
-        parenDepth--;
-        if (parenDepth < 0) fail('unexpected right paren');
-        emit('rightParen');
-      } else if (c.charCodeAt(0) <= 0x7f && c >= ' ') {
-        advance(1);
-        emit('char');
-      } else fail(`unrecognized character in action: ${JSON.stringify(c)}`);
+      this.insideAction();
+    }
+    this.mark();
+    this.emit('eof', '');
+    return this.items;
+  }
+
+  /** The items of one action, up to and including its right delimiter. */
+  private insideAction(): void {
+    const { src, rightDelim } = this;
+    for (;;) {
+      this.mark();
+      // A right delimiter, possibly with its trim marker.
+      const rt = this.trimRightMarker(this.pos);
+      if (rt || src.startsWith(rightDelim, this.pos)) {
+        if (this.parenDepth > 0) this.fail('unclosed left paren');
+        this.advance((rt ? 2 : 0) + rightDelim.length);
+        this.items.push({ type: 'rightDelim', val: rightDelim, pos: this.pos - rightDelim.length, line: this.line });
+        this.mark();
+        this.trimNextText = rt;
+        return;
+      }
+      const c = src[this.pos];
+      if (c === undefined) this.fail('unclosed action');
+      if (isSpace(c)) this.space();
+      else this.token(c);
     }
   }
-  start = pos;
-  startLine = line;
-  emit('eof', '');
-  return items;
 
-  function checkTerminator(): void {
-    const x = src[pos];
-    if (x === undefined || isSpace(x) || '.,|:()=$'.includes(x) || src.startsWith(rightDelim, pos)) return;
-    fail(`bad character ${JSON.stringify(x)}`);
+  private space(): void {
+    let n = 0;
+    while (isSpace(this.src[this.pos])) {
+      this.advance(1);
+      n++;
+    }
+    // A space before "-}}" belongs to the trim marker.
+    if (this.trimRightMarker(this.pos - 1)) {
+      this.pos--;
+      if (this.src[this.pos] === '\n') this.line--;
+      if (n === 1) return;
+    }
+    this.emit('space');
   }
 
-  function number(): void {
+  private token(c: string): void {
+    const src = this.src;
+    if (c === '=') {
+      this.advance(1);
+      this.emit('assign');
+    } else if (c === ':') {
+      if (src[this.pos + 1] !== '=') this.fail('expected :=');
+      this.advance(2);
+      this.emit('declare');
+    } else if (c === '|') {
+      this.advance(1);
+      this.emit('pipe');
+    } else if (c === '"' || c === "'") {
+      this.quoted(c);
+    } else if (c === '`') {
+      const end = src.indexOf('`', this.pos + 1);
+      if (end === -1) this.fail('unterminated raw quoted string');
+      this.advance(end + 1 - this.pos);
+      this.emit('rawString');
+    } else if (c === '$') {
+      this.advance(1);
+      while (isAlnum(src[this.pos])) this.advance(1);
+      this.emit('variable');
+      this.checkTerminator();
+    } else if (c === '.' && !/[0-9]/.test(src[this.pos + 1] ?? '')) {
+      this.advance(1);
+      if (isAlnum(src[this.pos])) {
+        while (isAlnum(src[this.pos])) this.advance(1);
+        this.emit('field');
+        this.checkTerminator();
+      } else this.emit('dot');
+    } else if (c === '.' || c === '+' || c === '-' || /[0-9]/.test(c)) {
+      this.number();
+    } else if (isAlnum(c)) {
+      while (isAlnum(src[this.pos])) this.advance(1);
+      const word = src.slice(this.start, this.pos);
+      if (KEYWORDS.has(word)) this.emit('keyword');
+      else if (word === 'true' || word === 'false') this.emit('bool');
+      else if (word === 'nil') this.emit('nil');
+      else this.emit('identifier');
+      this.checkTerminator();
+    } else if (c === '(') {
+      this.advance(1);
+      this.parenDepth++;
+      this.emit('leftParen');
+    } else if (c === ')') {
+      this.advance(1);
+      this.parenDepth--;
+      if (this.parenDepth < 0) this.fail('unexpected right paren');
+      this.emit('rightParen');
+    } else if (c.charCodeAt(0) <= 0x7f && c >= ' ') {
+      this.advance(1);
+      this.emit('char');
+    } else this.fail(`unrecognized character in action: ${JSON.stringify(c)}`);
+  }
+
+  /** A "string" or a 'c'haracter constant. */
+  private quoted(q: string): void {
+    const src = this.src;
+    this.advance(1);
+    for (;;) {
+      const x = src[this.pos];
+      if (x === '\\') {
+        this.advance(1);
+        if (src[this.pos] === undefined || src[this.pos] === '\n') this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
+        this.advance(1);
+      } else if (x === undefined || x === '\n') this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
+      else if (x === q) {
+        this.advance(1);
+        break;
+      } else this.advance(1);
+    }
+    this.emit(q === '"' ? 'string' : 'charConstant');
+  }
+
+  private checkTerminator(): void {
+    const x = this.src[this.pos];
+    if (x === undefined || isSpace(x) || '.,|:()=$'.includes(x) || this.src.startsWith(this.rightDelim, this.pos)) return;
+    this.fail(`bad character ${JSON.stringify(x)}`);
+  }
+
+  private number(): void {
     // Go's scanner: optional sign, then digits with base prefixes, '_', '.', exponents; 'i' (imaginary) is refused.
-    if (src[pos] === '+' || src[pos] === '-') advance(1);
+    const src = this.src;
+    if (src[this.pos] === '+' || src[this.pos] === '-') this.advance(1);
     let digits = '0123456789_';
-    if (src[pos] === '0' && /[xXoObB]/.test(src[pos + 1] ?? '')) {
-      const b = src[pos + 1]!.toLowerCase();
+    if (src[this.pos] === '0' && /[xXoObB]/.test(src[this.pos + 1] ?? '')) {
+      const b = src[this.pos + 1]!.toLowerCase();
       digits = b === 'x' ? '0123456789abcdefABCDEF_' : b === 'o' ? '01234567_' : '01_';
-      advance(2);
+      this.advance(2);
     }
-    while (src[pos] !== undefined && digits.includes(src[pos]!)) advance(1);
-    if (src[pos] === '.') {
-      advance(1);
-      while (src[pos] !== undefined && digits.includes(src[pos]!)) advance(1);
+    const run = () => {
+      while (src[this.pos] !== undefined && digits.includes(src[this.pos]!)) this.advance(1);
+    };
+    run();
+    if (src[this.pos] === '.') {
+      this.advance(1);
+      run();
     }
     const exp = digits.length > 16 ? 'pP' : 'eE';
-    if (src[pos] !== undefined && exp.includes(src[pos]!)) {
-      advance(1);
-      if (src[pos] === '+' || src[pos] === '-') advance(1);
-      while (/[0-9_]/.test(src[pos] ?? '')) advance(1);
+    if (src[this.pos] !== undefined && exp.includes(src[this.pos]!)) {
+      this.advance(1);
+      if (src[this.pos] === '+' || src[this.pos] === '-') this.advance(1);
+      while (/[0-9_]/.test(src[this.pos] ?? '')) this.advance(1);
     }
-    if (isAlnum(src[pos])) {
-      advance(1);
-      fail(`bad number syntax: ${JSON.stringify(src.slice(start, pos))}`);
+    if (isAlnum(src[this.pos])) {
+      this.advance(1);
+      this.fail(`bad number syntax: ${JSON.stringify(src.slice(this.start, this.pos))}`);
     }
-    emit('number');
+    this.emit('number');
   }
 }
