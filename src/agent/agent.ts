@@ -58,35 +58,39 @@ export class Agent {
     } else {
       tokens = new FixedToken(this.env.KEYHOLD_TOKEN || this.env.VAULT_TOKEN);
     }
-    if (this.cfg.pidFile) writeFileSync(this.cfg.pidFile, `${process.pid}`, { mode: 0o640 });
-    for (const l of this.cfg.listeners) {
-      const p = new ApiProxy(l, this.cfg, up, tokens, this.log, () => this.stop(0));
-      await p.listen();
-      this.proxies.push(p);
+    // Everything that can refuse the configuration (templates that do not parse) before anything starts.
+    if (this.cfg.templates.length) this.templates = new TemplateRunner(this.cfg, up, tokens, this.log, (e) => this.fail(e));
+    if (this.cfg.exec && !this.cfg.exitAfterAuth) this.execRunner = new ExecRunner(this.cfg, up, tokens, this.log, (code) => this.stop(code), (e) => this.fail(e));
+    try {
+      for (const l of this.cfg.listeners) {
+        const p = new ApiProxy(l, this.cfg, up, tokens, this.log, () => this.stop(0));
+        this.proxies.push(p);
+        await p.listen();
+      }
+    } catch (e) {
+      this.stop(1);
+      throw e;
     }
+    if (this.cfg.pidFile) writeFileSync(this.cfg.pidFile, `${process.pid}`, { mode: 0o640 });
     if (this.auth) {
       this.auth.start();
       if (this.cfg.exitAfterAuth) {
         await this.auth.ready();
         this.log.info('agent', 'exit_after_auth: authenticated, exiting');
-        if (this.cfg.templates.length) {
+        try {
           // Vault renders the templates once before exiting.
-          this.templates = new TemplateRunner(this.cfg, up, tokens, this.log, (e) => this.fail(e));
-          await this.templates.renderOnce();
+          await this.templates?.renderOnce();
+        } catch (e) {
+          this.stop(1);
+          throw e;
         }
         this.stop(0);
         return this.done;
       }
     }
-    if (this.cfg.exec) {
-      this.execRunner = new ExecRunner(this.cfg, up, tokens, this.log, (code) => this.stop(code), (e) => this.fail(e));
-      this.execRunner.start();
-    }
-    if (this.cfg.templates.length) {
-      this.templates = new TemplateRunner(this.cfg, up, tokens, this.log, (e) => this.fail(e));
-      this.templates.start();
-    }
-    if (!this.cfg.autoAuth && !this.cfg.templates.length && !this.cfg.exec && this.proxies.length === 0) {
+    this.execRunner?.start();
+    this.templates?.start();
+    if (!this.cfg.autoAuth && !this.templates && !this.execRunner && this.proxies.length === 0) {
       this.log.warn('agent', 'nothing to do: the configuration has no auto_auth, template, exec or listener');
       this.stop(0);
     }

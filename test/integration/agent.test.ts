@@ -342,3 +342,55 @@ describe('generate-config', () => {
     cleanup(w);
   }, 60_000);
 });
+
+describe('renewal and template errors', () => {
+  test('a 3s token is renewed at two thirds of its TTL and stays valid', async () => {
+    ok(await d.req('POST', 'auth/approle/role/short', { token_policies: 'app', token_ttl: '3s', token_max_ttl: '1h' }));
+    const rid = ok(await d.req('GET', 'auth/approle/role/short/role-id')).body.data.role_id;
+    const w = workdir();
+    writeFileSync(join(w, 'role_id'), rid);
+    writeFileSync(join(w, 'secret_id'), await newSecretId(d, 'short'));
+    writeFileSync(join(w, 'agent.hcl'), 'auto_auth {\n  method "approle" {\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id" }\n  }\n  sink "file" { config = { path = "./token" } }\n}\n');
+    const a = startAgent(['agent.hcl'], w, d, { VAULT_LOG_LEVEL: 'debug' });
+    try {
+      const token = await until(() => read(join(w, 'token')), 'the token');
+      const t0 = Date.now();
+      await until(() => a.output().includes('token renewed'), 'the first renewal', 5000);
+      const at = Date.now() - t0;
+      // Two thirds of 3s with 10% jitter: 1.8-2s after the login (plus the test's polling).
+      expect(at).toBeGreaterThan(1200);
+      expect(at).toBeLessThan(3000);
+      await new Promise((r) => setTimeout(r, 3500)); // past the first TTL
+      expect(ok(await d.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.ttl).toBeGreaterThan(0);
+      expect(read(join(w, 'token'))).toBe(token); // renewed, not replaced
+    } finally {
+      await stopAgent(a);
+    }
+    cleanup(w);
+  }, 30_000);
+
+  test('a template that does not parse stops the agent at start, naming the file and line', async () => {
+    const w = workdir();
+    const login = ok(await d.req('POST', 'auth/token/create', { policies: ['app'], ttl: '1h' })).body.auth.client_token;
+    writeFileSync(join(w, 'login-token'), login);
+    writeFileSync(join(w, 'bad.ctmpl'), 'line one\n{{ with secret "secret/data/app" }}\n{{ .Data.data.user }\n{{ end }}\n');
+    writeFileSync(join(w, 'agent.hcl'), 'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate {\n  source = "./bad.ctmpl"\n  destination = "./out.txt"\n}\n');
+    const a = startAgent(['agent.hcl'], w, d);
+    expect(await a.exited).toBe(1);
+    expect(a.output()).toMatch(/template: \.\/bad\.ctmpl:3: /);
+    cleanup(w);
+  }, 30_000);
+
+  test('a missing key with error_on_missing_key names the template, line and column; exit_on_retry_failure ends the agent', async () => {
+    const w = workdir();
+    const login = ok(await d.req('POST', 'auth/token/create', { policies: ['app'], ttl: '1h' })).body.auth.client_token;
+    writeFileSync(join(w, 'login-token'), login);
+    writeFileSync(join(w, 'app.ctmpl'), '{{ with secret "secret/data/app" }}\nuser={{ .Data.data.nope }}\n{{ end }}');
+    writeFileSync(join(w, 'agent.hcl'), 'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate_config { exit_on_retry_failure = true }\ntemplate {\n  source = "./app.ctmpl"\n  destination = "./out.txt"\n  error_on_missing_key = true\n}\n');
+    const a = startAgent(['agent.hcl'], w, d);
+    expect(await a.exited).toBe(1);
+    expect(a.output()).toContain('template: ./app.ctmpl:2:8: executing "./app.ctmpl" at <.Data.data.nope>: map has no entry for key "nope"');
+    expect(existsSync(join(w, 'out.txt'))).toBe(false);
+    cleanup(w);
+  }, 30_000);
+});
