@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
+    '') _kh_subs='server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
     'operator') _kh_subs='init unseal rekey step-down migrate seal' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
@@ -166,7 +166,7 @@ _keyhold_values() {
     'transit keys byok-export|3') echo 'n' ;;
     'transit keys list|--mount') echo 'd:transit-mounts' ;;
     'transit keys create|--mount') echo 'd:transit-mounts' ;;
-    'transit keys create|--type') echo 'w:aes128-gcm96 aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit keys create|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
     'transit keys create|1') echo 'd:transit-keys' ;;
     'transit keys config|--mount') echo 'd:transit-mounts' ;;
     'transit keys config|1') echo 'd:transit-keys' ;;
@@ -181,17 +181,17 @@ _keyhold_values() {
     'transit config-keys|--mount') echo 'd:transit-mounts' ;;
     'transit cache-config|--mount') echo 'd:transit-mounts' ;;
     'transit import|--file') echo 'f' ;;
-    'transit import|--type') echo 'w:aes128-gcm96 aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit import|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
     'transit import|--mount') echo 'd:transit-mounts' ;;
     'transit import|1') echo 'd:transit-keys' ;;
     'transit import-version|--file') echo 'f' ;;
-    'transit import-version|--type') echo 'w:aes128-gcm96 aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit import-version|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
     'transit import-version|--mount') echo 'd:transit-mounts' ;;
     'transit import-version|1') echo 'd:transit-keys' ;;
     'transit encrypt|--mount') echo 'd:transit-mounts' ;;
     'transit encrypt|--file') echo 'f' ;;
     'transit encrypt|--padding-scheme') echo 'w:oaep pkcs1v15' ;;
-    'transit encrypt|--type') echo 'w:aes128-gcm96 aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit encrypt|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
     'transit encrypt|--output') echo 'f' ;;
     'transit encrypt|1') echo 'd:transit-keys' ;;
     'transit decrypt|--mount') echo 'd:transit-mounts' ;;
@@ -306,8 +306,8 @@ _keyhold_values() {
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
-    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
+    'help|1') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
+    'help|+') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service' ;;
     'service install|--config') echo 'f' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac

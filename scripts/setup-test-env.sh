@@ -3,7 +3,8 @@
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
 # - golang-go, to build the helper that renders templates with Go's own text/template (agent tests);
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
-#   and g++, make, python3 for node-gyp to build the pkcs11js binding.
+#   and g++, make, python3 for node-gyp to build the pkcs11js binding;
+# - dpkg, lintian and adduser for the Debian package tests.
 # Never fails the test run: without them the tests that need them skip and print why.
 set -euo pipefail
 # PostgreSQL for the cluster tests (its own script; never fails the run).
@@ -22,6 +23,11 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The Debian package tests (test/integration/package-deb.test.ts): dpkg-deb builds and inspects the
+# package, lintian checks it; adduser is what its postinst creates the service user with.
+command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+command -v lintian >/dev/null 2>&1 || need+=(lintian)
+command -v adduser >/dev/null 2>&1 || need+=(adduser)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}" >&2

@@ -75,12 +75,9 @@ export function signalNamed(s: string): NodeJS.Signals | undefined {
   return name in osConstants.signals ? name : undefined;
 }
 
-/** End keyhold the way the child ended: its exit code, or the same signal (else 128 + its number). */
-export function exitLike(e: Ending): void {
-  if ('code' in e) {
-    process.exitCode = e.code;
-    return;
-  }
+/** The exit status of keyhold when the child ended so: its exit code, or 128 + the signal's number (the signal is raised again). */
+export function exitLike(e: Ending): number {
+  if ('code' in e) return e.code;
   const n = osConstants.signals[e.signal] ?? 0;
   process.exitCode = 128 + n;
   // Re-raise with the default action so a parent shell sees "killed by signal", as with exec.
@@ -90,4 +87,5 @@ export function exitLike(e: Ending): void {
   } catch {
     /* exitCode stands */
   }
+  return 128 + n;
 }

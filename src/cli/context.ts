@@ -1,19 +1,11 @@
-/** Shared CLI plumbing handed to every command module. */
-import type { Command } from 'commander';
+/** Shared CLI plumbing: global options, stdin and value helpers, the daemon client of a command line. */
 import { readFileSync } from 'node:fs';
 import { Client, LocalError } from './client.js';
 import { withSpinner } from './tty.js';
-import { printData, type Format } from './output.js';
+import { printData } from './output.js';
+import type { GlobalOptions, IO } from './command.js';
 
-/** Global options every command sees. */
-export interface GlobalOptions {
-  address?: string;
-  token?: string;
-  format?: Format;
-  field?: string;
-  /** -wrap-ttl: wrap the answer in a single-use token. */
-  wrapTtl?: string;
-}
+export type { GlobalOptions } from './command.js';
 
 /**
  * Thrown after a wrapped answer was printed: the command's own output is skipped (the data is in
@@ -32,22 +24,6 @@ export function wrapInfoView(w: Record<string, unknown>): Record<string, unknown
   };
   if (w.wrapped_accessor) out.wrapped_accessor = w.wrapped_accessor;
   return out;
-}
-
-/** What command modules use: a client, printing, stdin and value helpers. */
-export interface CliContext {
-  /** Global options of the running command. */
-  globals(cmd: Command): GlobalOptions;
-  client(cmd: Command): Client;
-  print(cmd: Command, data: unknown): Promise<void>;
-  /** All of stdin as bytes. */
-  stdin(): Promise<Buffer>;
-  /** `k=v`, `k=@file`, `k=-` (stdin) pairs to an object. */
-  parsePairs(pairs: string[]): Promise<Record<string, unknown>>;
-  /** Resolve a value that may be `@file` or `-` (stdin). */
-  valueOf(v: string): Promise<string>;
-  /** A secret from stdin: typed without echo after `prompt` on a TTY, else all of piped stdin (trimmed). */
-  secret(prompt: string): Promise<string>;
 }
 
 /** Read one line from a TTY without echoing it (Ctrl-C aborts with exit 1). */
@@ -91,11 +67,22 @@ export function readStdin(): Promise<Buffer> {
   return stdinCache;
 }
 
-/** Build the context. */
-export function createContext(): CliContext {
-  const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
+/** The value helpers every command uses: stdin, `@file`/`-` values, `k=v` pairs, secrets. */
+export interface ValueHelpers {
+  /** All of stdin as bytes. */
+  stdin(): Promise<Buffer>;
+  /** Resolve a value that may be `@file` or `-` (stdin). */
+  valueOf(v: string): Promise<string>;
+  /** `k=v`, `k=@file`, `k=-` (stdin) pairs to an object. */
+  parsePairs(pairs: string[]): Promise<Record<string, unknown>>;
+  /** A secret from stdin: typed without echo after `prompt` on a TTY, else all of piped stdin (trimmed). */
+  secret(prompt: string): Promise<string>;
+}
+
+/** The value helpers reading stdin through `io` (the process's stdin by default). */
+export function createContext(io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: readStdin, stdinIsTTY: Boolean(process.stdin.isTTY) }): ValueHelpers {
   const valueOf = async (v: string): Promise<string> => {
-    if (v === '-') return (await readStdin()).toString('utf8').replace(/\r?\n$/, '');
+    if (v === '-') return (await io.stdin()).toString('utf8').replace(/\r?\n$/, '');
     if (v.startsWith('@')) {
       try {
         return readFileSync(v.slice(1), 'utf8');
@@ -106,30 +93,8 @@ export function createContext(): CliContext {
     return v;
   };
   return {
-    secret: async (prompt) => (process.stdin.isTTY ? (await readHidden(prompt)).trim() : (await readStdin()).toString('utf8').trim()),
-    globals,
-    client: (cmd) => {
-      const g = globals(cmd);
-      const client = new Client({ address: g.address, token: g.token, wrapTtl: g.wrapTtl });
-      // On a terminal, a spinner appears when the daemon takes longer than 250 ms to answer.
-      const request = client.request.bind(client);
-      client.request = async (method, path, body, opts) => {
-        const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
-        const w = (res.body as { wrap_info?: Record<string, unknown> | null } | undefined)?.wrap_info;
-        if (w) {
-          // As the vault CLI (a wrapped answer, or a rewrap): the wrapping token is the answer (json: the whole envelope).
-          await printData(g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w), { format: g.format, field: g.field });
-          throw new WrappedAnswer('wrapped');
-        }
-        return res;
-      };
-      return client;
-    },
-    print: (cmd, data) => {
-      const g = globals(cmd);
-      return printData(data, { format: g.format, field: g.field });
-    },
-    stdin: readStdin,
+    secret: async (prompt) => (io.stdinIsTTY ? (await readHidden(prompt)).trim() : (await io.stdin()).toString('utf8').trim()),
+    stdin: () => io.stdin(),
     valueOf,
     parsePairs: async (pairs) => {
       const out: Record<string, unknown> = {};
@@ -154,4 +119,22 @@ export function createContext(): CliContext {
       return out;
     },
   };
+}
+
+/** The daemon client of a command line: --address/--token, a spinner on a terminal, wrapped answers printed. */
+export function daemonClient(g: GlobalOptions, io: IO): Client {
+  const client = new Client({ address: g.address, token: g.token, wrapTtl: g.wrapTtl });
+  // On a terminal, a spinner appears when the daemon takes longer than 250 ms to answer.
+  const request = client.request.bind(client);
+  client.request = async (method, path, body, opts) => {
+    const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
+    const w = (res.body as { wrap_info?: Record<string, unknown> | null } | undefined)?.wrap_info;
+    if (w) {
+      // As the vault CLI (a wrapped answer, or a rewrap): the wrapping token is the answer (json: the whole envelope).
+      await printData(g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w), { format: g.format, field: g.field }, (s) => io.stdout.write(s));
+      throw new WrappedAnswer('wrapped');
+    }
+    return res;
+  };
+  return client;
 }

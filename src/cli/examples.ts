@@ -95,6 +95,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   openapi: ['keyhold openapi > openapi.json', 'keyhold openapi --offline --format yaml'],
   'path-help': ['keyhold path-help transit/keys/app', 'keyhold path-help secret/data/app/db'],
   help: ['keyhold help exit-codes', 'keyhold help transit encrypt'],
+  version: ['keyhold version', 'keyhold version --format json'],
 };
 
 /** While probing a command's own help text, the table's listener stays quiet. */
@@ -117,10 +118,14 @@ export function ownExamples(cmd: Command): string[] {
   return out;
 }
 
+/** `keyhold WORDS ARG...` with the required arguments in capitals, for commands nobody wrote examples for. */
+export function synthesizedUsage(path: readonly string[], requiredArgs: readonly string[]): string {
+  return ['keyhold', ...path, ...requiredArgs.map((a) => a.toUpperCase().replace(/-/g, '_'))].join(' ');
+}
+
 /** A usage line built from the command's arguments, for commands nobody wrote examples for. */
 export function synthesizedExample(cmd: Command, path: string[]): string {
-  const args = cmd.registeredArguments.filter((a) => a.required).map((a) => a.name().toUpperCase().replace(/-/g, '_'));
-  return ['keyhold', ...path, ...args].join(' ');
+  return synthesizedUsage(path, cmd.registeredArguments.filter((a) => a.required).map((a) => a.name()));
 }
 
 /** The examples shown for a command: its own, else the table's, else a synthesized usage line. */

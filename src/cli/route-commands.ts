@@ -1,30 +1,15 @@
 /**
- * Commands generated from route tables: a route with a `cli` hint becomes a commander command whose
+ * Commands generated from route tables: a route with a `cli` hint becomes a CommandSpec whose
  * positional arguments are the hint's `args` and whose flags are the route's fields
  * (`key_version` -> `--key-version`). Sensitive fields are refused as plain flag values: give them as
  * `@file` or `-` (stdin) so secrets never sit in argv.
  */
-import type { Command } from 'commander';
 import type { AnyRoute, Operation } from '../framework/route.js';
-import type { CliContext } from './context.js';
-import { LocalError } from './client.js';
+import type { CommandSpec, FlagSpec } from './command.js';
+import { LocalError } from './errors.js';
+import { flagName, resolvedBodyOf } from './route-flags.js';
 
 const METHOD: Record<Operation, string> = { create: 'POST', update: 'POST', read: 'GET', delete: 'DELETE', list: 'LIST', patch: 'PATCH' };
-
-/** `key_version` -> `key-version`. */
-export function flagName(field: string): string {
-  return field.replace(/_/g, '-');
-}
-
-/** Find or create the nested command for words like "transit keys create". */
-export function commandPath(root: Command, words: string[]): Command {
-  let cur = root;
-  for (const w of words) {
-    const existing = cur.commands.find((c) => c.name() === w);
-    cur = existing ?? cur.command(w);
-  }
-  return cur;
-}
 
 /** Fill a route path template with parameters. */
 export function fillPath(template: string, params: Record<string, string | undefined>): string {
@@ -40,54 +25,53 @@ export function fillPath(template: string, params: Record<string, string | undef
   return out;
 }
 
-/** Register commands for every route in `routes` that has a cli hint. */
-export function registerRouteCommands(program: Command, ctx: CliContext, routes: readonly AnyRoute[], opts: { defaultMount: string; skip?: (r: AnyRoute) => boolean }): void {
-  for (const route of routes) {
-    if (!route.cli || opts.skip?.(route)) continue;
-    const hint = route.cli;
-    const words = hint.command.split(' ');
-    const parent = commandPath(program, words.slice(0, -1));
-    if (parent.commands.some((c) => c.name() === words[words.length - 1])) continue;
-    const cmd = parent.command(words[words.length - 1]!).description(route.summary);
-    for (const a of hint.args ?? []) cmd.argument(`<${a}>`, route.fields[a]?.spec.help ?? a);
-    cmd.option('--mount <path>', 'mount path of the engine', opts.defaultMount);
-    for (const [name, field] of Object.entries(route.fields)) {
-      if (hint.args?.includes(name)) continue;
-      const spec = field.spec;
-      const help = spec.help + (spec.sensitive ? ' (secret: give @file or - for stdin)' : '');
-      if (spec.kind === 'bool') cmd.option(`--${flagName(name)} [bool]`, help);
-      else cmd.option(`--${flagName(name)} <value>`, help);
-    }
-    if (hint.examples?.length) cmd.addHelpText('after', '\nExamples:\n' + hint.examples.map((e) => `  $ ${e}`).join('\n'));
-    const op: Operation = hint.operation ?? (Object.keys(route.operations)[0] as Operation);
-    cmd.action(async (...args: unknown[]) => {
-      const c = args[args.length - 1] as Command;
-      const flags = c.opts() as Record<string, unknown>;
+/** The command of one route with a cli hint. */
+export function routeCommand(route: AnyRoute, defaultMount: string, confirm?: CommandSpec['confirm']): CommandSpec {
+  const hint = route.cli!;
+  const flags: FlagSpec[] = [{ flags: '--mount <path>', help: 'mount path of the engine', default: defaultMount }];
+  for (const [name, field] of Object.entries(route.fields)) {
+    if (hint.args?.includes(name)) continue;
+    const spec = field.spec;
+    const help = spec.help + (spec.sensitive ? ' (secret: give @file or - for stdin)' : '');
+    flags.push({ flags: `--${flagName(name)} ${spec.kind === 'bool' ? '[bool]' : '<value>'}`, help, field: name });
+  }
+  const op: Operation = hint.operation ?? (Object.keys(route.operations)[0] as Operation);
+  return {
+    words: hint.command.split(' '),
+    summary: route.summary,
+    args: (hint.args ?? []).map((a) => ({ name: a, help: route.fields[a]?.spec.help ?? a })),
+    flags,
+    examples: hint.examples,
+    confirm,
+    async run(inv) {
       const params: Record<string, string> = {};
-      (hint.args ?? []).forEach((a, i) => (params[a] = String(args[i])));
-      const body: Record<string, unknown> = {};
-      for (const [name, field] of Object.entries(route.fields)) {
-        if (hint.args?.includes(name)) continue;
-        const key = name.replace(/_(\w)/g, (_m, ch: string) => ch.toUpperCase());
-        let v = flags[key];
-        if (v === undefined) continue;
-        if (typeof v === 'string') {
-          if (field.spec.sensitive && !v.startsWith('@') && v !== '-') throw new LocalError(`--${flagName(name)} is secret: pass @file or - (stdin), not the value itself`);
-          v = await ctx.valueOf(v);
-        }
-        body[name] = v === true ? true : v;
-      }
-      const mount = String(flags.mount).replace(/^\/+|\/+$/g, '');
+      for (const a of hint.args ?? []) params[a] = String(inv.args[a]);
+      const body = await resolvedBodyOf(route, flags, inv);
+      const mount = String(inv.opts.mount).replace(/^\/+|\/+$/g, '');
       const path = `${mount}/${fillPath(route.path, params)}`.replace(/\/+$/, '');
-      const client = ctx.client(c);
       const method = METHOD[op];
       const res =
         method === 'GET' || method === 'DELETE' || method === 'LIST'
-          ? await client.request(method, Object.keys(body).length ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path)
-          : await client.request(method, path, body);
+          ? await inv.client.request(method, Object.keys(body).length ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path)
+          : await inv.client.request(method, path, body);
       const data = res.body?.data ?? res.body?.auth ?? null;
-      if (data !== null) await ctx.print(c, data);
-      else if (res.status === 204) process.stderr.write(`Success! Data written to: ${path}\n`);
-    });
+      if (data !== null) await inv.print(data);
+      else if (res.status === 204) inv.io.stderr.write(`Success! Data written to: ${path}\n`);
+    },
+  };
+}
+
+/** The commands of every route in `routes` that has a cli hint (and is not skipped). */
+export function routeCommands(
+  routes: readonly AnyRoute[],
+  opts: { defaultMount: string; skip?: (r: AnyRoute) => boolean; confirm?: Record<string, NonNullable<CommandSpec['confirm']>> },
+): CommandSpec[] {
+  const seen = new Set<string>();
+  const out: CommandSpec[] = [];
+  for (const route of routes) {
+    if (!route.cli || opts.skip?.(route) || seen.has(route.cli.command)) continue;
+    seen.add(route.cli.command);
+    out.push(routeCommand(route, opts.defaultMount, opts.confirm?.[route.cli.command]));
   }
+  return out;
 }

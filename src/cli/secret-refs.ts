@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import type { Client } from './client.js';
+import type { ApiClient } from './command.js';
 import { LocalError, ServerError } from './errors.js';
 
 /** The scheme of a reference. */
@@ -140,7 +140,7 @@ export interface SecretRead {
 /** Resolves references against the daemon, remembering mounts between calls (for --watch). */
 export class RefResolver {
   private readonly mounts = new Map<string, Promise<Mount>>();
-  constructor(readonly client: Client) {}
+  constructor(readonly client: ApiClient) {}
 
   /** The mount of a reference (path with trailing slash, KV version) and the secret path inside it. */
   async locate(ref: SecretRef): Promise<{ mount: string; version: 1 | 2; inner: string }> {

@@ -7,7 +7,7 @@
  * which systemd sets for user services as for the login session; `~/.local/share/keyhold/run` on
  * macOS). KEYHOLD_HOME, when set at install time, is passed on so daemon and CLI agree.
  *
- * This module only builds texts and paths; src/cli/commands/service.ts runs systemctl and launchctl.
+ * This module only builds texts and paths; src/cli/commands/service/ runs systemctl and launchctl.
  * Sources: systemd.service(5), systemd.exec(5) and systemd.syntax(7) for quoting and specifiers;
  * launchd.plist(5) for the agent's keys.
  */
@@ -18,8 +18,8 @@ import { join } from 'node:path';
 export interface ServiceSpec {
   /** Absolute path of the node binary. */
   node: string;
-  /** Absolute path of bin/keyhold.js. */
-  script: string;
+  /** Absolute path of bin/keyhold.js; absent when `node` is the single executable itself. */
+  script?: string;
   /** Absolute path of the config file, if any. */
   config?: string;
   /** Environment for the daemon (only KEYHOLD_HOME today). */
@@ -48,7 +48,7 @@ export function serviceFile(manager: ServiceManager, env: NodeJS.ProcessEnv = pr
 
 /** The daemon's argv after node. */
 function serverArgs(spec: ServiceSpec): string[] {
-  return [spec.script, 'server', ...(spec.config ? ['--config', spec.config] : [])];
+  return [...(spec.script ? [spec.script] : []), 'server', ...(spec.config ? ['--config', spec.config] : [])];
 }
 
 /**

@@ -43,9 +43,12 @@ export interface CommandDoc {
   examples: string[];
   /** HTTP route the command drives (from the route's `cli` hint), when known. */
   api?: { method: string; path: string };
+  /** What the command reads from stdin, when it does. */
+  stdin?: string;
 }
 
-function optionDoc(o: Option): OptionDoc {
+/** The model of a commander option (its flags string parsed as commander parses it). */
+export function optionDoc(o: Option): OptionDoc {
   const valueName = /[<[]([^>\]]+)[>\]]/.exec(o.flags)?.[1];
   let defaultValue: string | undefined;
   const d: unknown = o.defaultValue;
@@ -75,32 +78,45 @@ export function visibleSubcommands(cmd: Command): Command[] {
 
 const METHOD: Record<string, string> = { create: 'POST', update: 'POST', read: 'GET', delete: 'DELETE', list: 'LIST', patch: 'PATCH' };
 
-/** Build the model of `cmd` and its visible subcommands; `routes` maps cli hints to API routes. */
-export function describeCommand(cmd: Command, routes: ReadonlyArray<{ mountPath: string; route: AnyRoute }> = [], path: string[] = []): CommandDoc {
+/** A route of a mount, as the generators attach it to commands. */
+export type MountedRoute = { mountPath: string; route: AnyRoute };
+
+/** The route whose cli hint names the command `path`, and the API call it makes. */
+export function apiOf(routes: ReadonlyArray<MountedRoute>, path: string[]): { hit?: MountedRoute; api?: CommandDoc['api'] } {
   const key = path.join(' ');
   const hit = routes.find((r) => r.route.cli?.command === key);
-  let api: CommandDoc['api'];
-  if (hit) {
-    const r = hit.route;
-    const op = r.cli?.operation ?? (Object.keys(r.operations)[0] as string);
-    api = { method: METHOD[op] ?? 'POST', path: `${hit.mountPath}${r.path}` };
+  if (!hit) return {};
+  const r = hit.route;
+  const op = r.cli?.operation ?? (Object.keys(r.operations)[0] as string);
+  return { hit, api: { method: METHOD[op] ?? 'POST', path: `${hit.mountPath}${r.path}` } };
+}
+
+/** Help of a route field, for options and arguments declared without help text. */
+export function fieldHelp(hit: MountedRoute | undefined, field: string): string | undefined {
+  return hit ? (hit.route.fields as Record<string, { spec: { help: string } }>)[field]?.spec.help : undefined;
+}
+
+/** Options without help text take the route field's description (`--key-version` -> key_version). */
+export function fillOptionHelp(options: OptionDoc[], hit: MountedRoute | undefined): void {
+  for (const o of options) {
+    if (o.description || !o.long) continue;
+    const help = fieldHelp(hit, o.long.slice(2).replace(/-/g, '_'));
+    if (help) o.description = help;
   }
+}
+
+/** Build the model of `cmd` and its visible subcommands; `routes` maps cli hints to API routes. */
+export function describeCommand(cmd: Command, routes: ReadonlyArray<MountedRoute> = [], path: string[] = []): CommandDoc {
+  const { hit, api } = apiOf(routes, path);
   const options = cmd.options.filter((o) => !o.hidden).map(optionDoc);
-  if (hit) {
-    // Options without help text take the route field's description (`--key-version` -> key_version).
-    for (const o of options) {
-      if (o.description || !o.long) continue;
-      const field = (hit.route.fields as Record<string, { spec: { help: string } }>)[o.long.slice(2).replace(/-/g, '_')];
-      if (field) o.description = field.spec.help;
-    }
-  }
+  fillOptionHelp(options, hit);
   return {
     path,
     name: path.length ? path[path.length - 1]! : cmd.name(),
     description: cmd.description(),
     args: cmd.registeredArguments.map((a) => ({
       name: a.name(),
-      description: a.description || (hit ? ((hit.route.fields as Record<string, { spec: { help: string } }>)[a.name()]?.spec.help ?? '') : ''),
+      description: a.description || (fieldHelp(hit, a.name()) ?? ''),
       required: a.required,
       variadic: a.variadic,
       choices: a.argChoices ? [...a.argChoices] : undefined,

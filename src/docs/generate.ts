@@ -1,6 +1,6 @@
 /**
- * Regenerate the committed docs from the code: completions/, man/, docs/reference/cli.md and
- * docs/openapi.json.
+ * Regenerate the committed docs from the code: completions/, man/, docs/reference/cli.md (all from
+ * the command list, src/cli/commands/index.ts) and docs/openapi.json (from the route tables).
  * `npm run docs` (after a build) runs this file; test/unit/docs/drift.test.ts regenerates in memory and
  * fails when the committed files differ.
  */
@@ -8,11 +8,12 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { buildProgram } from '../cli/program.js';
+import { COMMANDS } from '../cli/commands/index.js';
 import { VERSION } from '../version.js';
 import { DEV_MOUNTS, mountedRoutes } from './catalog.js';
 import { buildOpenApi } from './openapi.js';
-import { describeCommand, type CommandDoc } from './cli-model.js';
+import { describeCommand, type CommandDoc, type MountedRoute } from './cli-model.js';
+import { describeList } from './list-model.js';
 import { completionSpec } from './completion-spec.js';
 import { bashCompletion } from './completion-bash.js';
 import { zshCompletion } from './completion-zsh.js';
@@ -31,21 +32,29 @@ export const COMPLETION_FILES: Record<Shell, string> = { bash: 'completions/keyh
 /** The command that regenerates everything (named in drift-test failures). */
 export const REGENERATE = 'npm run docs';
 
-/** The command model of a program, with API routes of the dev mounts attached to commands by cli hint. */
-export function commandModel(program: Command): CommandDoc {
-  const routes = mountedRoutes(DEV_MOUNTS).flatMap((m) => m.routes.map((route) => ({ mountPath: m.path, route })));
-  return describeCommand(program, routes);
+/** Routes of the dev mounts, attached to commands by cli hint. */
+function devRoutes(): MountedRoute[] {
+  return mountedRoutes(DEV_MOUNTS).flatMap((m) => m.routes.map((route) => ({ mountPath: m.path, route })));
 }
 
-/** The completion script of `shell` for `program`. */
-export function completionScript(program: Command, shell: Shell): string {
-  const spec = completionSpec(commandModel(program));
+/** The command model of a commander program (any program; the generators use listModel). */
+export function commandModel(program: Command): CommandDoc {
+  return describeCommand(program, devRoutes());
+}
+
+/** The command model of keyhold, from the command list (src/cli/commands/index.ts). */
+export function listModel(): CommandDoc {
+  return describeList(COMMANDS, devRoutes());
+}
+
+/** The completion script of `shell`. */
+export function completionScript(shell: Shell, model: CommandDoc = listModel()): string {
+  const spec = completionSpec(model);
   return shell === 'bash' ? bashCompletion(spec) : shell === 'zsh' ? zshCompletion(spec) : fishCompletion(spec);
 }
 
 /** Every generated file, by path relative to the repository root. */
-export function generateAll(program: Command = buildProgram()): Record<string, string> {
-  const model = commandModel(program);
+export function generateAll(model: CommandDoc = listModel()): Record<string, string> {
   const spec = completionSpec(model);
   const out: Record<string, string> = {
     [COMPLETION_FILES.bash]: bashCompletion(spec),

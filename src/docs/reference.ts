@@ -16,10 +16,10 @@ function anchor(c: CommandDoc): string {
   return ['keyhold', ...c.path].join('-');
 }
 
-/** Markdown reference of every command: usage, description, arguments, options, HTTP route, examples. */
+/** Markdown reference of every command: usage, description, arguments, options, stdin, HTTP route, examples. */
 export function commandReference(root: CommandDoc): string {
   const out: string[] = [
-    '<!-- Generated from the command tree by `npm run docs` (src/docs/reference.ts); do not edit. -->',
+    '<!-- Generated from the command list (src/cli/commands/index.ts) by `npm run docs` (src/docs/reference.ts); do not edit. -->',
     '',
     '# Command reference',
     '',
@@ -49,6 +49,7 @@ export function commandReference(root: CommandDoc): string {
       out.push('');
     }
     if (c.options.length) out.push('| Option | Description |', '|---|---|', ...c.options.map(optionRow), '');
+    if (c.stdin) out.push(`Reads stdin: ${cell(c.stdin)}.`, '');
     if (c.api) out.push(`HTTP: \`${c.api.method} /v1/${c.api.path}\``, '');
     if (c.examples.length) out.push('```sh', ...c.examples.map((e) => `$ ${e}`), '```', '');
   }

@@ -50,6 +50,10 @@ export interface TokenIdentity {
   groupNames?: string[];
   /** Group metadata by group id ({{identity.groups.ids.<id>.metadata.K}}), when known. */
   groupMetadata?: Record<string, Record<string, string>>;
+  /** Identity policies: the entity's and its groups' (direct and inherited), added to the token's own. */
+  policies?: string[];
+  /** The entity is disabled: its tokens are refused (not revoked), as in Vault. */
+  disabled?: boolean;
 }
 
 /** The token a request carries, after lookup. */

@@ -10,7 +10,7 @@ import type { IssuedLogin, LoginAuth, MountInfo } from '../framework/context.js'
 import { mountTtl, tokenLifetime } from '../auth/token-ttl.js';
 
 export { mountTtl };
-import { invalid } from '../framework/errors.js';
+import { denied, invalid } from '../framework/errors.js';
 
 
 /** Lower-case, trim, de-duplicate and sort policy names, adding `default` unless told not to. */
@@ -48,6 +48,8 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');
   const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
+  // A disabled entity gets no new token (Vault answers its logins 403).
+  if (entity.disabled) throw denied();
   const { id, entry } = await tokens.create({
     type,
     policies,
@@ -66,12 +68,15 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
     max_ttl: period ? 0 : maxTtl,
     bound_cidrs: login.boundCidrs,
   });
+  // Vault answers the entity's and its groups' policies as identity_policies, and both in policies.
+  const identityPolicies = (identity.cachedTokenIdentity(entity.id) ?? (await identity.tokenIdentity(entity.id)))?.policies ?? [];
   return {
     auth: {
       client_token: id,
       accessor: entry.accessor,
-      policies,
+      policies: identityPolicies.length ? [...new Set([...policies, ...identityPolicies])].sort() : policies,
       token_policies: policies,
+      ...(identityPolicies.length ? { identity_policies: identityPolicies } : {}),
       metadata: login.metadata,
       lease_duration: Math.round(entry.ttl),
       renewable: entry.renewable,

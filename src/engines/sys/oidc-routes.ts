@@ -31,15 +31,29 @@ function algorithmOf(v: string | undefined): OidcAlgorithm | undefined {
 async function subjectOf(identity: IdentityStore, entityId: string): Promise<TemplateIdentity | null> {
   const e = await identity.entity(entityId);
   if (!e || e.disabled) return null;
-  const withGroups = identity as IdentityStore & { groupIdsOf?(id: string): Promise<string[]> };
+  // The entity's groups, direct and inherited (ids and names in the same order).
+  const view = await identity.tokenIdentity(e.id);
   return {
     id: e.id,
     name: e.name,
     metadata: e.metadata,
-    groupIds: withGroups.groupIdsOf ? await withGroups.groupIdsOf(e.id) : [],
-    groupNames: e.group_names,
+    groupIds: view?.groupIds ?? [],
+    groupNames: view?.groupNames ?? [],
     aliases: e.aliases.map((a) => ({ id: a.id, name: a.name, mountAccessor: a.mount_accessor, metadata: a.metadata })),
   };
+}
+
+type Ctx<D> = { engine: OidcEngine; data: D };
+
+/** Create or update a key (the same write: absent fields keep their values or defaults). */
+async function writeKey({ engine, data }: Ctx<{ name: string; algorithm?: string; rotation_period?: number; verification_ttl?: number; allowed_client_ids?: string[] }>): Promise<void> {
+  await engine.oidc.putKey(data.name, { algorithm: algorithmOf(data.algorithm), rotation_period: data.rotation_period, verification_ttl: data.verification_ttl, allowed_client_ids: data.allowed_client_ids });
+}
+
+/** Create or update a role (the template is checked first; base64 is stored decoded). */
+async function writeRole({ engine, data }: Ctx<{ name: string; key?: string; template?: string; ttl?: number; client_id?: string }>): Promise<void> {
+  if (data.template !== undefined) checkTemplate(data.template);
+  await engine.oidc.putRole(data.name, { key: data.key, template: data.template === undefined ? undefined : templateText(data.template), ttl: data.ttl, client_id: data.client_id });
 }
 
 /** Routes of identity tokens (mounted with the identity engine at identity/). */
@@ -78,12 +92,8 @@ export const oidcRoutes: AnyRoute[] = [
         if (!k) throw notFound();
         return { data: { algorithm: k.algorithm, allowed_client_ids: k.allowed_client_ids, rotation_period: k.rotation_period, verification_ttl: k.verification_ttl } };
       },
-      create: async ({ engine, data }) => {
-        await engine.oidc.putKey(data.name, { algorithm: algorithmOf(data.algorithm), rotation_period: data.rotation_period, verification_ttl: data.verification_ttl, allowed_client_ids: data.allowed_client_ids });
-      },
-      update: async ({ engine, data }) => {
-        await engine.oidc.putKey(data.name, { algorithm: algorithmOf(data.algorithm), rotation_period: data.rotation_period, verification_ttl: data.verification_ttl, allowed_client_ids: data.allowed_client_ids });
-      },
+      create: async (ctx) => writeKey(ctx),
+      update: async (ctx) => writeKey(ctx),
       delete: async ({ engine, data }) => {
         await engine.oidc.deleteKey(data.name);
       },
@@ -122,14 +132,8 @@ export const oidcRoutes: AnyRoute[] = [
         if (!r) throw notFound();
         return { data: { client_id: r.client_id, key: r.key, template: r.template, ttl: r.ttl } };
       },
-      create: async ({ engine, data }) => {
-        if (data.template !== undefined) checkTemplate(data.template);
-        await engine.oidc.putRole(data.name, { key: data.key, template: data.template === undefined ? undefined : templateText(data.template), ttl: data.ttl, client_id: data.client_id });
-      },
-      update: async ({ engine, data }) => {
-        if (data.template !== undefined) checkTemplate(data.template);
-        await engine.oidc.putRole(data.name, { key: data.key, template: data.template === undefined ? undefined : templateText(data.template), ttl: data.ttl, client_id: data.client_id });
-      },
+      create: async (ctx) => writeRole(ctx),
+      update: async (ctx) => writeRole(ctx),
       delete: async ({ engine, data }) => {
         await engine.oidc.deleteRole(data.name);
       },

@@ -127,6 +127,8 @@ export interface TokenParts {
   readonly tokens: TokenStore;
   readonly tokenRoles: TokenRoleStore;
   readonly policies: PolicyStore;
+  /** Token lookups answer the entity's identity policies. */
+  readonly identity: IdentityStore;
 }
 
 /** The identity engine's instance (identity/). */

@@ -15,7 +15,7 @@ function rfc3339(sec: number): string {
   return new Date(Math.round(sec * 1000)).toISOString().replace('.000Z', 'Z');
 }
 
-function lookupData(parts: TokenParts, e: TokenEntry, id: string | undefined): Record<string, unknown> {
+async function lookupData(parts: TokenParts, e: TokenEntry, id: string | undefined): Promise<Record<string, unknown>> {
   const now = parts.clock.now() / 1000;
   const out: Record<string, unknown> = {
     accessor: e.accessor,
@@ -36,6 +36,9 @@ function lookupData(parts: TokenParts, e: TokenEntry, id: string | undefined): R
     ttl: e.expire_time ? Math.max(0, Math.round(e.expire_time - now)) : 0,
     type: e.type,
   };
+  // The entity's and its groups' policies, when it has any (Vault's token lookup).
+  const identityPolicies = e.entity_id ? (await parts.identity.tokenIdentity(e.entity_id))?.policies : undefined;
+  if (identityPolicies?.length) out.identity_policies = identityPolicies;
   if (e.period) out.period = e.period;
   if (e.role) out.role = e.role;
   if (e.bound_cidrs?.length) out.bound_cidrs = e.bound_cidrs;
@@ -379,8 +382,8 @@ export const tokenRoutes: AnyRoute[] = [
     summary: "Look up the calling token's properties",
     fields: {},
     operations: {
-      read: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
-      update: async ({ engine, token }) => ({ data: lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
+      read: async ({ engine, token }) => ({ data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
+      update: async ({ engine, token }) => ({ data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
     },
   }),
   route({
@@ -388,8 +391,8 @@ export const tokenRoutes: AnyRoute[] = [
     summary: 'Look up a token',
     fields: { token: f.string('Token to look up').sensitive() },
     operations: {
-      read: async ({ engine, data }) => ({ data: lookupData(engine, await entryOf(engine, data.token), data.token) }),
-      update: async ({ engine, data }) => ({ data: lookupData(engine, await entryOf(engine, data.token), data.token) }),
+      read: async ({ engine, data }) => ({ data: await lookupData(engine, await entryOf(engine, data.token), data.token) }),
+      update: async ({ engine, data }) => ({ data: await lookupData(engine, await entryOf(engine, data.token), data.token) }),
     },
     cli: { command: 'token lookup' },
   }),
@@ -402,7 +405,7 @@ export const tokenRoutes: AnyRoute[] = [
         if (!data.accessor) throw invalid('missing accessor');
         const e = await engine.tokens.lookupAccessor(data.accessor);
         if (!e) throw invalid('invalid accessor');
-        return { data: lookupData(engine, e, undefined) };
+        return { data: await lookupData(engine, e, undefined) };
       },
     },
   }),

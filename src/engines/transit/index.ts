@@ -3,6 +3,7 @@ import type { EngineModule } from '../../framework/engine.js';
 import { keyRoutes } from './routes/key-routes.js';
 import { dataRoutes } from './routes/data-routes.js';
 import { jwtRoutes } from './routes/jwt-routes.js';
+import { transitExtraRoutes } from './routes/extra-routes.js';
 import { TransitKeyStore } from './keyring/key-store.js';
 import { TransitEngine } from './transit-engine.js';
 
@@ -13,7 +14,7 @@ export const transitEngine: EngineModule<TransitEngine> = {
   type: 'transit',
   accessorPrefix: 'transit',
   description: 'Encryption as a service: named keys, encrypt/decrypt, sign/verify, HMAC',
-  routes: [...keyRoutes, ...dataRoutes, ...jwtRoutes],
+  routes: [...keyRoutes, ...dataRoutes, ...jwtRoutes, ...transitExtraRoutes],
   async create(env) {
     // cache-config takes effect here: at start-up and on sys/plugins/reload/backend (spec 2.4).
     const probe = new TransitKeyStore(env.storage, env.clock, env.logger);

@@ -5,6 +5,7 @@
  */
 import { ACL, type AclResult, type Policy } from '../../auth/acl.js';
 import type { IdentityStore } from '../../auth/identity.js';
+import { effectivePolicies, hasNoPolicies } from '../../auth/identity/effective-policies.js';
 import type { PolicyStore } from '../../auth/policies.js';
 import { tokenInfo, type TokenStore } from '../../auth/tokens.js';
 import { destroyCubbyhole } from '../../engines/cubbyhole/index.js';
@@ -119,7 +120,8 @@ export class Access implements SysAccess {
     const key = this.aclKeyFor(token);
     let acl = this.aclCache.get(key);
     if (!acl) {
-      acl = new ACL(await this.policiesOf(token.policies), token.identity, this.clock.now());
+      // Vault: a token's effective policies are its own plus its entity's and its groups' (identity policies).
+      acl = new ACL(await this.policiesOf(effectivePolicies(token)), token.identity, this.clock.now());
       // Per-entity ACLs (templated policies) could grow without end: start over when full.
       if (this.aclCache.size >= ACL_CACHE_MAX) this.aclCache.clear();
       this.aclCache.set(key, acl);
@@ -135,7 +137,7 @@ export class Access implements SysAccess {
     const info = tokenInfo(id, entry);
     if (entry.entity_id) {
       const identity = this.identity.cachedTokenIdentity(entry.entity_id);
-      if (!identity) return undefined;
+      if (!identity || identity.disabled) return undefined;
       info.identity = identity;
     }
     if (!info.root && !this.aclCache.has(this.aclKeyFor(info))) return undefined;
@@ -157,6 +159,8 @@ export class Access implements SysAccess {
     const info = tokenInfo(id, entry);
     // Login-issued tokens carry their entity: templated policies resolve against it.
     if (entry.entity_id) info.identity = (await this.identity.tokenIdentity(entry.entity_id)) ?? undefined;
+    // A disabled entity's tokens are refused, not revoked (Vault).
+    if (info.identity?.disabled) return null;
     if (!info.root) await this.aclOf(info);
     // `peek`: an unauthenticated route looked at the token (audit, wrapping lookup) without using it,
     // as Vault's login path does not count a use.
@@ -188,7 +192,7 @@ export class Access implements SysAccess {
   /** Capabilities of a token on a path (sys/capabilities-self). */
   async capabilities(token: TokenInfo, path: string): Promise<string[]> {
     if (token.root) return ['root'];
-    if (token.policies.length === 0) return ['deny'];
+    if (hasNoPolicies(token)) return ['deny'];
     return (await this.aclOf(token)).capabilities(path);
   }
 

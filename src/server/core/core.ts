@@ -121,7 +121,11 @@ export class Core implements RouterCore, ClusterHost {
     this.policies = new PolicyStore(prefixed(this.barrier, 'sys/'), (name, reason) =>
       this.logger.error('stored policy does not parse; it grants nothing until rewritten', { policy: name, reason }),
     );
-    this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock);
+    // Aliases name their mount by accessor; the identity API checks and shows the live mount.
+    this.identity = new IdentityStore(prefixed(this.barrier, 'sys/identity/'), this.clock, (accessor) => {
+      const m = this.mountTable.findMount(accessor);
+      return m?.accessor === accessor ? m : undefined;
+    });
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(
       prefixed(this.barrier, 'sys/managed-keys/'),
@@ -215,6 +219,7 @@ export class Core implements RouterCore, ClusterHost {
       tokens: this.tokens,
       tokenRoles: this.tokenRoles,
       policies: this.policies,
+      identity: this.identity,
     };
     const identityParts: IdentityParts = { identity: this.identity };
     return {

@@ -38,12 +38,15 @@ const ALLOWED: Record<string, string[]> = {
   crypto: [],
   storage: [],
   'version.ts': [],
+  // The single executable's native-addon loader and embedded scripts (issue 26): node: modules only.
+  native: [],
+  'build-info.ts': ['version.ts'],
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
   sync: ['framework', 'storage', 'crypto'],
   // External key providers (pkcs11, awskms): transit's managed keys (through framework's ManagedKeys)
   // and the HSM seal use them; awskms connects through sync's network guard.
-  kms: ['framework', 'storage', 'crypto', 'sync'],
+  kms: ['framework', 'storage', 'crypto', 'sync', 'native'],
   seal: ['framework', 'storage', 'crypto', 'kms'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   // Engines never reach server, cli or docs: the server hands the sys engine its OpenAPI generator.
@@ -53,7 +56,7 @@ const ALLOWED: Record<string, string[]> = {
   // import) for `completion`, `openapi --offline` and `path-help`; its help text (examples, topics)
   // is its own.
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
-  cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts'],
+  cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts', 'build-info.ts', 'native'],
   server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'version.ts'],
   // keyhold agent: a client of the server (its own HTTP client), sharing the CLI's child-process
   // handling; the CLI loads it by dynamic import only.

@@ -46,8 +46,10 @@ describe('the core as parts', () => {
     const core = newCore();
     await core.init({ useKeychain: false });
     const parts = core.resolve('auth/token/create')!.instance as Record<string, unknown>;
-    expect(Object.keys(parts).sort()).toEqual(['clock', 'policies', 'tokenRoles', 'tokens']);
+    expect(Object.keys(parts).sort()).toEqual(['clock', 'identity', 'policies', 'tokenRoles', 'tokens']);
     expect(parts.tokens).toBe(core.tokens);
+    // Token lookups answer the entity's identity policies.
+    expect(parts.identity).toBe(core.identity);
   });
 
   it('builds the identity engine on the identity store of the core, and closes it at seal', async () => {

@@ -163,6 +163,7 @@ export function encodeBackup(key: TransitKey): string {
   if (KEY_TYPES[key.type].vaultId >= 100) policy.keyhold_type = key.type;
   if (key.disallowSha1) policy.disallow_sha1 = true;
   if (key.publicJwks) policy.public_jwks = true;
+  if (key.softDeleted) policy.soft_deleted = true;
   const text = stringifyLossless({ policy, archived_keys: { keys: archive } })! + '\n';
   return Buffer.from(text, 'utf8').toString('base64');
 }
@@ -213,7 +214,7 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json): LoadedVersion 
   const chain = Array.isArray(e.certificate_chain) ? (e.certificate_chain as string[]).map((d) => toPem('CERTIFICATE', Buffer.from(String(d), 'base64'))) : undefined;
   const base = { version: n, creationTime, convergentVersion: num(e.convergent_version) || undefined, certificateChain: chain };
   try {
-    if (info.kind === 'aead') {
+    if (info.kind === 'aead' || info.kind === 'cmac') {
       if (!key || key.length !== info.keyBytes) throw new Error(`key must be ${info.keyBytes} bytes`);
       return new LoadedVersion({ ...base, key, hmacKey });
     }
@@ -331,6 +332,7 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   if (KEY_TYPES[type].kind === 'hmac') key.keySize = num(policy.key_size) || versions.get(latest)?.key?.length || HMAC_KEY_SIZE.default;
   if (policy.disallow_sha1 === true) key.disallowSha1 = true;
   if (policy.public_jwks === true) key.publicJwks = true;
+  if (policy.soft_deleted === true) key.softDeleted = true;
   const backupInfo = info(policy.backup_info);
   if (backupInfo) key.backupInfo = backupInfo;
   const restoreInfo = info(policy.restore_info);

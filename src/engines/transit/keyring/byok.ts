@@ -110,7 +110,7 @@ export interface ImportedMaterial {
 /** Check and load unwrapped target bytes for `type`; 400 naming the problem on a mismatch. */
 export function parseImportedMaterial(type: KeyTypeName, bytes: Buffer): ImportedMaterial {
   const info = KEY_TYPES[type];
-  if (info.kind === 'aead') {
+  if (info.kind === 'aead' || info.kind === 'cmac') {
     if (bytes.length !== info.keyBytes) throw invalid('ciphertext', `error importing key: invalid key size ${bytes.length} bytes for key type ${type}`);
     return { key: bytes };
   }
@@ -145,7 +145,7 @@ export function parseImportedPublicKey(type: KeyTypeName, pem: string): KeyObjec
 /** The bytes byok-export wraps for a version: raw for symmetric/hmac, PKCS#8 DER for asymmetric. */
 export function exportMaterial(type: KeyTypeName, v: { key?: Buffer; privateKey?: KeyObject }): Buffer | null {
   const info = KEY_TYPES[type];
-  if (info.kind === 'aead' || info.kind === 'hmac') return v.key ?? null;
+  if (info.kind === 'aead' || info.kind === 'hmac' || info.kind === 'cmac') return v.key ?? null;
   if (info.kind === 'asymmetric' && v.privateKey) return Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }));
   return null;
 }

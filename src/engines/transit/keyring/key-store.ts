@@ -20,6 +20,7 @@ import { KeyCache } from './key-cache.js';
 import { KeyLocks } from './key-locks.js';
 import { cloneConfig, newKeyConfig, rotationRefusal, validateCreate } from './key-rules.js';
 import { fromRecord, generateVersion, toRecord, type VersionRecord } from './material.js';
+import { refuseSoftDeleted } from './soft-delete.js';
 import type { CreateKeyOptions, KeyStore, KeyVersion, TransitKey } from './types.js';
 
 const POLICY = 'policy/';
@@ -212,6 +213,7 @@ export class TransitKeyStore implements KeyStore {
 
   /** Rotate a key whose exclusive lock the caller holds. */
   async rotateLocked(key: TransitKey, refuse: (msg: string) => Error, managedKeyId?: string): Promise<TransitKey> {
+    refuseSoftDeleted(key);
     const refusal = rotationRefusal(key, managedKeyId);
     if (refusal) throw refuse(refusal);
     const n = key.latestVersion + 1;

@@ -7,7 +7,7 @@ import type { KeyTypeName } from './types.js';
 /** Facts about a key type. */
 export interface KeyTypeInfo {
   name: KeyTypeName;
-  kind: 'aead' | 'asymmetric' | 'hmac' | 'managed';
+  kind: 'aead' | 'asymmetric' | 'hmac' | 'managed' | 'cmac';
   /** Vault's policy JSON `type` number (backups). */
   vaultId: number;
   /** Key length in bytes for symmetric types. */
@@ -45,6 +45,11 @@ const rsa = (name: KeyTypeName, vaultId: number, rsaBits: number): KeyTypeInfo =
   encrypt: true, decrypt: true, derive: false, sign: true, hmac: true, aad: false, publicImport: true, convergent: false, hashesInput: true,
 });
 
+const cmac = (name: KeyTypeName, vaultId: number, keyBytes: number): KeyTypeInfo => ({
+  name, kind: 'cmac', vaultId, keyBytes,
+  encrypt: false, decrypt: false, derive: false, sign: false, hmac: true, aad: false, publicImport: false, convergent: false,
+});
+
 /** The key-type table. */
 export const KEY_TYPES: Readonly<Record<KeyTypeName, KeyTypeInfo>> = {
   'aes256-gcm96': aead('aes256-gcm96', 0, 32, 12),
@@ -70,6 +75,10 @@ export const KEY_TYPES: Readonly<Record<KeyTypeName, KeyTypeInfo>> = {
   },
   // OpenBao's addition (type number 11 there collides with Vault's hmac; keyhold backups write the name too).
   'xchacha20-poly1305': { ...aead('xchacha20-poly1305', 11, 32, 24), vaultId: 111 },
+  // Vault Enterprise's CMAC types (its type numbers 12, 13 and 16).
+  'aes128-cmac': cmac('aes128-cmac', 12, 16),
+  'aes256-cmac': cmac('aes256-cmac', 13, 32),
+  'aes192-cmac': cmac('aes192-cmac', 16, 24),
 };
 
 /** Type info by name, or undefined. */

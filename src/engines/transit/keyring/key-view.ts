@@ -49,6 +49,7 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
     imported_key: key.importedKey,
     disallow_sha1: key.disallowSha1 ?? false,
     public_jwks: key.publicJwks ?? false,
+    soft_deleted: key.softDeleted ?? false,
   };
   if (key.importedKey) d.imported_key_allow_rotation = key.allowImportedKeyRotation;
   if (key.keySize) d.key_size = key.keySize;
@@ -60,7 +61,7 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
   }
   if (key.backupInfo) d.backup_info = key.backupInfo;
   if (key.restoreInfo) d.restore_info = key.restoreInfo;
-  if (info.kind === 'aead') {
+  if (info.kind === 'aead' || info.kind === 'cmac') {
     const keys: Record<string, number> = {};
     for (const [n, v] of sortedLive(key)) keys[String(n)] = Math.floor(v.creationTime);
     d.keys = keys;

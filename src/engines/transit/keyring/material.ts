@@ -157,6 +157,8 @@ export async function generateVersion(type: KeyTypeName, version: number, opts: 
   switch (info.kind) {
     case 'aead':
       return new LoadedVersion({ ...base, key: randomBytes(info.keyBytes!) });
+    case 'cmac':
+      return new LoadedVersion({ ...base, key: randomBytes(info.keyBytes!) });
     case 'hmac': {
       const key = randomBytes(opts.keySize || HMAC_KEY_SIZE.default);
       return new LoadedVersion({ ...base, key, hmacKey: key });

@@ -20,7 +20,10 @@ export type KeyTypeName =
   | 'rsa-3072'
   | 'rsa-4096'
   | 'hmac'
-  | 'managed_key';
+  | 'managed_key'
+  | 'aes128-cmac'
+  | 'aes192-cmac'
+  | 'aes256-cmac';
 
 /** One version of a key. */
 export interface KeyVersion {
@@ -66,6 +69,8 @@ export interface TransitKey {
   allowImportedKeyRotation: boolean;
   /** Refuse sha1 for sign/verify (keyhold extension; documented in docs/transit.md). */
   disallowSha1?: boolean;
+  /** Soft-deleted (OpenBao): every operation but read, backup, soft-delete-restore and delete is refused. */
+  softDeleted?: boolean;
   /** `jwks/:name` answers without a token (keyhold extension, issue 17). */
   publicJwks?: boolean;
   /** Size in bytes for hmac keys. */

@@ -8,6 +8,7 @@ import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES, keyTypeInfo } from '../keyring/key-types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
 import type { TransitKey, TransitState } from '../keyring/types.js';
+import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { Yielder, itemError, type ItemError } from './batch.js';
 import { bool, has, int, itemBase64, str, type BatchItem } from './batch-items.js';
 import { checkRewrapPaddings, convergentVersionOf, decryptWithKey, encryptWithKey } from './encryption.js';
@@ -35,19 +36,22 @@ export const HMAC_ITEM = { input: 'string', reference: 'string' } as const;
 /** Item fields of sign. */
 export const SIGN_ITEM = { input: 'string', context: 'string', reference: 'string', signature_context: 'string' } as const;
 /** Item fields of verify. */
-export const VERIFY_ITEM = { input: 'string', context: 'string', signature: 'string', hmac: 'string', cmac: 'string', reference: 'string', signature_context: 'string' } as const;
+export const VERIFY_ITEM = { input: 'string', context: 'string', signature: 'string', hmac: 'string', cmac: 'string', mac_length: 'int', reference: 'string', signature_context: 'string' } as const;
 
 const NOT_FOUND = 'encryption key not found';
 
-async function withKey<T>(state: TransitState, name: string, missing: string, fn: (key: TransitKey) => Promise<T>): Promise<T> {
+/** Run `fn` on the key under its shared lock (400 `missing` when absent). */
+export async function withKey<T>(state: TransitState, name: string, missing: string, fn: (key: TransitKey) => Promise<T>): Promise<T> {
   return state.keys.withLock(name, 'shared', async () => {
     const key = state.keys.cached(name) ?? (await state.keys.get(name));
     if (!key) throw invalid(missing);
+    refuseSoftDeleted(key);
     return fn(key);
   });
 }
 
-function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+/** Process items in order with per-item errors (yielding between items of a batch). */
+export function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
   if (items.length !== 1) return eachItemYielding(items, run, failed);
   // One item (every non-batch request): no yielding, no extra promise turns.
   const item = items[0]!;
@@ -112,7 +116,8 @@ async function eachItemAsync(items: BatchItem[], run: (item: BatchItem) => Promi
   return { results, errors, warnings: [] };
 }
 
-const ref = (item: BatchItem): string => str(item, 'reference') ?? '';
+/** An item's `reference` ("" when unset). */
+export const ref = (item: BatchItem): string => str(item, 'reference') ?? '';
 
 /** What encrypt's upsert creates when the key is missing. */
 export interface UpsertOptions {
@@ -294,7 +299,8 @@ export async function runHmac(state: TransitState, name: string, items: BatchIte
   });
 }
 
-function decodeInput(item: BatchItem): Buffer {
+/** An item's base64 `input` (Vault's message when malformed). */
+export function decodeInput(item: BatchItem): Buffer {
   try {
     return itemBase64(item, 'input') ?? Buffer.alloc(0);
   } catch {
@@ -342,24 +348,23 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
   });
 }
 
-/** Which verify branch a request takes (reference 3.2.9 dispatch rules). */
-export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 'hmac' {
-  if (items.some((i) => has(i, 'cmac'))) throw invalid('CMAC operations are only available in enterprise versions of Vault');
-  let sig = false;
-  let mac = false;
+/** Which verify branch a request takes (reference 3.2.9 dispatch rules; `cmac` as Vault Enterprise). */
+export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 'hmac' | 'cmac' {
+  const kinds = ['signature', 'hmac', 'cmac'] as const;
+  const seen = new Set<(typeof kinds)[number]>();
   let missing = false;
   for (const it of items) {
-    if (has(it, 'signature')) sig = true;
-    else if (has(it, 'hmac')) mac = true;
+    const k = kinds.find((n) => has(it, n));
+    if (k) seen.add(k);
     else missing = true;
   }
-  if (!batch && has(items[0]!, 'signature') && has(items[0]!, 'hmac')) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
-  if (!batch && !sig && !mac) throw invalid("missing one of 'signature', 'hmac' or 'cmac' arguments to verify");
-  if (sig && mac) throw invalid("elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'");
-  if (missing && sig) throw invalid("some elements of batch_input are missing 'signature'");
-  if (missing && mac) throw invalid("some elements of batch_input are missing 'hmac'");
-  if (missing) throw invalid("no batch_input elements have 'signature', 'hmac' or 'cmac'");
-  return mac ? 'hmac' : 'signature';
+  if (!batch && kinds.filter((n) => has(items[0]!, n)).length > 1) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
+  if (!batch && seen.size === 0) throw invalid("missing one of 'signature', 'hmac' or 'cmac' arguments to verify");
+  if (seen.size > 1) throw invalid("elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'");
+  const [only] = [...seen];
+  if (missing && only) throw invalid(`some elements of batch_input are missing '${only}'`);
+  if (!only) throw invalid("no batch_input elements have 'signature', 'hmac' or 'cmac'");
+  return only;
 }
 
 /** verify/:name, signature branch. */

@@ -5,7 +5,7 @@
 import { invalid } from '../../../framework/errors.js';
 
 /** Which value is being parsed; selects the error wording. */
-export type VersionedKind = 'ciphertext' | 'signature' | 'hmac';
+export type VersionedKind = 'ciphertext' | 'signature' | 'hmac' | 'cmac';
 
 /** Vault's "too old" error, shared by decrypt, verify and rewrap (keysutil ErrTooOld). */
 export const ERR_TOO_OLD = 'ciphertext or signature version is disallowed by policy (too old)';
@@ -31,6 +31,13 @@ const MESSAGES: Record<VersionedKind, { noPrefix: string; fields: string; number
     number: 'invalid HMAC: version number could not be decoded',
     tooNew: 'invalid HMAC: version is too new',
     tooOld: 'cannot verify HMAC: version is too old (disallowed by policy)',
+  },
+  cmac: {
+    noPrefix: 'invalid CMAC to verify: no prefix',
+    fields: 'invalid CMAC: wrong number of fields',
+    number: 'invalid CMAC: version number could not be decoded',
+    tooNew: 'invalid CMAC: version is too new',
+    tooOld: 'cannot verify CMAC: version is too old (disallowed by policy)',
   },
 };
 

@@ -18,6 +18,7 @@ import {
   runDatakey, runDecrypt, runEncrypt, runHmac, runRewrap, runSign, runVerifyHmac, runVerifySignature, verifyBranch,
   type BatchOutcome,
 } from '../ops/operations.js';
+import { runVerifyCmac } from '../ops/cmac-operations.js';
 
 const route = routesFor<TransitState>();
 
@@ -305,7 +306,8 @@ export const dataRoutes: AnyRoute[] = [
       ...signatureFields,
       signature: f.string('Signature to check (vault:vN:...)'),
       hmac: f.string('HMAC to check (vault:vN:...)'),
-      cmac: f.string('CMAC (enterprise only; refused)'),
+      cmac: f.string('CMAC to check (vault:vN:...), aes*-cmac keys'),
+      mac_length: f.int('CMAC length in bytes used at generation (0 = the length of the given value)').default(0),
     },
     operations: {
       update: async ({ engine, data }) => {
@@ -313,7 +315,9 @@ export const dataRoutes: AnyRoute[] = [
         if (!batch && list[0]!.fields.input === undefined) list[0]!.fields.input = '';
         const branch = verifyBranch(list, batch);
         let out: BatchOutcome;
-        if (branch === 'hmac') {
+        if (branch === 'cmac') {
+          out = await runVerifyCmac(engine, data.name, list, data.mac_length);
+        } else if (branch === 'hmac') {
           const alg = hmacAlgorithm(data.urlalgorithm || data.hash_algorithm || data.algorithm || 'sha2-256');
           out = await runVerifyHmac(engine, data.name, list, alg);
         } else {

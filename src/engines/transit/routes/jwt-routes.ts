@@ -9,6 +9,7 @@ import { oneOf, routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitEngine } from '../transit-engine.js';
 import type { TransitKey } from '../keyring/types.js';
 import { checkKeyName } from '../keyring/key-rules.js';
+import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { MAX_JWT_BATCH, jwksOf, jwtAlgorithm, parseJwtItem, signJwt, verifyJwt } from '../ops/jwt.js';
 
 const route = routesFor<TransitEngine>();
@@ -17,6 +18,7 @@ const keyName = f.name('Name of the signing key');
 async function readKey(engine: TransitEngine, name: string): Promise<TransitKey> {
   const key = engine.keys.cached(name) ?? (await engine.keys.get(name));
   if (!key) throw invalid(`signing key not found: ${name}`);
+  refuseSoftDeleted(key);
   return key;
 }
 
@@ -44,6 +46,7 @@ export const jwtRoutes: AnyRoute[] = [
       read: async ({ engine, data }) => {
         const key = await engine.keys.withLock(data.name, 'shared', async () => engine.keys.cached(data.name) ?? (await engine.keys.get(data.name)));
         if (!key) throw notFound();
+        refuseSoftDeleted(key);
         return { raw: { contentType: 'application/json', body: JSON.stringify(jwksOf(key)) } };
       },
     },

@@ -3,6 +3,7 @@
  * export, backup/restore, the BYOK wrapping key, import, import_version, byok-export, csr and
  * set-certificate. Handlers are thin: formats and rules live in keyring/.
  */
+import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { f, decodeBase64 } from '../../../framework/fields.js';
 import { invalid, notFound } from '../../../framework/errors.js';
@@ -76,6 +77,7 @@ export const keyIoRoutes: AnyRoute[] = [
       read: async ({ engine, data }) => {
         const key = await engine.keys.get(data.name);
         if (!key) return undefined;
+        refuseSoftDeleted(key);
         if (key.type === 'managed_key') {
           if (data.key_type !== 'public-key') refuseManaged(key, `export of ${data.key_type}`);
           return { data: await managedPublicExport(engine, key, data.version) };
@@ -202,6 +204,7 @@ export const keyIoRoutes: AnyRoute[] = [
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           const key = await engine.keys.get(data.name);
           if (!key) throw invalid('name', `no key found with name ${data.name}; to import a new key, use the import/ endpoint`);
+          refuseSoftDeleted(key);
           if (!key.importedKey) {
             throw invalid('name', 'the import_version endpoint can only be used with an imported key that has not been rotated within keyhold');
           }
@@ -252,6 +255,7 @@ export const keyIoRoutes: AnyRoute[] = [
         const hash = importHash(data.hash, 'hash');
         const source = await engine.keys.get(data.source);
         if (!source) return undefined;
+        refuseSoftDeleted(source);
         refuseManaged(source, 'BYOK export');
         if (!source.exportable) throw invalid('exportable', 'key is not exportable');
         const dest = await engine.keys.get(data.destination);
@@ -283,6 +287,7 @@ export const keyIoRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const key = await engine.keys.get(data.name);
         if (!key) throw invalid('name', `key with provided name '${data.name}' not found`);
+        refuseSoftDeleted(key);
         refuseManaged(key, 'CSR signing');
         const csr = signCsr(key, pickVersion(key, data.version), data.csr);
         return { data: { name: key.name, type: key.type, csr } };
@@ -303,6 +308,7 @@ export const keyIoRoutes: AnyRoute[] = [
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           const key = await engine.keys.get(data.name);
           if (!key) throw invalid('name', `key with provided name '${data.name}' not found`);
+          refuseSoftDeleted(key);
           refuseManaged(key, 'set-certificate');
           const v = pickVersion(key, data.version);
           const chain = checkCertificateChain(key, v, data.certificate_chain);

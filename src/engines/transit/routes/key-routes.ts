@@ -9,6 +9,7 @@ import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitEngine } from '../transit-engine.js';
 import { applyConfig, checkKeyName, checkTrim, parseKeyType } from '../keyring/key-rules.js';
 import { keyView } from '../keyring/key-view.js';
+import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { managedKeyId, managedView, releaseManaged } from './managed-key-support.js';
 import { keyIoRoutes } from './key-io-routes.js';
 
@@ -110,8 +111,9 @@ export const keyRoutes: AnyRoute[] = [
         const { key, result } = await engine.keys.update(
           data.name,
           () => invalid(`no existing key named ${data.name} could be found`),
-          (draft) =>
-            applyConfig(draft, {
+          (draft) => {
+            refuseSoftDeleted(draft);
+            return applyConfig(draft, {
               minDecryptionVersion: data.min_decryption_version,
               minEncryptionVersion: data.min_encryption_version,
               deletionAllowed: data.deletion_allowed,
@@ -120,7 +122,8 @@ export const keyRoutes: AnyRoute[] = [
               autoRotatePeriod: data.auto_rotate_period,
               disallowSha1: data.disallow_sha1,
               publicJwks: data.public_jwks,
-            }),
+            });
+          },
         );
         return { data: keyView(key), warnings: result.length ? result : undefined };
       },
@@ -171,6 +174,7 @@ export const keyRoutes: AnyRoute[] = [
         const key = await engine.keys.withLock(data.name, 'exclusive', async () => {
           const k = await engine.keys.get(data.name);
           if (!k) throw invalid('invalid key name');
+          refuseSoftDeleted(k);
           checkTrim(k, data.min_available_version);
           await engine.keys.trimLocked(k, data.min_available_version);
           return k;

@@ -1,0 +1,76 @@
+/**
+ * `keyhold login`: a token (stdin or argument), or -method=approle|jwt|oidc with k=v pairs, in the
+ * vault CLI's forms (hashicorp/vault command/login.go); the token is saved for later commands.
+ */
+import { flag, optArg, type CommandSpec, type Invocation } from '../../command.js';
+import { LocalError } from '../../errors.js';
+import { grid } from '../../output.js';
+import { oidcLogin } from './oidc.js';
+import { authRows, saveToken } from './token-file.js';
+
+/** Log in with a method other than token; returns the auth block. */
+async function methodLogin(inv: Invocation, method: string, args: string[]): Promise<Record<string, unknown>> {
+  const client = inv.client;
+  const pairs = await inv.parsePairs(args);
+  const mount = (inv.opts.path ?? method).replace(/^\/+|\/+$/g, '');
+  // Login paths need no token; a stale saved one must not be sent along.
+  client.token = undefined;
+  let auth: Record<string, unknown> | undefined;
+  if (method === 'approle') {
+    const r = await client.request('POST', `auth/${mount}/login`, { role_id: String(pairs.role_id ?? '').trim(), secret_id: String(pairs.secret_id ?? '').trim() });
+    auth = r.body?.auth as Record<string, unknown>;
+  } else if (method === 'jwt') {
+    if (pairs.jwt === undefined) throw new LocalError('jwt=... is required: give the token as jwt=@FILE or jwt=- (stdin)');
+    const r = await client.request('POST', `auth/${mount}/login`, { role: pairs.role ?? '', jwt: String(pairs.jwt).trim() });
+    auth = r.body?.auth as Record<string, unknown>;
+  } else if (method === 'oidc') {
+    auth = await oidcLogin(inv, mount, Object.fromEntries(Object.entries(pairs).map(([k, v]) => [k, String(v)])));
+  } else throw new LocalError(`unknown auth method "${inv.opts.method}": use token, approle, jwt or oidc`);
+  if (!auth?.client_token) throw new LocalError('the server returned no token');
+  return auth;
+}
+
+export const login: CommandSpec = {
+  words: ['login'],
+  summary: 'Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc with k=v pairs',
+  args: [optArg('args', 'a token, or k=v pairs for the method (v may be @file or - for stdin)', { variadic: true })],
+  flags: [
+    flag('--method <method>', 'auth method type: token (default), approle, jwt, oidc', { default: 'token' }),
+    flag('--path <path>', 'mount path of the auth method (default: the method name)'),
+    flag('--no-store', 'print the token instead of saving it'),
+  ],
+  stdin: 'the token (method token), or values given as k=-',
+  examples: [
+    'keyhold login                      # token from stdin',
+    'keyhold login -method=approle role_id=$ROLE_ID secret_id=-',
+    'keyhold login -method=jwt role=ci jwt=@$TOKEN_FILE',
+    'keyhold login -method=oidc role=people',
+    'keyhold login -method=oidc skip_browser=true',
+  ],
+  async run(inv) {
+    const args = inv.args.args as string[];
+    const method = String(inv.opts.method).toLowerCase();
+    let token: string;
+    let auth: Record<string, unknown> | null = null;
+    let tokenPolicies: string[] = [];
+    if (method === 'token') {
+      const client = inv.client;
+      const arg = args[0];
+      token = arg && arg !== '-' ? arg : await inv.secret('Token (will be hidden): ');
+      if (!token) throw new LocalError('no token given on stdin');
+      client.token = token;
+      const res = await client.request('GET', 'auth/token/lookup-self');
+      tokenPolicies = ((res.body?.data as Record<string, unknown> | undefined)?.policies as string[] | undefined) ?? [];
+    } else {
+      auth = await methodLogin(inv, method, args);
+      token = String(auth.client_token);
+    }
+    if (inv.opts.store === false) return inv.print(auth ? authRows(auth) : { token });
+    const file = saveToken(token);
+    if (!auth) return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
+    inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
+    const rows = authRows(auth);
+    if (inv.globals.format || inv.globals.field) await inv.print(rows);
+    else inv.io.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
+  },
+};

@@ -1,0 +1,56 @@
+/** Build the Invocation a command's `run` receives: parsed values, the IO, helpers and a lazy client. */
+import type { Command } from 'commander';
+import type { ApiClient, GlobalOptions, IO, Invocation, Values } from './command.js';
+import { createContext, daemonClient, readStdin } from './context.js';
+import { paint, printData } from './output.js';
+
+/** The process's own terminal. */
+export function processIO(): IO {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: readStdin,
+    get stdinIsTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
+  };
+}
+
+/** How a command line gets its daemon client (tests pass a fake). */
+export type ClientFactory = (globals: GlobalOptions, io: IO) => ApiClient;
+
+/** What an invocation is made of. */
+export interface InvocationParts {
+  args: Values;
+  opts: Values;
+  globals: GlobalOptions;
+  io: IO;
+  root: Command;
+  makeClient?: ClientFactory;
+}
+
+/** An Invocation over `parts`; the client is built on first use. */
+export function makeInvocation(parts: InvocationParts): Invocation {
+  const { io, globals } = parts;
+  const values = createContext(io);
+  const makeClient = parts.makeClient ?? daemonClient;
+  let client: ApiClient | undefined;
+  return {
+    args: parts.args,
+    opts: parts.opts,
+    globals,
+    io,
+    root: parts.root,
+    get client() {
+      client ??= makeClient(globals, io);
+      return client;
+    },
+    print: (data) => printData(data, { format: globals.format, field: globals.field }, (s) => io.stdout.write(s)),
+    success: (message) => {
+      io.stderr.write(paint(io.stderr).green(message) + '\n');
+    },
+    valueOf: values.valueOf,
+    parsePairs: values.parsePairs,
+    secret: values.secret,
+  };
+}
