@@ -7,7 +7,7 @@
  * urlquery, eq, ne, lt, le, gt, ge). Errors read as Go's: `template: NAME:LINE:COL: executing
  * "NAME" at <.Data.foo>: map has no entry for key "foo"`.
  */
-import { argString, parse, type Arg, type Command, type Node, type Pipe, type Pos } from './parser.js';
+import { argString, parse, pipeString, type Arg, type Command, type Node, type Pipe, type Pos } from './parser.js';
 import { TemplateSyntaxError } from './lexer.js';
 import { sprint, sprintf, sprintln } from './printf.js';
 import { compareGoStrings, formatValue, goType, GoStruct, isMap, truth } from './values.js';
@@ -142,8 +142,8 @@ class State {
         throw new ContinueSignal();
       case 'template': {
         const body = this.defines.get(n.name);
-        this.here(n.pos, `template "${n.name}"`);
-        if (!body) this.fail(`no such template "${n.name}"`);
+        this.here(n.pos, `{{template "${n.name}"${n.pipe ? ` ${pipeString(n.pipe)}` : ''}}}`);
+        if (!body) this.fail(`template "${n.name}" not defined`);
         if (++this.depth > 100000) this.fail('exceeded maximum template depth (100000)');
         const v = n.pipe ? this.pipeline(dot, n.pipe) : undefined;
         const saved = this.vars;
@@ -186,7 +186,6 @@ class State {
         if (!one(k, v[k])) break;
       }
     } else if (v !== undefined && v !== null) {
-      this.here(n.pipe.pos, 'range');
       this.fail(`range can't iterate over ${formatValue(v)}`);
     }
     if (!any && n.elseList) this.walk(dot, n.elseList);
@@ -277,12 +276,13 @@ class State {
     let r = receiver;
     for (let i = 0; i < idents.length; i++) {
       const last = i === idents.length - 1;
-      r = this.field(idents[i]!, r, last && (args.length > 1 || final !== MISSING));
+      // A value found in a map is an interface {} to Go, which names that type in errors.
+      r = this.field(idents[i]!, r, last && (args.length > 1 || final !== MISSING), i > 0);
     }
     return r;
   }
 
-  private field(name: string, receiver: unknown, hasArgs: boolean): unknown {
+  private field(name: string, receiver: unknown, hasArgs: boolean, fromMap = false): unknown {
     if (receiver === undefined) {
       if (this.missingError) this.fail(`nil data; no entry for key "${name}"`);
       return undefined;
@@ -299,7 +299,7 @@ class State {
       if (this.missingError) this.fail(`map has no entry for key "${name}"`);
       return undefined;
     }
-    return this.fail(`can't evaluate field ${name} in type ${goType(receiver)}`);
+    return this.fail(`can't evaluate field ${name} in type ${fromMap ? 'interface {}' : goType(receiver)}`);
   }
 
   /** An argument's value (a function's parameter is interface{}: a missing value becomes nil). */
@@ -328,7 +328,8 @@ class State {
   }
 
   private call(dot: unknown, name: string, args: Arg[], final: unknown): unknown {
-    const at = this.at;
+    // Errors of the call name the whole command (`<index .l 5>`) at the function's position.
+    const at = { pos: args[0]!.pos, text: args.map(argString).join(' ') };
     const rest = args.slice(1);
     const n = rest.length + (final !== MISSING ? 1 : 0);
     // and / or evaluate their arguments only as far as needed (Go 1.18+).
@@ -343,6 +344,7 @@ class State {
     }
     const values = rest.map((a) => this.arg(dot, a));
     if (final !== MISSING) values.push(final);
+    const lastArg = this.at;
     this.at = at;
     const fn = builtin(name) ?? this.funcs[name];
     if (!fn) this.fail(`"${name}" is not a defined function`);
@@ -350,7 +352,19 @@ class State {
       return fn(...values.map((v) => (v === undefined ? null : v)));
     } catch (e) {
       if (e instanceof ExecFailure) throw e;
-      if (e instanceof ArityError) this.fail(`wrong number of args for ${name}: ${e.message}`);
+      if (e instanceof ArgTypeError) {
+        // Go checks argument types before the call: a literal is "expected T; found 1", another
+        // value "wrong type for value; expected T; got G", at that argument (or the last evaluated).
+        const i = values.indexOf(e.value === undefined ? null : e.value);
+        const node = i >= 0 && i < rest.length ? rest[i]! : undefined;
+        this.at = node ? { pos: node.pos, text: argString(node) } : lastArg;
+        if (node && ['number', 'bool', 'string', 'nil'].includes(node.t)) this.fail(`expected ${e.expected}; found ${argString(node)}`);
+        this.fail(`wrong type for value; expected ${e.expected}; got ${goType(e.value)}`);
+      }
+      if (e instanceof ArityError) {
+        this.at = { pos: args[0]!.pos, text: name };
+        this.fail(`wrong number of args for ${name}: ${e.message}`);
+      }
       this.fail(`error calling ${name}: ${(e as Error).message}`);
     }
   }
@@ -360,6 +374,16 @@ class State {
 const MISSING = Symbol('missing');
 
 export class ArityError extends Error {}
+
+/** An argument of the wrong type for a function's parameter (`wrong type for value; expected string; got float64`). */
+export class ArgTypeError extends Error {
+  constructor(
+    readonly expected: string,
+    readonly value: unknown,
+  ) {
+    super(`wrong type for value; expected ${expected}; got ${goType(value)}`);
+  }
+}
 
 function arity(args: unknown[], want: number, atLeast = false): void {
   if (atLeast ? args.length < want : args.length !== want) throw new ArityError(`want ${atLeast ? 'at least ' : ''}${want} got ${args.length}`);
@@ -380,7 +404,7 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
   for (const b of rest) {
     const kb = basicKind(b);
     if (ka === 'complex-type' || kb === 'complex-type') {
-      if (ka === 'complex-type' && kb === 'complex-type') throw new Error(`non-comparable type ${formatValue(a)}: ${goType(a)}`);
+      if (ka === 'complex-type' && kb === 'complex-type') throw new Error(`non-comparable type ${sprintf('%s', [a])}: ${goType(a)}`);
       throw new Error('incompatible types for comparison');
     }
     if (ka === 'invalid' || kb === 'invalid') {
@@ -491,7 +515,7 @@ function builtin(name: string): TemplateFunc | undefined {
     case 'printf':
       return (...a) => {
         arity(a, 1, true);
-        if (typeof a[0] !== 'string') throw new ArityError(`wrong type for value; expected string; got ${goType(a[0])}`);
+        if (typeof a[0] !== 'string') throw new ArgTypeError('string', a[0]);
         return sprintf(a[0], a.slice(1));
       };
     case 'html':

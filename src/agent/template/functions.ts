@@ -6,16 +6,16 @@
  * is supplied by the template runner (it needs the server).
  */
 import { readFileSync } from 'node:fs';
-import type { TemplateFunc } from './exec.js';
+import { ArgTypeError, type TemplateFunc } from './exec.js';
 import { compareGoStrings, goFloat, goJson, goType, GoStruct, isMap, isStringSlice, stringSlice } from './values.js';
 
-function str(v: unknown, fn: string): string {
-  if (typeof v !== 'string') throw new Error(`${fn}: wrong type for value; expected string; got ${goType(v)}`);
+function str(v: unknown, _fn: string): string {
+  if (typeof v !== 'string') throw new ArgTypeError('string', v);
   return v;
 }
 
-function strings(v: unknown, fn: string): string[] {
-  if (!isStringSlice(v)) throw new Error(`${fn}: wrong type for value; expected []string; got ${goType(v)}`);
+function strings(v: unknown, _fn: string): string[] {
+  if (!isStringSlice(v)) throw new ArgTypeError('[]string', v);
   return v;
 }
 
@@ -78,7 +78,7 @@ function toYaml(v: unknown, indent = ''): string {
 }
 
 function contains(v: unknown, l: unknown): boolean {
-  if (typeof l === 'string') return l.includes(str(v, 'contains'));
+  if (typeof l === 'string') return typeof v === 'string' && l.includes(v);
   if (Array.isArray(l)) return l.some((x) => x === v || (typeof x === 'object' && JSON.stringify(x) === JSON.stringify(v)));
   if (isMap(l)) return typeof v === 'string' && Object.prototype.hasOwnProperty.call(l, v);
   throw new Error(`contains: cannot check membership in ${goType(l)}`);

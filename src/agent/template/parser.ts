@@ -245,7 +245,8 @@ class Parser {
       this.vars = saved;
       this.defines.set(name, list);
     }
-    return { t: 'template', name, pipe, pos: at.pos, line: at.line };
+    // Go places a template node at its name.
+    return { t: 'template', name, pipe, pos: nameTok.pos, line: nameTok.line };
   }
 
   private pipeline(context: string, end: ItemType): Pipe {
@@ -321,7 +322,8 @@ class Parser {
     const fields: string[] = [];
     const at = this.peek();
     while (this.peek().type === 'field') fields.push(this.next().val.slice(1));
-    if (node.t === 'field' || node.t === 'variable') return { ...node, idents: [...node.idents, ...fields] };
+    // As Go's parser: a field or variable with more fields takes the position of the first added one.
+    if (node.t === 'field' || node.t === 'variable') return { ...node, idents: [...node.idents, ...fields], pos: at.pos, line: at.line };
     if (['bool', 'string', 'number', 'nil', 'dot'].includes(node.t)) this.fail(`unexpected . after term "${argString(node)}"`, at);
     return { t: 'chain', node, fields, pos: at.pos, line: at.line };
   }

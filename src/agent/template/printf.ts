@@ -4,7 +4,7 @@
  * `-` `+` `0` ` ` `#`, width and precision (also `*`), and Go's in-band errors
  * (`%!d(string=x)`, `%!s(MISSING)`, `%!(EXTRA int=1)`).
  */
-import { formatValue, goFixed, goFloat, goQuote, goType, GoStruct } from './values.js';
+import { compareGoStrings, formatValue, goFixed, goFloat, goQuote, goType, GoStruct } from './values.js';
 
 interface Spec {
   minus: boolean;
@@ -82,7 +82,7 @@ function one(verb: string, v: unknown, sp: Spec): string {
       return pad(v === undefined || v === null ? '<nil>' : goType(v), sp);
     case 's':
       if (typeof v === 'string') return pad(sp.prec !== undefined ? [...v].slice(0, sp.prec).join('') : v, sp);
-      if (Array.isArray(v) || (typeof v === 'object' && v !== null && !(v instanceof GoStruct))) return pad(formatValue(v), sp);
+      if (Array.isArray(v) || (typeof v === 'object' && v !== null && !(v instanceof GoStruct))) return pad(composite(v, sp), sp);
       return bad(verb, v);
     case 'q':
       if (typeof v === 'string') return pad(sp.sharp && !v.includes('`') ? `\`${v}\`` : goQuote(v), sp);
@@ -124,6 +124,15 @@ function one(verb: string, v: unknown, sp: Spec): string {
     }
   }
   return `%!${verb}(${goType(v)}=${formatValue(v)})`;
+}
+
+/** %s of a slice or map: the verb applies to each element (Go prints `map[a:%!s(float64=1)]`). */
+function composite(v: unknown, sp: Spec): string {
+  const inner = { ...sp, width: undefined };
+  if (Array.isArray(v)) return `[${v.map((x) => one('s', x, inner)).join(' ')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).sort(compareGoStrings);
+  return `map[${keys.map((k) => `${k}:${one('s', o[k], inner)}`).join(' ')}]`;
 }
 
 function gPrec(f: number, prec: number): string {
