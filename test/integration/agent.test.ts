@@ -269,6 +269,34 @@ describe('proxy-cache.hcl', () => {
   }, 60_000);
 });
 
+describe('use_auto_auth_token = true', () => {
+  test('a request without a token gets the agent\'s; one with a token keeps it', async () => {
+    const w = workdir();
+    writeFileSync(join(w, 'role_id'), roleId);
+    writeFileSync(join(w, 'secret_id'), await newSecretId());
+    writeFileSync(
+      join(w, 'agent.hcl'),
+      'auto_auth {\n  method "approle" {\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id" }\n  }\n}\napi_proxy { use_auto_auth_token = true }\nlistener "unix" {\n  address = "./a.sock"\n  tls_disable = true\n}\n',
+    );
+    const a = startAgent(['agent.hcl'], w, d);
+    const sock = join(w, 'a.sock');
+    try {
+      await until(() => a.output().includes('authenticated'), 'auto-auth');
+      // The agent's token (policy app) reads the secret but not the policy list; root's reads both.
+      expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).status).toBe(200);
+      expect((await agentReq(sock, 'GET', '/v1/sys/policies/acl?list=true')).status).toBe(403);
+      expect((await agentReq(sock, 'GET', '/v1/sys/policies/acl?list=true', undefined, { 'X-Vault-Token': d.token })).status).toBe(200);
+      expect((await agentReq(sock, 'GET', '/v1/auth/token/lookup-self', undefined, { Authorization: `Bearer ${d.token}` })).body.data.policies).toEqual(['root']);
+      // No cache stanza: no cache headers, every read goes to the server.
+      expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache']).toBeUndefined();
+    } finally {
+      await stopAgent(a);
+    }
+    expect(existsSync(sock)).toBe(false);
+    cleanup(w);
+  }, 30_000);
+});
+
 describe('approle-wrapped.json', () => {
   test('a response-wrapped secret ID is unwrapped (creation path checked) and the login wrapped for the sink', async () => {
     const w = workdir();
@@ -334,6 +362,11 @@ describe('generate-config', () => {
     expect(text).toContain('env_template "APP_PASSWORD" {\n  contents             = "{{ with secret \\"secret/data/gen/app\\" }}{{ .Data.data.password }}{{ end }}"\n  error_on_missing_key = true\n}');
     expect(text).toContain('restart_on_secret_changes = "always"');
     expect((await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/app', file])).stderr).toMatch(/already exists/);
+    // A path ending in /* takes every secret under it.
+    ok(await d.req('POST', 'secret/data/gen/more/db', { data: { host: 'h' } }));
+    const all = join(w, 'all.hcl');
+    expect((await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/*', all])).exitCode).toBe(0);
+    expect(read(all).match(/env_template "[A-Z_]+"/g)).toEqual(['env_template "APP_PASSWORD"', 'env_template "APP_USER"', 'env_template "DB_HOST"']);
     // Its token_file auto-auth reads the CLI's login token file; exec runs the command and ends with it.
     writeFileSync(join(d.dir, 'token'), d.token);
     const a = startAgent([file], w, d);
