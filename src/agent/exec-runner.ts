@@ -13,7 +13,7 @@ import type { AgentConfig } from './config.js';
 import type { AgentLog } from './log.js';
 import { startChild, stopChild, type Ending } from '../cli/child-process.js';
 import { SecretSource, renderWithSecrets } from './secret-source.js';
-import { bindTemplate, type BoundTemplate } from './template-runner.js';
+import { bindTemplate, logMessage, type BoundTemplate } from './template-runner.js';
 import type { Upstream } from './upstream.js';
 
 const WHO = 'agent.exec';
@@ -109,10 +109,10 @@ export class ExecRunner {
       this.schedule(Number.isFinite(due) ? (due - Date.now()) / 1000 : this.cfg.templateConfig.staticSecretRenderInterval);
     } catch (e) {
       this.failures++;
-      this.log.error(WHO, (e as Error).message);
+      this.log.error(WHO, logMessage(e));
       if ((e as Error).name === 'TemplateError' || (this.failures > this.cfg.vault.numRetries && this.cfg.templateConfig.exitOnRetryFailure)) {
         if (!this.child || this.cfg.templateConfig.exitOnRetryFailure) {
-          this.onFatal(e as Error);
+          this.onFatal(new Error(logMessage(e)));
           return;
         }
       }

@@ -15,7 +15,7 @@ import type { AgentConfig, TemplateConfig } from './config.js';
 import type { AgentLog } from './log.js';
 import { writeAtomic } from './auth/sink.js';
 import { SecretSource, renderWithSecrets } from './secret-source.js';
-import { GoTemplate, type TemplateFunc } from './template/exec.js';
+import { GoTemplate, TemplateError, type TemplateFunc } from './template/exec.js';
 import { consulTemplateFunctions } from './template/functions.js';
 import type { Upstream } from './upstream.js';
 
@@ -124,7 +124,7 @@ export class TemplateRunner {
       this.failures = 0;
     } catch (err) {
       this.failures++;
-      const msg = (err as Error).message;
+      const msg = logMessage(err);
       this.log.error(WHO, msg);
       if (once) throw err;
       const retries = this.cfg.vault.numRetries;
@@ -190,6 +190,11 @@ export class TemplateRunner {
       });
     });
   }
+}
+
+/** What may be logged of a rendering error: template errors without data values (TemplateError.logMessage). */
+export function logMessage(e: unknown): string {
+  return e instanceof TemplateError ? e.logMessage : (e as Error).message;
 }
 
 function isTemplateError(e: unknown): boolean {

@@ -15,16 +15,33 @@ import { compareGoStrings, formatValue, goType, GoStruct, isMap, truth } from '.
 /** A template function: gets evaluated arguments; throws an Error to fail the template. */
 export type TemplateFunc = (...args: unknown[]) => unknown;
 
-/** A template's error with the template's name, line and (for execution errors) column. */
+/**
+ * A template's error with the template's name, line and (for execution errors) column. `message` is
+ * Go's, word for word; `logMessage` is the same without values from the data (Go puts a value in a
+ * few messages, such as "range can't iterate over VALUE"; the agent logs never hold secrets).
+ */
 export class TemplateError extends Error {
+  readonly logMessage: string;
   constructor(
     message: string,
     readonly templateName: string,
     readonly line: number,
     readonly column?: number,
+    logMessage?: string,
   ) {
     super(message);
     this.name = 'TemplateError';
+    this.logMessage = logMessage ?? message;
+  }
+}
+
+/** An error whose message holds a value; `redacted` says the same without it. */
+export class ValueError extends Error {
+  constructor(
+    message: string,
+    readonly redacted: string,
+  ) {
+    super(message);
   }
 }
 
@@ -34,6 +51,7 @@ class ExecFailure extends Error {
   constructor(
     readonly reason: string,
     readonly at: { pos: number; text: string },
+    readonly redacted = reason,
   ) {
     super(reason);
   }
@@ -80,7 +98,8 @@ export class GoTemplate {
         const nl = text.lastIndexOf('\n');
         const line = 1 + (text.match(/\n/g)?.length ?? 0);
         const col = nl === -1 ? Buffer.byteLength(text) : Buffer.byteLength(text.slice(nl + 1));
-        throw new TemplateError(`template: ${this.name}:${line}:${col}: executing "${this.name}" at <${e.at.text}>: ${e.reason}`, this.name, line, col);
+        const where = `template: ${this.name}:${line}:${col}: executing "${this.name}" at <${e.at.text}>: `;
+        throw new TemplateError(where + e.reason, this.name, line, col, where + e.redacted);
       }
       throw e;
     }
@@ -103,8 +122,8 @@ class State {
     this.vars = [{ name: '$', value: data }];
   }
 
-  private fail(reason: string): never {
-    throw new ExecFailure(reason, this.at);
+  private fail(reason: string, redacted?: string): never {
+    throw new ExecFailure(reason, this.at, redacted);
   }
   private here(pos: number, text: string): void {
     this.at = { pos, text };
@@ -186,7 +205,7 @@ class State {
         if (!one(k, v[k])) break;
       }
     } else if (v !== undefined && v !== null) {
-      this.fail(`range can't iterate over ${formatValue(v)}`);
+      this.fail(`range can't iterate over ${formatValue(v)}`, `range can't iterate over a value of type ${goType(v)}`);
     }
     if (!any && n.elseList) this.walk(dot, n.elseList);
     this.vars.length = mark;
@@ -365,7 +384,7 @@ class State {
         this.at = { pos: args[0]!.pos, text: name };
         this.fail(`wrong number of args for ${name}: ${e.message}`);
       }
-      this.fail(`error calling ${name}: ${(e as Error).message}`);
+      this.fail(`error calling ${name}: ${(e as Error).message}`, e instanceof ValueError ? `error calling ${name}: ${e.redacted}` : undefined);
     }
   }
 }
@@ -404,7 +423,7 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
   for (const b of rest) {
     const kb = basicKind(b);
     if (ka === 'complex-type' || kb === 'complex-type') {
-      if (ka === 'complex-type' && kb === 'complex-type') throw new Error(`non-comparable type ${sprintf('%s', [a])}: ${goType(a)}`);
+      if (ka === 'complex-type' && kb === 'complex-type') throw new ValueError(`non-comparable type ${sprintf('%s', [a])}: ${goType(a)}`, `non-comparable type ${goType(a)}`);
       throw new Error('incompatible types for comparison');
     }
     if (ka === 'invalid' || kb === 'invalid') {

@@ -97,8 +97,9 @@ export function consulTemplateFunctions(env: NodeJS.ProcessEnv = process.env): R
       if (text === '') return {};
       try {
         return JSON.parse(text);
-      } catch (e) {
-        throw new Error(`parseJSON: ${(e as Error).message}`);
+      } catch {
+        // Not the parser's message: it quotes the text, which may be a secret.
+        throw new Error('parseJSON: not valid JSON');
       }
     },
     env: (name) => env[str(name, 'env')] ?? '',
