@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
+import { releaseLongPolls } from '../engines/kv/kv-changes.js';
 
 export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
 
@@ -148,6 +149,8 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     try {
+      // KV event long polls (MOUNT/events?wait=) answer now instead of holding the drain.
+      releaseLongPolls();
       await listeners.close();
       await core.close();
       logger.info('stopped');

@@ -20,6 +20,16 @@ export interface KvChange {
 /** Events kept per mount. */
 const CAPACITY = 1024;
 
+/** Every long poll of the process, and whether the daemon is stopping (no poll waits then). */
+const everyWaiter = new Set<() => void>();
+let released = false;
+
+/** The daemon is stopping: answer every long poll now, and do not wait in new ones. */
+export function releaseLongPolls(): void {
+  released = true;
+  for (const w of [...everyWaiter]) w();
+}
+
 /** The last CAPACITY changes of one mount, numbered from 1 in this process (`epoch` names the process). */
 export class KvChangeLog {
   /** Differs per daemon run, so a cursor from an earlier run is recognised. */
@@ -63,16 +73,18 @@ export class KvChangeLog {
    */
   async wait(index: number, epoch: string | undefined, seconds: number): Promise<ReturnType<KvChangeLog['since']>> {
     const now = this.since(index, epoch);
-    if (seconds <= 0 || !this.hasCursor(index, epoch) || now.events.length > 0 || now.truncated) return now;
+    if (released || seconds <= 0 || !this.hasCursor(index, epoch) || now.events.length > 0 || now.truncated) return now;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.waiters.delete(done);
+        everyWaiter.delete(done);
         resolve();
       };
       const timer = setTimeout(done, seconds * 1000);
       timer.unref();
       this.waiters.add(done);
+      everyWaiter.add(done);
     });
     return this.since(index, epoch);
   }
