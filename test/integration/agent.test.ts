@@ -422,7 +422,7 @@ describe('renewal and template errors', () => {
     writeFileSync(join(w, 'agent.hcl'), 'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate_config { exit_on_retry_failure = true }\ntemplate {\n  source = "./app.ctmpl"\n  destination = "./out.txt"\n  error_on_missing_key = true\n}\n');
     const a = startAgent(['agent.hcl'], w, d);
     expect(await a.exited).toBe(1);
-    expect(a.output()).toContain('template: ./app.ctmpl:2:8: executing "./app.ctmpl" at <.Data.data.nope>: map has no entry for key "nope"');
+    expect(a.output()).toContain('template: ./app.ctmpl:2:13: executing "./app.ctmpl" at <.Data.data.nope>: map has no entry for key "nope"');
     expect(existsSync(join(w, 'out.txt'))).toBe(false);
     cleanup(w);
   }, 30_000);
