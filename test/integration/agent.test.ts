@@ -248,6 +248,12 @@ describe('proxy-cache.hcl', () => {
       expect(l2.body.auth.client_token).toBe(l1.body.auth.client_token);
       expect(l2.headers['x-cache']).toBe('HIT');
 
+      // cache-clear by request path: the next read goes to the server.
+      await until(async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT', 'cached');
+      expect((await agentReq(sock, 'POST', '/agent/v1/cache-clear', { type: 'request_path', value: '/v1/secret/data/' })).status).toBe(200);
+      expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache']).toBe('MISS');
+      expect((await agentReq(sock, 'POST', '/agent/v1/cache-clear', { type: 'nonsense' })).status).toBe(400);
+
       // The TCP listener wants X-Vault-Request; its quit endpoint stops the agent.
       const tcp = (method: string, path: string, headers: Record<string, string> = {}) =>
         new Promise<number>((res, rej) => {

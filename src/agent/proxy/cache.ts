@@ -20,6 +20,8 @@ import { KvEventFeed } from './kv-events.js';
 
 interface Cached {
   answer: RawAnswer;
+  /** The request's API path (`secret/data/app`), for cache-clear by request_path. */
+  path: string;
   /** ms since epoch. */
   stored: number;
   expires: number;
@@ -31,6 +33,9 @@ interface Cached {
   /** KV: the mount and the secret's path inside it. */
   kv?: { mount: string; inner: string };
 }
+
+/** Entries kept at most; the oldest go first. */
+const MAX_ENTRIES = 10_000;
 
 const hash = (...parts: (string | Buffer)[]) => {
   const h = createHash('sha256');
@@ -117,12 +122,12 @@ export class AgentCache {
     if (body?.auth?.client_token && isLogin(r.method, path)) {
       const ttl = Number(body.auth.lease_duration ?? 0);
       const expires = ttl > 0 ? now + ttl * 1000 * 0.9 : now + 3600_000;
-      this.entries.set(this.key(r, true), { answer, stored: now, expires, tokenHash, createdToken: hash(body.auth.client_token) });
+      this.put(this.key(r, true), { answer, path, stored: now, expires, tokenHash, createdToken: hash(body.auth.client_token) });
       this.log.debug('agent.cache', `cached the login at ${path}`);
       return;
     }
     if (body?.lease_id && Number(body.lease_duration ?? 0) > 0) {
-      this.entries.set(this.key(r, false), { answer, stored: now, expires: now + Number(body.lease_duration) * 1000 * 0.9, tokenHash, leaseId: body.lease_id });
+      this.put(this.key(r, false), { answer, path, stored: now, expires: now + Number(body.lease_duration) * 1000 * 0.9, tokenHash, leaseId: body.lease_id });
       this.log.debug('agent.cache', `cached the leased response of ${path}`);
       return;
     }
@@ -130,7 +135,7 @@ export class AgentCache {
       const feed = this.feeds.get(prep.kv.mount);
       // A change arrived while the read was in flight: the answer may be stale; do not keep it.
       if (!feed?.live || feed.generation !== prep.kv.generation) return;
-      this.entries.set(this.key(r, false), { answer, stored: now, expires: Infinity, tokenHash, kv: { mount: prep.kv.mount, inner: prep.kv.inner } });
+      this.put(this.key(r, false), { answer, path, stored: now, expires: Infinity, tokenHash, kv: { mount: prep.kv.mount, inner: prep.kv.inner } });
     }
   }
 
@@ -142,13 +147,23 @@ export class AgentCache {
         type === 'all' ||
         (type === 'token' && value !== undefined && (e.tokenHash === hash(value) || e.createdToken === hash(value))) ||
         (type === 'lease' && value !== undefined && e.leaseId === value) ||
-        (type === 'request_path' && value !== undefined && e.kv !== undefined && `${e.kv.mount}`.startsWith(value.replace(/^\/+/, '').replace(/^v1\//, '')));
+        (type === 'request_path' && value !== undefined && e.path.startsWith(value.replace(/^\/+/, '').replace(/^v1\//, '')));
       if (hit) {
         this.entries.delete(k);
         n++;
       }
     }
     return n;
+  }
+
+  private put(key: string, e: Cached): void {
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    // A Map iterates in insertion order: the first keys are the oldest.
+    for (const k of this.entries.keys()) {
+      if (this.entries.size <= MAX_ENTRIES) break;
+      this.entries.delete(k);
+    }
   }
 
   private evictFor(r: ProxiedRequest, path: string): void {
