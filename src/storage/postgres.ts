@@ -137,6 +137,11 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   }
 
   /** A description of the database without the password. */
+  /** Connection pool figures for telemetry (issue 27: PostgreSQL pool waits). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   describe(): string {
     try {
       const u = new URL(this.url);

@@ -25,6 +25,8 @@ import { agentCommands } from './agent/index.js';
 import { unwrap } from './unwrap/unwrap.js';
 import { docsCommands } from './docs/index.js';
 import { serviceCommands } from './service/index.js';
+import { quotaCommands } from './quota/index.js';
+import { monitor } from './monitor/monitor.js';
 
 export const COMMANDS: readonly Entry[] = [
   server,
@@ -48,4 +50,6 @@ export const COMMANDS: readonly Entry[] = [
   unwrap,
   ...docsCommands,
   ...serviceCommands,
+  ...quotaCommands,
+  monitor,
 ];
