@@ -46,12 +46,16 @@ interface RunningAgent {
   exited: Promise<number | null>;
 }
 
+/** Every agent started, killed at the end if a failed test left one running. */
+const started = new Set<ChildProcess>();
+
 function startAgent(configs: string[], cwd: string, daemon: Daemon, env: Record<string, string> = {}): RunningAgent {
   const args = [BIN, 'agent', ...configs.flatMap((c) => ['-config', c])];
   const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, VAULT_ADDR: daemon.addr, KEYHOLD_HOME: cwd, VAULT_TOKEN: '', KEYHOLD_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  started.add(proc);
   const exited = new Promise<number | null>((r) => proc.once('exit', (code, sig) => r(code ?? (sig ? -1 : null))));
   return { proc, output: () => out, exited };
 }
@@ -84,6 +88,7 @@ beforeAll(async () => {
   roleId = await setUp(d);
 });
 afterAll(async () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   await d.stop();
   cleanup(d.dir);
 });
@@ -323,36 +328,41 @@ describe('approle-wrapped.json', () => {
 describe('resilience', () => {
   test('the server killed mid-run and brought back: the agent logs in again and catches up', async () => {
     const s = await startFileDaemon();
-    const { key, root } = await initialize(s);
-    const rid = await setUp(s, '3s');
+    let s2: Daemon | undefined;
     const w = workdir();
-    writeFileSync(join(w, 'role_id'), rid);
-    writeFileSync(join(w, 'secret_id'), await newSecretId(s));
-    writeFileSync(
-      join(w, 'agent.hcl'),
-      `auto_auth {\n  method "approle" {\n    max_backoff = "1s"\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id", remove_secret_id_file_after_reading = false }\n  }\n  sink "file" { config = { path = "./token" } }\n}\ntemplate_config { static_secret_render_interval = "1s" }\ntemplate {\n  contents = "{{ with secret \\"secret/data/app\\" }}{{ .Data.data.password }}{{ end }}"\n  destination = "./pw.txt"\n}\n`,
-    );
-    const a = startAgent(['agent.hcl'], w, s);
     try {
-      await until(() => read(join(w, 'pw.txt')) === 'first', 'the first render');
-      const before = read(join(w, 'token'));
-      await s.kill();
-      await new Promise((r) => setTimeout(r, 4000)); // longer than the token's 3s TTL
-      const s2 = await startFileDaemon(s.dir);
-      await unseal(s2, key, root);
-      ok(await s2.req('POST', 'secret/data/app', { data: { user: 'app', password: 'after-restart' } }));
-      await until(() => read(join(w, 'pw.txt')) === 'after-restart', 'the render after the restart', 20_000);
-      const after = await until(() => {
-        const t = read(join(w, 'token'));
-        return t !== before ? t : '';
-      }, 'a new login');
-      expect(ok(await s2.req('GET', 'auth/token/lookup-self', undefined, { token: after })).status).toBe(200);
-      await s2.stop();
+      const { key, root } = await initialize(s);
+      const rid = await setUp(s, '3s');
+      writeFileSync(join(w, 'role_id'), rid);
+      writeFileSync(join(w, 'secret_id'), await newSecretId(s));
+      writeFileSync(
+        join(w, 'agent.hcl'),
+        `auto_auth {\n  method "approle" {\n    max_backoff = "1s"\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id", remove_secret_id_file_after_reading = false }\n  }\n  sink "file" { config = { path = "./token" } }\n}\ntemplate_config { static_secret_render_interval = "1s" }\ntemplate {\n  contents = "{{ with secret \\"secret/data/app\\" }}{{ .Data.data.password }}{{ end }}"\n  destination = "./pw.txt"\n}\n`,
+      );
+      const a = startAgent(['agent.hcl'], w, s);
+      try {
+        await until(() => read(join(w, 'pw.txt')) === 'first', 'the first render');
+        const before = read(join(w, 'token'));
+        await s.kill();
+        await new Promise((r) => setTimeout(r, 4000)); // longer than the token's 3s TTL
+        s2 = await startFileDaemon(s.dir);
+        await unseal(s2, key, root);
+        ok(await s2.req('POST', 'secret/data/app', { data: { user: 'app', password: 'after-restart' } }));
+        await until(() => read(join(w, 'pw.txt')) === 'after-restart', 'the render after the restart', 20_000);
+        const after = await until(() => {
+          const t = read(join(w, 'token'));
+          return t !== before ? t : '';
+        }, 'a new login');
+        expect(ok(await s2.req('GET', 'auth/token/lookup-self', undefined, { token: after })).status).toBe(200);
+      } finally {
+        await stopAgent(a);
+      }
     } finally {
-      await stopAgent(a);
+      await s.kill();
+      await s2?.stop();
+      cleanup(w);
+      cleanup(s.dir);
     }
-    cleanup(w);
-    cleanup(s.dir);
   }, 90_000);
 });
 
