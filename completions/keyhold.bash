@@ -10,7 +10,7 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
+    '') _kh_subs='server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service quota monitor' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
     'operator') _kh_subs='init unseal rekey step-down migrate seal rotate key-status generate-root snapshot' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
@@ -100,6 +100,8 @@ _keyhold_node() {
     'managed-keys test-sign') _kh_opts='--use-pss --hash-algorithm -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--hash-algorithm --address --token --format --field --wrap-ttl' ;;
     'run') _kh_opts='--env-file --watch --signal --watch-interval --debounce --kill-timeout -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --signal --watch-interval --debounce --kill-timeout --address --token --format --field --wrap-ttl' ;;
     'env') _kh_opts='--env-file --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--env-file --output --address --token --format --field --wrap-ttl' ;;
+    'agent') _kh_subs='generate-config'; _kh_opts='--config --log-level --exit-after-auth -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --log-level --address --token --format --field --wrap-ttl' ;;
+    'agent generate-config') _kh_opts='--type --path --exec -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--type --path --exec --address --token --format --field --wrap-ttl' ;;
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'service') _kh_subs='install uninstall status' ;;
     'service install') _kh_opts='--config --no-start -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --address --token --format --field --wrap-ttl' ;;
@@ -308,11 +310,13 @@ _keyhold_values() {
     'run|1') echo 'n' ;;
     'run|+') echo 'n' ;;
     'env|--output') echo 'f' ;;
+    'agent|--config') echo 'f' ;;
+    'agent generate-config|1') echo 'n' ;;
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
-    'help|+') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
+    'help|1') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service quota monitor' ;;
+    'help|+') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env agent unwrap completion openapi path-help help service quota monitor' ;;
     'service install|--config') echo 'f' ;;
     'quota read|1') echo 'n' ;;
     'quota write|1') echo 'n' ;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
+# - golang-go, to build the helper that renders templates with Go's own text/template (agent tests);
 # - prometheus, gpg and python3-hvac for the operations tests (issue 27);
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
 #   and g++, make, python3 for node-gyp to build the pkcs11js binding;
@@ -28,6 +29,8 @@ command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v gpg >/dev/null 2>&1 || need+=(gpg)
 # hvac's own key tests run with Debian's hvac library (test/compat/hvac_test_key.py).
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import hvac' >/dev/null 2>&1 || need+=(python3-hvac)
+# Go's text/template cross-checks the agent's template engine (test/unit/agent/template-go.test.ts).
+command -v go >/dev/null 2>&1 || need+=(golang-go)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # oathtool (oath-toolkit) computes TOTP codes independently of keyhold (login MFA tests).

@@ -18,8 +18,8 @@
  * Identifiers are `[A-Za-z_][A-Za-z0-9_.-]*`; comments are `#`, `//` (to end of line) and `/* *\/`;
  * strings are double-quoted with the escapes \n \t \r \" \\ \uXXXX \UXXXXXXXX and keep `${...}`
  * verbatim; heredocs are `<<EOF` ... `EOF` and `<<-EOF` (the closing line's indentation is removed
- * from every line); numbers are integers, decimals with optional exponent, and 0x hexadecimal,
- * optionally negative.
+ * from every line); numbers are integers, decimals with optional exponent, 0x hexadecimal and
+ * (as HCL1, which reads integers with Go's base prefixes) 0-prefixed octal, optionally negative.
  */
 
 /** Where something is in the source (1-based). */
@@ -376,6 +376,8 @@ function parseNumber(t: Tok): number {
   const s = t.text;
   let n: number;
   if (/^[-+]?0[xX][0-9A-Fa-f]+$/.test(s)) n = (s.startsWith('-') ? -1 : 1) * parseInt(s.replace(/^[-+]?0[xX]/, ''), 16);
+  // HCL1 reads integers with Go's base prefixes: a leading 0 means octal (`mode = 0640` is 416).
+  else if (/^[-+]?0[0-7]+$/.test(s)) n = (s.startsWith('-') ? -1 : 1) * parseInt(s.replace(/^[-+]?0/, ''), 8);
   else if (/^[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$/.test(s)) n = Number(s);
   else throw new HclSyntaxError(`invalid number "${s}"`, t);
   if (!Number.isFinite(n)) throw new HclSyntaxError(`number "${s}" is out of range`, t);

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
+import { releaseLongPolls } from '../engines/kv/kv-changes.js';
 import { setupTelemetry } from './telemetry-setup.js';
 
 export { loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
@@ -175,6 +176,8 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     try {
+      // KV event long polls (MOUNT/events?wait=) answer now instead of holding the drain.
+      releaseLongPolls();
       // Monitor streams never finish on their own: end them so in-flight requests can drain.
       logs.closeMonitors();
       await listeners.close();

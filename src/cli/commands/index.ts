@@ -21,6 +21,7 @@ import { auditCommands } from './audit/index.js';
 import { managedKeysCommands } from './managed-keys/index.js';
 import { run } from './run/run.js';
 import { env } from './run/env.js';
+import { agentCommands } from './agent/index.js';
 import { unwrap } from './unwrap/unwrap.js';
 import { docsCommands } from './docs/index.js';
 import { serviceCommands } from './service/index.js';
@@ -45,6 +46,7 @@ export const COMMANDS: readonly Entry[] = [
   ...managedKeysCommands,
   run,
   env,
+  ...agentCommands,
   unwrap,
   ...docsCommands,
   ...serviceCommands,

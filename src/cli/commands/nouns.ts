@@ -25,6 +25,7 @@ export const NOUNS: ReadonlyArray<{ words: readonly string[]; load: () => Promis
   { words: ['managed-keys'], load: async () => (await import('./managed-keys/index.js')).managedKeysCommands },
   { words: ['run'], load: async () => [(await import('./run/run.js')).run] },
   { words: ['env'], load: async () => [(await import('./run/env.js')).env] },
+  { words: ['agent'], load: async () => (await import('./agent/index.js')).agentCommands },
   { words: ['unwrap'], load: async () => [(await import('./unwrap/unwrap.js')).unwrap] },
   // help walks the whole tree; completion and __complete are listed with it.
   { words: ['completion', '__complete', 'openapi', 'path-help'], load: async () => (await import('./docs/index.js')).docsCommands },

@@ -193,14 +193,16 @@ const eventsRoute = defineRoute({
     'Answers {epoch, index, events: [{index, kind, path, version, current_version}], truncated} for changes after `index` ' +
     '(0: none, only the cursor) of the same `epoch`. Only events of secrets the token may read (data or metadata) are listed; ' +
     'paths and version numbers, never values. `truncated` means some changes are gone (the reader fell more than 1,024 ' +
-    'behind, or the daemon restarted): read again what matters.',
+    'behind, or the daemon restarted): read again what matters. With `wait` (seconds, at most 30) and a cursor, an answer ' +
+    'with no event waits up to that long for the next change (a long poll; the keyhold agent cache follows it).',
   fields: {
     index: f.int('Cursor: the index of the last event seen (0 = start now)').min(0).default(0),
     epoch: f.string('The epoch the cursor belongs to (from the previous answer)'),
+    wait: f.int('Long poll: seconds to wait for a change when there is none yet (0-30)').min(0).max(30).default(0),
   },
   operations: {
-    read: ({ engine, data, mount, allowed }) => {
-      const r = engine.changes.since(data.index, data.epoch);
+    read: async ({ engine, data, mount, allowed }) => {
+      const r = await engine.changes.wait(data.index, data.epoch, data.wait);
       const mayRead = (p: string) => allowed('read', `${mount.path}data/${p}`) || allowed('read', `${mount.path}metadata/${p}`);
       return { data: { ...r, events: r.events.filter((e) => mayRead(e.path)) } };
     },

@@ -62,6 +62,9 @@ const ALLOWED: Record<string, string[]> = {
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
   cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts', 'build-info.ts', 'native'],
   server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'quotas', 'telemetry', 'version.ts'],
+  // keyhold agent: a client of the server (its own HTTP client), sharing the CLI's child-process
+  // handling; the CLI loads it by dynamic import only.
+  agent: ['framework', 'cli'],
   'main.ts': ['cli'],
 };
 

@@ -52,6 +52,11 @@ nested = { a = 1, b = { c = [1, 2] } }
     expect(linesOf(p.listener as object)).toEqual({ tcp: 9, unix: 13 });
   });
 
+  it('reads 0-prefixed integers as octal, as HCL1 (Go base prefixes): mode = 0640 is 416; JSON stays decimal', () => {
+    expect(plain('mode = 0640\nneg = -017\nzero = 0\ndec = 640\nfloat = 0.5')).toEqual({ mode: 0o640, neg: -0o17, zero: 0, dec: 640, float: 0.5 });
+    expect(plain('{"mode": 416}')).toEqual({ mode: 416 });
+  });
+
   it('keeps repeated keys with the same label as a list in source order', () => {
     const p = plain('seal "transit" { key_name = "a" }\nseal "transit" { key_name = "b" }\nx = 1\nx = 2\nx = 3');
     expect(p.seal).toEqual([{ transit: { key_name: 'a' } }, { transit: { key_name: 'b' } }]);

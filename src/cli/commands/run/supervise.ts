@@ -3,23 +3,21 @@
  * --signal) when a referenced secret changes. Signals sent to keyhold are passed on; keyhold ends the
  * way COMMAND ended.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import { LocalError, ServerError } from '../../errors.js';
 import { resolveRefs, type RefResolver, type Resolution } from '../../secret-refs.js';
+import { forwardSignals, signalNamed, startChild, stopChild, type Ending } from '../../child-process.js';
 import type { Sources } from './sources.js';
 
-/** Signals keyhold passes on to COMMAND (SIGINT/SIGQUIT too: see forwardSignals). */
-const FORWARDED: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGWINCH'];
+// Process handling (127/126, signals passed on, stop with a grace time, ending as COMMAND ended) is
+// shared with the agent's exec stanza: src/cli/child-process.ts.
+export { exitLike, type Ending } from '../../child-process.js';
 
 export function signalName(s: string): NodeJS.Signals {
-  const name = (s.toUpperCase().startsWith('SIG') ? s.toUpperCase() : `SIG${s.toUpperCase()}`) as NodeJS.Signals;
-  if (!(name in osConstants.signals)) throw new LocalError(`--signal: unknown signal ${s}`);
+  const name = signalNamed(s);
+  if (!name) throw new LocalError(`--signal: unknown signal ${s}`);
   return name;
 }
-
-/** How COMMAND ended. */
-export type Ending = { code: number } | { signal: NodeJS.Signals };
 
 export interface SuperviseOptions {
   watch: boolean;
@@ -41,43 +39,27 @@ export function supervise(command: string[], src: Sources, first: Resolution, re
 
     const start = (res: Resolution) => {
       const env = { ...src.env, ...res.values };
-      const p = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
-      child = p;
-      p.on('error', (e: NodeJS.ErrnoException) => {
-        // Only the command's name, never its environment.
-        const code = e.code === 'ENOENT' ? 127 : 126;
-        process.stderr.write(`keyhold run: ${command[0]}: ${e.code === 'ENOENT' ? 'command not found' : e.code === 'EACCES' ? 'permission denied' : e.message}\n`);
-        finish({ code });
-      });
-      p.on('exit', (code, signal) => {
+      const p = startChild(command, env, 'keyhold run', (e, spawnFailed) => {
         if (child !== p) return;
-        if (restarting) {
+        if (restarting && !spawnFailed) {
           restarting = false;
           start(current);
           return;
         }
-        finish(signal ? { signal } : { code: code ?? 1 });
+        finish(e);
       });
+      child = p;
     };
 
     // The CLI's own SIGINT/SIGTERM handlers (src/cli/signals.ts) end the process at once; while
     // COMMAND runs, keyhold passes signals on and ends as COMMAND ends instead. Restored at the end.
-    const saved = FORWARDED.map((s) => [s, process.listeners(s)] as const);
-    for (const [s] of saved) process.removeAllListeners(s);
-    const onSignal = (sig: NodeJS.Signals) => {
-      // In a terminal, Ctrl-C and Ctrl-\ already reach COMMAND (same process group): passing them
-      // on as well would deliver them twice. Otherwise every signal is passed on.
-      if ((sig === 'SIGINT' || sig === 'SIGQUIT') && process.stdin.isTTY) return;
-      child?.kill(sig);
-    };
-    for (const s of FORWARDED) process.on(s, onSignal);
+    const restoreSignals = forwardSignals(() => child);
 
     const finish = (e: Ending) => {
       if (stopped) return;
       stopped = true;
       if (timer) clearTimeout(timer);
-      for (const s of FORWARDED) process.off(s, onSignal);
-      for (const [s, listeners] of saved) for (const l of listeners) process.on(s, l as NodeJS.SignalsListener);
+      restoreSignals();
       resolveEnding(e);
     };
 
@@ -149,11 +131,7 @@ export function supervise(command: string[], src: Sources, first: Resolution, re
         return;
       }
       restarting = true;
-      p.kill('SIGTERM');
-      const t = setTimeout(() => {
-        if (child === p && p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-      }, o.killTimeout * 1000);
-      t.unref();
+      stopChild(p, 'SIGTERM', o.killTimeout);
     };
 
     try {
@@ -164,19 +142,4 @@ export function supervise(command: string[], src: Sources, first: Resolution, re
     }
     if (o.watch && src.refs.some((r) => r.version === undefined)) timer = setTimeout(() => void poll(), o.interval * 1000);
   });
-}
-
-/** The exit status of keyhold when COMMAND ended so: its exit code, or 128 + the signal's number (the signal is raised again). */
-export function exitLike(e: Ending): number {
-  if ('code' in e) return e.code;
-  const n = osConstants.signals[e.signal] ?? 0;
-  process.exitCode = 128 + n;
-  // Re-raise with the default action so a parent shell sees "killed by signal", as with exec.
-  process.removeAllListeners(e.signal);
-  try {
-    process.kill(process.pid, e.signal);
-  } catch {
-    /* exitCode stands */
-  }
-  return 128 + n;
 }

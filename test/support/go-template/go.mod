@@ -1,0 +1,3 @@
+module keyhold/gotemplate
+
+go 1.19
