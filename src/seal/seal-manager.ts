@@ -3,7 +3,7 @@
  * by collecting shares (progress, nonce, reset) and seal migration (`unseal -migrate`); rekeys of the
  * unseal or recovery key are in rekey.ts. The core owns the barrier; this class owns everything
  * stored outside it (core/seal-config, core/keyring, the wrapped keys) and the key parts collected in
- * memory. Anchors: vault/core.go (unsealFragment, getUnsealKey, migrateSeal), vault/init.go,
+ * memory; the key moves of a seal migration are in seal-migration.ts. Anchors: vault/core.go (unsealFragment, getUnsealKey, migrateSeal), vault/init.go,
  * http/sys_init.go, http/sys_seal.go.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -15,12 +15,10 @@ import {
   BARRIER_KEYS_PATH,
   RECOVERY_KEY_PATH,
   barrierShares,
-  forgetPreviousKeyring,
   initializeStorage,
   openKeyring,
   readBlob,
   readSealConfig,
-  rewrapKeyring,
   sealTypeOf,
   writeBlob,
   writeSealConfig,
@@ -32,6 +30,7 @@ import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
 import { Rekey } from './rekey.js';
 import { RootGeneration } from './generate-root.js';
 import { encryptShares, pgpEncrypt, pgpFingerprint } from './pgp.js';
+import { migrateSeal } from './seal-migration.js';
 
 /** What `sys/init` asks for (absent numbers are undefined, so Vault's "present" checks can be made). */
 export interface InitParams {
@@ -472,73 +471,14 @@ export class SealManager {
     }
   }
 
-  /**
-   * Seal migration after the old seal's keys were verified (Vault's migrateSeal): returns the master
-   * key to unseal with. shamir -> auto: the unseal key becomes the recovery key and a fresh master key
-   * goes under the new seal; auto -> shamir: the recovery key becomes the unseal key; auto -> auto:
-   * both keys are re-wrapped by the new seal.
-   */
+  /** Seal migration after the old seal's keys were verified (seal-migration.ts): returns the master key to unseal with. */
   private async migrate(unsealKey: Buffer, master: Buffer): Promise<Buffer> {
-    const cfg = this.config!;
     const from = this.migrateFrom!.type;
-    const to = this.seals.active;
-    const barrierKey = await openKeyring(this.backend, master);
-    try {
-      if (from === SHAMIR && to) {
-        const fresh = randomBytes(32);
-        await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to, fresh));
-        await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to, unsealKey));
-        await rewrapKeyring(this.backend, barrierKey, fresh);
-        const oldAccount = cfg.keychain_account;
-        const next: SealConfig = { ...cfg, type: to.type, secret_shares: 1, secret_threshold: 1, recovery: barrierShares(cfg), keychain_account: null };
-        await writeSealConfig(this.backend, next);
-        await forgetPreviousKeyring(this.backend);
-        if (oldAccount) await this.keychain.delete(oldAccount).catch(() => {});
-        this.finishMigration(next, from);
-        master.fill(0);
-        return fresh;
-      }
-      if (from !== SHAMIR && !to) {
-        const fresh = Buffer.from(unsealKey);
-        await rewrapKeyring(this.backend, barrierKey, fresh);
-        const account = await this.keepInKeychain(fresh);
-        const next: SealConfig = { ...cfg, type: SHAMIR, ...(cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 }), recovery: null, keychain_account: account };
-        await writeSealConfig(this.backend, next);
-        await forgetPreviousKeyring(this.backend);
-        await this.backend.delete(BARRIER_KEYS_PATH);
-        await this.backend.delete(RECOVERY_KEY_PATH);
-        this.finishMigration(next, from);
-        master.fill(0);
-        return fresh;
-      }
-      // auto -> auto
-      await writeBlob(this.backend, BARRIER_KEYS_PATH, await this.encryptWith(to!, master));
-      await writeBlob(this.backend, RECOVERY_KEY_PATH, await this.encryptWith(to!, unsealKey));
-      const next: SealConfig = { ...cfg, type: to!.type };
-      await writeSealConfig(this.backend, next);
-      this.finishMigration(next, from);
-      return master;
-    } finally {
-      barrierKey.fill(0);
-    }
-  }
-
-  private finishMigration(next: SealConfig, from: string): void {
-    this.config = next;
+    const ctx = { backend: this.backend, keychain: this.keychain, logger: this.logger, encryptWith: (w: SealWrapper, key: Buffer) => this.encryptWith(w, key) };
+    const done = await migrateSeal(ctx, this.config!, from, this.seals.active, unsealKey, master);
+    this.config = done.config;
     this.migrateFrom = null;
-    this.logger.info('seal migration complete', { from, to: sealTypeOf(next) });
-  }
-
-  /** Keychain entry for a (new) master key when the daemon uses a keychain; null when it cannot be written. */
-  private async keepInKeychain(master: Buffer): Promise<string | null> {
-    if (this.keychain.describe() === 'none') return null;
-    const account = `storage-${randomUUID()}`;
-    try {
-      await this.keychain.set(account, master);
-      return account;
-    } catch (e) {
-      this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
-      return null;
-    }
+    this.logger.info('seal migration complete', { from, to: sealTypeOf(done.config) });
+    return done.master;
   }
 }

@@ -4,7 +4,8 @@ import { KvEngine } from './kv-engine.js';
 import { kvRoutes } from './routes.js';
 
 export { KvEngine } from './kv-engine.js';
-export type { KvConfig, VersionMetadata, VersionState, DataRead, PatchResult, MetadataChanges, WriteOptions } from './kv-engine.js';
+export type { DataRead, PatchResult } from './kv-engine.js';
+export type { KvConfig, VersionMetadata, VersionState, MetadataChanges, WriteOptions } from './kv-metadata.js';
 
 /** The KV v2 engine module. */
 export const kvEngine: EngineModule<KvEngine> = {

@@ -8,7 +8,8 @@
  *   meta/<enc>/<enc>/...   one metadata record per secret: settings, custom metadata, per-version states
  *   versions/<id>/<n>      one record per version (data + created time); <id> is an HMAC of the path
  * Write order keeps readers safe: a new version record is written before the metadata that names it;
- * destroy and prune update the metadata before removing records.
+ * destroy and prune update the metadata before removing records. The records' shapes and the pure
+ * rules over them are in kv-metadata.ts.
  */
 import type { EngineEnv, KvEvent } from '../../framework/context.js';
 import { internal } from '../../framework/errors.js';
@@ -16,73 +17,30 @@ import { invalid } from '../../framework/errors.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
 import { KeyedLock } from '../../framework/keyed-lock.js';
 import { formatRfc3339Nano, goDuration, nowNanos, parseRfc3339 } from './kv-time.js';
-import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath, parseCas } from './kv-rules.js';
+import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath } from './kv-rules.js';
 import { mergePatch, subkeysOf } from './merge-patch.js';
 import { PathCipher, loadPathCipher } from './path-cipher.js';
 import { KvChangeLog } from './kv-changes.js';
-
-/** Engine-wide settings (the config endpoint). */
-export interface KvConfig {
-  maxVersions: number;
-  casRequired: boolean;
-  /** Seconds; 0 = unset, negative = disabled for every secret (Vault's "-1s"). */
-  deleteVersionAfter: number;
-}
-
-/** State of one version, as Vault shows it in metadata. */
-export interface VersionState {
-  created_time: string;
-  /** RFC 3339, or "" when not deleted and not scheduled for deletion. */
-  deletion_time: string;
-  destroyed: boolean;
-}
-
-/** Version metadata as returned with data (`data.metadata` on read, `data` on write). */
-export interface VersionMetadata extends VersionState {
-  custom_metadata: Record<string, string> | null;
-  version: number;
-}
-
-/** The stored metadata record of one secret (snake_case: it is also the wire shape, minus bookkeeping). */
-interface MetaRecord {
-  created_time: string;
-  updated_time: string;
-  current_version: number;
-  oldest_version: number;
-  max_versions: number;
-  cas_required: boolean;
-  /** Seconds. */
-  delete_version_after: number;
-  custom_metadata: Record<string, string> | null;
-  versions: Record<string, VersionState>;
-  /** Lowest pruned version whose record may still exist (a failed clean-up, retried on the next write). */
-  prune_from?: number;
-}
-
-interface VersionRecord {
-  data: Record<string, unknown>;
-  created_time: string;
-}
-
-/** Options of a data write or patch (the request's `options` object). */
-export interface WriteOptions {
-  cas?: unknown;
-}
+import {
+  applyChanges,
+  checkCas,
+  emptyMeta,
+  scheduledDeletion,
+  versionMetadata,
+  type KvConfig,
+  type MetaRecord,
+  type MetadataChanges,
+  type VersionMetadata,
+  type VersionRecord,
+  type VersionState,
+  type WriteOptions,
+} from './kv-metadata.js';
 
 /** Result of reading one version: `gone` when soft-deleted or destroyed (Vault answers 404 with the metadata). */
 export type DataRead = { gone: false; data: Record<string, unknown>; metadata: VersionMetadata } | { gone: true; metadata: VersionMetadata };
 
 /** Result of a patch: the secret may be missing (404) or its current version gone (404 with metadata). */
 export type PatchResult = { kind: 'missing' } | { kind: 'gone'; metadata: VersionMetadata } | { kind: 'ok'; metadata: VersionMetadata; warnings: string[] };
-
-/** Settings changed by a metadata write or patch (absent = unchanged). */
-export interface MetadataChanges {
-  maxVersions?: number;
-  casRequired?: boolean;
-  deleteVersionAfter?: number;
-  /** Replaces (write) or merge-patches (patch; null values remove keys) the custom metadata. */
-  customMetadata?: Record<string, string | null>;
-}
 
 type EventBody = Pick<KvEvent, 'kind' | 'version' | 'versions' | 'currentVersion'>;
 
@@ -461,9 +419,6 @@ function versionKey(cipher: PathCipher, path: string, n: number): string {
   return `versions/${cipher.idOf(path)}/${n}`;
 }
 
-function emptyMeta(): MetaRecord {
-  return { created_time: '', updated_time: '', current_version: 0, oldest_version: 0, max_versions: 0, cas_required: false, delete_version_after: 0, custom_metadata: null, versions: {} };
-}
 
 function validPath(path: string): boolean {
   try {
@@ -478,42 +433,6 @@ function uniq(ns: number[]): number[] {
   return [...new Set(ns)].sort((a, b) => a - b);
 }
 
-function versionMetadata(meta: MetaRecord, n: number): VersionMetadata {
-  const vm = meta.versions[n]!;
-  return { created_time: vm.created_time, custom_metadata: meta.custom_metadata, deletion_time: vm.deletion_time, destroyed: vm.destroyed, version: n };
-}
 
-/**
- * Deletion time of a version created (or undeleted) at `ns`: the smaller non-zero delete_version_after of
- * engine and secret (delete_version_after.go), none when both are zero or the engine disabled it.
- */
-function scheduledDeletion(ns: bigint, cfg: KvConfig, meta: MetaRecord): string {
-  if (cfg.deleteVersionAfter < 0) return '';
-  const candidates = [cfg.deleteVersionAfter, meta.delete_version_after].filter((s) => s > 0);
-  if (candidates.length === 0) return '';
-  return formatRfc3339Nano(ns + BigInt(Math.min(...candidates)) * 1_000_000_000n);
-}
 
-/** Vault's validateCheckAndSetOption. */
-function checkCas(options: WriteOptions | undefined, cfg: KvConfig, meta: MetaRecord): void {
-  if (options && Object.hasOwn(options, 'cas')) {
-    if (parseCas(options.cas) !== meta.current_version) throw invalid(MESSAGES.casMismatch);
-  } else if (cfg.casRequired || meta.cas_required) {
-    throw invalid(MESSAGES.casRequired);
-  }
-}
 
-function applyChanges(meta: MetaRecord, c: MetadataChanges, patch: boolean): void {
-  if (c.maxVersions !== undefined) meta.max_versions = c.maxVersions;
-  if (c.casRequired !== undefined) meta.cas_required = c.casRequired;
-  if (c.deleteVersionAfter !== undefined) meta.delete_version_after = c.deleteVersionAfter;
-  if (c.customMetadata !== undefined) {
-    const next: Record<string, string> = patch ? { ...(meta.custom_metadata ?? {}) } : {};
-    for (const [k, v] of Object.entries(c.customMetadata)) {
-      if (v === null) delete next[k];
-      else Object.defineProperty(next, k, { value: v, enumerable: true, writable: true, configurable: true });
-    }
-    // Vault stores custom metadata in a protobuf map: an empty map reads back as null.
-    meta.custom_metadata = Object.keys(next).length ? next : null;
-  }
-}

@@ -7,7 +7,8 @@ import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import type { RequestContext } from '../../framework/context.js';
 import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
-import type { KvEngine, MetadataChanges } from './kv-engine.js';
+import type { KvEngine } from './kv-engine.js';
+import type { MetadataChanges } from './kv-metadata.js';
 import { KV_VERB, MESSAGES, ROOT_WORDS, invalidPathWarning, parseCustomMetadata } from './kv-rules.js';
 
 const defineRoute = routesFor<KvEngine>();

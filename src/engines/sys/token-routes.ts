@@ -1,13 +1,14 @@
-/** The `auth/token/` routes: create, look up, renew and revoke tokens (Vault's token auth method). */
+/** The `auth/token/` routes: create, look up, renew and revoke tokens (Vault's token auth method); roles are in token-role-routes.ts. */
 import { denied, invalid } from '../../framework/errors.js';
 import { f } from '../../framework/fields.js';
 import { routesFor, type AnyRoute, type Reply } from '../../framework/route.js';
 import type { RequestContext } from '../../framework/context.js';
 import type { TokenEntry } from '../../auth/tokens.js';
-import { defaultTokenRole, type TokenRole } from '../../auth/token-roles.js';
+import type { TokenRole } from '../../auth/token-roles.js';
 import { mountTtl, tokenLifetime } from '../../auth/token-ttl.js';
 import type { TokenParts } from './sys-parts.js';
 import { partsRequired, type PartsModule } from './with-parts.js';
+import { tokenRoleRoutes } from './token-role-routes.js';
 
 const route = routesFor<TokenParts>();
 
@@ -85,9 +86,6 @@ async function renewEntry(parts: TokenParts, e: TokenEntry, increment: number | 
   return renewed;
 }
 
-/** Vault's default token TTL (768h) for tokens without an explicit ttl, except root tokens. */
-const DEFAULT_TTL = 768 * 3600;
-
 const createFields = {
   id: f.string('Token id to use (root or sudo only)').sensitive(),
   role_name: f.string('Token role to create against'),
@@ -116,6 +114,45 @@ function fmt(list: string[]): string {
   return JSON.stringify(list);
 }
 
+/** The type of the new token: the role's when it fixes one, else the request's, else the role's default, else service. */
+function tokenType(data: Record<string, unknown>, role: TokenRole | null): 'service' | 'batch' {
+  let type = (data.type as string | undefined) ?? '';
+  if (role) {
+    if (role.token_type === 'service' || role.token_type === 'batch') type = role.token_type;
+    else if (type === '') type = role.token_type === 'default-batch' ? 'batch' : 'service';
+  }
+  if (type === '') type = 'service';
+  if (type !== 'service' && type !== 'batch') throw invalid("invalid 'token_type' value");
+  if (type === 'batch') {
+    const bad = data.explicit_max_ttl ? 'explicit_max_ttl' : data.num_uses ? 'num_uses' : data.period ? 'period' : null;
+    if (bad) throw invalid(`batch tokens cannot have ${JSON.stringify(bad)} set`);
+  }
+  return type;
+}
+
+/**
+ * A role's bounds on the requested policies (`default` left out): its allowed policies (or globs),
+ * else the parent's policies unless sudo; never a disallowed one, never root.
+ */
+function checkRolePolicies(role: TokenRole, check: string[], parentPolicies: string[], sudo: boolean): void {
+  if (role.allowed_policies.length || role.allowed_policies_glob.length) {
+    const ok = check.every((p) => role.allowed_policies.includes(p) || role.allowed_policies_glob.some((g) => globMatch(g, p)));
+    if (!ok) throw invalid(`token policies (${fmt(check.sort())}) must be subset of the role's allowed policies (${fmt(role.allowed_policies)}) or glob policies (${fmt(role.allowed_policies_glob)})`);
+  } else if (!sudo) {
+    const mine = new Set(parentPolicies);
+    if (check.some((p) => !mine.has(p))) throw invalid('policies', `child policies must be subset of parent: ${check.filter((p) => !mine.has(p)).join(', ')}`);
+  }
+  for (const p of check) {
+    if (role.disallowed_policies.includes(p) || role.disallowed_policies_glob.some((g) => globMatch(g, p))) throw invalid(`token policy ${JSON.stringify(p)} is disallowed by this role`);
+  }
+  if (check.includes('root')) throw invalid('root tokens may not be created from token roles');
+}
+
+/** The path recorded in the token entry (revocation by prefix goes by it). */
+function creationPath(role: TokenRole | null, orphanPath: boolean): string {
+  return role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
+}
+
 /**
  * Token creation (vault/token_store.go handleCreateCommon): the parent's policies bound a child's
  * unless the caller is root or has sudo on the path (or a token role allows the policies); orphans,
@@ -131,18 +168,7 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   if (caller.batch) throw invalid('batch tokens cannot create more tokens');
   const role: TokenRole | null = roleName ? await engine.tokenRoles.get(roleName.toLowerCase()) : null;
   if (roleName && !role) throw invalid('unknown role');
-  let type: string = data.type ?? '';
-  if (role) {
-    if (role.token_type === 'service' || role.token_type === 'batch') type = role.token_type;
-    else if (type === '') type = role.token_type === 'default-batch' ? 'batch' : 'service';
-  }
-  if (type === '') type = 'service';
-  if (type !== 'service' && type !== 'batch') throw invalid("invalid 'token_type' value");
-  const batch = type === 'batch';
-  if (batch) {
-    const bad = data.explicit_max_ttl ? 'explicit_max_ttl' : data.num_uses ? 'num_uses' : data.period ? 'period' : null;
-    if (bad) throw invalid(`batch tokens cannot have ${JSON.stringify(bad)} set`);
-  }
+  const batch = tokenType(data, role) === 'batch';
   if (data.entity_alias && !role) throw invalid("'entity_alias' is only allowed in combination with token role");
   if (data.entity_alias && role && !role.allowed_entity_aliases.some((p) => globMatch(p.toLowerCase(), String(data.entity_alias).toLowerCase()))) throw invalid("invalid 'entity_alias' value");
   if (data.id !== undefined && !sudo) throw invalid('root or sudo privileges required to specify token id');
@@ -159,18 +185,7 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   const noDefault: boolean = data.no_default_policy || (role?.token_no_default_policy ?? false);
   if (role) {
     if (!requested || requested.length === 0) requested = norm(role.allowed_policies);
-    const check = requested.filter((p) => p !== 'default');
-    if (role.allowed_policies.length || role.allowed_policies_glob.length) {
-      const ok = check.every((p) => role.allowed_policies.includes(p) || role.allowed_policies_glob.some((g) => globMatch(g, p)));
-      if (!ok) throw invalid(`token policies (${fmt(check.sort())}) must be subset of the role's allowed policies (${fmt(role.allowed_policies)}) or glob policies (${fmt(role.allowed_policies_glob)})`);
-    } else if (!sudo) {
-      const mine = new Set(caller.policies);
-      if (check.some((p) => !mine.has(p))) throw invalid('policies', `child policies must be subset of parent: ${check.filter((p) => !mine.has(p)).join(', ')}`);
-    }
-    for (const p of check) {
-      if (role.disallowed_policies.includes(p) || role.disallowed_policies_glob.some((g) => globMatch(g, p))) throw invalid(`token policy ${JSON.stringify(p)} is disallowed by this role`);
-    }
-    if (check.includes('root')) throw invalid('root tokens may not be created from token roles');
+    checkRolePolicies(role, requested.filter((p) => p !== 'default'), caller.policies, sudo);
     orphan = role.orphan || (orphan && sudo);
     if (!role.renewable) renewable = false;
     if (role.token_period) {
@@ -217,7 +232,7 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
     const parent = await engine.tokens.lookup(caller.id, { includeSpent: true });
     if (parent?.expire_time) throw invalid('expiring root tokens cannot create non-expiring root tokens');
   }
-  const path = role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
+  const path = creationPath(role, orphanPath);
   if (batch && data.id) throw invalid('batch tokens cannot have a custom id');
   const { id, entry } = await engine.tokens.create({
     type: batch ? 'batch' : 'service',
@@ -240,53 +255,6 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
     max_ttl: life.maxTtl,
   });
   return { auth: authBlock(id, entry), data: null, ...(warnings.length ? { warnings } : {}) };
-}
-
-const roleFields = {
-  role_name: f.name('Token role name'),
-  allowed_policies: f.strings('Policies tokens of this role may have (also the default set)'),
-  disallowed_policies: f.strings('Policies tokens of this role may never have'),
-  allowed_policies_glob: f.strings('Glob patterns of allowed policies'),
-  disallowed_policies_glob: f.strings('Glob patterns of disallowed policies'),
-  allowed_entity_aliases: f.strings('Entity aliases tokens may be created for (globs)'),
-  orphan: f.bool('Tokens are orphans'),
-  renewable: f.bool('Tokens are renewable (default true)'),
-  path_suffix: f.string('Suffix of the creation path (revocation by prefix)'),
-  token_period: f.duration('Period of the tokens (periodic tokens)'),
-  period: f.duration('Deprecated: use token_period'),
-  token_explicit_max_ttl: f.duration('Hard lifetime cap'),
-  explicit_max_ttl: f.duration('Deprecated: use token_explicit_max_ttl'),
-  token_bound_cidrs: f.strings('CIDR blocks the tokens may be used from'),
-  bound_cidrs: f.strings('Deprecated: use token_bound_cidrs'),
-  token_no_default_policy: f.bool('Do not add the default policy'),
-  token_num_uses: f.int('Uses of each token'),
-  token_type: f.string('service, batch, default-service or default-batch (the default when a create call names no type)'),
-};
-
-function tokenRoleView(r: TokenRole): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    name: r.name,
-    allowed_policies: r.allowed_policies,
-    disallowed_policies: r.disallowed_policies,
-    allowed_policies_glob: r.allowed_policies_glob,
-    disallowed_policies_glob: r.disallowed_policies_glob,
-    allowed_entity_aliases: r.allowed_entity_aliases,
-    orphan: r.orphan,
-    renewable: r.renewable,
-    path_suffix: r.path_suffix,
-    period: r.token_period,
-    token_period: r.token_period,
-    explicit_max_ttl: r.token_explicit_max_ttl,
-    token_explicit_max_ttl: r.token_explicit_max_ttl,
-    token_type: r.token_type,
-    token_no_default_policy: r.token_no_default_policy,
-  };
-  if (r.token_bound_cidrs.length) {
-    out.token_bound_cidrs = r.token_bound_cidrs;
-    out.bound_cidrs = r.token_bound_cidrs;
-  }
-  if (r.token_num_uses) out.token_num_uses = r.token_num_uses;
-  return out;
 }
 
 const TIDY_WARNING = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
@@ -312,71 +280,7 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { ...createFields, role_name: f.name('Token role') },
     operations: { update: (ctx) => createToken(ctx as never, false, ctx.data.role_name) },
   }),
-  route({
-    path: 'roles',
-    summary: 'List token roles',
-    fields: {},
-    operations: { list: async ({ engine }) => ({ data: { keys: await engine.tokenRoles.list() } }) },
-  }),
-  route({
-    path: 'roles/:role_name',
-    summary: 'Create, read, update or delete a token role',
-    fields: roleFields,
-    exists: async ({ engine, data }) => (await engine.tokenRoles.get(data.role_name.toLowerCase())) !== null,
-    operations: {
-      read: async ({ engine, data }) => {
-        const r = await engine.tokenRoles.get(data.role_name.toLowerCase());
-        return r ? { data: tokenRoleView(r) } : undefined;
-      },
-      update: async ({ engine, data }) => {
-        const name = data.role_name.toLowerCase();
-        if (!/^\w(?:[\w.-]*\w)?$/.test(name)) throw invalid('role_name', 'must be letters, digits, "_", "-" or "."');
-        const r = (await engine.tokenRoles.get(name)) ?? defaultTokenRole(name);
-        const warnings: string[] = [];
-        const norm = (l: string[]) => [...new Set(l.map((p) => p.trim().toLowerCase()).filter(Boolean))].sort();
-        if (data.allowed_policies) r.allowed_policies = norm(data.allowed_policies);
-        if (data.disallowed_policies) r.disallowed_policies = norm(data.disallowed_policies);
-        if (data.allowed_policies_glob) r.allowed_policies_glob = norm(data.allowed_policies_glob);
-        if (data.disallowed_policies_glob) r.disallowed_policies_glob = norm(data.disallowed_policies_glob);
-        if (data.allowed_entity_aliases) r.allowed_entity_aliases = data.allowed_entity_aliases.map((x) => x.toLowerCase());
-        if (data.orphan !== undefined) r.orphan = data.orphan;
-        if (data.renewable !== undefined) r.renewable = data.renewable;
-        if (data.path_suffix !== undefined) {
-          if (data.path_suffix.includes('..') || !/^[\w./-]*$/.test(data.path_suffix)) throw invalid('path_suffix', 'must not contain ".." and may use letters, digits, "_", "-", "." and "/"');
-          r.path_suffix = data.path_suffix.replace(/^\/+|\/+$/g, '');
-        }
-        const pick = <T>(neu: T | undefined, old: T | undefined, name: string): T | undefined => {
-          if (neu !== undefined && old !== undefined) warnings.push(`Both '${name}' and its deprecated alias were given; the deprecated value was ignored`);
-          return neu ?? old;
-        };
-        const period = pick(data.token_period, data.period, 'token_period');
-        if (period !== undefined) r.token_period = period;
-        const emt = pick(data.token_explicit_max_ttl, data.explicit_max_ttl, 'token_explicit_max_ttl');
-        if (emt !== undefined) r.token_explicit_max_ttl = emt;
-        const cidrs = pick(data.token_bound_cidrs, data.bound_cidrs, 'token_bound_cidrs');
-        if (cidrs !== undefined) r.token_bound_cidrs = cidrs;
-        if (data.token_no_default_policy !== undefined) r.token_no_default_policy = data.token_no_default_policy;
-        if (data.token_num_uses !== undefined) {
-          if (data.token_num_uses < 0) throw invalid("'token_num_uses' cannot be negative");
-          r.token_num_uses = data.token_num_uses;
-        }
-        if (data.token_type !== undefined) {
-          if (!['service', 'batch', 'default-service', 'default-batch', 'default', ''].includes(data.token_type)) throw invalid(`invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
-          r.token_type = data.token_type === 'service' || data.token_type === 'batch' || data.token_type === 'default-batch' ? data.token_type : 'default-service';
-        }
-        if (r.token_type === 'batch' || r.token_type === 'default-batch') {
-          if (r.token_period) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
-          if (r.token_num_uses) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count");
-        }
-        if (r.token_explicit_max_ttl > DEFAULT_TTL) warnings.push('Given explicit max TTL is greater than system/mount allowed value; tokens created with this role will fail to be created');
-        await engine.tokenRoles.put(r);
-        return warnings.length ? { data: null, warnings } : undefined;
-      },
-      delete: async ({ engine, data }) => {
-        await engine.tokenRoles.delete(data.role_name.toLowerCase());
-      },
-    },
-  }),
+  ...tokenRoleRoutes,
   route({
     path: 'lookup-self',
     summary: "Look up the calling token's properties",
