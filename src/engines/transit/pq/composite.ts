@@ -56,3 +56,19 @@ export function compositeVerify(set: MlDsaSet, ec: HybridEcType, mldsaPublic: Ui
     return false;
   }
 }
+
+/** The classical half's signature over M' on node's thread pool. */
+export function classicalSignAsync(ec: HybridEcType, trad: KeyObject, m: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => nodeSign(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, (e, s) => (e ? reject(e) : resolve(s))));
+}
+
+/** The classical half's verification over M' on node's thread pool (false on any error). */
+export function classicalVerifyAsync(ec: HybridEcType, trad: KeyObject, m: Buffer, sig: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    try {
+      nodeVerify(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, sig, (e, ok) => resolve(!e && ok));
+    } catch {
+      resolve(false);
+    }
+  });
+}

@@ -2,12 +2,14 @@
  * Sign and verify with the post-quantum key types. The input is signed itself (pure ML-DSA / SLH-DSA,
  * empty context) unless `prehashed=true`, which makes it HashML-DSA / HashSLH-DSA over the caller's
  * `hash_algorithm` digest. `hybrid` keys make composite signatures (composite.ts) and sign the input
- * only. Pure ML-DSA runs on node:crypto's thread pool where the running Node has ML-DSA
- * (node-ml-dsa.ts), else on @noble/post-quantum, whose signatures node verifies and vice versa.
+ * only. Requests run off the event loop: pure ML-DSA on node:crypto's thread pool where the Node has
+ * ML-DSA (node-ml-dsa.ts), everything else on @noble/post-quantum in worker threads (pq-pool.ts); the
+ * synchronous pqSign/pqVerify are the same operations on the calling thread.
  */
 import { invalid } from '../../../framework/errors.js';
 import type { KeyVersion, TransitKey } from '../keyring/types.js';
-import { compositeSign, compositeVerify } from './composite.js';
+import { classicalSignAsync, classicalVerifyAsync, compositeMessage, compositeSign, compositeSuite, compositeVerify } from './composite.js';
+import { poolSign, poolVerify, type PqJob } from './pq-pool.js';
 import { nodeMlDsaAvailable, nodeMlDsaSign, nodeMlDsaVerify } from './node-ml-dsa.js';
 import { ML_DSA_STRENGTH, mlDsa, slhDsa, slhStrength, type MlDsaSet, type SlhDsaSet } from './pq-params.js';
 import { mlDsaPair, slhPair } from './pq-material.js';
@@ -47,12 +49,53 @@ export function pqSign(key: TransitKey, v: KeyVersion, input: Buffer, opts: PqSi
   return Buffer.from(alg.internal.sign(prehashMessage(opts.hash, input, strength(key)), sk));
 }
 
-/** As pqSign; pure ML-DSA goes to node:crypto's thread pool when available. */
+/** The pool job of a non-hybrid signature: pure, or the pre-hash M' on the internal interface. */
+function job(key: TransitKey, input: Buffer, opts: PqSignOptions, k: Uint8Array): Omit<PqJob, 'op' | 'sig'> {
+  const family = key.type === 'slh-dsa' ? 'slh-dsa' : 'ml-dsa';
+  if (!opts.prehashed) return { family, set: key.parameterSet!, internal: false, key: k, msg: input };
+  return { family, set: key.parameterSet!, internal: true, key: k, msg: prehashMessage(opts.hash, input, strength(key)) };
+}
+
+/**
+ * As pqSign, off the event loop: pure ML-DSA on node:crypto's thread pool when the Node has it, the
+ * rest on the worker pool of pq-pool.ts (the classical half of a hybrid on node's thread pool).
+ */
 export async function pqSignAsync(key: TransitKey, v: KeyVersion, input: Buffer, opts: PqSignOptions): Promise<Buffer> {
   if (key.type === 'ml-dsa' && !opts.prehashed && v.key?.length === 32 && nodeMlDsaAvailable()) {
     return nodeMlDsaSign(key.parameterSet as MlDsaSet, v.key, input);
   }
-  return pqSign(key, v, input, opts);
+  if (key.type === 'hybrid') {
+    if (!v.privateKey) throw invalid('requested version for signing does not contain a private part');
+    const set = key.parameterSet as MlDsaSet;
+    const m = compositeMessage(set, key.hybridEc!, input);
+    const pq = poolSign({ family: 'ml-dsa', set, internal: false, key: mlDsaPair(key, v).secretKey, msg: m, context: compositeSuite(set, key.hybridEc!).label });
+    if (!pq) return pqSign(key, v, input, opts);
+    const [a, b] = await Promise.all([pq, classicalSignAsync(key.hybridEc!, v.privateKey, m)]);
+    return Buffer.concat([a, b]);
+  }
+  const sk = key.type === 'slh-dsa' ? slhPair(key, v).secretKey : mlDsaPair(key, v).secretKey;
+  return (await poolSign(job(key, input, opts, sk))) ?? pqSign(key, v, input, opts);
+}
+
+/** As pqVerify, off the event loop (node:crypto for pure ML-DSA where it has it, else the worker pool). */
+export async function pqVerifyAsync(key: TransitKey, v: KeyVersion, input: Buffer, sig: Buffer, opts: PqSignOptions): Promise<boolean> {
+  if (key.type === 'ml-dsa' && !opts.prehashed && nodeMlDsaAvailable()) {
+    return nodeMlDsaVerify(key.parameterSet as MlDsaSet, mlDsaPair(key, v).publicKey, input, sig);
+  }
+  if (key.type === 'hybrid') {
+    if (!v.publicKey) throw invalid('no such key version');
+    const set = key.parameterSet as MlDsaSet;
+    const n = mlDsa(set).lengths.signature!;
+    if (sig.length <= n) return false;
+    const m = compositeMessage(set, key.hybridEc!, input);
+    const pq = poolVerify({ family: 'ml-dsa', set, internal: false, key: mlDsaPair(key, v).publicKey, msg: m, sig: sig.subarray(0, n), context: compositeSuite(set, key.hybridEc!).label });
+    if (!pq) return pqVerify(key, v, input, sig, opts);
+    const [a, b] = await Promise.all([pq, classicalVerifyAsync(key.hybridEc!, v.publicKey, m, sig.subarray(n))]);
+    return a && b;
+  }
+  const pub = publicOf(key, v);
+  const j = job(key, input, opts, pub);
+  return (await poolVerify({ ...j, sig })) ?? pqVerify(key, v, input, sig, opts);
 }
 
 function publicOf(key: TransitKey, v: KeyVersion): Uint8Array {
@@ -73,12 +116,4 @@ export function pqVerify(key: TransitKey, v: KeyVersion, input: Buffer, sig: Buf
   } catch {
     return false;
   }
-}
-
-/** As pqVerify; pure ML-DSA goes to node:crypto's thread pool when available. */
-export async function pqVerifyAsync(key: TransitKey, v: KeyVersion, input: Buffer, sig: Buffer, opts: PqSignOptions): Promise<boolean> {
-  if (key.type === 'ml-dsa' && !opts.prehashed && nodeMlDsaAvailable()) {
-    return nodeMlDsaVerify(key.parameterSet as MlDsaSet, mlDsaPair(key, v).publicKey, input, sig);
-  }
-  return pqVerify(key, v, input, sig, opts);
 }
