@@ -1,3 +1,8 @@
+/**
+ * Extract a few NIST ACVP cases per parameter set into test/vectors/ml-dsa-acvp.json and slh-dsa-acvp.json.
+ * Run in a directory holding the decompressed ACVP files (paulmillr/acvp-vectors acvp/<name>.json.gz, gunzipped):
+ *   node extract-pq-acvp.mjs   (writes ml-dsa-acvp.json, slh-dsa-acvp.json there)
+ */
 import fs from 'node:fs';
 const rd = (f) => JSON.parse(fs.readFileSync(f + '.json'));
 const kg = rd('ML-DSA-keyGen-FIPS204/internalProjection');
