@@ -143,6 +143,24 @@ describe('ml-dsa keys', () => {
     expect(err(short)).toMatch(/ciphertext.*32-byte seed/);
   });
 
+  test('JWKS (kty AKP, alg ML-DSA-65) and JWTs signed with ML-DSA, verified outside keyhold and by jwt/verify', async () => {
+    ok(await post('keys/mldsa-jwt', { type: 'ml-dsa', parameter_set: '65' }));
+    const pub = Buffer.from(ok(await d.req('GET', 'transit/keys/mldsa-jwt')).body.data.keys['1'].public_key, 'base64');
+    const jwks = ok(await d.req('GET', 'transit/jwks/mldsa-jwt')).body;
+    expect(jwks.keys).toHaveLength(1);
+    const jwk = jwks.keys[0];
+    expect(jwk).toMatchObject({ kty: 'AKP', alg: 'ML-DSA-65', use: 'sig' });
+    expect(Buffer.from(jwk.pub, 'base64url').equals(pub)).toBe(true);
+    expect(jwk.kid).toBe(createHash('sha256').update(JSON.stringify({ alg: 'ML-DSA-65', kty: 'AKP', pub: jwk.pub })).digest('base64url'));
+    const token = ok(await post('jwt/sign/mldsa-jwt', { claims: { sub: 'pq' } })).body.data.token as string;
+    const [h, p, s] = token.split('.');
+    expect(JSON.parse(Buffer.from(h!, 'base64url').toString())).toMatchObject({ alg: 'ML-DSA-65', kid: jwk.kid });
+    expect(ML_DSA['65'].verify(Buffer.from(s!, 'base64url'), Buffer.from(`${h}.${p}`), pub)).toBe(true);
+    expect(ok(await post('jwt/verify/mldsa-jwt', { token })).body.data.valid).toBe(true);
+    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'other' })).toString('base64url')}.${s}`;
+    expect(ok(await post('jwt/verify/mldsa-jwt', { token: forged })).body.data.valid).toBe(false);
+  });
+
   test('soft-deleted post-quantum keys refuse signing', async () => {
     ok(await post('keys/mldsa-sd', { type: 'ml-dsa', parameter_set: '44' }));
     ok(await post('keys/mldsa-sd/soft-delete', {}));

@@ -168,7 +168,7 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
     changed = true;
   }
   if (c.publicJwks !== undefined && c.publicJwks !== (key.publicJwks ?? false)) {
-    if (c.publicJwks && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
+    if (c.publicJwks && key.type !== 'ml-dsa' && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
     key.publicJwks = c.publicJwks;
     changed = true;
   }
