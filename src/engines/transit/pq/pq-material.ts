@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { invalid } from '../../../framework/errors.js';
 import type { HybridEcType, KeyVersion, TransitKey } from '../keyring/types.js';
 import { mlDsa, slhDsa } from './pq-params.js';
+import { poolSlhKeygen } from './pq-pool.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -28,7 +29,9 @@ export async function generatePq(key: Pick<TransitKey, 'type' | 'parameterSet' |
   if (key.type === 'ml-dsa') return { key: randomBytes(32) };
   if (key.type === 'slh-dsa') {
     const alg = slhDsa(key.parameterSet);
-    return { key: Buffer.from(alg.keygen(randomBytes(alg.lengths.seed!)).secretKey) };
+    const seed = randomBytes(alg.lengths.seed!);
+    const sk = await poolSlhKeygen(key.parameterSet!, seed);
+    return { key: sk ?? Buffer.from(alg.keygen(seed).secretKey) };
   }
   const pair = key.hybridEc === 'ed25519' ? await generateKeyPairAsync('ed25519') : await generateKeyPairAsync('ec', { namedCurve: CURVE[key.hybridEc as Exclude<HybridEcType, 'ed25519'>] });
   return { key: randomBytes(32), privateKey: pair.privateKey, publicKey: pair.publicKey };

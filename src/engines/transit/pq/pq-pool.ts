@@ -15,7 +15,7 @@ export interface PqJob {
   family: 'ml-dsa' | 'slh-dsa';
   /** "44" | "65" | "87", or an SLH-DSA set name such as "slh-dsa-sha2-128s". */
   set: string;
-  op: 'sign' | 'verify';
+  op: 'sign' | 'verify' | 'keygen';
   internal: boolean;
   key: Uint8Array;
   msg: Uint8Array;
@@ -32,7 +32,7 @@ Promise.all([import(workerData.ml), import(workerData.slh)]).then(([ml, slh]) =>
       const alg = pick(j);
       const impl = j.internal ? alg.internal : alg;
       const opts = j.context ? { context: j.context } : undefined;
-      const out = j.op === 'sign' ? impl.sign(j.msg, j.key, opts) : impl.verify(j.sig, j.msg, j.key, opts);
+      const out = j.op === 'keygen' ? alg.keygen(j.key).secretKey : j.op === 'sign' ? impl.sign(j.msg, j.key, opts) : impl.verify(j.sig, j.msg, j.key, opts);
       parentPort.postMessage({ id: j.id, out });
     } catch (e) {
       parentPort.postMessage({ id: j.id, error: String((e && e.message) || e) });
@@ -115,4 +115,10 @@ export function poolSign(job: Omit<PqJob, 'op' | 'sig'>): Promise<Buffer> | null
 export function poolVerify(job: Omit<PqJob, 'op'>): Promise<boolean> | null {
   const p = thePool();
   return p ? p.run({ ...job, op: 'verify' }).then((out) => out === true, () => false) : null;
+}
+
+/** An SLH-DSA secret key from its 3n-byte seed on the pool (key generation of the "s" sets takes seconds); null without a pool. */
+export function poolSlhKeygen(set: string, seed: Uint8Array): Promise<Buffer> | null {
+  const p = thePool();
+  return p ? p.run({ family: 'slh-dsa', set, op: 'keygen', internal: false, key: seed, msg: new Uint8Array(0) }).then((out) => Buffer.from(out as Uint8Array)) : null;
 }
