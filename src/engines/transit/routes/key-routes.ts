@@ -148,9 +148,6 @@ export const keyRoutes: AnyRoute[] = [
       managed_key_name: f.string('Managed key name (type managed_key)'),
       managed_key_id: f.string('Managed key id (type managed_key)'),
       managed_key: f.string('Alias of managed_key_name (keyhold; the CLI flag --managed-key)'),
-      parameter_set: f.string('ml-dsa and hybrid: 44, 65 or 87; slh-dsa: slh-dsa-sha2-128s ... slh-dsa-shake-256f'),
-      hybrid_key_type_pqc: f.string('hybrid: the post-quantum half (ml-dsa)'),
-      hybrid_key_type_ec: f.string('hybrid: the classical half (ecdsa-p256, ecdsa-p384, ecdsa-p521 or ed25519)'),
     },
     operations: {
       update: async ({ engine, data }) => {
