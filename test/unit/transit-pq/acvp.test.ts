@@ -6,14 +6,14 @@
  * ML-DSA where the Node has it (24.7+/26; skipped on Node 20, where the other checks still run).
  */
 import { readFileSync } from 'node:fs';
-import { createHash, createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
+import { createHash, createPrivateKey, randomBytes, createPublicKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
 import { sha224, sha256, sha384, sha512 } from '@noble/hashes/sha2.js';
 import { sha3_224, sha3_256, sha3_384, sha3_512 } from '@noble/hashes/sha3.js';
 import { describe, expect, it } from 'vitest';
 import { ML_DSA, SLH_DSA, type MlDsaSet, type SlhDsaSet } from '../../../src/engines/transit/pq/pq-params.js';
 import { prehashMessage } from '../../../src/engines/transit/pq/prehash.js';
 import { mlDsaPkcs8FromSeed, mlDsaSpki, nodeMlDsaAvailable } from '../../../src/engines/transit/pq/node-ml-dsa.js';
-import { formatMessage, mlDsaKeygen, mlDsaSignInternal, mlDsaVerify } from '../../../src/engines/transit/pq/ml-dsa.js';
+import { formatMessage, mlDsaKeygen, mlDsaSign, mlDsaSignInternal, mlDsaVerify } from '../../../src/engines/transit/pq/ml-dsa.js';
 
 interface KeyGen { tcId: number; parameterSet: string; seed: string; pk: string; sk: string }
 interface SigGen { tcId: number; parameterSet: string; deterministic: boolean; preHash: string; hashAlg: string; sk: string; message: string; context?: string; rnd?: string; signature: string }
@@ -93,6 +93,23 @@ describe('ACVP SLH-DSA keyGen', () => {
       const k = alg.keygen(Buffer.concat([H(t.skSeed), H(t.skPrf), H(t.pkSeed)]));
       expect(Buffer.from(k.publicKey).toString('hex').toUpperCase()).toBe(t.pk);
       expect(Buffer.from(k.secretKey).toString('hex').toUpperCase()).toBe(t.sk);
+    });
+  }
+});
+
+// Two independent implementations on every Node (noble and keyhold's own FIPS 204 code) over random
+// keys and messages: the same key pair from a seed, and each verifies the other's signatures.
+describe('noble and keyhold\'s own ML-DSA agree on random keys', () => {
+  for (const set of ['44', '65', '87'] as const) {
+    it(`ML-DSA-${set}`, () => {
+      const seed = randomBytes(32);
+      const msg = randomBytes(100);
+      const n = ML_DSA[set].keygen(seed);
+      const o = mlDsaKeygen(Number(set) as 44 | 65 | 87, seed);
+      expect(o.publicKey.equals(Buffer.from(n.publicKey))).toBe(true);
+      expect(o.secretKey.equals(Buffer.from(n.secretKey))).toBe(true);
+      expect(mlDsaVerify(Number(set) as 44 | 65 | 87, o.publicKey, msg, Buffer.from(ML_DSA[set].sign(msg, n.secretKey)))).toBe(true);
+      expect(ML_DSA[set].verify(mlDsaSign(Number(set) as 44 | 65 | 87, o.secretKey, msg), msg, n.publicKey)).toBe(true);
     });
   }
 });
