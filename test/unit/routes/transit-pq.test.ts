@@ -161,6 +161,13 @@ describe('ml-dsa keys', () => {
     expect(ok(await post('jwt/verify/mldsa-jwt', { token: forged })).body.data.valid).toBe(false);
   });
 
+  test('CSR and certificate chains are refused for post-quantum keys (400 naming the key)', async () => {
+    ok(await post('keys/mldsa-csr', { type: 'ml-dsa', parameter_set: '44' }));
+    const r = await post('keys/mldsa-csr/csr', {});
+    expect(r.status).toBe(400);
+    expect(err(r)).toMatch(/not supported for ml-dsa/);
+  });
+
   test('soft-deleted post-quantum keys refuse signing', async () => {
     ok(await post('keys/mldsa-sd', { type: 'ml-dsa', parameter_set: '44' }));
     ok(await post('keys/mldsa-sd/soft-delete', {}));
