@@ -32,7 +32,7 @@ import { describeTarget, judge, ratioOf, round } from './lib/stats.js';
 
 /** Case ids in the order of the issue (the order of the table and of the JSON). */
 export const CASE_IDS = [
-  'encrypt-socket', 'encrypt-tcp', 'decrypt', 'hmac', 'sign-ed25519', 'sign-ecdsa-p256', 'sign-rsa-2048',
+  'encrypt-socket', 'encrypt-tcp', 'decrypt', 'hmac', 'sign-ed25519', 'sign-ecdsa-p256', 'sign-rsa-2048', 'sign-ml-dsa-65',
   'batch-encrypt-1000', 'datakey-wrapped', 'cli-encrypt', 'envelope-1gib', 'versions-10000',
   'start-10000-keys', 'sync-1000', 'rss-idle', 'rss-batch-10000', 'rewrap-pkcs1-timing', 'run-startup', 'jwt-sign-es256',
   'login-approle', 'login-jwt', 'managed-sign-rsa-2048', 'managed-encrypt-aes-gcm',

@@ -46,7 +46,7 @@ _keyhold_node() {
     'transit keys wrapping-key') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
     'transit keys byok-export') _kh_opts='--mount --hash --output -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --hash --output --address --token --format --field --wrap-ttl' ;;
     'transit keys list') _kh_opts='--mount -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --address --token --format --field --wrap-ttl' ;;
-    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --context --address --token --format --field --wrap-ttl' ;;
+    'transit keys create') _kh_opts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --parameter-set --hybrid-key-type-pqc --hybrid-key-type-ec --context -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --type --derived --convergent-encryption --exportable --allow-plaintext-backup --key-size --auto-rotate-period --managed-key-name --managed-key-id --managed-key --parameter-set --hybrid-key-type-pqc --hybrid-key-type-ec --context --address --token --format --field --wrap-ttl' ;;
     'transit keys config') _kh_opts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-decryption-version --min-encryption-version --deletion-allowed --exportable --allow-plaintext-backup --auto-rotate-period --disallow-sha1 --public-jwks --address --token --format --field --wrap-ttl' ;;
     'transit keys rotate') _kh_opts='--mount --managed-key-name --managed-key-id --managed-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --managed-key-name --managed-key-id --managed-key --address --token --format --field --wrap-ttl' ;;
     'transit keys trim') _kh_opts='--mount --min-available-version -y --yes -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--mount --min-available-version --address --token --format --field --wrap-ttl' ;;
@@ -175,7 +175,7 @@ _keyhold_values() {
     'transit keys byok-export|3') echo 'n' ;;
     'transit keys list|--mount') echo 'd:transit-mounts' ;;
     'transit keys create|--mount') echo 'd:transit-mounts' ;;
-    'transit keys create|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit keys create|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac hybrid ml-dsa rsa-2048 rsa-3072 rsa-4096 slh-dsa xchacha20-poly1305' ;;
     'transit keys create|1') echo 'd:transit-keys' ;;
     'transit keys config|--mount') echo 'd:transit-mounts' ;;
     'transit keys config|1') echo 'd:transit-keys' ;;
@@ -190,17 +190,17 @@ _keyhold_values() {
     'transit config-keys|--mount') echo 'd:transit-mounts' ;;
     'transit cache-config|--mount') echo 'd:transit-mounts' ;;
     'transit import|--file') echo 'f' ;;
-    'transit import|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit import|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac hybrid ml-dsa rsa-2048 rsa-3072 rsa-4096 slh-dsa xchacha20-poly1305' ;;
     'transit import|--mount') echo 'd:transit-mounts' ;;
     'transit import|1') echo 'd:transit-keys' ;;
     'transit import-version|--file') echo 'f' ;;
-    'transit import-version|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit import-version|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac hybrid ml-dsa rsa-2048 rsa-3072 rsa-4096 slh-dsa xchacha20-poly1305' ;;
     'transit import-version|--mount') echo 'd:transit-mounts' ;;
     'transit import-version|1') echo 'd:transit-keys' ;;
     'transit encrypt|--mount') echo 'd:transit-mounts' ;;
     'transit encrypt|--file') echo 'f' ;;
     'transit encrypt|--padding-scheme') echo 'w:oaep pkcs1v15' ;;
-    'transit encrypt|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac rsa-2048 rsa-3072 rsa-4096 xchacha20-poly1305' ;;
+    'transit encrypt|--type') echo 'w:aes128-cmac aes128-gcm96 aes192-cmac aes256-cmac aes256-gcm96 chacha20-poly1305 ecdsa-p256 ecdsa-p384 ecdsa-p521 ed25519 hmac hybrid ml-dsa rsa-2048 rsa-3072 rsa-4096 slh-dsa xchacha20-poly1305' ;;
     'transit encrypt|--output') echo 'f' ;;
     'transit encrypt|1') echo 'd:transit-keys' ;;
     'transit decrypt|--mount') echo 'd:transit-mounts' ;;

@@ -4,10 +4,13 @@
  * Usage: node bench/baselines/crypto-loop.js <mode> <durationSec> [warmupSec]
  * modes: sign-ed25519, verify-ed25519, sign-ecdsa-p256, verify-ecdsa-p256, sign-rsa-2048,
  * verify-rsa-2048 (64-byte input, Vault's defaults: SHA-256, ASN.1 ECDSA, RSA-PSS with the largest
- * salt), aes-gcm-items (64-byte items, AES-256-GCM with a fresh 96-bit nonce each).
+ * salt), sign-ml-dsa-65, verify-ml-dsa-65 (pure ML-DSA-65 with the implementation keyhold uses on
+ * this Node: node:crypto where it has ML-DSA, else @noble/post-quantum; KEYHOLD_PQ_IMPL=noble forces
+ * noble on both sides), aes-gcm-items (64-byte items, AES-256-GCM with a fresh 96-bit nonce each).
  * Prints one JSON line {mode, opsPerSec, ops, seconds}.
  */
 import { constants, createCipheriv, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
+import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js';
 
 const [mode, durationArg, warmupArg] = process.argv.slice(2);
 const durationSec = Number(durationArg ?? 5);
@@ -31,7 +34,29 @@ const SIGNERS = {
     sign: (k) => sign('sha256', input, { key: k.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_MAX_SIGN }),
     verify: (k, sig) => verify('sha256', input, { key: k.publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, sig),
   },
+  'ml-dsa-65': nodeHasMlDsa()
+    ? {
+        keys: () => generateKeyPairSync('ml-dsa-65'),
+        sign: (k) => sign(null, input, k.privateKey),
+        verify: (k, sig) => verify(null, input, k.publicKey, sig),
+      }
+    : {
+        keys: () => ml_dsa65.keygen(randomBytes(32)),
+        sign: (k) => ml_dsa65.sign(input, k.secretKey),
+        verify: (k, sig) => ml_dsa65.verify(sig, input, k.publicKey),
+      },
 };
+
+/** Whether node:crypto has ML-DSA here (as keyhold's pq/node-ml-dsa.ts decides, without its self-check). */
+function nodeHasMlDsa() {
+  if (process.env.KEYHOLD_PQ_IMPL === 'noble') return false;
+  try {
+    generateKeyPairSync('ml-dsa-44');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function makeOp() {
   if (mode === 'aes-gcm-items') {

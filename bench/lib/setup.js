@@ -55,9 +55,9 @@ export async function setupKeyhold(dir, { nodeArgs = [] } = {}) {
  * Make sure a transit key exists (idempotent). Throws MissingFeature when key creation is not
  * implemented yet.
  */
-export async function ensureKey(ctx, name, type) {
+export async function ensureKey(ctx, name, type, extra = {}) {
   const got = await api(ctx.kh.unix, 'GET', `transit/keys/${name}`, undefined, ctx.token);
   if (got.status === 200) return got.body;
-  requireFeature(await api(ctx.kh.unix, 'POST', `transit/keys/${name}`, { type }, ctx.token), `create transit key ${type}`);
+  requireFeature(await api(ctx.kh.unix, 'POST', `transit/keys/${name}`, { type, ...extra }, ctx.token), `create transit key ${type}`);
   return requireFeature(await api(ctx.kh.unix, 'GET', `transit/keys/${name}`, undefined, ctx.token), 'read transit key');
 }

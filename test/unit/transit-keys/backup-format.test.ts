@@ -12,9 +12,16 @@ import { vaultBackup } from './vault-backup-builder.js';
 const vec6 = JSON.parse(readFileSync('test/vectors/vault-docs-backup-aes.json', 'utf8'));
 const sig = JSON.parse(readFileSync('test/vectors/vault-sign-hmac-vectors.json', 'utf8'));
 
+/** Parameter sets of the post-quantum types (the fast SLH-DSA set keeps the test quick). */
+const PQ: Partial<Record<KeyTypeName, { parameterSet: string; hybridEc?: 'ecdsa-p384' }>> = {
+  'ml-dsa': { parameterSet: '65' },
+  'slh-dsa': { parameterSet: 'slh-dsa-sha2-128f' },
+  hybrid: { parameterSet: '44', hybridEc: 'ecdsa-p384' },
+};
+
 async function makeKey(type: KeyTypeName, versions = 2): Promise<TransitKey> {
-  const k = newKeyConfig(`k-${type}`, { type, exportable: true, allowPlaintextBackup: true });
-  for (let n = 1; n <= versions; n++) k.versions.set(n, await generateVersion(type, n, { now: 1740823200 + n + 0.25, keySize: k.keySize }));
+  const k = newKeyConfig(`k-${type}`, { type, exportable: true, allowPlaintextBackup: true, ...PQ[type] });
+  for (let n = 1; n <= versions; n++) k.versions.set(n, await generateVersion(type, n, { now: 1740823200 + n + 0.25, keySize: k.keySize, ...PQ[type] }));
   k.latestVersion = versions;
   return k;
 }
@@ -46,6 +53,7 @@ describe('Vault backup format (reference 5.2)', () => {
     k.autoRotatePeriod = 7200;
     const back = decodeBackup(encodeBackup(k));
     expect(back.type).toBe(type);
+    expect([back.parameterSet, back.hybridEc]).toEqual([k.parameterSet, k.hybridEc]);
     expect([back.latestVersion, back.minDecryptionVersion, back.deletionAllowed, back.autoRotatePeriod]).toEqual([2, 2, true, 7200]);
     for (const n of [1, 2]) {
       const a = k.versions.get(n)!;

@@ -14,6 +14,8 @@ import { KEY_TYPES } from './key-types.js';
 import { HMAC_KEY_BYTES, HMAC_KEY_SIZE, LoadedVersion, ed25519PrivateFromStored, publicPem } from './material.js';
 import type { KeyTypeName, KeyVersion, TransitKey } from './types.js';
 import { ed25519PublicRaw } from './derive.js';
+import { parsePqConfig, type PqConfig } from '../pq/pq-params.js';
+import { pqFromImport, pqPublicKey } from '../pq/pq-material.js';
 
 /** Highest version count a restored backup may claim (guards absurd input). */
 const MAX_VERSIONS = 1_000_000;
@@ -110,6 +112,17 @@ function entryJson(key: TransitKey, v: KeyVersion): Record<string, unknown> {
     e.rsa_public_key = { N: b64u(j.n), E: b64u(j.e) };
   } else if (key.type === 'ed25519' && v.publicKey) {
     publicKey = ed25519PublicRaw(v.publicKey).toString('base64');
+  } else if (info.kind === 'pqc') {
+    publicKey = pqPublicKey(key, v).toString('base64');
+    // hybrid: the classical half as an EC key's fields, or (Ed25519) keyhold's field with its 32-byte seed
+    if (v.publicKey?.asymmetricKeyType === 'ec') {
+      const j = v.publicKey.export({ format: 'jwk' });
+      e.ec_x = b64u(j.x);
+      e.ec_y = b64u(j.y);
+      if (v.privateKey) e.ec_d = b64u(v.privateKey.export({ format: 'jwk' }).d);
+    } else if (v.privateKey?.asymmetricKeyType === 'ed25519') {
+      e.keyhold_ed25519_seed = Buffer.from(v.privateKey.export({ format: 'jwk' }).d!, 'base64url').toString('base64');
+    }
   }
   e.public_key = publicKey;
   if (v.convergentVersion) e.convergent_version = v.convergentVersion;
@@ -157,8 +170,8 @@ export function encodeBackup(key: TransitKey): string {
     auto_rotate_period: BigInt(key.autoRotatePeriod) * NS_PER_SECOND,
     Imported: key.importedKey,
     AllowImportedKeyRotation: key.allowImportedKeyRotation,
-    ParameterSet: '',
-    HybridConfig: { PQCKeyType: 0, ECKeyType: 0 },
+    ParameterSet: key.parameterSet ?? '',
+    HybridConfig: { PQCKeyType: key.type === 'hybrid' ? KEY_TYPES['ml-dsa'].vaultId : 0, ECKeyType: key.hybridEc ? KEY_TYPES[key.hybridEc].vaultId : 0 },
   };
   if (KEY_TYPES[key.type].vaultId >= 100) policy.keyhold_type = key.type;
   if (key.disallowSha1) policy.disallow_sha1 = true;
@@ -204,7 +217,7 @@ function typeFromVault(policy: Json): KeyTypeName {
 }
 
 /** Rebuild one version from a KeyEntry; 400 naming the version when material is malformed. */
-function versionFromEntry(type: KeyTypeName, n: number, e: Json): LoadedVersion {
+function versionFromEntry(type: KeyTypeName, n: number, e: Json, pq?: PqConfig & { type: KeyTypeName }): LoadedVersion {
   const info = KEY_TYPES[type];
   const where = `version ${n}`;
   const t = typeof e.time === 'string' ? parseGoTime(e.time) : null;
@@ -246,6 +259,7 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json): LoadedVersion 
       if (typeof e.public_key === 'string' && e.public_key) return new LoadedVersion({ ...base, hmacKey, publicKey: createPublicKey(e.public_key) });
       throw new Error('EC key has no ec_x/ec_y');
     }
+    if (info.kind === 'pqc') return pqVersionFromEntry(pq!, base, hmacKey, key, e);
     if (info.rsaBits) {
       if (e.rsa_key && typeof e.rsa_key === 'object') {
         const priv = rsaFromJson(e.rsa_key as Json);
@@ -295,13 +309,14 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   if (Array.isArray(archive)) archive.forEach((e, i) => entries.set(i + archiveMin, e));
   for (const [k, e] of Object.entries(liveKeys)) entries.set(Number(k), e);
 
+  const pqConfig = pqFromPolicy(type, policy);
   const versions = new Map<number, KeyVersion>();
   for (let n = Math.max(1, minAvailable); n <= latest; n++) {
     const e = entries.get(n);
     if (!e || (e.key == null && e.hmac_key == null && e.ec_x == null && e.rsa_key == null && e.rsa_public_key == null && !e.public_key)) {
       throw invalid('backup', `backup has no key material for version ${n}`);
     }
-    versions.set(n, versionFromEntry(type, n, e));
+    versions.set(n, versionFromEntry(type, n, e, pqConfig));
   }
   const convergent = bool(policy.convergent_encryption);
   const cv = num(policy.convergent_version);
@@ -333,9 +348,40 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   if (policy.disallow_sha1 === true) key.disallowSha1 = true;
   if (policy.public_jwks === true) key.publicJwks = true;
   if (policy.soft_deleted === true) key.softDeleted = true;
+  if (pqConfig) {
+    key.parameterSet = pqConfig.parameterSet;
+    if (pqConfig.hybridEc) key.hybridEc = pqConfig.hybridEc;
+  }
   const backupInfo = info(policy.backup_info);
   if (backupInfo) key.backupInfo = backupInfo;
   const restoreInfo = info(policy.restore_info);
   if (restoreInfo) key.restoreInfo = restoreInfo;
   return key;
+}
+
+/** The post-quantum configuration of a backed-up policy (Vault's ParameterSet and HybridConfig). */
+function pqFromPolicy(type: KeyTypeName, policy: Json): (PqConfig & { type: KeyTypeName }) | undefined {
+  if (KEY_TYPES[type].kind !== 'pqc') return undefined;
+  const hc = (policy.HybridConfig ?? {}) as Json;
+  const ecId = num(hc.ECKeyType);
+  const ec = type === 'hybrid' ? Object.values(KEY_TYPES).find((t) => t.vaultId === ecId && t.sign && t.kind === 'asymmetric' && !t.rsaBits)?.name : undefined;
+  const cfg = parsePqConfig(type, { parameterSet: String(policy.ParameterSet ?? policy.parameter_set ?? ''), pqc: type === 'hybrid' ? 'ml-dsa' : undefined, ec });
+  return { ...cfg!, type };
+}
+
+/** One post-quantum version: `key` (seed or SLH-DSA secret key) and, for hybrid, the classical half. */
+function pqVersionFromEntry(pq: PqConfig & { type: KeyTypeName }, base: { version: number; creationTime: number }, hmacKey: Buffer, key: Buffer | undefined, e: Json): LoadedVersion {
+  if (!key) throw new Error('post-quantum key has no key material');
+  if (pq.type !== 'hybrid') return new LoadedVersion({ ...base, ...pqFromImport(pq, key), hmacKey });
+  let priv: KeyObject;
+  if (pq.hybridEc === 'ed25519') {
+    const seed = bytes(e.keyhold_ed25519_seed, 'keyhold_ed25519_seed');
+    if (!seed || seed.length !== 32) throw new Error('hybrid Ed25519 half needs keyhold_ed25519_seed (32 bytes)');
+    priv = ed25519PrivateFromStored(Buffer.concat([seed, Buffer.alloc(32)]));
+  } else {
+    const curve = KEY_TYPES[pq.hybridEc!].curve!;
+    priv = createPrivateKey({ key: ecJwk(curve, big(e.ec_x, 'ec_x'), big(e.ec_y, 'ec_y'), big(e.ec_d, 'ec_d')), format: 'jwk' });
+  }
+  const der = Buffer.from(priv.export({ format: 'der', type: 'pkcs8' }));
+  return new LoadedVersion({ ...base, ...pqFromImport(pq, Buffer.concat([key, der])), hmacKey });
 }

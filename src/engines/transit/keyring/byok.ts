@@ -147,6 +147,8 @@ export function exportMaterial(type: KeyTypeName, v: { key?: Buffer; privateKey?
   const info = KEY_TYPES[type];
   if (info.kind === 'aead' || info.kind === 'hmac' || info.kind === 'cmac') return v.key ?? null;
   if (info.kind === 'asymmetric' && v.privateKey) return Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }));
+  // ml-dsa: the seed; slh-dsa: the secret key; hybrid: the seed followed by the classical PKCS#8 (what import takes)
+  if (info.kind === 'pqc' && v.key) return type === 'hybrid' && v.privateKey ? Buffer.concat([v.key, Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }))]) : v.key;
   return null;
 }
 

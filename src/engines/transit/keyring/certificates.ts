@@ -33,6 +33,7 @@ export function pickVersion(key: TransitKey, raw: string | number | undefined): 
 
 function checkSigningKey(key: TransitKey): void {
   if (!KEY_TYPES[key.type].sign) throw invalid('name', `key type '${key.type}' does not support signing`);
+  if (KEY_TYPES[key.type].kind === 'pqc') throw invalid('name', `CSRs and certificate chains are not supported for ${key.type} keys (keyhold has no X.509 profile for them yet)`);
   if (key.derived) throw invalid('name', 'operation not supported on keys with derivation enabled');
 }
 

@@ -2,6 +2,7 @@
  * `export/:key_type/:name(/:version)` encodings (reference transit-wire.md sections 3.3.4 and 5.1) and
  * the version selection shared with byok-export.
  */
+import { pqPrivateExport, pqPublicExport } from '../pq/pq-material.js';
 import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from './key-types.js';
 import { chainText } from './key-view.js';
@@ -57,11 +58,13 @@ function exportValue(key: TransitKey, kind: string, v: KeyVersion): string {
       return v.privateKey ? String(v.privateKey.export({ format: 'pem', type: 'pkcs1' })) : '';
     case 'signing-key':
       if (!info.sign) throw invalid('key_type', 'signing not supported for the key');
+      if (info.kind === 'pqc') return pqPrivateExport(key, v);
       if (key.type === 'ed25519') return v.key ? v.key.toString('base64') : '';
       if (!v.privateKey) return '';
       if (info.curve) return trimmedPem(String(v.privateKey.export({ format: 'pem', type: 'sec1' })));
       return String(v.privateKey.export({ format: 'pem', type: 'pkcs1' }));
     case 'public-key': {
+      if (info.kind === 'pqc') return pqPublicExport(key, v);
       if (info.kind !== 'asymmetric') throw invalid('key_type', `public-key export is not supported for keys of type ${key.type}`);
       const text = publicKeyText(key.type, v);
       return info.curve ? text.trim() : text;

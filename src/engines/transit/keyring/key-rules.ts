@@ -60,6 +60,8 @@ export function validateCreate(opts: CreateKeyOptions): Required<Pick<CreateKeyO
     }
   }
   checkAutoRotatePeriod(opts.autoRotatePeriod ?? 0);
+  if (info.kind === 'pqc' && !opts.parameterSet) throw invalid('parameter_set', `parameter_set is required for keys of type ${opts.type}`);
+  if (opts.type === 'hybrid' && !opts.hybridEc) throw invalid('hybrid_key_type_ec', 'hybrid_key_type_ec is required for keys of type hybrid');
   return opts;
 }
 
@@ -84,6 +86,8 @@ export function newKeyConfig(name: string, opts: CreateKeyOptions): TransitKey {
     importedKey: false,
     allowImportedKeyRotation: false,
     ...(KEY_TYPES[opts.type].kind === 'hmac' ? { keySize: opts.keySize || HMAC_KEY_SIZE.default } : {}),
+    ...(opts.parameterSet ? { parameterSet: opts.parameterSet } : {}),
+    ...(opts.hybridEc ? { hybridEc: opts.hybridEc } : {}),
     versions: new Map(),
   };
 }
@@ -164,7 +168,7 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
     changed = true;
   }
   if (c.publicJwks !== undefined && c.publicJwks !== (key.publicJwks ?? false)) {
-    if (c.publicJwks && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
+    if (c.publicJwks && key.type !== 'ml-dsa' && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
     key.publicJwks = c.publicJwks;
     changed = true;
   }

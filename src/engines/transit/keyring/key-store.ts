@@ -168,7 +168,7 @@ export class TransitKeyStore implements KeyStore {
       const existing = await this.get(name);
       if (existing) return { key: existing, created: false };
       const key = newKeyConfig(name, opts);
-      const v1 = await generateVersion(key.type, 1, { keySize: key.keySize, now: this.nowSeconds(), convergentVersion: key.convergentEncryption ? 3 : undefined, managedKeyId: opts.managedKeyId });
+      const v1 = await generateVersion(key.type, 1, { keySize: key.keySize, now: this.nowSeconds(), convergentVersion: key.convergentEncryption ? 3 : undefined, managedKeyId: opts.managedKeyId, parameterSet: key.parameterSet, hybridEc: key.hybridEc });
       key.latestVersion = 1;
       key.versions.set(1, v1);
       await this.writeVersion(key, v1);
@@ -222,6 +222,8 @@ export class TransitKeyStore implements KeyStore {
       now: this.nowSeconds(),
       convergentVersion: key.convergentEncryption ? 3 : undefined,
       managedKeyId,
+      parameterSet: key.parameterSet,
+      hybridEc: key.hybridEc,
     });
     await this.writeVersion(key, v);
     const draft = cloneConfig(key);

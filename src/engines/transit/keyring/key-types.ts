@@ -7,7 +7,7 @@ import type { KeyTypeName } from './types.js';
 /** Facts about a key type. */
 export interface KeyTypeInfo {
   name: KeyTypeName;
-  kind: 'aead' | 'asymmetric' | 'hmac' | 'managed' | 'cmac';
+  kind: 'aead' | 'asymmetric' | 'hmac' | 'managed' | 'cmac' | 'pqc';
   /** Vault's policy JSON `type` number (backups). */
   vaultId: number;
   /** Key length in bytes for symmetric types. */
@@ -50,6 +50,11 @@ const cmac = (name: KeyTypeName, vaultId: number, keyBytes: number): KeyTypeInfo
   encrypt: false, decrypt: false, derive: false, sign: false, hmac: true, aad: false, publicImport: false, convergent: false,
 });
 
+const pqc = (name: KeyTypeName, vaultId: number): KeyTypeInfo => ({
+  name, kind: 'pqc', vaultId,
+  encrypt: false, decrypt: false, derive: false, sign: true, hmac: true, aad: false, publicImport: false, convergent: false, hashesInput: false,
+});
+
 /** The key-type table. */
 export const KEY_TYPES: Readonly<Record<KeyTypeName, KeyTypeInfo>> = {
   'aes256-gcm96': aead('aes256-gcm96', 0, 32, 12),
@@ -79,6 +84,10 @@ export const KEY_TYPES: Readonly<Record<KeyTypeName, KeyTypeInfo>> = {
   'aes128-cmac': cmac('aes128-cmac', 12, 16),
   'aes256-cmac': cmac('aes256-cmac', 13, 32),
   'aes192-cmac': cmac('aes192-cmac', 16, 24),
+  // Vault Enterprise's post-quantum types (its type numbers 14, 15 and 17).
+  'ml-dsa': pqc('ml-dsa', 14),
+  hybrid: pqc('hybrid', 15),
+  'slh-dsa': pqc('slh-dsa', 17),
 };
 
 /** Type info by name, or undefined. */

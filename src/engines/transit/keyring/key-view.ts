@@ -2,6 +2,7 @@
  * The read-key data object (reference transit-wire.md section 3.1.2), returned by `GET keys/:name` and
  * by every write that answers with the key. Field presence follows Vault exactly.
  */
+import { hybridPublicText, pqPublicKey, pqVersionName } from '../pq/pq-material.js';
 import { KEY_TYPES } from './key-types.js';
 import { deriveEd25519 } from './derive.js';
 import { formatGoTime } from './go-time.js';
@@ -74,6 +75,23 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
         certificate_chain: chainText(v),
         creation_time: formatGoTime(v.creationTime),
         hybrid_public_key: '',
+      };
+    }
+    d.keys = keys;
+  } else if (info.kind === 'pqc') {
+    d.parameter_set = key.parameterSet;
+    if (key.type === 'hybrid') {
+      d.hybrid_key_type_pqc = 'ml-dsa';
+      d.hybrid_key_type_ec = key.hybridEc;
+    }
+    const keys: Record<string, unknown> = {};
+    for (const [n, v] of sortedLive(key)) {
+      keys[String(n)] = {
+        name: pqVersionName(key),
+        public_key: pqPublicKey(key, v).toString('base64'),
+        certificate_chain: '',
+        creation_time: formatGoTime(v.creationTime),
+        hybrid_public_key: key.type === 'hybrid' ? hybridPublicText(v) : '',
       };
     }
     d.keys = keys;

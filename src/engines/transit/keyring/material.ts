@@ -6,8 +6,9 @@ import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type K
 import { promisify } from 'node:util';
 import { internal, invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from './key-types.js';
-import type { KeyTypeName, KeyVersion } from './types.js';
+import type { HybridEcType, KeyTypeName, KeyVersion } from './types.js';
 import { ed25519PublicRaw } from './derive.js';
+import { generatePq } from '../pq/pq-material.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -112,7 +113,7 @@ export function toRecord(v: KeyVersion, type: KeyTypeName): VersionRecord {
   const rec: VersionRecord = { version: v.version, time: v.creationTime, hmac_key: b64(v.hmacKey) };
   if (v.key) rec.key = b64(v.key);
   const info = KEY_TYPES[type];
-  if (info.kind === 'asymmetric') {
+  if (info.kind === 'asymmetric' || (info.kind === 'pqc' && v.publicKey)) {
     if (type !== 'ed25519' && v.privateKey) rec.private_key = b64(Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' })));
     if (v.publicKey) rec.public_key = b64(Buffer.from(v.publicKey.export({ format: 'der', type: 'spki' })));
   }
@@ -151,7 +152,11 @@ export function ed25519Stored(priv: KeyObject): Buffer {
 }
 
 /** Generate fresh material for a new version of `type` (async for asymmetric types). */
-export async function generateVersion(type: KeyTypeName, version: number, opts: { keySize?: number; now: number; convergentVersion?: number; managedKeyId?: string }): Promise<LoadedVersion> {
+export async function generateVersion(
+  type: KeyTypeName,
+  version: number,
+  opts: { keySize?: number; now: number; convergentVersion?: number; managedKeyId?: string; parameterSet?: string; hybridEc?: HybridEcType },
+): Promise<LoadedVersion> {
   const info = KEY_TYPES[type];
   const base = { version, creationTime: opts.now, convergentVersion: opts.convergentVersion, hmacKey: randomBytes(HMAC_KEY_BYTES) };
   switch (info.kind) {
@@ -172,6 +177,10 @@ export async function generateVersion(type: KeyTypeName, version: number, opts: 
         ? await generateKeyPairAsync('ec', { namedCurve: info.curve })
         : await generateKeyPairAsync('rsa', { modulusLength: info.rsaBits!, publicExponent: 65537 });
       return new LoadedVersion({ ...base, privateKey, publicKey });
+    }
+    case 'pqc': {
+      const m = await generatePq({ type, parameterSet: opts.parameterSet, hybridEc: opts.hybridEc });
+      return new LoadedVersion({ ...base, ...m });
     }
     case 'managed':
       // No material here: the version points at the managed key (its HMAC key stays unused: HMAC is refused).

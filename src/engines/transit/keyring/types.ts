@@ -23,7 +23,13 @@ export type KeyTypeName =
   | 'managed_key'
   | 'aes128-cmac'
   | 'aes192-cmac'
-  | 'aes256-cmac';
+  | 'aes256-cmac'
+  | 'ml-dsa'
+  | 'slh-dsa'
+  | 'hybrid';
+
+/** The classical half of a `hybrid` key (Vault's `hybrid_key_type_ec`). */
+export type HybridEcType = 'ecdsa-p256' | 'ecdsa-p384' | 'ecdsa-p521' | 'ed25519';
 
 /** One version of a key. */
 export interface KeyVersion {
@@ -75,6 +81,10 @@ export interface TransitKey {
   publicJwks?: boolean;
   /** Size in bytes for hmac keys. */
   keySize?: number;
+  /** ml-dsa / hybrid: "44", "65" or "87"; slh-dsa: e.g. "slh-dsa-sha2-128s" (Vault's `parameter_set`). */
+  parameterSet?: string;
+  /** hybrid: the classical key type (Vault's `hybrid_key_type_ec`; the PQC half is always ML-DSA). */
+  hybridEc?: HybridEcType;
   /** Set when a backup was taken (Vault `backup_info`; time as RFC 3339). */
   backupInfo?: { time: string; version: number };
   /** Set on restored keys (Vault `restore_info`). */
@@ -94,6 +104,10 @@ export interface CreateKeyOptions {
   autoRotatePeriod?: number;
   /** managed_key type: UUID of the managed key of version 1 (resolved and permission-checked by the route). */
   managedKeyId?: string;
+  /** ml-dsa, slh-dsa, hybrid: the parameter set (validated by pq/pq-params.ts). */
+  parameterSet?: string;
+  /** hybrid: the classical key type. */
+  hybridEc?: HybridEcType;
 }
 
 /**

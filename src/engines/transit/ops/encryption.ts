@@ -4,6 +4,7 @@
  * derived keys via the key's KDF, convergent nonces v1/v2/v3, RSA-OAEP (SHA-256, empty label) or
  * PKCS#1 v1.5 for RSA keys. No HTTP here: errors are thrown by kind with Vault's messages.
  */
+import { hashAlgorithm } from './hash-algorithms.js';
 import { constants, createHmac, publicEncrypt, privateDecrypt, type KeyObject } from 'node:crypto';
 import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
@@ -31,6 +32,8 @@ export interface EncryptOptions {
   nonce?: Buffer;
   associatedData?: Buffer;
   padding?: string;
+  /** RSA-OAEP hash (Vault's `hash_algorithm` names; default sha2-256). */
+  oaepHash?: string;
 }
 
 /** Options of one decryption. */
@@ -39,6 +42,8 @@ export interface DecryptOptions {
   nonce?: Buffer;
   associatedData?: Buffer;
   padding?: string;
+  /** RSA-OAEP hash (Vault's `hash_algorithm` names; default sha2-256). */
+  oaepHash?: string;
   /**
    * PKCS#1 v1.5 only: answer the implicit-rejection message instead of an error when the padding
    * is invalid. Set where the caller never sees the plaintext (rewrap), so no answer depends on the
@@ -64,6 +69,17 @@ export function checkPadding(key: TransitKey, padding: string | undefined): RsaP
   if (!KEY_TYPES[key.type].rsaBits) throw invalid(`padding_scheme argument invalid: padding schemes apply to RSA keys only, not ${key.type}`);
   if (!(RSA_PADDINGS as readonly string[]).includes(padding)) throw invalid(`padding_scheme argument invalid: unsupported padding scheme "${padding}"; use oaep or pkcs1v15`);
   return padding as RsaPadding;
+}
+
+/**
+ * The RSA-OAEP hash (for OAEP and MGF1) named by `hash_algorithm`: sha1, sha2-224/256/384/512,
+ * sha3-224/256/384/512; default sha2-256. Other key types ignore the field, as Vault does.
+ */
+export function oaepHashOf(name: string | undefined): { node: string; size: number } {
+  if (name === undefined || name === '') return { node: 'sha256', size: 32 };
+  const alg = hashAlgorithm(name);
+  if (!alg || !alg.node) throw invalid('hash_algorithm', `unsupported hash algorithm ${JSON.stringify(name.slice(0, 32))} for RSA-OAEP (sha1, sha2-224, sha2-256, sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512)`);
+  return { node: alg.node, size: alg.size };
 }
 
 function symmetricKey(key: TransitKey, v: KeyVersion, context: Buffer | undefined, length: number): Buffer {
@@ -119,7 +135,7 @@ export function encryptWithKey(key: TransitKey, plaintext: Buffer, opts: Encrypt
   } else {
     if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
     const padding = checkPadding(key, opts.padding);
-    payload = rsaEncrypt(rsaPublic(v), padding, plaintext);
+    payload = rsaEncrypt(rsaPublic(v), padding, plaintext, oaepHashOf(opts.oaepHash));
   }
   return { ciphertext: versionPrefix(ver) + payload.toString('base64'), version: ver };
 }
@@ -137,12 +153,12 @@ function aeadEncrypt(key: TransitKey, suite: AeadSuite, ver: number, v: KeyVersi
   return aeadSeal(suite, encKey, nonce, plaintext, opts.associatedData, cv !== 1);
 }
 
-function rsaEncrypt(pub: KeyObject, padding: RsaPadding, plaintext: Buffer): Buffer {
+function rsaEncrypt(pub: KeyObject, padding: RsaPadding, plaintext: Buffer, hash: { node: string; size: number }): Buffer {
   const k = Math.ceil(modulusBits(pub) / 8);
-  const max = padding === 'oaep' ? k - 2 * 32 - 2 : k - 11;
+  const max = padding === 'oaep' ? k - 2 * hash.size - 2 : k - 11;
   if (plaintext.length > max) throw invalid(`failed to RSA encrypt the plaintext: message too long for RSA key size (at most ${max} bytes with ${padding})`);
   return padding === 'oaep'
-    ? publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, plaintext)
+    ? publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash.node }, plaintext)
     : publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_PADDING }, plaintext);
 }
 
@@ -168,13 +184,14 @@ export function decryptWithKey(key: TransitKey, ciphertext: string, opts: Decryp
   }
   if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
   const padding = checkPadding(key, opts.padding);
+  const oaepHash = oaepHashOf(opts.oaepHash).node;
   if (!v.privateKey) throw invalid(`failed to RSA decrypt the ciphertext: key version ${version} holds only a public key`);
   let pt: Buffer | null;
   if (padding === 'oaep') {
     // OpenSSL's OAEP decoding (RSA_padding_check_PKCS1_OAEP_mgf1) is constant time and fails with one
     // error whatever the cause; the message node:crypto throws is dropped, every failure is RSA_DECRYPT_FAILED.
     try {
-      pt = privateDecrypt({ key: v.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, raw);
+      pt = privateDecrypt({ key: v.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash }, raw);
     } catch {
       pt = null;
     }

@@ -6,6 +6,8 @@
  * key type (RFC 7518 3.1, RFC 8037): the JWK Set advertises it and verification accepts no other.
  * No HTTP here.
  */
+import { pqPublicKey } from '../pq/pq-material.js';
+import { pqSignAsync, pqVerify } from '../pq/pq-signing.js';
 import { createHash, sign as nodeSign, verify as nodeVerify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { invalid } from '../../../framework/errors.js';
@@ -35,8 +37,9 @@ const MAX_TOKEN = 64 * 1024;
 
 /** The key's JWS algorithm; 400 for keys that cannot sign JWTs. */
 export function jwtAlgorithm(key: TransitKey): { alg: string; hash: string | null } {
+  if (key.type === 'ml-dsa') return { alg: `ML-DSA-${key.parameterSet}`, hash: null };
   const a = JWT_ALGORITHMS[key.type];
-  if (!a) throw invalid(`key type ${key.type} cannot sign JWTs; use ed25519, ecdsa-p256/p384/p521 or rsa-2048/3072/4096`);
+  if (!a) throw invalid(`key type ${key.type} cannot sign JWTs; use ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096 or ml-dsa`);
   if (key.derived) throw invalid(`key ${key.name} is derived (its public key depends on a context), so it has no JWK Set`);
   return a;
 }
@@ -74,11 +77,33 @@ export function publicJwk(pub: KeyObject): Record<string, string> {
   return { ...base };
 }
 
+/** Does the version carry a public key a JWT verifies with? */
+function hasPublic(key: TransitKey, v: KeyVersion): boolean {
+  return key.type === 'ml-dsa' ? v.key !== undefined : v.publicKey !== undefined;
+}
+
+const akpCache = new WeakMap<Buffer, Record<string, string>>();
+
+/**
+ * The JWK of an ML-DSA version: key type `AKP` with `alg` ML-DSA-44/65/87 and `pub` (the raw public key,
+ * base64url), as draft-ietf-cose-dilithium registers them for JOSE; kid = RFC 7638 thumbprint over
+ * the required members alg, kty, pub.
+ */
+function mlDsaJwk(key: TransitKey, v: KeyVersion): Record<string, string> {
+  let base = akpCache.get(v.key!);
+  if (!base) {
+    const members = { alg: `ML-DSA-${key.parameterSet}`, kty: 'AKP', pub: pqPublicKey(key, v).toString('base64url') };
+    base = { ...members, kid: createHash('sha256').update(JSON.stringify(members)).digest('base64url'), use: 'sig' };
+    akpCache.set(v.key!, base);
+  }
+  return { ...base };
+}
+
 /** The public JWK of a version with `kid`, `alg` and `use`. */
 export function versionJwk(key: TransitKey, v: KeyVersion): Record<string, string> {
-  if (!v.publicKey) throw invalid(`key version ${v.version} has no public key`);
+  if (!hasPublic(key, v)) throw invalid(`key version ${v.version} has no public key`);
   jwtAlgorithm(key);
-  return publicJwk(v.publicKey);
+  return key.type === 'ml-dsa' ? mlDsaJwk(key, v) : publicJwk(v.publicKey!);
 }
 
 /** Versions valid for verification (min_decryption_version..latest, loaded), ascending. */
@@ -86,7 +111,7 @@ function verifiableVersions(key: TransitKey): KeyVersion[] {
   const out: KeyVersion[] = [];
   for (let n = Math.max(1, key.minDecryptionVersion); n <= key.latestVersion; n++) {
     const v = key.versions.get(n);
-    if (v?.publicKey) out.push(v);
+    if (v && hasPublic(key, v)) out.push(v);
   }
   return out;
 }
@@ -120,7 +145,7 @@ export async function signJwt(key: TransitKey, o: JwtSignOptions): Promise<{ tok
   const { alg, hash } = jwtAlgorithm(key);
   const version = signingVersion(key, o.keyVersion ?? 0);
   const v = key.versions.get(version);
-  if (!v?.privateKey) throw invalid(`key version ${version} holds no private key (public-key import), so it cannot sign`);
+  if (!v || !(key.type === 'ml-dsa' ? v.key : v.privateKey)) throw invalid(`key version ${version} holds no private key (public-key import), so it cannot sign`);
   const jwk = versionJwk(key, v);
   const header = { ...(o.header ?? {}) };
   if (header.alg !== undefined && header.alg !== alg) throw invalid('header', `alg ${JSON.stringify(header.alg)} does not match key type ${key.type}, which signs ${alg}`);
@@ -144,7 +169,11 @@ export async function signJwt(key: TransitKey, o: JwtSignOptions): Promise<{ tok
   claims.exp = iat + Math.ceil(ttl);
   const protectedHeader = { ...header, alg, kid: jwk.kid, typ: header.typ ?? 'JWT' };
   const input = `${b64url(protectedHeader)}.${b64url(claims)}`;
-  const keyInput = { key: v.privateKey, dsaEncoding: 'ieee-p1363' as const };
+  if (key.type === 'ml-dsa') {
+    const sig = await pqSignAsync(key, v, Buffer.from(input), { prehashed: false, hash: '' });
+    return { token: `${input}.${sig.toString('base64url')}`, kid: jwk.kid!, version };
+  }
+  const keyInput = { key: v.privateKey!, dsaEncoding: 'ieee-p1363' as const };
   // RSA takes milliseconds and batch items are many: those sign on libuv's thread pool (node:crypto's
   // callback form), so the event loop keeps serving and a batch uses every core. One curve
   // signature takes microseconds: inline, cheaper than the hop to the pool.
@@ -223,7 +252,8 @@ export function verifyJwt(key: TransitKey, token: string, o: JwtVerifyOptions): 
   const v = versionOfKid(key, header.kid);
   if (!/^[A-Za-z0-9_-]+$/.test(parts[2]!)) throw invalid('token', 'signature is not base64url');
   const sig = Buffer.from(parts[2]!, 'base64url');
-  const ok = nodeVerify(hash, Buffer.from(`${parts[0]}.${parts[1]}`), { key: v.publicKey!, dsaEncoding: 'ieee-p1363' }, sig);
+  const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
+  const ok = key.type === 'ml-dsa' ? pqVerify(key, v, signed, sig, { prehashed: false, hash: '' }) : nodeVerify(hash, signed, { key: v.publicKey!, dsaEncoding: 'ieee-p1363' }, sig);
   const result = (error?: string): JwtVerifyResult => ({ valid: !error, ...(error ? { error } : {}), header, claims, version: v.version });
   if (!ok) return { valid: false, error: 'signature does not verify', header: {}, claims: {}, version: v.version };
   const skew = o.leeway ?? 0;
@@ -243,7 +273,7 @@ export function verifyJwt(key: TransitKey, token: string, o: JwtVerifyOptions): 
 /** The version whose JWK has this kid; 400 naming why when none valid for verification does. */
 function versionOfKid(key: TransitKey, kid: string): KeyVersion {
   for (const v of key.versions.values()) {
-    if (!v.publicKey || versionJwk(key, v).kid !== kid) continue;
+    if (!hasPublic(key, v) || versionJwk(key, v).kid !== kid) continue;
     if (v.version < key.minDecryptionVersion) {
       throw invalid('token', `kid ${kid} is version ${v.version} of key ${key.name}, below min_decryption_version ${key.minDecryptionVersion}: no longer valid for verification`);
     }

@@ -26,11 +26,11 @@ export interface BatchOutcome {
 }
 
 /** Item fields of encrypt (reference 3.2.1). */
-export const ENCRYPT_ITEM = { plaintext: 'string', context: 'string', nonce: 'string', key_version: 'int', associated_data: 'string', padding_scheme: 'string', reference: 'string', type: 'string', convergent_encryption: 'bool' } as const;
+export const ENCRYPT_ITEM = { plaintext: 'string', context: 'string', nonce: 'string', key_version: 'int', associated_data: 'string', padding_scheme: 'string', hash_algorithm: 'string', reference: 'string', type: 'string', convergent_encryption: 'bool' } as const;
 /** Item fields of decrypt. */
-export const DECRYPT_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', associated_data: 'string', padding_scheme: 'string', reference: 'string' } as const;
+export const DECRYPT_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', associated_data: 'string', padding_scheme: 'string', hash_algorithm: 'string', reference: 'string' } as const;
 /** Item fields of rewrap. */
-export const REWRAP_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', key_version: 'int', decrypt_padding_scheme: 'string', encrypt_padding_scheme: 'string', reference: 'string' } as const;
+export const REWRAP_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', key_version: 'int', decrypt_padding_scheme: 'string', encrypt_padding_scheme: 'string', hash_algorithm: 'string', reference: 'string' } as const;
 /** Item fields of hmac. */
 export const HMAC_ITEM = { input: 'string', reference: 'string' } as const;
 /** Item fields of sign. */
@@ -178,6 +178,7 @@ export async function runEncrypt(state: TransitState, name: string, items: Batch
           nonce: itemBase64(item, 'nonce'),
           associatedData: itemBase64(item, 'associated_data'),
           padding: str(item, 'padding_scheme'),
+          oaepHash: str(item, 'hash_algorithm'),
         });
         return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
       },
@@ -208,6 +209,7 @@ export async function runDecrypt(state: TransitState, name: string, items: Batch
           nonce: itemBase64(item, 'nonce'),
           associatedData: itemBase64(item, 'associated_data'),
           padding: str(item, 'padding_scheme'),
+          oaepHash: str(item, 'hash_algorithm'),
         });
         return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
       },
@@ -243,13 +245,15 @@ export async function runRewrap(state: TransitState, name: string, items: BatchI
         checkRewrapPaddings(key, decryptPadding, encryptPadding);
         // Implicit rejection: an invalid PKCS#1 v1.5 padding rewraps its synthetic message, answering
         // exactly as a valid one would (the caller may hold only rewrap: no padding oracle).
-        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: decryptPadding, implicitRejection: true });
+        const oaepHash = str(item, 'hash_algorithm');
+        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: decryptPadding, oaepHash, implicitRejection: true });
         const target = encryptionVersion(key, int(item, 'key_version') ?? 0);
         const r = encryptWithKey(key, plaintext, {
           keyVersion: target,
           context,
           nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
           padding: encryptPadding,
+          oaepHash,
         });
         plaintext.fill(0);
         return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };

@@ -15,6 +15,7 @@ import { liveVersion } from './key-versions.js';
 import { decodeRawUrlBase64, decodeStdBase64, parseVersioned, versionPrefix } from './version-prefix.js';
 import { encodeDerSignature, parseDerSignature, splitJws, toFixed } from './ecdsa-der.js';
 import { maxPssSalt, modulusBits, pkcs1SignRaw, pkcs1VerifyRaw, pssSignDigest, pssVerifyDigest } from './rsa-padding.js';
+import { checkPqRequest, pqSign, pqSignAsync, pqVerify, pqVerifyAsync } from '../pq/pq-signing.js';
 
 /** Signature marshalings. */
 export type Marshaling = 'asn1' | 'jws';
@@ -62,6 +63,7 @@ export function parseSaltLength(text: string): number {
 export function checkSignatureRequest(key: TransitKey, opts: SignatureOptions, explicitHash: boolean): void {
   const info = KEY_TYPES[key.type];
   if (!info.sign || info.kind === 'managed') throw invalid(`key type ${key.type} does not support signing`);
+  if (info.kind === 'pqc') return checkPqRequest(key, { prehashed: opts.prehashed, hash: opts.hash.name });
   if (key.disallowSha1 && opts.hash.name === 'sha1' && key.type !== 'ed25519') {
     throw invalid(`hash_algorithm: sha1 is disallowed for key "${key.name}" (disallow_sha1 is set in its config)`);
   }
@@ -122,7 +124,9 @@ function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer |
   let sig: Buffer | undefined;
   let call: NodeCall | undefined;
   let publicKey: Buffer | undefined;
-  if (key.type === 'ed25519') {
+  if (info.kind === 'pqc') {
+    sig = pqSign(key, v, input, { prehashed: opts.prehashed, hash: opts.hash.name });
+  } else if (key.type === 'ed25519') {
     const k = ed25519Keys(key, v, context);
     if (!k.priv) throw invalid('requested version for signing does not contain a private part');
     call = { alg: null, data: input, key: k.priv };
@@ -177,6 +181,10 @@ export function signWithKey(key: TransitKey, ver: number, input: Buffer, context
 
 /** As signWithKey, with the node:crypto work on libuv's thread pool (batches use every core). */
 export async function signWithKeyAsync(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): Promise<{ signature: string; publicKey?: Buffer }> {
+  if (KEY_TYPES[key.type].kind === 'pqc') {
+    const sig = await pqSignAsync(key, liveVersion(key, ver), input, { prehashed: opts.prehashed, hash: opts.hash.name });
+    return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling) };
+  }
   const p = planSign(key, ver, input, context, opts);
   const c = p.call;
   const sig =
@@ -197,6 +205,7 @@ function planVerify(key: TransitKey, input: Buffer, context: Buffer | undefined,
   const { version, payload } = parseVersioned(signature, 'signature', key);
   const raw = opts.marshaling === 'jws' ? decodeRawUrlBase64(payload) : decodeStdBase64(payload);
   if (!raw) throw invalid('invalid base64 signature value');
+  if (info.kind === 'pqc') return { result: pqVerify(key, liveVersion(key, version), input, raw, { prehashed: opts.prehashed, hash: opts.hash.name }) };
   if (info.curve) {
     let rs: { r: bigint; s: bigint };
     if (opts.marshaling === 'asn1') {
@@ -252,6 +261,12 @@ export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | 
 
 /** As verifyWithKey, with the node:crypto work on libuv's thread pool. */
 export async function verifyWithKeyAsync(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): Promise<boolean> {
+  if (KEY_TYPES[key.type].kind === 'pqc') {
+    const { version, payload } = parseVersioned(signature, 'signature', key);
+    const raw = opts.marshaling === 'jws' ? decodeRawUrlBase64(payload) : decodeStdBase64(payload);
+    if (!raw) throw invalid('invalid base64 signature value');
+    return pqVerifyAsync(key, liveVersion(key, version), input, raw, { prehashed: opts.prehashed, hash: opts.hash.name });
+  }
   const p = planVerify(key, input, context, signature, opts);
   if ('result' in p) return p.result;
   return new Promise<boolean>((resolve) => {

@@ -1,9 +1,10 @@
-/** Vault Enterprise's batch data keys: `datakeys/:plaintext/:name`. */
+/** Vault Enterprise's batch and derived data keys: `datakeys/:plaintext/:name`, `derivedkeys/:plaintext/:name`. */
 import { invalid } from '../../../framework/errors.js';
 import { decodeBase64, f } from '../../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitState } from '../keyring/types.js';
 import { MAX_DATAKEYS, runDatakeys } from '../ops/datakeys.js';
+import { MAX_DERIVED_KEYS, runDerivedKeys } from '../ops/derivedkeys.js';
 
 const route = routesFor<TransitState>();
 
@@ -42,6 +43,39 @@ export const datakeysRoutes: AnyRoute[] = [
           nonce: b64('nonce', data.nonce),
           keyVersion: data.key_version,
           padding: data.padding_scheme,
+          includePlaintext: data.plaintext === 'plaintext',
+        });
+        return { data: out };
+      },
+    },
+  }),
+  route({
+    path: 'derivedkeys/:plaintext/:name',
+    standby: 'serve',
+    summary: `Derive keys for an index range (at most ${MAX_DERIVED_KEYS}) from the key's HMAC key, wrapped, optionally in plaintext`,
+    fields: {
+      name: f.name('Name of the key'),
+      plaintext: f.string('"plaintext" (return the keys too) or "wrapped" (ciphertexts only)').required(),
+      salt: f.string('Salt of the derivation (text)').required(),
+      key_index_from: f.int('First index').required(),
+      key_index_to: f.int('End of the index range (exclusive)').required(),
+      info: f.string('Info of the derivation (text)').default(''),
+      context: f.string('Key-derivation context of the wrapping key, base64 (required for derived keys)'),
+      bits: f.int('Key size in bits: 128, 256 (default) or 512').default(256),
+      key_version: f.int('Version whose HMAC key derives and which wraps; 0 means latest').default(0),
+    },
+    operations: {
+      update: async ({ engine, data }) => {
+        if (data.plaintext !== 'plaintext' && data.plaintext !== 'wrapped')
+          throw invalid("Invalid path, must be 'plaintext' or 'wrapped'");
+        const out = await runDerivedKeys(engine, data.name, {
+          salt: data.salt,
+          info: data.info,
+          from: data.key_index_from,
+          to: data.key_index_to,
+          bits: data.bits,
+          keyVersion: data.key_version,
+          context: b64('context', data.context),
           includePlaintext: data.plaintext === 'plaintext',
         });
         return { data: out };

@@ -6,6 +6,7 @@ import type { AnyRoute } from '../../../framework/route.js';
 import { cmacRoutes } from './cmac-routes.js';
 import { softDeleteRoutes } from './soft-delete-routes.js';
 import { datakeysRoutes } from './datakeys-routes.js';
+import { deriveKeyRoutes } from './derive-key-routes.js';
 
 /** Every route added for issue 32. */
-export const transitExtraRoutes: AnyRoute[] = [...cmacRoutes, ...softDeleteRoutes, ...datakeysRoutes];
+export const transitExtraRoutes: AnyRoute[] = [...cmacRoutes, ...softDeleteRoutes, ...datakeysRoutes, ...deriveKeyRoutes];

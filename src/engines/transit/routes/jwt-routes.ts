@@ -39,7 +39,7 @@ export const jwtRoutes: AnyRoute[] = [
     path: 'jwks/:name',
     summary: 'The public keys of a signing key as a JWK Set: one JWK per version valid for verification',
     description:
-      'Raw JSON ({"keys": [...]}, RFC 7517), not Vault\'s envelope, so relying parties can fetch it directly. kid is the RFC 7638 thumbprint of each version\'s public key; alg is EdDSA, ES256/384/512 or RS256 by key type. Readable without a token when the key\'s config sets public_jwks=true.',
+      'Raw JSON ({"keys": [...]}, RFC 7517), not Vault\'s envelope, so relying parties can fetch it directly. kid is the RFC 7638 thumbprint of each version\'s public key; alg is EdDSA, ES256/384/512, RS256 or ML-DSA-44/65/87 (kty AKP) by key type. Readable without a token when the key\'s config sets public_jwks=true.',
     fields: { name: keyName },
     unauthenticatedWhen: ({ engine, params }) => publicJwks(engine, params.name ?? ''),
     operations: {

@@ -3,6 +3,8 @@
  * export, backup/restore, the BYOK wrapping key, import, import_version, byok-export, csr and
  * set-certificate. Handlers are thin: formats and rules live in keyring/.
  */
+import { parsePqConfig, type PqConfig } from '../pq/pq-params.js';
+import { pqFromImport } from '../pq/pq-material.js';
 import { refuseSoftDeleted } from '../keyring/soft-delete.js';
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { f, decodeBase64 } from '../../../framework/fields.js';
@@ -30,9 +32,13 @@ function importedVersion(
   engine: TransitEngine,
   type: Parameters<typeof parseImportedMaterial>[0],
   n: number,
-  input: { ciphertext?: Buffer; publicKey?: string; hash: string; wrapping: KeyObject },
+  input: { ciphertext?: Buffer; publicKey?: string; hash: string; wrapping: KeyObject; pq?: PqConfig },
 ): { version: LoadedVersion; keySize?: number } {
   const now = engine.keys.nowSeconds();
+  if (input.ciphertext && KEY_TYPES[type].kind === 'pqc') {
+    const m = pqFromImport({ type, ...input.pq! }, unwrapImport(input.wrapping, input.ciphertext, input.hash));
+    return { version: new LoadedVersion({ version: n, creationTime: now, hmacKey: randomBytes(HMAC_KEY_BYTES), ...m }) };
+  }
   if (input.ciphertext) {
     const m = parseImportedMaterial(type, unwrapImport(input.wrapping, input.ciphertext, input.hash));
     const hmacKey = KEY_TYPES[type].kind === 'hmac' ? m.key! : randomBytes(HMAC_KEY_BYTES);
@@ -150,6 +156,9 @@ export const keyIoRoutes: AnyRoute[] = [
       allow_plaintext_backup: f.bool('Allow plaintext backup (one-way)').default(false),
       auto_rotate_period: f.duration('Auto-rotation period (needs allow_rotation)').default(0),
       convergent_encryption: f.bool('Refused: imported keys cannot be convergent'),
+      parameter_set: f.string('ml-dsa/hybrid: 44, 65 or 87; slh-dsa: its parameter set (ml-dsa imports the 32-byte seed)'),
+      hybrid_key_type_pqc: f.string('hybrid: ml-dsa'),
+      hybrid_key_type_ec: f.string('hybrid: ecdsa-p256, ecdsa-p384, ecdsa-p521 or ed25519'),
     },
     rules: [{ kind: 'oneOf', fields: ['ciphertext', 'public_key'] }],
     operations: {
@@ -160,7 +169,8 @@ export const keyIoRoutes: AnyRoute[] = [
         if (type === 'managed_key') throw invalid('type', 'unable to import keys to a policy of type managed_key: the key material stays in the HSM or KMS');
         checkAutoRotatePeriod(data.auto_rotate_period);
         if (data.auto_rotate_period !== 0 && !data.allow_rotation) throw invalid('allow_rotation', 'allow_rotation must be set to true if auto-rotation is enabled');
-        validateCreate({ type, derived: data.derived });
+        const pq = parsePqConfig(type, { parameterSet: data.parameter_set, pqc: data.hybrid_key_type_pqc, ec: data.hybrid_key_type_ec });
+        validateCreate({ type, derived: data.derived, ...pq });
         if (KEY_TYPES[type].kind === 'hmac' && data.public_key && !data.ciphertext) throw invalid('public_key', 'provided type does not support public_key import');
         if (!data.ciphertext && type === 'ed25519' && data.derived) {
           throw invalid('public_key', 'unable to import only public key for derived Ed25519 key: imported key should not be an Ed25519 key pair but is instead an HKDF key');
@@ -172,8 +182,8 @@ export const keyIoRoutes: AnyRoute[] = [
           if (await engine.keys.get(data.name)) {
             throw invalid('name', 'the import path cannot be used with an existing key; use import-version to rotate an existing imported key');
           }
-          const { version, keySize } = importedVersion(engine, type, 1, { ciphertext, publicKey: data.public_key, hash, wrapping });
-          const key = newKeyConfig(data.name, { type, derived: data.derived, exportable: data.exportable, allowPlaintextBackup: data.allow_plaintext_backup, autoRotatePeriod: data.auto_rotate_period });
+          const { version, keySize } = importedVersion(engine, type, 1, { ciphertext, publicKey: data.public_key, hash, wrapping, pq });
+          const key = newKeyConfig(data.name, { type, derived: data.derived, exportable: data.exportable, allowPlaintextBackup: data.allow_plaintext_backup, autoRotatePeriod: data.auto_rotate_period, ...pq });
           key.importedKey = true;
           key.allowImportedKeyRotation = data.allow_rotation;
           if (keySize) key.keySize = keySize;
@@ -210,7 +220,8 @@ export const keyIoRoutes: AnyRoute[] = [
           }
           if (key.convergentEncryption) throw invalid('name', 'import_version cannot be used on keys with convergent encryption enabled');
           const info = KEY_TYPES[key.type];
-          const make = (n: number) => importedVersion(engine, key.type, n, { ciphertext, publicKey: data.public_key, hash, wrapping: wrapping! });
+          const pq = key.parameterSet ? { parameterSet: key.parameterSet, hybridEc: key.hybridEc } : undefined;
+          const make = (n: number) => importedVersion(engine, key.type, n, { ciphertext, publicKey: data.public_key, hash, wrapping: wrapping!, pq });
           if (data.version !== undefined) {
             if (info.kind !== 'asymmetric') throw invalid('version', 'provided type does not support importing key versions');
             const existing = key.versions.get(data.version);

@@ -3,6 +3,7 @@
  * create/read/list/delete, config, rotate, trim, config/keys and cache-config. Import, export,
  * backup/restore, BYOK and certificates live in key-io-routes.ts and are part of `keyRoutes`.
  */
+import { parsePqConfig } from '../pq/pq-params.js';
 import { f } from '../../../framework/fields.js';
 import { invalid } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
@@ -39,7 +40,7 @@ export const keyRoutes: AnyRoute[] = [
     summary: 'Create a named key (an existing key is left unchanged); GET reads it, DELETE deletes it',
     fields: {
       name: keyName,
-      type: f.string('Key type: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096, hmac').default('aes256-gcm96'),
+      type: f.string('Key type: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096, hmac, aes128/192/256-cmac, ml-dsa, slh-dsa, hybrid').default('aes256-gcm96'),
       derived: f.bool('Derive a key per request from a context').default(false),
       convergent_encryption: f.bool('Same plaintext and context give the same ciphertext (needs derived)').default(false),
       exportable: f.bool('Allow exporting the key material (cannot be undone)').default(false),
@@ -49,6 +50,9 @@ export const keyRoutes: AnyRoute[] = [
       managed_key_name: f.string('Managed key name (type managed_key)'),
       managed_key_id: f.string('Managed key id (type managed_key)'),
       managed_key: f.string('Alias of managed_key_name (keyhold; the CLI flag --managed-key)'),
+      parameter_set: f.string('ml-dsa and hybrid: 44, 65 or 87; slh-dsa: slh-dsa-sha2-128s ... slh-dsa-shake-256f'),
+      hybrid_key_type_pqc: f.string('hybrid: the post-quantum half (ml-dsa)'),
+      hybrid_key_type_ec: f.string('hybrid: the classical half (ecdsa-p256, ecdsa-p384, ecdsa-p521 or ed25519)'),
       context: f.base64('Read only: base64 context to show derived Ed25519 public keys'),
     },
     operations: {
@@ -56,7 +60,9 @@ export const keyRoutes: AnyRoute[] = [
         checkKeyName(data.name);
         const type = parseKeyType(data.type);
         const managed = type === 'managed_key' ? await managedKeyId(engine, data) : undefined;
+        const pq = parsePqConfig(type, { parameterSet: data.parameter_set, pqc: data.hybrid_key_type_pqc, ec: data.hybrid_key_type_ec });
         const { key, created } = await engine.keys.create(data.name, {
+          ...pq,
           type,
           derived: data.derived,
           convergentEncryption: data.convergent_encryption,
