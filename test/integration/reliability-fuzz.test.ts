@@ -55,7 +55,9 @@ const targets: Target[] = [
   ...AUTH_METHODS.jwt!.routes.map((route) => ({ mount: 'auth/jwt/', route })),
   ...identityEngine.routes.map((route) => ({ mount: 'identity/', route })),
   ...kvV1Engine.routes.map((route) => ({ mount: 'kv1/', route })),
-];
+  // sys/monitor streams log lines until the client leaves (by design, as Vault's): it has no "answer"
+  // to wait for; test/integration/share-operators.test.ts covers it.
+].filter((t) => !(t.mount === 'sys/' && t.route.path === 'monitor'));
 
 beforeAll(async () => {
   d = await startFileDaemon();
