@@ -73,15 +73,25 @@ export class Client {
         }
         // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
         const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
-        let tls: { rejectUnauthorized: boolean; ca?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
-        const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
-        if (u.protocol === 'https:' && caFile) {
-          try {
-            tls = { ...tls, ca: readFileSync(caFile) };
-          } catch (e) {
-            reject(new LocalError(`cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
-            return;
+        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer; servername?: string } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
+        // CA to verify the server, and a client certificate (TLS client auth, e.g. the cert auth method).
+        const files: Array<['ca' | 'cert' | 'key', string | undefined, string]> = [
+          ['ca', env.KEYHOLD_CACERT || env.VAULT_CACERT, 'CA certificate'],
+          ['cert', env.KEYHOLD_CLIENT_CERT || env.VAULT_CLIENT_CERT, 'client certificate'],
+          ['key', env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY, 'client key'],
+        ];
+        if (u.protocol === 'https:') {
+          for (const [k, file, what] of files) {
+            if (!file) continue;
+            try {
+              tls = { ...tls, [k]: readFileSync(file) };
+            } catch (e) {
+              reject(new LocalError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+              return;
+            }
           }
+          const sni = env.KEYHOLD_TLS_SERVER_NAME || env.VAULT_TLS_SERVER_NAME;
+          if (sni) tls.servername = sni;
         }
         req = fn({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, ...tls }, onRes);
       }

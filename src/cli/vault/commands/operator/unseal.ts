@@ -1,0 +1,40 @@
+/**
+ * `vault operator unseal [KEY]`: the key share as an argument, as the vault CLI takes it (with a
+ * warning: it shows in ps and the shell history), or typed/piped as keyhold takes it. Prints the seal
+ * status table; -reset forgets the shares given so far.
+ */
+import { flag, optArg, type CommandSpec } from '../../../command.js';
+import { LocalError } from '../../../errors.js';
+import { readShares } from '../../../commands/operator/shares.js';
+import { sealStatusTable } from '../../seal-status.js';
+
+export const unseal: CommandSpec = {
+  words: ['operator', 'unseal'],
+  summary: 'Give an unseal key share (argument, typed on a terminal, or piped one per line)',
+  args: [optArg('key', 'the key share (shows in ps and the shell history: prefer stdin), "-" or @file')],
+  flags: [flag('--reset', 'forget the shares given so far'), flag('--migrate', 'the share belongs to the seal being migrated away from')],
+  stdin: 'key shares, one per line',
+  examples: ['vault operator unseal "$KEY"', 'vault operator unseal          # prompts for the key'],
+  async run(inv) {
+    const client = inv.client;
+    let body: Record<string, unknown>;
+    if (inv.opts.reset) body = ((await client.request('POST', 'sys/unseal', { reset: true })).body ?? {}) as Record<string, unknown>;
+    else {
+      const arg = inv.args.key as string | undefined;
+      let keys: string[];
+      if (arg !== undefined && arg !== '-' && !arg.startsWith('@')) {
+        inv.warn('an unseal key given on the command line shows in ps and the shell history; give it on stdin instead');
+        keys = [arg.trim()];
+      } else keys = await readShares(inv, arg, 'Unseal Key (will be hidden): ');
+      if (!keys.length) throw new LocalError('give an unseal key share');
+      body = {};
+      for (const key of keys) {
+        body = ((await client.request('POST', 'sys/unseal', inv.opts.migrate ? { key, migrate: true } : { key })).body ?? {}) as Record<string, unknown>;
+        if (body.sealed === false) break;
+      }
+    }
+    const g = inv.globals;
+    if (g.field || (g.format && g.format !== 'table')) await inv.print({ ...body, ha_enabled: false });
+    else inv.io.stdout.write(sealStatusTable(body));
+  },
+};
