@@ -9,7 +9,7 @@ import type { Command, Option } from 'commander';
 const TRUE = /^(1|t|true)$/i;
 const FALSE = /^(0|f|false)$/i;
 
-/** The options in force for the command a line reaches (its own and its parents'). */
+/** The options in force for the command a line reaches (its own first, then its parents'). */
 function optionsAlong(program: Command, argv: readonly string[]): Option[] {
   const opts: Option[] = [...program.options];
   let cur = program;
@@ -24,7 +24,8 @@ function optionsAlong(program: Command, argv: readonly string[]): Option[] {
     const sub = cur.commands.find((c) => c.name() === a || c.aliases().includes(a));
     if (!sub) break;
     cur = sub;
-    opts.push(...sub.options);
+    // The deepest command's own options first: its `--version <n>` hides the program's `--version` switch.
+    opts.unshift(...sub.options);
   }
   return opts;
 }
@@ -32,7 +33,10 @@ function optionsAlong(program: Command, argv: readonly string[]): Option[] {
 /** `argv` (normalized: long flags with two dashes) with the values of boolean flags turned into switches. */
 export function boolFlagValues(program: Command, argv: readonly string[]): string[] {
   const opts = optionsAlong(program, argv);
-  const isSwitch = (long: string) => opts.find((o) => o.long === long && !o.required && !o.optional);
+  const isSwitch = (long: string) => {
+    const o = opts.find((x) => x.long === long);
+    return o && !o.required && !o.optional ? o : undefined;
+  };
   const out: string[] = [];
   let rest = false;
   for (const a of argv) {

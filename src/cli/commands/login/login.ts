@@ -96,6 +96,7 @@ export const login: CommandSpec = {
     }
     if (!auth && inv.face === 'keyhold') return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
     inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
+    if (inv.face === 'vault') return inv.printSecret(answer);
     const rows = authRows(auth ?? answer.auth);
     inv.io.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
   },
