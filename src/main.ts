@@ -26,8 +26,8 @@ export async function main(argv: string[], face: Face = 'keyhold'): Promise<void
   if (argv[0] !== 'server') installCliProcessHooks();
   const words = normalizeArgv(argv);
   // Only the commands of the first word are loaded (all of them for help or an unknown word).
-  const program = face === 'vault' ? await vaultProgram(words) : await buildProgramFor(words);
   try {
+    const program = face === 'vault' ? await vaultProgram(words) : await buildProgramFor(words);
     await program.parseAsync(boolFlagValues(program, words), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);

@@ -10,6 +10,7 @@ import { option } from '../commander-adapter.js';
 import { daemonClient } from '../context.js';
 import { processIO } from '../invocation.js';
 import { createProgram } from '../parser.js';
+import { LocalError } from '../errors.js';
 import { vaultEntriesFor } from './commands/index.js';
 
 /** The vault CLI's global flags keyhold's face does not have. */
@@ -52,7 +53,13 @@ export async function buildVaultProgramFor(argv: string[], io: IO = processIO())
   const program = createProgram(await vaultEntriesFor(commandWord(argv)), { io, face: 'vault', makeClient: vaultClient });
   program.name('vault').description('vault: the vault CLI, served by keyhold (run as `keyhold` for keyhold\'s own commands)');
   for (const f of VAULT_GLOBAL_FLAGS) program.addOption(option(f));
-  const format = program.options.find((o) => o.long === '--format');
-  if (format && process.env.VAULT_FORMAT) format.env('VAULT_FORMAT');
+  // VAULT_FORMAT is -format's default (a -format on the line wins); an unknown value is a usage error.
+  const envFormat = process.env.VAULT_FORMAT;
+  if (envFormat) {
+    const choices = program.options.find((o) => o.long === '--format')?.argChoices ?? [];
+    const value = envFormat === 'yml' ? 'yaml' : envFormat;
+    if (!choices.includes(value)) throw new LocalError(`VAULT_FORMAT: invalid output format "${envFormat}" (use ${choices.slice(0, 4).join(', ')})`);
+    program.setOptionValueWithSource('format', value, 'env');
+  }
   return program;
 }
