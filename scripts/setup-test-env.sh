@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
+# - jq for the vault-face script tests (test/integration/vault-face-*.test.ts);
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
 #   and g++, make, python3 for node-gyp to build the pkcs11js binding.
 # Never fails the test run: without them the tests that need them skip and print why.
@@ -17,6 +18,8 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# Debian's jq: the vault-face tests pipe `vault ... -format=json` into it, as scripts do.
+command -v jq >/dev/null 2>&1 || need+=(jq)
 # systemd-analyze checks the unit of `keyhold service install` (test/unit/cli/service.test.ts).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 [ ${#need[@]} -eq 0 ] && exit 0
