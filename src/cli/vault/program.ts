@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { commandWord } from '../argv.js';
 import type { FlagSpec, GlobalOptions, IO } from '../command.js';
-import { option } from '../commander-adapter.js';
+import { option, type AdapterDeps } from '../commander-adapter.js';
 import { daemonClient } from '../context.js';
 import { processIO } from '../invocation.js';
 import { createProgram } from '../parser.js';
@@ -49,8 +49,8 @@ export function vaultClient(g: GlobalOptions, io: IO): ReturnType<typeof daemonC
 }
 
 /** The program that parses a (normalized) `vault ...` command line. */
-export async function buildVaultProgramFor(argv: string[], io: IO = processIO()): Promise<Command> {
-  const program = createProgram(await vaultEntriesFor(commandWord(argv)), { io, face: 'vault', makeClient: vaultClient });
+export async function buildVaultProgramFor(argv: string[], deps: Partial<AdapterDeps> = {}): Promise<Command> {
+  const program = createProgram(await vaultEntriesFor(commandWord(argv)), { io: processIO(), makeClient: vaultClient, ...deps, face: 'vault' });
   program.name('vault').description('vault: the vault CLI, served by keyhold (run as `keyhold` for keyhold\'s own commands)');
   for (const f of VAULT_GLOBAL_FLAGS) program.addOption(option(f));
   // VAULT_FORMAT is -format's default (a -format on the line wins); an unknown value is a usage error.
