@@ -21,6 +21,9 @@ import { managedKeyCases } from './cases/managed-key-cases.js';
 import { syncCase } from './cases/sync-case.js';
 import { pgCases } from './cases/pg-cases.js';
 import { loginCases } from './cases/login-cases.js';
+import { binaryCases } from './cases/binary-cases.js';
+import { quotaCases } from './cases/quota-cases.js';
+import { telemetryCase } from './cases/telemetry-case.js';
 import { machineInfo } from './lib/machine.js';
 import { ROOT, freePort, killAll, startBare } from './lib/procs.js';
 import { printReport, writeResult } from './lib/report.js';
@@ -33,7 +36,8 @@ export const CASE_IDS = [
   'batch-encrypt-1000', 'datakey-wrapped', 'cli-encrypt', 'envelope-1gib', 'versions-10000',
   'start-10000-keys', 'sync-1000', 'rss-idle', 'rss-batch-10000', 'rewrap-pkcs1-timing', 'run-startup', 'jwt-sign-es256',
   'login-approle', 'login-jwt', 'managed-sign-rsa-2048', 'managed-encrypt-aes-gcm',
-  'pg-encrypt-standby', 'pg-kv-put', 'pg-failover', 'pg-start-100000',
+  'pg-encrypt-standby', 'pg-kv-put', 'pg-failover', 'pg-start-100000', 'cli-encrypt-binary', 'encrypt-with-telemetry',
+  'encrypt-with-quota',
 ];
 
 /** Settings of a full and of a quick run. */
@@ -104,7 +108,7 @@ async function main() {
     mkdirSync(pdir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', pdir);
   }
-  const all = [...rssCases, ...httpCases, ...processCases, syncCase, ...securityCases, ...secretsCases, ...loginCases, ...managedKeyCases, ...pgCases];
+  const all = [...rssCases, ...httpCases, ...processCases, syncCase, ...securityCases, ...secretsCases, ...loginCases, ...managedKeyCases, ...pgCases, ...binaryCases, ...quotaCases, telemetryCase];
   const selected = all.filter((c) => !args.only || args.only.has(c.id));
   const results = new Map();
   let ctx;

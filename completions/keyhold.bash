@@ -10,14 +10,17 @@ _keyhold_node() {
   _kh_opts='-v --version --address --token --format --field --wrap-ttl -h --help'
   _kh_vopts='--address --token --format --field --wrap-ttl'
   case "$1" in
-    '') _kh_subs='server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    '') _kh_subs='server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
     'server') _kh_opts='--dev --dev-root-token --config --socket --no-socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--dev-root-token --config --socket --listen --tls-cert --tls-key --storage-path --max-request-size --log-level --keychain --address --token --format --field --wrap-ttl' ;;
-    'operator') _kh_subs='init unseal rekey step-down migrate seal' ;;
+    'operator') _kh_subs='init unseal rekey step-down migrate seal rotate key-status generate-root snapshot' ;;
     'operator init') _kh_opts='--key-shares --key-threshold --recovery-shares --recovery-threshold --status --no-keychain -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --recovery-shares --recovery-threshold --address --token --format --field --wrap-ttl' ;;
     'operator unseal') _kh_opts='--reset --migrate -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'operator rekey') _kh_opts='--init --cancel --status --key-shares --key-threshold --nonce --target --verify -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--key-shares --key-threshold --nonce --target --address --token --format --field --wrap-ttl' ;;
     'operator migrate') _kh_opts='--config --start --reset --max-parallel -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --start --max-parallel --address --token --format --field --wrap-ttl' ;;
     'operator seal') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'operator generate-root') _kh_opts='--init --cancel --status --generate-otp --otp --decode --pgp-key --nonce -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--otp --decode --pgp-key --nonce --address --token --format --field --wrap-ttl' ;;
+    'operator snapshot') _kh_subs='save restore inspect' ;;
+    'operator snapshot restore') _kh_opts='--force -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'write') _kh_opts='-f --force -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'token') _kh_subs='create lookup revoke' ;;
     'token create') _kh_opts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --orphan --role --period --type --no-default-policy --renewable -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--policy --policies --ttl --explicit-max-ttl --num-uses --display-name --role --period --type --renewable --address --token --format --field --wrap-ttl' ;;
@@ -28,7 +31,7 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --version --address --token --format --field --wrap-ttl' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
-    'login') _kh_opts='--method --path --no-store -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--method --path --address --token --format --field --wrap-ttl' ;;
+    'login') _kh_opts='--method --path --no-store --client-cert --client-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--method --path --client-cert --client-key --address --token --format --field --wrap-ttl' ;;
     'auth') _kh_subs='enable disable list tune' ;;
     'auth enable') _kh_opts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field --wrap-ttl' ;;
     'auth list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
@@ -100,6 +103,8 @@ _keyhold_node() {
     'openapi') _kh_opts='--offline --generic-mount-paths -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'service') _kh_subs='install uninstall status' ;;
     'service install') _kh_opts='--config --no-start -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--config --address --token --format --field --wrap-ttl' ;;
+    'quota') _kh_subs='list read write delete' ;;
+    'monitor') _kh_opts='--log-level --log-format -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--log-level --log-format --address --token --format --field --wrap-ttl' ;;
   esac
 }
 
@@ -118,6 +123,10 @@ _keyhold_values() {
     'operator rekey|--target') echo 'w:barrier recovery' ;;
     'operator rekey|1') echo 'n' ;;
     'operator migrate|--config') echo 'f' ;;
+    'operator generate-root|1') echo 'n' ;;
+    'operator snapshot save|1') echo 'n' ;;
+    'operator snapshot restore|1') echo 'n' ;;
+    'operator snapshot inspect|1') echo 'n' ;;
     'read|1') echo 'd:mounts' ;;
     'read|2') echo 'n' ;;
     'read|+') echo 'n' ;;
@@ -302,9 +311,14 @@ _keyhold_values() {
     'unwrap|1') echo 'n' ;;
     'completion|1') echo 'w:bash zsh fish' ;;
     'path-help|1') echo 'd:mounts' ;;
-    'help|1') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
-    'help|+') echo 'w:exit-codes environment formats server status operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service' ;;
+    'help|1') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
+    'help|+') echo 'w:exit-codes environment formats server status version operator read write list delete token policy secrets login auth transit kv sync audit managed-keys run env unwrap completion openapi path-help help service quota monitor' ;;
     'service install|--config') echo 'f' ;;
+    'quota read|1') echo 'n' ;;
+    'quota write|1') echo 'n' ;;
+    'quota write|2') echo 'n' ;;
+    'quota write|+') echo 'n' ;;
+    'quota delete|1') echo 'n' ;;
     *'|--format') echo 'w:table json yaml raw dotenv shell jwk jwks pem' ;;
   esac
 }

@@ -16,6 +16,15 @@ if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]
 # Formatting and lint (biome.json): `biome ci` only reads, it never rewrites a file (`npm run format` does).
 if [ -x node_modules/.bin/biome ]; then node_modules/.bin/biome ci .; else echo "test: biome is not installed (devDependency @biomejs/biome); format and lint check skipped" >&2; fi
 npm run build --silent    # tsc, then the CLI fast-path bundle (scripts/bundle-cli.mjs)
+# The single executable and the Debian package (issue 26), built once and reused while dist/ is
+# unchanged (a hash of the inputs beside each); the package tests use them. A failure here is
+# reported by those tests, naming the cause.
+package_start=$SECONDS
+if node scripts/package.mjs --if-stale && node scripts/package-deb.mjs --if-stale; then
+  echo "test: executable and .deb ready in $((SECONDS - package_start)) s" >&2
+else
+  echo "test: building the executable or the .deb failed; the package tests will fail and say why" >&2
+fi
 # The keychain tests need a Secret Service: run the suite inside a private D-Bus session with an
 # unlocked gnome-keyring (scripts/with-keyring.sh). Without dbus-run-session they skip, saying why.
 if command -v dbus-run-session >/dev/null 2>&1; then

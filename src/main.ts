@@ -24,6 +24,8 @@ export async function main(argv: string[], face: Face = 'keyhold'): Promise<void
   // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
   // The daemon keeps its own graceful shutdown.
   if (argv[0] !== 'server') installCliProcessHooks();
+  // The vault CLI's `-version` is the `version` command (`--version`/`-v` print the bare version).
+  if (argv.length === 1 && argv[0] === '-version') argv = ['version'];
   const words = normalizeArgv(argv);
   // Only the commands of the first word are loaded (all of them for help or an unknown word).
   try {

@@ -65,8 +65,8 @@ function stopProc(proc) {
  * socket `socket` and on 127.0.0.1:`port`. `nodeArgs` go before the script (e.g. --cpu-prof).
  * Resolves once /v1/sys/health answers anything, with `startedAt` (hrtime ms before spawn).
  */
-export async function startKeyhold({ dir, socket, port, storage, nodeArgs = [], waitReady = true }) {
-  const args = [...nodeArgs, BIN, 'server', '--socket', socket, '--storage-path', storage, '--keychain', 'none', '--log-level', 'warn'];
+export async function startKeyhold({ dir, socket, port, storage, nodeArgs = [], waitReady = true, serverArgs = [] }) {
+  const args = [...nodeArgs, BIN, 'server', '--socket', socket, '--storage-path', storage, '--keychain', 'none', '--log-level', 'warn', ...serverArgs];
   if (port) args.push('--listen', `127.0.0.1:${port}`);
   const startedAt = performance.now();
   const proc = spawn(process.execPath, args, { env: { ...process.env, KEYHOLD_HOME: dir, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });

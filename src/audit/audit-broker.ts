@@ -13,6 +13,8 @@ import type { LifecycleEvents } from '../framework/events.js';
 import { getJSON, prefixed, putJSON, type Storage } from '../storage/backend.js';
 import { hashStructure, hashValue } from './audit-hash.js';
 import { DiscardSink, FileSink, StdoutSink, type AuditSink } from './file-device.js';
+import { SocketSink, socketTargetOf } from './socket-device.js';
+import { SyslogSink, normalizeSyslogOptions } from './syslog-device.js';
 
 /** What the router tells the broker about a request (the router's AuditEntry). */
 export interface AuditRequest {
@@ -23,6 +25,13 @@ export interface AuditRequest {
   token: TokenInfo | null;
   data: Record<string, unknown>;
   sensitive: Set<string>;
+  /** The request's headers (only those configured in sys/config/auditing/request-headers are logged). */
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+/** One audited request header (sys/config/auditing/request-headers/:header). */
+export interface AuditedHeader {
+  hmac: boolean;
 }
 
 /** A device as stored in the audit table (and shown by `sys/audit`). */
@@ -37,7 +46,7 @@ export interface AuditDeviceRecord {
 }
 
 /** One device type: its options (name -> help) and how to build its sink. */
-interface DeviceType {
+export interface DeviceType {
   description: string;
   options: Record<string, string>;
   /** Normalise and check options (throws invalid naming the option). */
@@ -97,6 +106,39 @@ export const AUDIT_DEVICE_TYPES: Record<string, DeviceType> = {
       return new FileSink(fp, mode === 0 ? null : mode);
     },
   },
+  // share (issue 28): Vault's socket and syslog devices.
+  socket: {
+    description: 'Send JSON lines to a TCP, UDP or Unix socket',
+    options: {
+      ...COMMON_OPTIONS,
+      address: 'host:port (tcp, udp) or socket path (unix)',
+      socket_type: 'tcp (default), udp or unix',
+      write_timeout: 'How long one entry may take to send (default 2s); then the device has failed for that entry',
+    },
+    normalize(options) {
+      const out = { ...options };
+      socketTargetOf(out);
+      normalizeCommon(out);
+      return out;
+    },
+    create: (options) => new SocketSink(socketTargetOf(options)),
+  },
+  syslog: {
+    description: 'Send entries to a syslog daemon (severity info)',
+    options: {
+      ...COMMON_OPTIONS,
+      facility: 'Syslog facility (default AUTH; LOCAL0..LOCAL7, DAEMON, ...)',
+      tag: 'Program name in each message (default keyhold)',
+      address: 'udp://host:port (default udp://127.0.0.1:514) or tcp://host:port of the syslog daemon',
+      write_timeout: 'How long one entry may take to send (default 2s)',
+    },
+    normalize(options) {
+      const out = normalizeSyslogOptions(options);
+      normalizeCommon(out);
+      return out;
+    },
+    create: (options) => new SyslogSink(options),
+  },
 };
 
 /**
@@ -135,6 +177,8 @@ export interface AuditDeps {
 }
 
 const TABLE = 'table';
+/** Storage key of the audited request headers. */
+const HEADERS_KEY = 'request-headers';
 
 /** Normalise a device path: "file", "/file/" -> "file/". */
 export function normalizeDevicePath(p: string): string {
@@ -157,9 +201,13 @@ export class AuditBroker {
     return this.devices.size > 0;
   }
 
+  /** Request headers audit entries carry (lower-case name -> whether the value is HMACed). */
+  private headers = new Map<string, AuditedHeader>();
+
   /** Open the devices of the stored audit table (after unseal). A device that cannot open now fails its writes later. */
   async load(): Promise<void> {
     await this.unload();
+    this.headers = new Map(Object.entries((await getJSON<Record<string, AuditedHeader>>(this.deps.storage, HEADERS_KEY)) ?? {}));
     const table = (await getJSON<AuditDeviceRecord[]>(this.deps.storage, TABLE)) ?? [];
     for (const record of table) {
       const type = AUDIT_DEVICE_TYPES[record.type];
@@ -205,7 +253,7 @@ export class AuditBroker {
     try {
       await sink.open();
     } catch (e) {
-      throw invalid('options.file_path', `cannot open for appending: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw invalid(input.type === 'file' ? 'options.file_path' : 'options.address', `cannot open${input.type === 'file' ? ' for appending' : ''}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     const record: AuditDeviceRecord = { path: p, type: input.type, description: input.description ?? '', options, local: input.local ?? false, uuid: randomUUID() };
     const salt = randomBytes(32);
@@ -235,6 +283,26 @@ export class AuditBroker {
     await d.sink.close();
     await this.deps.storage.delete(`salt/${d.record.uuid}`);
     d.salt.fill(0);
+  }
+
+  /** The audited request headers (sys/config/auditing/request-headers). */
+  auditedHeaders(): Record<string, AuditedHeader> {
+    return Object.fromEntries([...this.headers.entries()].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  /** Audit a request header (lower-cased, as Vault keys them), its value HMACed when `hmac`. */
+  async setAuditedHeader(name: string, hmac: boolean): Promise<void> {
+    const next = new Map(this.headers).set(name.toLowerCase(), { hmac });
+    await putJSON(this.deps.storage, HEADERS_KEY, Object.fromEntries(next));
+    this.headers = next;
+  }
+
+  /** Stop auditing a request header. */
+  async deleteAuditedHeader(name: string): Promise<void> {
+    const next = new Map(this.headers);
+    next.delete(name.toLowerCase());
+    await putJSON(this.deps.storage, HEADERS_KEY, Object.fromEntries(next));
+    this.headers = next;
   }
 
   /** Enabled devices, keyed by path (sys/audit). */
@@ -292,6 +360,18 @@ export class AuditBroker {
     if (ok === 0) throw unavailable('audit: no enabled audit device could record the request; refusing to serve it');
   }
 
+  /** The configured request headers present on a request, as Vault logs them: name -> list of values. */
+  private headersOf(headers: Record<string, string | string[] | undefined>, d: LiveDevice): Record<string, string[]> | undefined {
+    let out: Record<string, string[]> | undefined;
+    for (const [name, conf] of this.headers) {
+      const v = headers[name];
+      if (v === undefined) continue;
+      const values = Array.isArray(v) ? v : [v];
+      (out ??= {})[name] = conf.hmac ? values.map((x) => hashValue(d.salt, x)) : values;
+    }
+    return out;
+  }
+
   private entryFor(d: LiveDevice, type: 'request' | 'response', e: AuditRequest, status?: number, body?: unknown): Record<string, unknown> {
     const h = (s: string) => hashValue(d.salt, s);
     const mount = this.deps.mountOf(e.path);
@@ -318,7 +398,8 @@ export class AuditBroker {
         client_token_accessor: accessor,
         namespace: { id: 'root' },
         path: e.path,
-        data: Object.keys(e.data).length ? hashStructure(e.data, d.salt, sensitive) : undefined,
+        data: Object.keys(e.data).length ? hashData(e.data, d.salt, sensitive, mount?.config.audit_non_hmac_request_keys) : undefined,
+        headers: this.headers.size && e.headers ? this.headersOf(e.headers, d) : undefined,
         remote_address: e.remoteAddress,
       },
     };
@@ -331,7 +412,7 @@ export class AuditBroker {
         if (d.elideLists && e.operation === 'list' && data && typeof data === 'object' && Array.isArray((data as Record<string, unknown>).keys)) {
           data = { ...(data as Record<string, unknown>), keys: ((data as Record<string, unknown>).keys as unknown[]).length };
         }
-        if (data !== null && data !== undefined) response.data = hashStructure(data, d.salt, sensitive);
+        if (data !== null && data !== undefined) response.data = hashData(data, d.salt, sensitive, mount?.config.audit_non_hmac_response_keys);
         if (b.auth && typeof b.auth === 'object') response.auth = hashAuth(b.auth as Record<string, unknown>, d);
         const wrap = (b as { wrap_info?: unknown }).wrap_info;
         if (wrap && typeof wrap === 'object') response.wrap_info = hashWrapInfo(wrap as Record<string, unknown>, d);
@@ -340,6 +421,20 @@ export class AuditBroker {
     }
     return out;
   }
+}
+
+/**
+ * Request or response data hashed, except the top-level keys the mount's tune lists in
+ * audit_non_hmac_request_keys / audit_non_hmac_response_keys, which are logged as sent (Vault's
+ * rule: the operator chose to see them).
+ */
+function hashData(data: unknown, salt: Buffer, sensitive: ReadonlySet<string>, clearKeys: unknown): unknown {
+  const hashed = hashStructure(data, salt, sensitive);
+  if (!Array.isArray(clearKeys) || clearKeys.length === 0 || !data || typeof data !== 'object' || Array.isArray(data)) return hashed;
+  const src = data as Record<string, unknown>;
+  const out = hashed as Record<string, unknown>;
+  for (const k of clearKeys) if (typeof k === 'string' && Object.hasOwn(src, k)) out[k] = src[k];
+  return out;
 }
 
 /** A wrapped answer's wrap_info as Vault audits it: the wrapping token HMAC'd, accessors as configured. */

@@ -35,7 +35,7 @@ export class Client {
   }
 
   /** Send a request to `/v1/<path>`; throws ServerError on >= 400 (unless `allowStatus` includes it). */
-  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string>; onChunk?: (chunk: Buffer) => void } = {}): Promise<ApiResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Vault-Request': 'true', ...opts.headers };
     if (this.token) headers['X-Vault-Token'] = this.token;
@@ -50,6 +50,13 @@ export class Client {
     const res = await new Promise<ApiResponse>((resolve, reject) => {
       let req;
       const onRes = (r: import('node:http').IncomingMessage) => {
+        // A streamed answer (sys/monitor): each chunk goes to the caller as it arrives.
+        if (opts.onChunk && (r.statusCode ?? 0) < 400) {
+          r.on('data', opts.onChunk);
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, body: null }));
+          r.on('error', reject);
+          return;
+        }
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {
@@ -74,24 +81,34 @@ export class Client {
         // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
         const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
         let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer; servername?: string } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
-        // CA to verify the server, and a client certificate (TLS client auth, e.g. the cert auth method).
-        const files: Array<['ca' | 'cert' | 'key', string | undefined, string]> = [
-          ['ca', env.KEYHOLD_CACERT || env.VAULT_CACERT, 'CA certificate'],
-          ['cert', env.KEYHOLD_CLIENT_CERT || env.VAULT_CLIENT_CERT, 'client certificate'],
-          ['key', env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY, 'client key'],
-        ];
+        const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
+        if (u.protocol === 'https:' && caFile) {
+          try {
+            tls = { ...tls, ca: readFileSync(caFile) };
+          } catch (e) {
+            reject(new LocalError(`cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+            return;
+          }
+        }
         if (u.protocol === 'https:') {
-          for (const [k, file, what] of files) {
-            if (!file) continue;
+          // -tls-server-name / VAULT_TLS_SERVER_NAME: the name the certificate is checked against (SNI).
+          const sni = env.KEYHOLD_TLS_SERVER_NAME || env.VAULT_TLS_SERVER_NAME;
+          if (sni) tls.servername = sni;
+          // The vault CLI's VAULT_CLIENT_CERT / VAULT_CLIENT_KEY: a TLS client certificate (the cert auth method).
+          const certFile = env.KEYHOLD_CLIENT_CERT || env.VAULT_CLIENT_CERT;
+          const keyFile = env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY;
+          if (certFile || keyFile) {
+            if (!certFile || !keyFile) {
+              reject(new LocalError('a client certificate needs both VAULT_CLIENT_CERT and VAULT_CLIENT_KEY (-client-cert and -client-key)'));
+              return;
+            }
             try {
-              tls = { ...tls, [k]: readFileSync(file) };
+              tls = { ...tls, cert: readFileSync(certFile), key: readFileSync(keyFile) };
             } catch (e) {
-              reject(new LocalError(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+              reject(new LocalError(`cannot read client certificate or key: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
               return;
             }
           }
-          const sni = env.KEYHOLD_TLS_SERVER_NAME || env.VAULT_TLS_SERVER_NAME;
-          if (sni) tls.servername = sni;
         }
         req = fn({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, ...tls }, onRes);
       }

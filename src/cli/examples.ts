@@ -95,6 +95,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   openapi: ['keyhold openapi > openapi.json', 'keyhold openapi --offline --format yaml'],
   'path-help': ['keyhold path-help transit/keys/app', 'keyhold path-help secret/data/app/db'],
   help: ['keyhold help exit-codes', 'keyhold help transit encrypt'],
+  version: ['keyhold version', 'keyhold version --format json'],
 };
 
 /** While probing a command's own help text, the table's listener stays quiet. */

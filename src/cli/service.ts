@@ -18,8 +18,8 @@ import { join } from 'node:path';
 export interface ServiceSpec {
   /** Absolute path of the node binary. */
   node: string;
-  /** Absolute path of bin/keyhold.js. */
-  script: string;
+  /** Absolute path of bin/keyhold.js; absent when `node` is the single executable itself. */
+  script?: string;
   /** Absolute path of the config file, if any. */
   config?: string;
   /** Environment for the daemon (only KEYHOLD_HOME today). */
@@ -48,7 +48,7 @@ export function serviceFile(manager: ServiceManager, env: NodeJS.ProcessEnv = pr
 
 /** The daemon's argv after node. */
 function serverArgs(spec: ServiceSpec): string[] {
-  return [spec.script, 'server', ...(spec.config ? ['--config', spec.config] : [])];
+  return [...(spec.script ? [spec.script] : []), 'server', ...(spec.config ? ['--config', spec.config] : [])];
 }
 
 /**

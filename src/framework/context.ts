@@ -218,6 +218,17 @@ export interface EngineLifecycle {
   invalidate?(key: string): void | Promise<void>;
 }
 
+/** A certificate the TLS peer presented (node:tls's detailed peer certificate, as much as is read). */
+export interface PeerCertificate {
+  raw?: Buffer;
+  issuerCertificate?: PeerCertificate;
+}
+
+/** The TLS side of a connection (node:tls TLSSocket). */
+export interface TlsPeer {
+  getPeerCertificate(detailed: true): PeerCertificate | null;
+}
+
 /** The request context handlers receive. */
 export interface RequestContext<E, D> {
   engine: E;
@@ -235,6 +246,10 @@ export interface RequestContext<E, D> {
   requestId: string;
   remoteAddress: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The request body as received (snapshot restore reads a binary body). */
+  body?: Buffer;
+  /** The TLS connection the request came on, when it did (the cert auth method reads the client's certificates). */
+  tls?: TlsPeer;
   /** ACL check for another path (e.g. encrypt's batch upsert decisions). */
   allowed(capability: string, fullPath: string): boolean;
 }

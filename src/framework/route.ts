@@ -30,8 +30,24 @@ export interface Reply {
    * serialization of `data`.
    */
   dataJson?: string | Buffer | readonly Buffer[];
+  /** Response headers the engine sets; only those its mount's allowed_response_headers lists reach the client (sys: all). */
+  headers?: Record<string, string>;
+  /**
+   * A streamed answer (sys/monitor): the router opens a 200 text/plain stream and hands it over;
+   * the handler writes until it ends the stream or the client goes away.
+   */
+  stream?: { contentType: string; start(out: ReplyStream): void };
   /** Non-envelope body (e.g. raw metrics); rarely used. */
   raw?: { contentType: string; body: string | Buffer; status?: number };
+}
+
+/** The stream of a streamed answer. */
+export interface ReplyStream {
+  /** Send text now (false: the client is gone). */
+  write(text: string): boolean;
+  end(): void;
+  /** Called once when the client goes away or the stream ends. */
+  onClose(fn: () => void): void;
 }
 
 /** A handler: typed input -> domain call -> reply. */
@@ -91,9 +107,10 @@ export interface RouteDef<E, F extends Fields> {
    * Cluster: how a standby treats the route. By default reads and lists are served and anything else
    * goes to the active node; `serve` also serves updates that compute without writing (transit
    * encrypt, sign ...: a write they turn out to need, like an upsert, still goes to the active);
-   * `local` is answered by every node itself (health, seal status, unseal).
+   * `local` is answered by every node itself (health, seal status, unseal); `active` always goes to
+   * the active node, reads too (state only the active holds: snapshots, root generation).
    */
-  standby?: 'serve' | 'local';
+  standby?: 'serve' | 'local' | 'active';
   /** Fields carried in the URL query only (documentation). */
   cli?: CliHint;
   /** The route takes arbitrary data keys (cubbyhole, sys/wrapping/wrap): no unknown-parameter warning. */

@@ -50,6 +50,11 @@ interface RekeyState {
   verification: { nonce: string; key: Buffer; parts: KeyParts } | null;
   /** Shamir barrier rekey waiting for verification: the verified current master key. */
   oldMaster?: Buffer;
+  /** New shares are encrypted to these PGP keys (issue 27), with their fingerprints. */
+  pgpKeys: string[] | null;
+  pgpFingerprints: string[] | null;
+  /** Keep the PGP-encrypted shares at core/unseal-keys-backup (sys/rekey/backup). */
+  backup: boolean;
 }
 
 /** Rekey status (GET sys/rekey/init), Vault's RekeyStatusResponse. */
@@ -71,6 +76,9 @@ export interface RekeyResult {
   nonce: string;
   complete: true;
   keys: Buffer[];
+  /** Set when the keys are PGP-encrypted (same order as the keys). */
+  pgp_fingerprints: string[] | null;
+  backup: boolean;
   verification_required: boolean;
   verification_nonce?: string;
 }
@@ -91,6 +99,10 @@ export interface RekeyHost {
   unwrapStoredMaster(): Promise<Buffer>;
   /** Vault's VerifyRecoveryKey: throws a 400 when `key` is not the stored recovery key. */
   verifyRecoveryKey(key: Buffer): Promise<void>;
+  /** PGP keys checked (one per share), their fingerprints (issue 27). */
+  checkPgpKeys(keys: string[] | undefined, shares: number, field: string): Promise<string[] | null>;
+  /** Shares encrypted to their PGP keys (raw when no keys). */
+  pgpShares(shares: Buffer[], keys: string[] | null | undefined, field: string): Promise<Buffer[]>;
 }
 
 /** The rekeys of one daemon's seal (sys/rekey/*, sys/rekey-recovery-key/*). */
@@ -135,6 +147,8 @@ export class Rekey {
         n: r.config.secret_shares,
         progress: r.parts.progress,
         verification_required: r.verificationRequired,
+        pgp_fingerprints: r.pgpFingerprints,
+        backup: r.backup,
       });
       if (r.verification) out.verification_nonce = r.verification.nonce;
     }
@@ -142,11 +156,17 @@ export class Rekey {
   }
 
   /** PUT sys/rekey/init: start a rekey (Vault's RekeyInit / BarrierRekeyInit / RecoveryRekeyInit). */
-  init(recovery: boolean, p: RekeyParams): RekeyStatus {
+  async init(recovery: boolean, p: RekeyParams): Promise<RekeyStatus> {
     const kind = this.kindOf(recovery);
     if (p.backup && !p.pgp_keys?.length)
       throw invalid('cannot request a backup of the new keys without providing PGP keys for encryption');
-    if (p.pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold');
+    const fingerprints = p.pgp_keys?.length
+      ? await this.seal.checkPgpKeys(
+          p.pgp_keys,
+          kind === 'barrier' && this.seal.recoverySeal ? 0 : p.secret_shares,
+          'pgp_keys',
+        )
+      : null;
     const config: ShareConfig = { secret_shares: p.secret_shares, secret_threshold: p.secret_threshold };
     if (config.secret_threshold > config.secret_shares)
       throw invalid('provided threshold greater than the total shares');
@@ -169,6 +189,9 @@ export class Rekey {
       verificationRequired: Boolean(p.require_verification),
       parts: new KeyParts(''),
       verification: null,
+      pgpKeys: fingerprints ? p.pgp_keys! : null,
+      pgpFingerprints: fingerprints,
+      backup: Boolean(p.backup),
     };
     this.seal.logger.info('rekey initialized', {
       target: kind,
@@ -249,10 +272,14 @@ export class Rekey {
     }
     const fresh = randomBytes(32);
     // Auto seal barrier rekey: the new master key is stored wrapped, no shares are handed out.
-    const keys =
+    const plainKeys =
       kind === 'barrier' && this.seal.recoverySeal
         ? []
         : await splitKey(fresh, r.config.secret_shares, r.config.secret_threshold);
+    // Issue 27: each new share encrypted to its PGP key, and kept for sys/rekey/backup when asked.
+    const keys = r.pgpKeys ? await this.seal.pgpShares(plainKeys, r.pgpKeys, 'pgp_keys') : plainKeys;
+    const pgp = { pgp_fingerprints: r.pgpKeys ? r.pgpFingerprints : null, backup: r.backup };
+    if (r.backup && r.pgpFingerprints) await this.writeBackup(kind, r.nonce, r.pgpFingerprints, keys);
     if (r.verificationRequired) {
       r.verification = { nonce: randomUUID(), key: fresh, parts: new KeyParts('') };
       r.oldMaster = oldMaster;
@@ -262,6 +289,7 @@ export class Rekey {
         keys,
         verification_required: true,
         verification_nonce: r.verification.nonce,
+        ...pgp,
       };
     }
     try {
@@ -271,7 +299,48 @@ export class Rekey {
     }
     this.pending[kind] = null;
     fresh.fill(0);
-    return { nonce: r.nonce, complete: true, keys, verification_required: false };
+    return { nonce: r.nonce, complete: true, keys, verification_required: false, ...pgp };
+  }
+
+  /** Where sys/rekey/backup keeps PGP-encrypted shares (Vault's paths; ciphertext only, so outside the barrier). */
+  private backupPath(kind: 'barrier' | 'recovery'): string {
+    return kind === 'barrier' ? 'core/unseal-keys-backup' : 'core/recovery-keys-backup';
+  }
+
+  private async writeBackup(
+    kind: 'barrier' | 'recovery',
+    nonce: string,
+    fingerprints: string[],
+    keys: Buffer[],
+  ): Promise<void> {
+    const hex: Record<string, string[]> = {};
+    const b64: Record<string, string[]> = {};
+    fingerprints.forEach((fp, i) => {
+      (hex[fp] ??= []).push(keys[i]!.toString('hex'));
+      (b64[fp] ??= []).push(keys[i]!.toString('base64'));
+    });
+    await this.seal.backend.put(
+      this.backupPath(kind),
+      Buffer.from(JSON.stringify({ nonce, keys: hex, keys_base64: b64 })),
+    );
+  }
+
+  /** GET sys/rekey/backup: the PGP-encrypted shares kept by the last rekey with backup=true. */
+  async backup(
+    recovery: boolean,
+  ): Promise<{ nonce: string; keys: Record<string, string[]>; keys_base64: Record<string, string[]> }> {
+    const b = await this.seal.backend.get(this.backupPath(recovery ? 'recovery' : 'barrier'));
+    if (!b) throw invalid('no backed-up keys found');
+    return JSON.parse(b.toString('utf8')) as {
+      nonce: string;
+      keys: Record<string, string[]>;
+      keys_base64: Record<string, string[]>;
+    };
+  }
+
+  /** DELETE sys/rekey/backup. */
+  async deleteBackup(recovery: boolean): Promise<void> {
+    await this.seal.backend.delete(this.backupPath(recovery ? 'recovery' : 'barrier'));
   }
 
   /** GET sys/rekey/verify. */

@@ -30,6 +30,8 @@ import {
 import { KeyParts, checkKeyLength, combineShares, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
 import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
 import { Rekey } from './rekey.js';
+import { RootGeneration } from './generate-root.js';
+import { encryptShares, pgpEncrypt, pgpFingerprint } from './pgp.js';
 
 /** What `sys/init` asks for (absent numbers are undefined, so Vault's "present" checks can be made). */
 export interface InitParams {
@@ -84,6 +86,8 @@ export class SealManager {
   private migrateFrom: { type: string; wrapper: SealWrapper | null } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** sys/generate-root (issue 27): shares of the unseal (or recovery) key make a new root token. */
+  readonly rootGeneration = new RootGeneration({ required: () => this.status().t, verifyKey: (k) => this.verifyUnsealKey(k) });
 
   constructor(
     readonly backend: Backend,
@@ -207,8 +211,10 @@ export class SealManager {
       ]);
       if (bad.length) throw invalid(`parameters ${bad.join(',')} not applicable to seal type shamir`);
     }
-    if (p.pgp_keys?.length || p.recovery_pgp_keys?.length) throw invalid('pgp_keys', 'PGP-encrypted key shares are not supported by keyhold; distribute the shares over a secure channel');
-    if (p.root_token_pgp_key) throw invalid('root_token_pgp_key', 'PGP encryption of the root token is not supported by keyhold');
+    // PGP keys are checked before anything is written: a key that cannot be used must not cost the shares (issue 27).
+    await this.checkPgpKeys(p.pgp_keys, auto ? 0 : (p.secret_shares ?? 1), 'pgp_keys');
+    await this.checkPgpKeys(p.recovery_pgp_keys, auto ? (p.recovery_shares ?? 1) : 0, 'recovery_pgp_keys');
+    if (p.root_token_pgp_key) await pgpFingerprint(p.root_token_pgp_key, 'root_token_pgp_key');
 
     if (auto) {
       // keyhold default when both are absent: one recovery key (Vault's CLI defaults to 5/3, its API requires them).
@@ -226,7 +232,7 @@ export class SealManager {
         },
       });
       this.config = config;
-      const recoveryKeys = await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold);
+      const recoveryKeys = await this.pgpShares(await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold), p.recovery_pgp_keys, 'recovery_pgp_keys');
       recoveryKey.fill(0);
       return { master, keys: [], recoveryKeys, keychain: false, shares: { secret_shares: 1, secret_threshold: 1 }, recovery };
     }
@@ -248,8 +254,33 @@ export class SealManager {
       }
     }
     this.config = config;
-    const keys = await splitKey(master, shares.secret_shares, shares.secret_threshold);
+    const keys = await this.pgpShares(await splitKey(master, shares.secret_shares, shares.secret_threshold), p.pgp_keys, 'pgp_keys');
     return { master, keys, recoveryKeys: [], keychain, shares, recovery: null };
+  }
+
+  /** `keys` must be usable OpenPGP keys, one per share (none given: nothing to check); their fingerprints. */
+  async checkPgpKeys(keys: string[] | undefined, shares: number, field: string): Promise<string[] | null> {
+    if (!keys?.length) return null;
+    if (shares === 0) throw invalid(field, 'not applicable to this seal type');
+    if (keys.length !== shares) throw invalid(field, `${keys.length} PGP keys given for ${shares} shares; give one key per share`);
+    const out: string[] = [];
+    for (let i = 0; i < keys.length; i++) out.push(await pgpFingerprint(keys[i]!, `${field}[${i}]`));
+    return out;
+  }
+
+  /** Shares as handed out: raw, or each encrypted to its PGP key (Vault: the hex of the share, encrypted). */
+  async pgpShares(shares: Buffer[], keys: string[] | null | undefined, field: string): Promise<Buffer[]> {
+    if (!keys?.length) return shares;
+    try {
+      return (await encryptShares(shares, keys, field)).map((e) => e.ciphertext);
+    } finally {
+      for (const sh of shares) sh.fill(0);
+    }
+  }
+
+  /** Encrypt a new root token to `root_token_pgp_key` (sys/init); base64 of the OpenPGP message, as Vault. */
+  async pgpRootToken(token: string, key: string): Promise<string> {
+    return (await pgpEncrypt(key, Buffer.from(token, 'utf8'), 'root_token_pgp_key')).ciphertext.toString('base64');
   }
 
   // ---------------------------------------------------------------- unattended unseal
@@ -401,6 +432,16 @@ export class SealManager {
     } finally {
       combined.fill(0);
     }
+  }
+
+  /**
+   * Check a combined unseal key (recovery key under an auto seal) without unsealing: root token
+   * generation (issue 27) proves key holders agree this way. Throws invalid when it is not the key.
+   */
+  async verifyUnsealKey(combined: Buffer): Promise<void> {
+    if (!this.config) throw invalid('Vault is not initialized');
+    const master = await this.masterFromUnsealKey(sealTypeOf(this.config), combined);
+    master.fill(0);
   }
 
   /** Turn a combined unseal key into the master key, checking it (Shamir: it opens the keyring; auto: it matches the stored recovery key). */

@@ -14,6 +14,7 @@ import { HclSyntaxError, looksLikeJson, parseHcl, type HclItem, type HclObject, 
 import type { LogLevel } from '../framework/logger.js';
 import { defaultSocket, defaultStoragePath } from '../framework/paths.js';
 import type { ListenerSpec } from './http.js';
+import { parseListenerTelemetry, parseTelemetryStanza, type TelemetryConfig } from '../telemetry/telemetry-config.js';
 
 /** Storage backend types keyhold implements. */
 export type StorageType = 'file' | 'inmem' | 'postgresql';
@@ -27,7 +28,14 @@ export interface StorageConfig {
 }
 
 /** A listener from the config file. */
-export type ListenerConfig = ({ type: 'unix'; path?: string; socket_mode?: number } | { type: 'tcp'; address: string; tls_cert?: string; tls_key?: string }) & { max_request_size?: number };
+export type ListenerConfig = ({ type: 'unix'; path?: string; socket_mode?: number } | ({ type: 'tcp'; address: string; tls_cert?: string; tls_key?: string } & ClientCertConfig)) & { max_request_size?: number; unauthenticated_metrics_access?: boolean };
+
+/** Client certificates on a TLS listener (Vault's tls_require_and_verify_client_cert, tls_client_ca_file, tls_disable_client_certs). */
+export interface ClientCertConfig {
+  tls_require_and_verify_client_cert?: boolean;
+  tls_client_ca_file?: string;
+  tls_disable_client_certs?: boolean;
+}
 
 /** Daemon configuration from the file (HCL or JSON; flags override). */
 export interface ServerConfig {
@@ -55,6 +63,8 @@ export interface ServerConfig {
   seal?: { type: string; params: Record<string, unknown> } | Array<{ type: string; params: Record<string, unknown> }>;
   /** `kms_library "pkcs11" { name, library }` stanzas: consumed by managed keys. */
   kmsLibraries?: Array<{ type: string; name: string; library: string }>;
+  /** `telemetry { ... }`: metrics collection (src/telemetry); absent, nothing is collected. */
+  telemetry?: TelemetryConfig;
 }
 
 /** Flags of `keyhold server`. */
@@ -283,8 +293,8 @@ export function storageStanza(item: HclItem, at: At, lifted: Record<string, { va
   return { type: type as StorageType, path: params.path, params };
 }
 
-const TCP_KEYS = ['address', 'cluster_address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'max_request_size', 'tls_min_version', 'tls_max_version', 'max_request_duration'];
-const UNIX_KEYS = ['address', 'socket_mode', 'socket_user', 'socket_group', 'max_request_size'];
+const TCP_KEYS = ['address', 'cluster_address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'max_request_size', 'tls_min_version', 'tls_max_version', 'max_request_duration', 'telemetry', 'tls_require_and_verify_client_cert', 'tls_client_ca_file', 'tls_disable_client_certs'];
+const UNIX_KEYS = ['address', 'socket_mode', 'socket_user', 'socket_group', 'max_request_size', 'telemetry'];
 
 function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
   const out: ListenerConfig[] = [];
@@ -307,6 +317,8 @@ function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
       if (!Number.isSafeInteger(n)) m.at.fail(`must be an integer (bytes), got ${m.value.type === 'string' ? `"${m.value.value}"` : describeType(m.value)}`);
       maxRequestSize = n === 0 ? undefined : n < 0 ? Number.MAX_SAFE_INTEGER : n;
     }
+    // telemetry hook (issue 27): `telemetry { unauthenticated_metrics_access = true }`.
+    const metricsOpen = v.telemetry ? parseListenerTelemetry(v.telemetry.value, (k, why) => new At(lat.file, v.telemetry!.at.line, `${lat.key}.${k}`).fail(why)) : false;
     if (t === 'unix') {
       const path = v.address ? str(v.address.value, v.address.at, { nonEmpty: true }) : undefined;
       let mode: number | undefined;
@@ -316,7 +328,7 @@ function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
         mode = parseInt(s, 8);
       }
       if (v.socket_user || v.socket_group) (v.socket_user ?? v.socket_group)!.at.fail('is not supported (run the daemon as the socket owner)');
-      out.push({ type: 'unix', path, ...(mode !== undefined ? { socket_mode: mode } : {}), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}) });
+      out.push({ type: 'unix', path, ...(mode !== undefined ? { socket_mode: mode } : {}), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
     } else {
       const address = v.address ? str(v.address.value, v.address.at) : '127.0.0.1:8200';
       if (!/^.+:\d+$/.test(address)) (v.address?.at ?? lat).fail(`must be "host:port", got "${address}"`);
@@ -325,7 +337,14 @@ function listenerStanzas(item: HclItem, at: At): ListenerConfig[] {
       const key = v.tls_key_file ? str(v.tls_key_file.value, v.tls_key_file.at, { nonEmpty: true }) : undefined;
       if (!tlsDisable && (!cert || !key)) lat.fail('needs tls_cert_file and tls_key_file, or tls_disable = true');
       for (const k of ['cluster_address', 'tls_min_version', 'tls_max_version', 'max_request_duration']) if (v[k]) stanzaString(v[k].value, v[k].at);
-      out.push({ type: 'tcp', address, ...(tlsDisable ? {} : { tls_cert: cert, tls_key: key }), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}) });
+      const clientCerts: ClientCertConfig = {};
+      if (v.tls_require_and_verify_client_cert) clientCerts.tls_require_and_verify_client_cert = weakBool(v.tls_require_and_verify_client_cert.value, v.tls_require_and_verify_client_cert.at);
+      if (v.tls_disable_client_certs) clientCerts.tls_disable_client_certs = weakBool(v.tls_disable_client_certs.value, v.tls_disable_client_certs.at);
+      if (v.tls_client_ca_file) clientCerts.tls_client_ca_file = str(v.tls_client_ca_file.value, v.tls_client_ca_file.at, { nonEmpty: true });
+      if (clientCerts.tls_require_and_verify_client_cert && clientCerts.tls_disable_client_certs) lat.fail('tls_require_and_verify_client_cert and tls_disable_client_certs exclude each other');
+      if (clientCerts.tls_require_and_verify_client_cert && !clientCerts.tls_client_ca_file) lat.fail('tls_require_and_verify_client_cert needs tls_client_ca_file');
+      if (tlsDisable && Object.keys(clientCerts).length) lat.fail('client certificate settings need TLS (tls_disable is set)');
+      out.push({ type: 'tcp', address, ...(tlsDisable ? {} : { tls_cert: cert, tls_key: key, ...clientCerts }), ...(maxRequestSize !== undefined ? { max_request_size: maxRequestSize } : {}), ...(metricsOpen ? { unauthenticated_metrics_access: true } : {}) });
     }
   }
   return out;
@@ -418,6 +437,7 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
     cfg.keychain = s;
   },
   max_request_size: (it, at, cfg) => void (cfg.max_request_size = positiveInt(it.value, at, 'a positive integer (bytes)')),
+  telemetry: (it, at, cfg) => void (cfg.telemetry = parseTelemetryStanza(it.value, (k, why) => new At(at.file, at.line, k).fail(why))),
 };
 const ALIASES: Record<string, string> = { backend: 'storage', ha_backend: 'ha_storage', kms: 'seal', hsm: 'seal' };
 
@@ -496,8 +516,17 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
     : fileListeners
         .filter((l) => l.type === 'tcp')
         .map((l) => {
-          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number };
-          return { type: 'tcp' as const, address: t.address, tlsCert: flags.tlsCert ?? t.tls_cert, tlsKey: flags.tlsKey ?? t.tls_key, maxRequestSize: flags.maxRequestSize ?? t.max_request_size };
+          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number } & ClientCertConfig;
+          return {
+            type: 'tcp' as const,
+            address: t.address,
+            tlsCert: flags.tlsCert ?? t.tls_cert,
+            tlsKey: flags.tlsKey ?? t.tls_key,
+            maxRequestSize: flags.maxRequestSize ?? t.max_request_size,
+            ...(t.tls_require_and_verify_client_cert ? { tlsRequireClientCert: true } : {}),
+            ...(t.tls_client_ca_file ? { tlsClientCaFile: t.tls_client_ca_file } : {}),
+            ...(t.tls_disable_client_certs ? { tlsDisableClientCerts: true } : {}),
+          };
         });
   // A Unix socket unless disabled, or unless the config file names only TCP listeners.
   const wantsUnix = !flags.noSocket && (flags.socket !== undefined || fileUnix !== undefined || fileListeners.length === 0 || tcp.length === 0);

@@ -39,6 +39,8 @@ export interface InternalModules {
   token: EngineModule;
   identity: EngineModule;
   cubbyhole: EngineModule;
+  /** Login MFA: identity/mfa/ and sys/mfa/ (the longer paths win over identity/ and sys/). */
+  mfa?: { identity: EngineModule; sys: EngineModule };
 }
 
 /** What a cluster node (server/cluster.ts) needs of the core it runs in. */

@@ -1,7 +1,7 @@
 /** `keyhold server`: config -> storage -> unseal -> listen -> graceful stop. */
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createLogger } from '../framework/logger.js';
+import { LogControl } from '../framework/log-control.js';
 import { runtimeDir } from '../framework/paths.js';
 import { ConfigError, resolveConfig, type ServerFlags } from './config.js';
 import { InmemBackend } from '../storage/inmem.js';
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { ClusterRouting } from './forward.js';
 import { DEFAULT_LIMITS, startListeners, type ListenerSpec, type Listeners } from './http.js';
 import { VERSION } from '../version.js';
+import { setupTelemetry } from './telemetry-setup.js';
 
 export { ConfigError, loadConfigFile, resolveConfig, type ResolvedConfig, type ServerConfig, type ServerFlags } from './config.js';
 
@@ -43,13 +44,16 @@ function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
 /** Run the daemon until SIGTERM/SIGINT. */
 export async function runServer(flags: ServerFlags): Promise<void> {
   const cfg = resolveConfig(flags);
-  const logger = createLogger(cfg.log_level);
+  // share: named loggers whose levels sys/loggers changes at runtime, tapped by sys/monitor.
+  const logs = new LogControl(cfg.log_level);
+  const logger = logs.logger('core');
   let backend: Backend;
   let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
   else if (cfg.storage.type === 'postgresql') {
     try {
-      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => logger.warn(msg, fields) });
+      const storageLog = logs.logger('storage');
+      pgBackend = new PostgresBackend(cfg.storage.params ?? {}, { log: (msg, fields) => storageLog.warn(msg, fields) });
       await pgBackend.open();
     } catch (e) {
       await pgBackend?.close().catch(() => {});
@@ -104,6 +108,7 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     maxRequestSize: cfg.max_request_size,
     version: VERSION,
     seals,
+    logs,
     kmsLibraries: cfg.kmsLibraries.map((l) => ({ type: 'pkcs11' as const, name: l.name, library: l.library })),
     standby: ha !== null,
     apiAddr: cfg.api_addr,
@@ -112,6 +117,8 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });
     core.cluster = new ClusterRouting(cluster);
   }
+  // Metrics (issue 27): only with a telemetry stanza.
+  const telemetry = setupTelemetry(core, cfg.telemetry, { unauthenticatedAccess: (cfg.listeners ?? []).some((l) => l.unauthenticated_metrics_access), logger });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -148,7 +155,10 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     try {
+      // Monitor streams never finish on their own: end them so in-flight requests can drain.
+      logs.closeMonitors();
       await listeners.close();
+      telemetry?.close();
       await core.close();
       logger.info('stopped');
       process.exit(0);

@@ -33,6 +33,8 @@ export interface AuditEntry {
   data: Record<string, unknown>;
   /** Names of sensitive fields per the route declaration. */
   sensitive: Set<string>;
+  /** The request's headers (the audit broker logs those configured in sys/config/auditing/request-headers). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -75,6 +77,10 @@ export class Flow {
   open = false;
   /** Seconds of response wrapping asked for with X-Vault-Wrap-TTL (0: none). */
   wrapTtl = 0;
+  /** Epoch ms when the request arrived (sys/in-flight-req). */
+  readonly started = Date.now();
+  /** A streamed answer is being sent: the request stays in flight until the stream closes. */
+  streaming = false;
 
   constructor(
     readonly req: AnyRequest,

@@ -52,9 +52,10 @@ export class ClusterRouting {
    * and waits up to 2 s for an X-Vault-Index it has not applied yet (then forwards, or answers 412
    * with `X-Vault-Inconsistent: fail`, as Vault Enterprise).
    */
-  async place(op: string, standbyMode: 'serve' | 'local' | undefined, headers: IncomingHttpHeaders): Promise<Placement> {
+  async place(op: string, standbyMode: 'serve' | 'local' | 'active' | undefined, headers: IncomingHttpHeaders): Promise<Placement> {
     if (this.cluster.role !== 'standby' || standbyMode === 'local') return 'local';
     if (headers[FORWARDED_HEADER]) throw new KeyholdError('unavailable', 'node is not active: a forwarded request is not forwarded again');
+    if (standbyMode === 'active') return 'forward';
     const inconsistent = String(headers['x-vault-inconsistent'] ?? '').trim();
     if (inconsistent && inconsistent !== 'fail' && inconsistent !== 'forward-active-node') throw invalid('X-Vault-Inconsistent', `must be "forward-active-node" or "fail", got "${inconsistent}"`);
     const fwd = headers['x-vault-forward'];

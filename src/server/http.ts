@@ -12,10 +12,28 @@ import { installListVerb } from './list-verb.js';
 import { FastConnection, type FastHandler, type FastHooks } from './fast-http.js';
 
 /** A listener from flags or the config file. */
-export type ListenerSpec = ({ type: 'unix'; path: string; /** File mode of the socket (Vault's socket_mode); default 0600. */ socketMode?: number } | { type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string }) & {
+export type ListenerSpec = ({ type: 'unix'; path: string; /** File mode of the socket (Vault's socket_mode); default 0600. */ socketMode?: number } | ({ type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string } & ClientCertSpec)) & {
   /** Body limit for requests on this listener (Vault's per-listener max_request_size); else the daemon's. */
   maxRequestSize?: number;
 };
+
+/**
+ * Client certificates on a TLS listener, as Vault's listener: asked for by default (the cert auth
+ * method reads them; a client without one still connects), required and verified against
+ * `tlsClientCaFile` with `tlsRequireClientCert`, not asked for with `tlsDisableClientCerts`.
+ */
+export interface ClientCertSpec {
+  tlsRequireClientCert?: boolean;
+  tlsClientCaFile?: string;
+  tlsDisableClientCerts?: boolean;
+}
+
+/** node:tls server options for a listener's client certificate settings. */
+function clientCertOptions(spec: ClientCertSpec): { requestCert: boolean; rejectUnauthorized: boolean; ca?: Buffer } {
+  if (spec.tlsDisableClientCerts) return { requestCert: false, rejectUnauthorized: false };
+  const ca = spec.tlsClientCaFile ? readFileSync(spec.tlsClientCaFile) : undefined;
+  return { requestCert: true, rejectUnauthorized: spec.tlsRequireClientCert === true, ...(ca ? { ca } : {}) };
+}
 
 const socketLimits = new WeakMap<object, number>();
 
@@ -213,7 +231,7 @@ async function listenTcp(spec: Exclude<ListenerSpec, { type: 'unix' }>, onConnec
   const port = Number(m[2]);
   const tls = spec.tlsCert && spec.tlsKey;
   const srv: NetServer = tls
-    ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true }, (s) => onConnection(s as unknown as Socket))
+    ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true, ...clientCertOptions(spec) }, (s) => onConnection(s as unknown as Socket))
     : // noDelay as node:http sets it: an answer is one write and must not wait for an ACK (Nagle).
       createNet({ allowHalfOpen: true, noDelay: true }, onConnection);
   srv.maxConnections = limits.maxConnections;

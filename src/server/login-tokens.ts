@@ -11,6 +11,7 @@ import { mountTtl, tokenLifetime } from '../auth/token-ttl.js';
 
 export { mountTtl };
 import { denied, invalid } from '../framework/errors.js';
+import type { LoginGate } from '../auth/mfa/login-mfa.js';
 
 
 /** Lower-case, trim, de-duplicate and sort policy names, adding `default` unless told not to. */
@@ -20,8 +21,12 @@ export function normalizePolicies(list: string[], noDefault: boolean): string[] 
   return [...set].sort();
 }
 
-/** Issue the token of a successful login on an auth mount. */
-export async function issueLoginToken(tokens: TokenStore, identity: IdentityStore, mount: MountInfo, login: LoginAuth): Promise<IssuedLogin> {
+/**
+ * Issue the token of a successful login on an auth mount. With a login MFA `gate`, a login an
+ * enforcement applies to answers `mfa_requirement` and its token is issued when MFA is validated
+ * (Vault's order: the method authenticates, the entity is found, MFA, then the token).
+ */
+export async function issueLoginToken(tokens: TokenStore, identity: IdentityStore, mount: MountInfo, login: LoginAuth, gate?: LoginGate): Promise<IssuedLogin> {
   const policies = normalizePolicies(login.policies, login.noDefaultPolicy);
   if (policies.includes('root')) throw invalid('auth methods cannot create root tokens');
   const mountType = String(mount.config.token_type ?? 'default-service');
@@ -50,6 +55,31 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
   // A disabled entity gets no new token (Vault answers its logins 403).
   if (entity.disabled) throw denied();
+  const finish = () => createLoginToken(tokens, identity, login, { type, policies, ttl, period, maxTtl, displayName, entityId: entity.id, mount, warnings });
+  if (gate) {
+    const required = await gate.requirement(mount, entity.id, finish);
+    if (required) return required;
+  }
+  return finish();
+}
+
+/** What the token of a checked login is made of. */
+interface LoginTokenSpec {
+  type: 'service' | 'batch';
+  policies: string[];
+  ttl: number;
+  period: number;
+  maxTtl: number;
+  displayName: string;
+  entityId: string;
+  mount: MountInfo;
+  warnings: string[];
+}
+
+/** The token of a login whose checks (and MFA, when required) are done. */
+async function createLoginToken(tokens: TokenStore, identity: IdentityStore, login: LoginAuth, t: LoginTokenSpec): Promise<IssuedLogin> {
+  const { type, policies, ttl, period, maxTtl, displayName, mount, warnings } = t;
+  const entity = { id: t.entityId };
   const { id, entry } = await tokens.create({
     type,
     policies,

@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { KeyholdError, invalid } from '../framework/errors.js';
 import { JSON_LIMITS_SAFE_LENGTH, jsonLimitViolation } from './json-limits.js';
+import { SNAPSHOT_MAGIC } from '../storage/snapshot.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -42,6 +43,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** Parse a JSON or form body into an object; 400 on malformed JSON. */
 export function parseBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
   if (body.length === 0) return {};
+  // A snapshot being restored (issue 27) is binary: its handler reads ctx.body.
+  if (body[0] === 0x4b && body.subarray(0, SNAPSHOT_MAGIC.length).equals(SNAPSHOT_MAGIC)) return {};
   const text = body.toString('utf8');
   // Vault sniffs: a body that starts like JSON is JSON whatever the Content-Type says.
   const first = text.charCodeAt(0);

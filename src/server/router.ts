@@ -5,7 +5,7 @@
  */
 import { KeyholdError, denied, invalid, isKeyholdError, notFound, sealed, unsupported } from '../framework/errors.js';
 import { coerceFields, parseBool } from '../framework/fields.js';
-import type { Logger, RequestContext, TokenInfo } from '../framework/context.js';
+import type { IssuedLogin, Logger, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
 import { matchRoute, type AnyRoute, type Reply } from '../framework/route.js';
 import { envelopeOf, sendEmpty, sendError, sendReply } from './respond.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
@@ -18,6 +18,13 @@ import { withLateHeaders, type ClusterRouting } from './forward.js';
 import { Flow, type AnyRequest, type AuditEntry, type AuditHook, type MountedEngine } from './flow.js';
 import { drain, parseBody, readBody } from './request-body.js';
 import { methodToOp, originForm, tokenFrom } from './request-head.js';
+import { engineRequestHeaders, withEngineHeaders } from './mount-headers.js';
+import { quotaStep } from './quota-stage.js';
+import { startStream } from './stream-reply.js';
+import type { QuotaManager } from '../quotas/quota-manager.js';
+import { corsStep, type CorsPolicy } from './cors.js';
+import type { InFlightRequests } from './in-flight.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AuditEntry, AuditHook, MountedEngine } from './flow.js';
 
@@ -52,6 +59,14 @@ export interface RouterCore {
   requestDone?(token: TokenInfo): Promise<void>;
   /** Set on a node of a cluster (HA storage): standbys forward writes to the active. */
   cluster?: ClusterRouting;
+  /** Issue 28: rate-limit quotas (every node enforces them), CORS, requests in progress. */
+  quotas?: QuotaManager;
+  cors?: CorsPolicy;
+  inFlight?: InFlightRequests;
+  /** Metrics (a `telemetry` stanza in the config); absent, nothing is measured. */
+  telemetry?: Telemetry;
+  /** Login MFA: completes a login in one step when it carries X-Vault-MFA. */
+  loginMfa?: { validateHeader(requestId: string, header: string | string[]): Promise<IssuedLogin> };
 }
 
 /**
@@ -67,12 +82,18 @@ export class Router {
   /** Handle one HTTP request end to end. */
   async handle(req: AnyRequest, res: ResponseSink): Promise<void> {
     const f = new Flow(req, res);
+    const inFlight = this.core.inFlight; // sys/in-flight-req
+    inFlight?.add(f);
+    const t0 = this.core.telemetry ? performance.now() : 0; // telemetry hook (issue 27)
     try {
+      if (corsStep(this.core.cors, f)) return; // CORS first, as in Vault's handler chain (cors.ts)
       this.parse(f);
       this.wrapRequest(f);
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      const refused = quotaStep(this.core, f); // rate-limit quotas, before forwarding and auth (quota-stage.ts)
+      if (refused === true || (refused !== false && (await refused))) return;
       if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
@@ -86,6 +107,8 @@ export class Router {
       this.validate(f);
       await this.auditRequest(f);
       await this.dispatch(f, ctx);
+      const mfa = this.mfaHeader(f);
+      if (mfa) await mfa;
       this.shapeReply(f);
       const wrapping = this.wrapResponse(f);
       if (wrapping) await wrapping;
@@ -95,8 +118,10 @@ export class Router {
       // A standby found out late that the request writes (an upsert, a use-limited token): the
       // storage refused the write, nothing was answered yet, so the active gets the whole request.
       if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
-      else this.fail(res, e);
+      else this.fail(f.res, e);
     } finally {
+      if (!f.streaming) inFlight?.delete(f);
+      if (t0) this.core.telemetry!.request(f, t0); // telemetry hook (issue 27)
       if (f.seen.length) await this.spendTokens(f);
     }
   }
@@ -218,7 +243,8 @@ export class Router {
 
   /** Relay the request to the active node as received. */
   private forwardNow(f: Flow): Promise<void> {
-    return this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    const sent = this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
 
   /**
@@ -294,7 +320,9 @@ export class Router {
       token,
       requestId: f.requestId,
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
-      headers: f.req.headers,
+      headers: engineRequestHeaders(mounted.mount, f.req.headers), // its mount's passthrough_request_headers
+      body: f.rawBody,
+      tls: (f.req.socket as { encrypted?: boolean }).encrypted ? (f.req.socket as unknown as TlsPeer) : undefined,
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;
@@ -362,7 +390,8 @@ export class Router {
     if (!audit) return;
     f.audit = this.auditEntry(f);
     f.auditor = audit;
-    return audit.request(f.audit);
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    return tel ? tel.audit('request', audit.request(f.audit), performance.now()) : audit.request(f.audit);
   }
 
   /** Stage dispatch: the route's handler for the operation; a failure is audited with its status. */
@@ -377,6 +406,20 @@ export class Router {
       if (f.audit) await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
       throw e;
     }
+  }
+
+  /**
+   * Stage MFA header (Vault's single-phase login MFA): a login answered with `mfa_requirement`
+   * completes at once when the request carries `X-Vault-MFA: <method id or name>:<passcode>`.
+   */
+  private mfaHeader(f: Flow): Promise<void> | void {
+    const h = f.req.headers['x-vault-mfa'];
+    if (h === undefined || !this.core.loginMfa) return;
+    const required = (f.reply?.auth as { mfa_requirement?: { mfa_request_id?: string } | null } | undefined)?.mfa_requirement;
+    if (!required?.mfa_request_id) return;
+    return this.core.loginMfa.validateHeader(required.mfa_request_id, h).then(({ auth, warnings }) => {
+      f.reply = { auth, data: null, ...(warnings.length ? { warnings } : {}) };
+    });
   }
 
   /**
@@ -404,7 +447,7 @@ export class Router {
    */
   private wrapResponse(f: Flow): Promise<void> | void {
     const reply = f.reply;
-    if (f.wrapTtl <= 0 || !reply || reply.raw || (reply.status !== undefined && reply.status >= 400)) return;
+    if (f.wrapTtl <= 0 || !reply || reply.raw || reply.stream || (reply.status !== undefined && reply.status >= 400)) return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
     const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
@@ -415,6 +458,13 @@ export class Router {
 
   /** Stage audit response: what the client is about to receive (404/204 for an empty reply). */
   private auditResponse(f: Flow): Promise<void> | void {
+    if (!f.audit) return;
+    const tel = this.core.telemetry; // telemetry hook (issue 27)
+    if (tel) return tel.audit('response', Promise.resolve(this.auditResponseNow(f)), performance.now());
+    return this.auditResponseNow(f);
+  }
+
+  private auditResponseNow(f: Flow): Promise<void> | void {
     if (!f.audit) return;
     const audit = f.auditor!;
     const reply = f.reply;
@@ -437,7 +487,9 @@ export class Router {
       sendEmpty(f.res);
       return;
     }
+    if (reply.stream) return startStream(f, reply.stream, this.core.inFlight); // sys/monitor (stream-reply.ts)
     const mount = f.mounted!.mount;
+    if (reply.headers) f.res = withEngineHeaders(f.res, mount, reply.headers); // its mount's allowed_response_headers
     sendReply(f.res, f.requestId, reply, mount.type, 200, f.path.startsWith('sys/') && mount.path === 'sys/');
   }
 
@@ -456,7 +508,7 @@ export class Router {
   }
 
   private auditEntry(f: Flow): AuditEntry {
-    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!) };
+    return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!), headers: f.req.headers };
   }
 
   /** The request's token when the core can tell without storage (the hot path), else undefined. */

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import type { Backend } from './backend.js';
 import { Lru } from './lru.js';
 import { FRAME_HEAD, encodeOp, frameOf, logFilesInOrder, readFrames, type Op } from './file-format.js';
+import { readFileFormat, upgradeFileFormat } from './format-version.js';
 
 /** Thrown when another process holds the storage lock. */
 export class StorageLockedError extends Error {}
@@ -117,8 +118,17 @@ export class FileBackend implements Backend {
    * import a file-per-record tree, rebuild the index from the segments and start a new segment.
    */
   openSync(): void {
+    // The format version first: a store of a newer keyhold is refused before anything is written.
+    const format = readFileFormat(this.root);
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
     this.takeLock();
+    try {
+      upgradeFileFormat(this.root, format);
+    } catch (e) {
+      unlinkSync(this.lockPath);
+      this.locked = false;
+      throw e;
+    }
     mkdirSync(this.logDir, { recursive: true, mode: 0o700 });
     const names = readdirSync(this.logDir);
     for (const n of names) if (n.endsWith('.tmp')) rmSync(join(this.logDir, n), { force: true });

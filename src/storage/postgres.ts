@@ -28,6 +28,7 @@ import type { Backend } from './backend.js';
 import { PostgresChangeFeed, type ChangeFeed } from './postgres-change-feed.js';
 import { NotActiveError, PostgresConfigError, LOCK_KEY, queryWithRetry, quoteIdent, type PgShared } from './postgres-common.js';
 import { PostgresHaLock, type HaBackend, type LockHolder } from './postgres-ha-lock.js';
+import { readPostgresFormat, upgradePostgresFormat } from './format-version.js';
 
 export { NotActiveError, PostgresConfigError, StorageUnavailableError } from './postgres-common.js';
 export type { ChangeFeed } from './postgres-change-feed.js';
@@ -81,6 +82,8 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private readonly t: string;
   private readonly ht: string;
   private readonly ct: string;
+  /** The storage format version table (format-version.ts). */
+  private readonly ft: string;
   private readonly channel: string;
   /** This process (ignores its own notifications). */
   readonly nodeId = randomUUID();
@@ -116,6 +119,7 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     this.t = quoteIdent(this.table);
     this.ht = quoteIdent(this.haTable);
     this.ct = quoteIdent(`${this.table}_changes`);
+    this.ft = quoteIdent(`${this.table}_format`);
     this.channel = `keyhold_${this.table}`.slice(0, 63);
     this.pool = new pg.Pool({
       connectionString: url,
@@ -133,6 +137,11 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   }
 
   /** A description of the database without the password. */
+  /** Connection pool figures for telemetry (issue 27: PostgreSQL pool waits). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   describe(): string {
     try {
       const u = new URL(this.url);
@@ -156,8 +165,12 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       throw new PostgresConfigError(`storage.postgresql.connection_url: cannot connect to ${this.describe()}: ${(e as Error).message}`);
     }
     if (version < 100000) throw new PostgresConfigError(`storage.postgresql: PostgreSQL version must be at least 10 (server has ${version})`);
-    if (!this.skipCreate) await this.createTables();
-    else {
+    // A store of a newer keyhold is refused before anything is created or written.
+    const format = await readPostgresFormat((sql, v) => this.pool.query(sql, v), this.ft, `${this.table}_format`);
+    if (!this.skipCreate) {
+      await this.createTables();
+      await upgradePostgresFormat((sql, v) => this.pool.query(sql, v), this.ft, format);
+    } else {
       try {
         await this.pool.query(`SELECT 1 FROM ${this.t} LIMIT 0`);
       } catch (e) {

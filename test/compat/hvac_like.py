@@ -16,6 +16,8 @@ values included where hvac includes them) -- and reads the response the way hvac
   hvac/api/secrets_engines/transit.py      create_key ... trim_key
   hvac/api/secrets_engines/kv_v2.py        configure ... delete_metadata_and_all_versions
   hvac/api/system_backend/{seal,init,health,mount,policy,policies,capabilities}.py
+  hvac/api/system_backend/auth.py          list/enable/disable_auth_method, read_auth_method_tuning, tune_auth_method
+  tests/integration_tests/api/system_backend/test_mount.py, test_auth.py: their steps, in order
   hvac/api/auth_methods/token.py           create, lookup, lookup_self, renew_self, revoke_self
 
 Usage: hvac_like.py ADDR TOKEN [main|init|unseal KEYS_JSON]
@@ -459,6 +461,38 @@ class Sys:
         return self.a.post(format_url("/v1/sys/mounts/{path}/tune", path=path),
                            json={k: v for k, v in params.items() if v is not None})
 
+    def move_backend(self, from_path, to_path):
+        return self.a.post("/v1/sys/remount", json={"from": from_path, "to": to_path})
+
+    def list_auth_methods(self):
+        return self.a.get("/v1/sys/auth")
+
+    def enable_auth_method(self, method_type, description=None, config=None, plugin_name=None, local=False,
+                           path=None, **kwargs):
+        if path is None:
+            path = method_type
+        params = {"type": method_type, "description": description, "config": config, "plugin_name": plugin_name,
+                  "local": local}
+        params.update(kwargs)
+        return self.a.post(format_url("/v1/sys/auth/{path}", path=path), json=params)
+
+    def disable_auth_method(self, path):
+        return self.a.delete(format_url("/v1/sys/auth/{path}", path=path))
+
+    def read_auth_method_tuning(self, path):
+        return self.a.get(format_url("/v1/sys/auth/{path}/tune", path=path))
+
+    def tune_auth_method(self, path, default_lease_ttl=None, max_lease_ttl=None, description=None,
+                         audit_non_hmac_request_keys=None, audit_non_hmac_response_keys=None,
+                         listing_visibility=None, passthrough_request_headers=None, **kwargs):
+        params = {"default_lease_ttl": default_lease_ttl, "max_lease_ttl": max_lease_ttl,
+                  "description": description, "audit_non_hmac_request_keys": audit_non_hmac_request_keys,
+                  "audit_non_hmac_response_keys": audit_non_hmac_response_keys,
+                  "listing_visibility": listing_visibility,
+                  "passthrough_request_headers": passthrough_request_headers}
+        params.update(kwargs)
+        return self.a.post(format_url("/v1/sys/auth/{path}/tune", path=path), json=remove_nones(params))
+
     def list_policies(self):
         return self.a.get("/v1/sys/policy")
 
@@ -725,6 +759,40 @@ def run_main(addr, token):
         KvV2(a, "hv-kv").create_or_update_secret("x", {"y": "z"})
         c.sys.disable_secrets_engine("hv-kv")
     check("sys mounts: enable (null fields)/list/tune/disable, kv version option", mounts)
+
+    def test_mount_steps():
+        # hvac tests/integration_tests/api/system_backend/test_mount.py, test_secret_backend_manipulation.
+        expect("test/" not in c.sys.list_mounted_secrets_engines()["data"], "test/ absent")
+        c.sys.enable_secrets_engine(backend_type="generic", path="test")
+        expect("test/" in c.sys.list_mounted_secrets_engines()["data"], "test/ mounted")
+        t = c.sys.read_mount_configuration(path="test")
+        expect(t["data"]["max_lease_ttl"] == 2764800 and t["data"]["default_lease_ttl"] == 2764800, t["data"])
+        c.sys.tune_mount_configuration(path="test", default_lease_ttl="3600s", max_lease_ttl="8600s")
+        t = c.sys.read_mount_configuration(path="test")
+        expect(t["data"]["max_lease_ttl"] == 8600 and t["data"]["default_lease_ttl"] == 3600, t["data"])
+        c.sys.move_backend(from_path="test", to_path="foobar")
+        m = c.sys.list_mounted_secrets_engines()["data"]
+        expect("test/" not in m and "foobar/" in m, sorted(m))
+        c.sys.disable_secrets_engine(path="foobar")
+        expect("foobar/" not in c.sys.list_mounted_secrets_engines()["data"], "foobar/ unmounted")
+        # test_get_secret_backend_tuning on a KV v1 mount.
+        c.sys.enable_secrets_engine(backend_type="kv", path="kvv1_mount", options=dict(version=1))
+        expect("default_lease_ttl" in c.sys.read_mount_configuration(path="kvv1_mount")["data"], "kv v1 tuning")
+        c.sys.disable_secrets_engine(path="kvv1_mount")
+    check("hvac test_mount: generic mount, tune TTLs, move_backend (sys/remount), kv v1 tuning", test_mount_steps)
+
+    def test_auth_steps():
+        # hvac tests/integration_tests/api/system_backend/test_auth.py (approle for github, which keyhold has not).
+        path = "test-approle"
+        expect(f"{path}/" not in c.sys.list_auth_methods()["data"], "absent")
+        c.sys.enable_auth_method(method_type="approle", path=path)
+        expect(f"{path}/" in c.sys.list_auth_methods()["data"], "enabled")
+        r = c.sys.tune_auth_method(path=path, description="this is a test auth backend", max_lease_ttl=12345678)
+        expect(r.status_code == 204, r.status_code)
+        expect(c.sys.read_auth_method_tuning(path=path)["data"]["max_lease_ttl"] == 12345678, "tuned max")
+        c.sys.disable_auth_method(path=path)
+        expect(f"{path}/" not in c.sys.list_auth_methods()["data"], "disabled")
+    check("hvac test_auth: enable, tune (max above the system max), read tuning, disable", test_auth_steps)
 
     def policies():
         doc = {"path": {"secret/data/hv-pol/*": {"capabilities": ["read", "create", "update"]}}}

@@ -31,7 +31,7 @@ describe('hvac wire behaviour (test/compat/hvac_like.py)', () => {
     const r = await runScript([d.tcp!, 'root', 'main']);
     expect(r.failures, r.stderr).toEqual([]);
     expect(r.exitCode).toBe(0);
-    expect(r.lines.at(-1)).toBe('summary passed=17 failed=0');
+    expect(r.lines.at(-1)).toBe('summary passed=19 failed=0');
     expect(r.lines).toContain('ok every call above reused one keep-alive connection');
     expect(r.lines).toContain('ok transit.create_key/read_key/list_keys (LIST verb)');
   });

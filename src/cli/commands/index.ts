@@ -6,6 +6,7 @@
 import type { Entry } from '../command.js';
 import { server } from './server/server.js';
 import { status } from './status/status.js';
+import { version } from './version/version.js';
 import { operatorCommands } from './operator/index.js';
 import { pathCommands } from './path/index.js';
 import { tokenCommands } from './token/index.js';
@@ -23,10 +24,13 @@ import { env } from './run/env.js';
 import { unwrap } from './unwrap/unwrap.js';
 import { docsCommands } from './docs/index.js';
 import { serviceCommands } from './service/index.js';
+import { quotaCommands } from './quota/index.js';
+import { monitor } from './monitor/monitor.js';
 
 export const COMMANDS: readonly Entry[] = [
   server,
   status,
+  version,
   ...operatorCommands,
   ...pathCommands,
   ...tokenCommands,
@@ -44,4 +48,6 @@ export const COMMANDS: readonly Entry[] = [
   unwrap,
   ...docsCommands,
   ...serviceCommands,
+  ...quotaCommands,
+  monitor,
 ];

@@ -10,6 +10,7 @@ import type { Entry } from '../command.js';
 export const NOUNS: ReadonlyArray<{ words: readonly string[]; load: () => Promise<readonly Entry[]> }> = [
   { words: ['server'], load: async () => [(await import('./server/server.js')).server] },
   { words: ['status'], load: async () => [(await import('./status/status.js')).status] },
+  { words: ['version'], load: async () => [(await import('./version/version.js')).version] },
   { words: ['operator'], load: async () => (await import('./operator/index.js')).operatorCommands },
   { words: ['read', 'write', 'list', 'delete'], load: async () => (await import('./path/index.js')).pathCommands },
   { words: ['token'], load: async () => (await import('./token/index.js')).tokenCommands },
@@ -28,6 +29,8 @@ export const NOUNS: ReadonlyArray<{ words: readonly string[]; load: () => Promis
   // help walks the whole tree; completion and __complete are listed with it.
   { words: ['completion', '__complete', 'openapi', 'path-help'], load: async () => (await import('./docs/index.js')).docsCommands },
   { words: ['service'], load: async () => (await import('./service/index.js')).serviceCommands },
+  { words: ['quota'], load: async () => (await import('./quota/index.js')).quotaCommands },
+  { words: ['monitor'], load: async () => [(await import('./monitor/monitor.js')).monitor] },
 ];
 
 /** Every entry, in the order of index.ts. */

@@ -398,6 +398,13 @@ export class AppRoleEngine {
     return n;
   }
 
+  /** The role a login request names through its role_id (role-based rate-limit quotas, Vault's ResolveRoleOperation). */
+  async resolveLoginRole(data: Record<string, unknown>): Promise<string | undefined> {
+    const roleId = data.role_id;
+    if (typeof roleId !== 'string' || roleId === '') return undefined;
+    return (await getJSON<{ name: string }>(this.storage, `role-id/${sha(roleId)}`))?.name;
+  }
+
   /**
    * Log in (path_login.go): role by role_id, then the secret id with its CIDR binding and use count,
    * then the role's CIDR binding; the token store issues the token. All refusals are 400 with Vault's text.

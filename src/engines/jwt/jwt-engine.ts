@@ -347,6 +347,12 @@ export class JwtEngine {
     };
   }
 
+  /** The role a login request uses: its `role`, else the config's default_role (role-based rate-limit quotas). */
+  async resolveLoginRole(data: Record<string, unknown>): Promise<string | undefined> {
+    if (typeof data.role === 'string' && data.role !== '') return data.role.toLowerCase();
+    return (await this.getConfig())?.default_role || undefined;
+  }
+
   private async loginRole(name: string | undefined, c: JwtConfig): Promise<{ name: string; role: JwtRole }> {
     const n = (name || c.default_role || '').toLowerCase();
     if (!n) throw invalid('missing role');

@@ -93,19 +93,44 @@ export class KvV1Engine {
     await walk('v1/');
   }
 
-  /** lease_duration of a read: the `ttl` (or `lease`) key as a duration, else the mount default. */
+  /**
+   * lease_duration of a read: the `ttl` (or `lease`) key as a duration, else the mount's tuned
+   * default lease TTL; never above the mount's tuned max (the system's 768h where a mount sets
+   * neither), as Vault caps a response's TTL at the mount's max.
+   */
   leaseOf(data: Record<string, unknown>): number {
+    const { defaultTtl, maxTtl } = this.mountTtls();
     for (const k of ['ttl', 'lease']) {
       const v = data[k];
       if (v === undefined) continue;
+      let ttl: number;
       try {
-        return parseDuration(k, v);
+        ttl = parseDuration(k, v);
       } catch {
         throw invalid(`failed to parse ${k}: ${JSON.stringify(v).slice(0, 64)}`);
       }
+      return Math.min(ttl, maxTtl);
     }
-    const d = this.env.mount.config.default_lease_ttl;
-    return typeof d === 'number' && d > 0 ? d : SYSTEM_TTL;
+    return defaultTtl;
+  }
+
+  /** The mount's tuned default and max lease TTL in seconds (read live: a tune takes effect on the next read). */
+  private mountTtls(): { defaultTtl: number; maxTtl: number } {
+    const c = this.env.mount.config;
+    const max = ttlSetting(c.max_lease_ttl) || SYSTEM_TTL;
+    const def = ttlSetting(c.default_lease_ttl) || SYSTEM_TTL;
+    return { defaultTtl: Math.min(def, max), maxTtl: max };
+  }
+}
+
+/** Seconds of a stored mount TTL setting (0 = unset). */
+function ttlSetting(v: unknown): number {
+  if (typeof v === 'number') return v > 0 ? v : 0;
+  if (typeof v !== 'string' || v === '' || v === 'system') return 0;
+  try {
+    return parseDuration('ttl', v);
+  } catch {
+    return 0;
   }
 }
 

@@ -28,9 +28,9 @@ export const auditRoutes: AnyRoute[] = [
     description: 'The file device writes one JSON line per request and response; every string value of the data is logged as hmac-sha256:<hex> under a per-device salt.',
     fields: {
       path: f.name('Device path, e.g. "file"'),
-      type: f.string('Device type: file'),
+      type: f.string('Device type: file, socket or syslog'),
       description: f.string('Human description').default(''),
-      options: f.stringMap('Device options: file_path (or path), mode, hmac_accessor, elide_list_responses, prefix, format'),
+      options: f.stringMap('Device options: file_path (or path), mode (file); address, socket_type, write_timeout (socket); facility, tag, address (syslog); hmac_accessor, elide_list_responses, prefix, format'),
       local: f.bool('Accepted for compatibility').default(false),
     },
     sudo: true,

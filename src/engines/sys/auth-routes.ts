@@ -9,6 +9,7 @@ import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import type { MountInfo } from '../../framework/context.js';
 import type { SysParts } from './sys-parts.js';
+import { COMMON_TUNE_FIELDS, settingsReply, tuneConfigChanges } from './tune-fields.js';
 
 const route = routesFor<SysParts>();
 
@@ -116,18 +117,9 @@ function tuneView(m: MountInfo): Record<string, unknown> {
 }
 
 const tuneFields = {
+  ...COMMON_TUNE_FIELDS,
   path: f.name('Auth mount path'),
-  description: f.string('New description'),
-  default_lease_ttl: f.any('Default token TTL ("system" resets)'),
-  max_lease_ttl: f.any('Max token TTL ("system" resets)'),
   token_type: f.string('default-service, default-batch, service or batch'),
-  listing_visibility: f.string('unauth, hidden or ""'),
-  audit_non_hmac_request_keys: f.any('Request keys not HMACed in audit'),
-  audit_non_hmac_response_keys: f.any('Response keys not HMACed in audit'),
-  passthrough_request_headers: f.any('Headers passed to the method'),
-  allowed_response_headers: f.any('Headers the method may set'),
-  options: f.stringMap('Method options'),
-  plugin_version: f.string('Accepted for compatibility'),
   user_lockout_config: f.map('AppRole login lockout: lockout_threshold, lockout_duration, lockout_counter_reset, lockout_disable'),
 };
 
@@ -143,13 +135,12 @@ function tuneHandlers() {
       if (data.user_lockout_config !== undefined && m && !['approle', 'ldap', 'userpass'].includes(m.type)) {
         throw invalid(`tuning of user lockout configuration for auth type "${m.type}" not allowed`);
       }
-      const config = authConfig(raw, '');
+      if (!m) throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
+      // The common tune fields (tune-fields.ts), then what only auth mounts have.
+      const config = { ...tuneConfigChanges(raw, m), ...authConfig({ token_type: raw.token_type }, '') };
       if (data.user_lockout_config !== undefined) config.user_lockout_config = lockoutConfig(data.user_lockout_config as Record<string, unknown>);
-      const merged = m ? { ...m.config, ...config } : config;
-      if (typeof merged.default_lease_ttl === 'number' && typeof merged.max_lease_ttl === 'number' && merged.max_lease_ttl !== 0 && merged.default_lease_ttl > merged.max_lease_ttl) {
-        throw invalid('given default lease TTL greater than given max lease TTL');
-      }
       await engine.mounts.tuneAuth(data.path, { description: data.description as string | undefined, config: Object.keys(config).length ? config : undefined, options: data.options as Record<string, string> | undefined });
+      return settingsReply(raw, tuneFields);
     },
   };
 }
@@ -187,7 +178,7 @@ export const authRoutes: AnyRoute[] = [
     summary: 'Enable, read or disable an auth method (disabling revokes its tokens)',
     fields: {
       path: f.name('Mount path under auth/'),
-      type: f.string('Method type: approle, jwt or oidc'),
+      type: f.string('Method type: approle, jwt, oidc, userpass, github or cert'),
       description: f.string('Human description'),
       config: f.map('default_lease_ttl, max_lease_ttl, token_type, listing_visibility, audit and header lists'),
       options: f.stringMap('Method options'),

@@ -17,6 +17,13 @@ import { toolsRoutes } from './tools-routes.js';
 import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
+import { shareRoutes } from './share-routes.js';
+import { SECRETS_TUNE_FIELDS, managedKeyList, settingsReply, secretsTuneView, tuneConfigChanges, tunedSettingsView } from './tune-fields.js';
+import { metricsRoutes } from './metrics-route.js';
+import { rotateRoutes } from './rotate-routes.js';
+import { generateRootRoutes } from './generate-root-routes.js';
+import { snapshotRoutes } from './snapshot-routes.js';
+import { snapshotAutoRoutes } from './snapshot-auto-routes.js';
 
 const route = routesFor<SysParts>();
 
@@ -37,28 +44,26 @@ function mountConfigView(c: Record<string, unknown>): Record<string, unknown> {
     max_lease_ttl: ttlSeconds(c.max_lease_ttl),
     force_no_cache: c.force_no_cache === true || c.force_no_cache === 'true',
   };
-  if (typeof c.listing_visibility === 'string' && c.listing_visibility !== '') out.listing_visibility = c.listing_visibility;
-  if (Array.isArray(c.allowed_managed_keys) && c.allowed_managed_keys.length) out.allowed_managed_keys = c.allowed_managed_keys;
-  return out;
+  return { ...out, ...tunedSettingsView(c) };
 }
 
-/** `allowed_managed_keys` as a list of names (a list, or one string per Vault's CLI flag; reference 1.9). */
-function managedKeyList(v: unknown): string[] {
-  const list = Array.isArray(v) ? v : v === undefined || v === null || v === '' ? [] : [v];
-  return list.map((x) => {
-    if (typeof x !== 'string' || x === '') throw invalid('allowed_managed_keys', 'must be a list of managed key names');
-    return x.toLowerCase();
-  });
-}
-
-/** Validate a mount's config at write time: TTLs to seconds (400 naming the key), unknown keys dropped. */
-function normalizeMountConfig(c: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of ['default_lease_ttl', 'max_lease_ttl'] as const) if (c[k] !== undefined && c[k] !== '') out[k] = parseDuration(`config.${k}`, c[k]);
+/** Validate a mount's config at enable time: the tune rules (400 naming the key), force_no_cache, unknown keys dropped. */
+function normalizeMountConfig(c: Record<string, unknown>, type: string): Record<string, unknown> {
+  const blank: MountInfo = { path: '', type, accessor: '', uuid: '', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+  const out: Record<string, unknown> = prefixFieldErrors('config.', () => tuneConfigChanges(c, blank));
   if (c.force_no_cache !== undefined) out.force_no_cache = c.force_no_cache === true || c.force_no_cache === 'true';
-  if (typeof c.listing_visibility === 'string') out.listing_visibility = c.listing_visibility;
   if (c.allowed_managed_keys !== undefined) out.allowed_managed_keys = managedKeyList(c.allowed_managed_keys);
   return out;
+}
+
+/** Run `fn`, naming fields of its 400s under `prefix` (a mount's `config.` map). */
+function prefixFieldErrors<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Error && (e as { status?: number }).status === 400 && /^[a-z_]+: /.test(e.message)) e.message = prefix + e.message;
+    throw e;
+  }
 }
 
 function mountView(m: MountInfo): Record<string, unknown> {
@@ -100,20 +105,22 @@ export const sysRoutes: AnyRoute[] = [
   route({
     path: 'mounts/*path/tune',
     summary: 'Read or tune a mount',
-    fields: { path: f.name('Mount path'), description: f.string('New description'), options: f.stringMap('Engine options'), default_lease_ttl: f.any('Ignored'), max_lease_ttl: f.any('Ignored'), allowed_managed_keys: f.any('Managed keys this mount may use (the whole list is replaced)') },
+    description: 'Every field takes effect: TTLs bound KV v1 lease_duration, audit keys steer the audit devices, headers filter what the engine sees and sets (docs/operations.md).',
+    fields: SECRETS_TUNE_FIELDS,
     operations: {
       read: ({ engine, data }) => {
         const m = engine.mounts.findMount(data.path);
         if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
-        const d: Record<string, unknown> = { description: m.description, options: m.options, default_lease_ttl: 2764800, max_lease_ttl: 2764800, force_no_cache: false };
-        if (Array.isArray(m.config.allowed_managed_keys) && m.config.allowed_managed_keys.length) d.allowed_managed_keys = m.config.allowed_managed_keys;
-        return { data: d };
+        return { data: secretsTuneView(m) };
       },
-      update: async ({ engine, data }) => {
-        const config = data.allowed_managed_keys !== undefined ? { allowed_managed_keys: managedKeyList(data.allowed_managed_keys) } : undefined;
-        const warnings = await engine.mounts.tune(data.path, { description: data.description, options: data.options, config });
+      update: async ({ engine, data, raw }) => {
+        const m = engine.mounts.findMount(data.path);
+        if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
+        const config = tuneConfigChanges(raw, m);
+        if (raw.allowed_managed_keys !== undefined) config.allowed_managed_keys = managedKeyList(raw.allowed_managed_keys);
+        const warnings = await engine.mounts.tune(data.path, { description: data.description, options: data.options, config: Object.keys(config).length ? config : undefined });
         // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
-        return warnings && warnings.length ? { data: null, warnings } : undefined;
+        return warnings && warnings.length ? { data: null, warnings } : settingsReply(raw, SECRETS_TUNE_FIELDS);
       },
     },
   }),
@@ -139,7 +146,7 @@ export const sysRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name;
         if (!type) throw invalid('type', 'is required');
-        await engine.mounts.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config) : undefined });
+        await engine.mounts.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config, type) : undefined });
       },
       delete: async ({ engine, data }) => {
         await engine.mounts.unmount(data.path);
@@ -241,7 +248,7 @@ export interface SysModuleParts {
 
 /** The system module; its instance is the core's parts (the core mounts it with `withParts`). */
 export function sysModule(parts: SysModuleParts): PartsModule<SysParts> {
-  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...shareRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...snapshotAutoRoutes, openapiRoute(parts.openApi), ...sysRoutes];
   return {
     type: 'system',
     accessorPrefix: 'system',

@@ -51,8 +51,8 @@ const rekeyInitFields = {
   secret_shares: f.int('Number of key shares to split the new key into').default(0),
   secret_threshold: f.int('Number of shares needed to rebuild the new key').default(0),
   stored_shares: f.int('Accepted for compatibility (Vault forces 1 where it matters)'),
-  pgp_keys: f.strings('Not supported by keyhold (refused when given)'),
-  backup: f.bool('Store PGP-encrypted shares (needs pgp_keys; not supported)'),
+  pgp_keys: f.strings('OpenPGP public keys (base64 of the binary key), one per new share: each share is returned encrypted to its key'),
+  backup: f.bool('Keep the PGP-encrypted new shares for sys/rekey/backup (needs pgp_keys)'),
   require_verification: f.bool('Require the new shares to be given back through rekey/verify before the rekey takes effect'),
 };
 
@@ -71,7 +71,7 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
       unauthenticated: true,
       operations: {
         read: ({ engine }) => rawJson(engine.seal.rekey.status(recovery)),
-        update: ({ engine, data }) => rawJson(engine.seal.rekey.init(recovery, data)),
+        update: async ({ engine, data }) => rawJson(await engine.seal.rekey.init(recovery, data)),
         delete: ({ engine }) => {
           engine.seal.rekey.cancel(recovery);
         },
@@ -88,7 +88,7 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
           const r = await engine.seal.rekey.update(recovery, data.key, data.nonce ?? '');
           if (!r) return rawJson(engine.seal.rekey.status(recovery));
           const { hex, b64 } = hexAndB64(r.keys);
-          const body: Record<string, unknown> = { nonce: r.nonce, complete: true, keys: hex, keys_base64: b64, pgp_fingerprints: null, backup: false, verification_required: r.verification_required };
+          const body: Record<string, unknown> = { nonce: r.nonce, complete: true, keys: hex, keys_base64: b64, pgp_fingerprints: r.pgp_fingerprints, backup: r.backup, verification_required: r.verification_required };
           if (r.verification_nonce) body.verification_nonce = r.verification_nonce;
           for (const k of r.keys) k.fill(0);
           return rawJson(body);
@@ -143,11 +143,11 @@ export const sealRoutes: AnyRoute[] = [
       secret_shares: f.int('Number of unseal key shares (Shamir seal)'),
       secret_threshold: f.int('Shares needed to unseal (Shamir seal)'),
       stored_shares: f.int('Accepted for compatibility'),
-      pgp_keys: f.strings('Not supported by keyhold (refused when given)'),
+      pgp_keys: f.strings('OpenPGP public keys (base64 of the binary key), one per share: each unseal key is returned encrypted to its key'),
       recovery_shares: f.int('Number of recovery key shares (auto seal)'),
       recovery_threshold: f.int('Recovery shares needed (auto seal)'),
-      recovery_pgp_keys: f.strings('Not supported by keyhold (refused when given)'),
-      root_token_pgp_key: f.string('Not supported by keyhold (refused when given)'),
+      recovery_pgp_keys: f.strings('OpenPGP public keys, one per recovery share (auto seal)'),
+      root_token_pgp_key: f.string('OpenPGP public key (base64 of the binary key): the root token is returned encrypted to it'),
       keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start (Shamir seal)').default(true),
     },
     unauthenticated: true,
@@ -167,7 +167,7 @@ export const sealRoutes: AnyRoute[] = [
           body.recovery_keys = rk.hex;
           body.recovery_keys_base64 = rk.b64;
         }
-        body.root_token = r.rootToken;
+        body.root_token = data.root_token_pgp_key ? await engine.seal.sealer.pgpRootToken(r.rootToken, data.root_token_pgp_key) : r.rootToken;
         body.keychain = r.keychain;
         for (const k of [...r.keys, ...r.recoveryKeys]) k.fill(0);
         return rawJson(body);
@@ -198,4 +198,18 @@ export const sealRoutes: AnyRoute[] = [
   }),
   ...rekeyRoutes('rekey'),
   ...rekeyRoutes('rekey-recovery-key'),
+  ...(['rekey/backup', 'rekey/recovery-key-backup'] as const).map((path) =>
+    route({
+      path,
+      summary: `Read or delete the PGP-encrypted ${path === 'rekey/backup' ? 'unseal' : 'recovery'} key shares kept by a rekey with backup=true`,
+      fields: {},
+      sudo: true,
+      operations: {
+        read: async ({ engine }) => ({ data: { ...(await engine.seal.rekey.backup(path !== 'rekey/backup')) } }),
+        delete: async ({ engine }) => {
+          await engine.seal.rekey.deleteBackup(path !== 'rekey/backup');
+        },
+      },
+    }),
+  ),
 ];

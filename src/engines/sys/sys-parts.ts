@@ -13,6 +13,8 @@ import type { Clock, MountInfo, TokenInfo } from '../../framework/context.js';
 import type { ManagedKeyRegistry } from '../../kms/managed-keys.js';
 import type { InitParams, SealManager } from '../../seal/seal-manager.js';
 import type { Rekey } from '../../seal/rekey.js';
+import type { ShareParts } from './share-routes.js';
+import type { SysOps } from './ops-parts.js';
 
 /** A node's place in a cluster (sys/leader, sys/health). */
 export interface HaStatus {
@@ -33,9 +35,15 @@ export interface SysSeal {
   readonly keychain: { describe(): string };
   readonly sealConfig: { storage_id: string; keychain_account: string | null } | null;
   /** Seal status and config re-reads (type-only: the sys routes call it, never construct it). */
-  readonly sealer: Pick<SealManager, 'status' | 'recoverySeal' | 'barrierType' | 'refresh'>;
+  readonly sealer: Pick<
+    SealManager,
+    'status' | 'recoverySeal' | 'barrierType' | 'refresh' | 'rootGeneration' | 'pgpRootToken'
+  >;
   /** Rekeys of the unseal or recovery key. */
-  readonly rekey: Pick<Rekey, 'status' | 'init' | 'cancel' | 'update' | 'verifyStatus' | 'verifyRestart' | 'verify'>;
+  readonly rekey: Pick<
+    Rekey,
+    'status' | 'init' | 'cancel' | 'update' | 'verifyStatus' | 'verifyRestart' | 'verify' | 'backup' | 'deleteBackup'
+  >;
   isInitialized(): boolean;
   /** Re-read the seal config (shared storage initialised by another node); true when initialised. */
   refreshSealConfig(): Promise<boolean>;
@@ -104,8 +112,8 @@ export interface SysCluster {
   stepDown(): Promise<void>;
 }
 
-/** The sys engine's instance: the core's parts the sys routes reach. */
-export interface SysParts {
+/** The sys engine's instance: the core's parts the sys routes reach (with those of issue 28's routes, share-routes.ts). */
+export interface SysParts extends ShareParts {
   readonly version: string;
   readonly clock: Clock;
   readonly seal: SysSeal;
@@ -119,6 +127,8 @@ export interface SysParts {
   readonly wrapping: WrappingService;
   /** Audit devices (sys/audit*). */
   readonly audit: AuditBroker;
+  /** Telemetry, barrier key terms, snapshots (issue 27). */
+  readonly ops: SysOps;
 }
 
 /** The token engine's instance (auth/token/). */

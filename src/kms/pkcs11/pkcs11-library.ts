@@ -8,6 +8,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
+import { embeddedScript } from '../../native/embedded-script.js';
 import type { Logger } from '../../framework/context.js';
 import { decodeResults, encodeRequests, isHot, requestSize, writeRequest, type HotCall, type HotRequest } from './worker-frames.js';
 import { ASLEEP, BELLED, ByteRing, CTL, MAX_RING_FRAME, controlOf, createRingBuffer } from './worker-ring.js';
@@ -67,7 +68,9 @@ class ModuleChannel {
 
   private start(): Worker {
     const sab = createRingBuffer();
-    const w = new Worker(workerUrl(), { name: `pkcs11:${this.name}`, workerData: { ring: sab } });
+    // Inside the single executable the worker's code is an embedded script, not a file.
+    const embedded = embeddedScript('pkcs11-worker.cjs');
+    const w = embedded === null ? new Worker(workerUrl(), { name: `pkcs11:${this.name}`, workerData: { ring: sab } }) : new Worker(embedded, { eval: true, name: `pkcs11:${this.name}`, workerData: { ring: sab } });
     const ring: Ring = { ctl: controlOf(sab), requests: new ByteRing(sab, 'requests'), results: new ByteRing(sab, 'results'), refIds: new Map(), nextRef: 1 };
     ring.resultBytes = Buffer.from(sab, ring.results.base, ring.results.u8.byteLength);
     this.ring = ring;

@@ -3,7 +3,7 @@
  * (re)initializing the module, one logged-in session per token, finding, describing and generating
  * key objects. Runs in the worker thread only; native errors become Refusals or WorkerErrors.
  */
-import { createRequire } from 'node:module';
+import { requirePkcs11js } from '../../native/pkcs11js.js';
 import type { GenerateSpec, KeyFacts, KeySpec, WorkerError, WorkerStats } from './worker-protocol.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -110,7 +110,7 @@ export function load(path: string): void {
   if (p11 && libraryPath === path) return;
   let mod: any;
   try {
-    mod = createRequire(import.meta.url)('pkcs11js');
+    mod = requirePkcs11js();
   } catch (e) {
     throw new Refusal('binding', `the PKCS#11 binding (npm package pkcs11js) is not installed or did not build: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -35,12 +35,26 @@ import type { AuditHook, Authorizer, MountedEngine, RouterCore } from '../router
 import type { ClusterRouting } from '../forward.js';
 import type { ClusterHost, InternalModules } from '../contracts.js';
 import { issueLoginToken } from '../login-tokens.js';
+import { LoginMfa } from '../../auth/mfa/login-mfa.js';
+import { loginMfaModules } from '../../engines/login-mfa/index.js';
 import { Access } from './access.js';
 import { ClusterRole } from './cluster-role.js';
 import { CacheInvalidation } from './invalidation.js';
 import { MountTable } from './mount-table.js';
 import { INTERNAL_PREFIX } from './mount-paths.js';
 import { SealState, type InitResult } from './seal-state.js';
+import type { LogControl } from '../../framework/log-control.js';
+import { MigrationLog } from '../../engines/sys/remount.js';
+import { attachQuotas } from '../../quotas/attach-quotas.js';
+import type { QuotaManager } from '../../quotas/quota-manager.js';
+import { attachCors, type CorsPolicy } from '../cors.js';
+import { InFlightRequests } from '../in-flight.js';
+import { recordVersion, versionHistory } from '../version-history.js';
+import { attachBarrierKeyring, type BarrierKeyring } from '../../storage/keyring-rotation.js';
+import type { Telemetry } from '../../telemetry/telemetry.js';
+import { SnapshotService } from '../snapshot-service.js';
+import { AutoSnapshots } from '../auto-snapshots.js';
+import type { SysOps } from '../../engines/sys/ops-parts.js';
 
 export type { InitResult } from './seal-state.js';
 
@@ -60,6 +74,8 @@ export interface CoreOptions {
   seals?: ConfiguredSeals;
   /** The server's api_addr (identity tokens' default issuer). */
   apiAddr?: string;
+  /** The daemon's log control (sys/loggers, sys/monitor); without it those routes answer 400. */
+  logs?: LogControl;
 }
 
 /** The keyhold core. */
@@ -77,6 +93,8 @@ export class Core implements RouterCore, ClusterHost {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
+  /** Login MFA (identity/mfa/, sys/mfa/validate, the MFA step of every login, X-Vault-MFA). */
+  readonly loginMfa: LoginMfa;
   readonly tokenRoles: TokenRoleStore;
   /** sys/managed-keys: configurations behind the barrier, live PKCS#11/AWS KMS keys. */
   readonly managedKeys: ManagedKeyRegistry;
@@ -95,6 +113,25 @@ export class Core implements RouterCore, ClusterHost {
   readonly access: Access;
   readonly role: ClusterRole;
   readonly invalidation: CacheInvalidation;
+  // Issue 28 (sharing a server): quotas, CORS, log control, requests in progress, moves.
+  /** Rate-limit quotas (sys/quotas/*; the router's quota stage asks them). */
+  readonly quotas: QuotaManager;
+  /** CORS for browsers (sys/config/cors; the router's first step). */
+  readonly cors: CorsPolicy;
+  /** Runtime log levels and monitors (sys/loggers, sys/monitor). */
+  readonly logs?: LogControl;
+  /** Requests in progress on this node (sys/in-flight-req; the router adds and removes them). */
+  readonly inFlight = new InFlightRequests();
+  /** Moves answered by sys/remount/status. */
+  readonly migrations = new MigrationLog();
+  /** Barrier key terms: sys/rotate, sys/key-status (issue 27). */
+  readonly barrierKeys: BarrierKeyring;
+  /** Metrics, when the config has a telemetry stanza (issue 27; set by the daemon). */
+  telemetry?: Telemetry;
+  /** sys/storage/raft/snapshot (issue 27). */
+  readonly snapshots: SnapshotService;
+  /** sys/storage/raft/snapshot-auto (issue 27). */
+  readonly autoSnapshots: AutoSnapshots;
 
   constructor(opts: CoreOptions) {
     this.backend = opts.backend;
@@ -126,6 +163,9 @@ export class Core implements RouterCore, ClusterHost {
       const m = this.mountTable.findMount(accessor);
       return m?.accessor === accessor ? m : undefined;
     });
+    this.loginMfa = new LoginMfa(prefixed(this.barrier, 'sys/mfa/'), this.clock, this.identity, (accessor) =>
+      this.mountTable.authMounts().some((m) => m.accessor === accessor),
+    );
     this.tokenRoles = new TokenRoleStore(prefixed(this.barrier, 'sys/token-roles/'));
     this.managedKeys = new ManagedKeyRegistry(
       prefixed(this.barrier, 'sys/managed-keys/'),
@@ -147,7 +187,7 @@ export class Core implements RouterCore, ClusterHost {
     );
     this.authorizer = this.access.authorizer;
     const services: CoreServices = {
-      issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login),
+      issueLoginToken: (mount, login) => issueLoginToken(this.tokens, this.identity, mount, login, this.loginMfa),
       findMount: (p) => this.mountTable.findMount(p),
       engineOf: <T>(p: string) => this.mountTable.engineOf<T>(p),
       mounts: () => this.mountTable.list(),
@@ -166,7 +206,15 @@ export class Core implements RouterCore, ClusterHost {
       role: this.role,
       internalModules: () => (internal ??= this.internalModules()),
     });
+    this.quotas = attachQuotas(this);
+    this.cors = attachCors(this);
+    if (opts.logs) this.logs = opts.logs;
+    // Issue 27: the keyring of barrier key terms loads first after unseal (its listener comes first).
+    this.barrierKeys = attachBarrierKeyring(this);
     this.invalidation = new CacheInvalidation({
+      quotas: this.quotas,
+      cors: this.cors,
+      barrierKeys: this.barrierKeys,
       barrier: this.barrier,
       sealer: this.sealer,
       seal: this,
@@ -197,6 +245,27 @@ export class Core implements RouterCore, ClusterHost {
     // Audit devices load after unseal and close before seal (the first lifecycle listeners).
     this.auditBroker = attachAudit(this);
     this.audit = this.auditBroker;
+    // The storage remembers each version it has run under (sys/version-history); the node that writes records it.
+    this.events.on('after-unseal', async () => {
+      if (!this.role.isStandby()) await recordVersion(this.barrier, this.version, this.clock.now());
+    });
+    this.snapshots = new SnapshotService(this, () => this.invalidation.reloadAll());
+    this.autoSnapshots = new AutoSnapshots(this);
+  }
+
+  /** The operations parts of the sys engine (issue 27). */
+  private opsParts(): SysOps {
+    const core = this;
+    return {
+      logger: this.logger,
+      initializedTime: () => this.sealConfig?.initialized_time ?? '',
+      barrierKeys: this.barrierKeys,
+      get telemetry() {
+        return core.telemetry;
+      },
+      snapshots: this.snapshots,
+      autoSnapshots: this.autoSnapshots,
+    };
   }
 
   /** The internal mounts' modules; sys, token and identity are handed their parts of this core. */
@@ -213,6 +282,17 @@ export class Core implements RouterCore, ClusterHost {
       managedKeys: this.managedKeys,
       wrapping: this.wrapping,
       audit: this.auditBroker,
+      // Issue 28's routes (engines/sys/share-routes.ts).
+      quotas: this.quotas,
+      cors: this.cors,
+      logs: this.logs,
+      migrations: this.migrations,
+      resolve: (p) => this.resolve(p),
+      allMountPaths: () => this.mountTable.allMountPaths(),
+      moveMount: (from, to) => this.moveMount(from, to),
+      inFlightRequests: () => this.inFlight.view(),
+      versionHistory: () => versionHistory(this.barrier),
+      ops: this.opsParts(),
     };
     const tokenParts: TokenParts = {
       clock: this.clock,
@@ -228,6 +308,7 @@ export class Core implements RouterCore, ClusterHost {
       token: withParts(tokenEngine, tokenParts),
       identity: identityEngineFor(identityParts),
       cubbyhole: cubbyholeEngine((t) => this.tokens.hash(t.id) + '/'),
+      mfa: loginMfaModules(this.loginMfa),
     };
   }
 
@@ -324,6 +405,13 @@ export class Core implements RouterCore, ClusterHost {
   /** The mount serving a request path (RouterCore). */
   resolve(path: string): MountedEngine | null {
     return this.mountTable.resolve(path);
+  }
+
+  /** Move a mount (sys/remount); its quotas follow it, as Vault's handleRemount moves them. */
+  async moveMount(from: string, to: string): Promise<MountInfo> {
+    const m = await this.mountTable.moveMount(from, to);
+    await this.quotas.remounted(from, to);
+    return m;
   }
 
   // ---- tokens (core/access.ts) ----

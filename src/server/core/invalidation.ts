@@ -12,9 +12,14 @@ import type { Barrier } from '../../storage/barrier.js';
 import type { Invalidator, SealView } from '../contracts.js';
 import type { Access } from './access.js';
 import { MOUNT_TABLE_KEYS, type MountTable } from './mount-table.js';
+import { QUOTA_STORAGE_PREFIX } from '../../quotas/attach-quotas.js';
+import { CORS_KEY } from '../cors.js';
+import { TERMS_PATH } from '../../storage/keyring-rotation.js';
 
 /** What invalidation reaches. */
 export interface InvalidationDeps {
+  /** The keyring of barrier key terms (issue 27): re-read when another node rotates. */
+  barrierKeys: { reload(): Promise<void> };
   barrier: Barrier;
   sealer: Pick<SealManager, 'refresh'>;
   seal: SealView;
@@ -24,6 +29,9 @@ export interface InvalidationDeps {
   policies: PolicyStore;
   identity: IdentityStore;
   managedKeys: ManagedKeyRegistry;
+  /** Rate-limit quotas and the CORS config (issue 28): reloaded when another node changes them. */
+  quotas: { reload(): Promise<void> };
+  cors: { reload(): Promise<void> };
 }
 
 /** The caches of one daemon, kept true to shared storage. */
@@ -42,8 +50,14 @@ export class CacheInvalidation implements Invalidator {
     else barrier.forget(key);
     if (key === 'core/seal-config') return sealer.refresh();
     if (this.deps.seal.isSealed()) return;
+    // Another node rotated the barrier key (issue 27): new writes here use the new term too.
+    if (key === TERMS_PATH) return this.deps.barrierKeys.reload();
     // '' = changes may have been missed (the feed reconnected): every cache starts over.
-    if (key === '') return this.reloadAll();
+    if (key === '') {
+      await this.deps.quotas.reload();
+      await this.deps.cors.reload();
+      return this.reloadAll();
+    }
     if (MOUNT_TABLE_KEYS.includes(key)) return mounts.reloadTable();
     if (key.startsWith('sys/identity/')) {
       identity.clear();
@@ -58,6 +72,8 @@ export class CacheInvalidation implements Invalidator {
       tokens.forget(key.slice('sys/token/id/'.length));
       return;
     }
+    if (key.startsWith(QUOTA_STORAGE_PREFIX)) return this.deps.quotas.reload();
+    if (key === CORS_KEY) return this.deps.cors.reload();
     if (key.startsWith('sys/managed-keys/config/')) {
       managedKeys.invalidate();
       return;

@@ -10,6 +10,8 @@ export const INTERNAL_PREFIX: Record<string, string> = {
   'sys/sync/': 'sys/sync/',
   'cubbyhole/': 'sys/cubbyhole/',
   'identity/': 'sys/identity-engine/',
+  'identity/mfa/': 'sys/mfa/',
+  'sys/mfa/': 'sys/mfa/',
 };
 
 /** Where a mount's records live behind the barrier. */

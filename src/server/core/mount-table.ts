@@ -103,6 +103,10 @@ export class MountTable implements SysMounts {
     await internal(modules.token, 'auth/token/', true);
     await internal(syncEngine, 'sys/sync/', false);
     await internal(modules.identity, 'identity/', false);
+    if (modules.mfa) {
+      await internal(modules.mfa.identity, 'identity/mfa/', false);
+      await internal(modules.mfa.sys, 'sys/mfa/', false);
+    }
     // The token mount's accessor is stable per install (auth_token_<8 hex>, Vault's default token mount).
     const tokenMount = mounted.find((m) => m.mount.path === 'auth/token/')!.mount;
     const stored = await this.tokenMountRecord();
@@ -336,6 +340,30 @@ export class MountTable implements SysMounts {
     this.setMounted(this.mounted.filter((x) => x !== m));
     await this.saveTable();
     await deleteTree(this.deps.barrier, `logical/${m.mount.uuid}/`);
+  }
+
+  /** Every mount path, secrets and auth, internal ones included (sys/remount's conflict check). */
+  allMountPaths(): string[] {
+    return this.mounted.map((m) => m.mount.path);
+  }
+
+  /**
+   * Move a mount (sys/remount; checked by engines/sys/remount.ts): the table entry takes the new
+   * path; its records stay under its uuid, so nothing else moves.
+   */
+  async moveMount(from: string, to: string): Promise<MountInfo> {
+    const m = this.mounted.find((x) => x.mount.path === from && !x.internal);
+    if (!m) throw invalid('from', `no matching mount at "${from}"`);
+    m.mount.path = to;
+    this.setMounted([...this.mounted]);
+    try {
+      await this.saveTable();
+    } catch (e) {
+      m.mount.path = from;
+      this.setMounted([...this.mounted]);
+      throw e;
+    }
+    return m.mount;
   }
 
   /** Update a mount's description/config (sys/mounts/:path/tune). */

@@ -38,23 +38,30 @@ const ALLOWED: Record<string, string[]> = {
   crypto: [],
   storage: [],
   'version.ts': [],
+  // The single executable's native-addon loader and embedded scripts (issue 26): node: modules only.
+  native: [],
+  'build-info.ts': ['version.ts'],
   framework: ['storage', 'crypto'],
   auth: ['framework', 'storage', 'crypto'],
   sync: ['framework', 'storage', 'crypto'],
+  // Metrics (issue 27): an observer the server feeds; it reads config syntax from framework.
+  telemetry: ['framework', 'storage', 'crypto'],
   // External key providers (pkcs11, awskms): transit's managed keys (through framework's ManagedKeys)
   // and the HSM seal use them; awskms connects through sync's network guard.
-  kms: ['framework', 'storage', 'crypto', 'sync'],
+  kms: ['framework', 'storage', 'crypto', 'sync', 'native'],
+  // Rate-limit quotas (issue 28): records behind the barrier, limiters, the index the router asks.
+  quotas: ['framework', 'storage'],
   seal: ['framework', 'storage', 'crypto', 'kms'],
   audit: ['framework', 'storage', 'crypto', 'auth'],
   // Engines never reach server, cli or docs: the server hands the sys engine its OpenAPI generator.
   // The sys routes drive the seal (sys/seal-status, rekey) through types of seal/.
-  engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'sync', 'kms', 'version.ts'],
+  engines: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'sync', 'kms', 'quotas', 'version.ts'],
   // The generators read the route tables and the CLI program. The CLI loads them lazily (dynamic
   // import) for `completion`, `openapi --offline` and `path-help`; its help text (examples, topics)
   // is its own.
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
-  cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts'],
-  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'version.ts'],
+  cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts', 'build-info.ts', 'native'],
+  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'quotas', 'telemetry', 'version.ts'],
   'main.ts': ['cli'],
 };
 

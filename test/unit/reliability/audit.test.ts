@@ -195,7 +195,9 @@ describe('audit broker with a file device', () => {
     [{ type: 'file', options: { file_path: '/tmp/x.log', log_raw: 'true' } }, 'options.log_raw: is not supported'],
     [{ type: 'file', options: { file_path: '/tmp/x.log', format: 'jsonx' } }, 'options.format: must be "json"'],
     [{ type: 'file', options: { file_path: '/tmp/x.log', mode: 'rwx' } }, 'options.mode: must be an octal file mode'],
-    [{ type: 'syslog', options: {} }, 'type: unknown audit device type "syslog"'],
+    [{ type: 'kafka', options: {} }, 'type: unknown audit device type "kafka"'],
+    [{ type: 'socket', options: {} }, 'options.address: is required'],
+    [{ type: 'syslog', options: { facility: 'nope' } }, 'options.facility: unknown facility'],
   ])('rejects bad device config %j with 400 naming the field', async (input, msg) => {
     const b = broker();
     const err = await b.enable('file', input as never).catch((e) => e);

@@ -20,6 +20,10 @@ const REVIEWED = [
   /auth\/policies\.ts: .*Buffer\.from\(s, 'utf8'\)\.equals\(buf\)/, // a policy body's base64 round trip (policy text is not secret)
   /storage\/file-format\.ts: .*createHash\('sha256'\)\.update\(buf\.subarray\(start, end\)\)\.digest\(\)\.subarray\(0, 16\)\.equals/, // a storage frame's integrity checksum against the frame read back (no secret: the frame sits on disk next to it)
   /storage\/file-format\.ts: \.equals\(buf\.subarray\(at \+ 8, at \+ 24\)\)$/, // the same checksum comparison as the formatter wraps it (the chain split over lines)
+  /engines\/cert\/cert-der\.ts: .*\.tag (===|!==) (SEQ|OID|BOOL|OCTETS|INTEGER)\b/, // DER tag bytes of a certificate or CRL (public structure)
+  /engines\/cert\/client-chain\.ts: .*\.raw\.equals\(/, // a certificate's DER against a trust anchor's or a chain member's (certificates are public)
+  /storage\/snapshot\.ts: .*\.equals\(MANIFEST_MAGIC\)/, // the snapshot format's magic bytes
+  /storage\/snapshot\.ts: if \(manifest\.records_sha256 !== recHash\.digest\('hex'\)\)/, // a snapshot's integrity checksum over its own (barrier-encrypted) records: no secret involved
   /kms\/pkcs11\/pkcs11-key\.ts: .*x\.oid\.equals\(Buffer\.from\((f|this\.facts)\.ecParams/, // a key's CKA_EC_PARAMS curve OID against known curve OIDs (public parameters)
 ];
 

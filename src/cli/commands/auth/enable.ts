@@ -24,7 +24,7 @@ export function tuneBody(o: Record<string, string | undefined>): Record<string, 
 
 export const enable: CommandSpec = {
   words: ['auth', 'enable'],
-  summary: 'Enable an auth method (approle, jwt, oidc)',
+  summary: 'Enable an auth method (approle, jwt, oidc, userpass, github, cert)',
   args: [{ name: 'type', help: 'method type' }],
   flags: [flag('--path <path>', 'mount path under auth/ (default: the type)'), flag('--description <text>', 'human description'), ...tuneFlags(false)],
   examples: ['keyhold auth enable approle', 'keyhold auth enable -path=github jwt'],

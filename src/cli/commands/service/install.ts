@@ -2,6 +2,7 @@
  * `keyhold service install`: write the user service for `keyhold server` (systemd user unit on Linux,
  * launchd agent on macOS; texts in src/cli/service.ts), enable it at login and start it.
  */
+import { isSingleExecutable } from '../../../native/embedded-addon.js';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { flag, type CommandSpec } from '../../command.js';
@@ -43,7 +44,10 @@ export const install: CommandSpec = {
     const env: Record<string, string> = {};
     if (process.env.KEYHOLD_HOME) env.KEYHOLD_HOME = resolve(process.env.KEYHOLD_HOME);
     // The installed shim itself (npm's bin link resolved), run by this very node binary.
-    const spec: ServiceSpec = { node: process.execPath, script: realpathSync(process.argv[1]!), ...(config ? { config } : {}), env };
+    // The installed shim itself (npm's bin link resolved), run by this very node binary; the single
+    // executable runs itself.
+    const script = isSingleExecutable() ? {} : { script: realpathSync(process.argv[1]!) };
+    const spec: ServiceSpec = { node: process.execPath, ...script, ...(config ? { config } : {}), env };
     const file = serviceFile(m);
     writeAtomically(file, serviceText(m, spec));
     if (opts.start) start(m, file);

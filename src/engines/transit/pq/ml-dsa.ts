@@ -6,7 +6,7 @@
  * product of two residues is below 2^46, exact in a double. Checked against NIST's ACVP vectors
  * (test/vectors/ml-dsa-*.json) and, where the running Node has it, against node:crypto's ML-DSA.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const Q = 8380417;
 const N = 256;
@@ -515,7 +515,8 @@ export function mlDsaVerifyInternal(
   });
   const w1 = wApprox.map((wi, i) => wi.map((x, j) => useHint(p, h[i]![j]!, x)));
   const again = shake('shake256', [mu, w1Encode(p, w1)], cBytes);
-  return again.equals(Buffer.from(cTilde));
+  const given = Buffer.from(cTilde);
+  return again.length === given.length && timingSafeEqual(again, given);
 }
 
 // ---- the external interfaces (FIPS 204 section 5.2-5.4) ----
