@@ -143,8 +143,8 @@ EOF
       vault kv put kv2/app pass=one > /dev/null
       vault kv put kv2/app pass=two > /dev/null
       vault kv delete kv2/app
-      vault kv get kv2/app > deleted.txt; echo "get-deleted=$?"
-      grep -c '== Data ==' deleted.txt || true
+      vault kv get kv2/app > "$KEYHOLD_HOME/deleted.txt"; echo "get-deleted=$?"
+      grep -c "== Data ==" "$KEYHOLD_HOME/deleted.txt" || true
       vault kv get -format=json kv2/app | jq -r '.data.metadata.deletion_time != ""'
       vault kv rollback -version=1 kv2/app | grep -E '^version'
       vault kv get -field=pass kv2/app; echo
