@@ -185,6 +185,31 @@ EOF
     expect(out[1]).toBe('second=2');
   });
 
+  it('patch, secrets move, auth move, version-history', async () => {
+    const r = await run(`
+      vault secrets enable -path=movable kv-v2
+      vault kv put movable/app a=1 b=2 > /dev/null
+      vault patch movable/data/app data='{"b":"3"}' > /dev/null
+      vault kv get -format=json movable/app | jq -c .data.data
+      vault secrets move movable/ moved/
+      vault kv get -field=b moved/app; echo
+      vault auth enable -path=ci-login approle
+      vault auth move ci-login/ ci-login2/
+      vault auth list -format=json | jq -r 'keys[]' | grep -c '^ci-login2/$'
+      vault version-history -format=json | jq -r '.keys|length > 0'
+      vault version-history | head -1
+    `);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = r.stdout.trim().split('\n');
+    expect(out[0]).toBe('{"a":"1","b":"3"}');
+    expect(out[1]).toMatch(/^Started moving secrets engine movable\/ to moved\/, with migration ID \S+$/);
+    expect(out[2]).toBe('3');
+    expect(out[3]).toMatch(/^Started moving auth method auth\/ci-login\/ to auth\/ci-login2\//);
+    expect(out.slice(4, 6)).toEqual(['1', 'true']);
+    expect(out[6]).toMatch(/^Version\s+Installation Time\s+Build Date$/);
+    expect(r.stderr).toContain('Success! Finished moving secrets engine movable/ to moved/');
+  });
+
   it('leases: lookup and renew of an unknown lease exit 2, revoke exits 0', async () => {
     const r = await run(`
       vault lease lookup database/creds/ro/abc || echo "lookup=$?"

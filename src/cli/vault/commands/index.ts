@@ -21,6 +21,10 @@ import { lookup as leaseLookup } from './lease/lookup.js';
 import { renew as leaseRenew } from './lease/renew.js';
 import { revoke as leaseRevoke } from './lease/revoke.js';
 import { version } from './version/version.js';
+import { versionHistory } from './version/history.js';
+import { patch } from './path/patch.js';
+import { move as secretsMove } from './secrets/move.js';
+import { move as authMove } from './auth/move.js';
 
 /** Replacements and additions, in the order they appear in `vault --help` after keyhold's. */
 export const VAULT_COMMANDS: readonly Entry[] = [
@@ -30,6 +34,9 @@ export const VAULT_COMMANDS: readonly Entry[] = [
   unseal,
   secretsEnable,
   secretsTune,
+  secretsMove,
+  authMove,
+  patch,
   auditEnable,
   tokenRenew,
   tokenCapabilities,
@@ -42,6 +49,7 @@ export const VAULT_COMMANDS: readonly Entry[] = [
   group('print', 'Print values the CLI uses'),
   printToken,
   version,
+  versionHistory,
 ];
 
 const key = (e: Entry) => e.words.join(' ');
