@@ -78,7 +78,8 @@ export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterD
     const question = spec.confirm;
     addYesOption(cmd);
     cmd.hook('preAction', async (_self, action) => {
-      await confirmCommand(action, question(action.args));
+      // The vault CLI never asks: its face runs destructive commands as vault does.
+      if (deps.face !== 'vault') await confirmCommand(action, question(action.args));
     });
   }
   const after = helpAfter(spec);
