@@ -16,9 +16,22 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const ENVELOPE_KEYS = new Set(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings', 'auth', 'wrap_info', 'mount_type']);
+
+/**
+ * An answer as an api.Secret: a raw answer (a sys/ endpoint answering its fields at the top level,
+ * with no data, auth or wrap_info) has those fields as its data.
+ */
+export function asSecret(body: unknown): Obj {
+  const b = isObj(body) ? body : {};
+  if ('data' in b || isObj(b.auth) || isObj(b.wrap_info)) return b;
+  const data = Object.fromEntries(Object.entries(b).filter(([k]) => !ENVELOPE_KEYS.has(k)));
+  return Object.keys(data).length ? { ...b, data } : b;
+}
+
 /** The JSON the vault CLI prints for an answer: its api.Secret, field for field. */
 export function envelope(body: unknown): Obj {
-  const b = isObj(body) ? body : {};
+  const b = asSecret(body);
   const out: Obj = {
     request_id: b.request_id ?? '',
     lease_id: b.lease_id ?? '',
@@ -55,7 +68,7 @@ const WRAP_FIELDS: Record<string, string> = {
 
 /** `-field=NAME` of an answer: an auth or wrap_info field, a top-level one, else the data's (dotted paths too). */
 export function rawField(body: unknown, field: string): unknown {
-  const b = isObj(body) ? body : {};
+  const b = asSecret(body);
   const data = isObj(b.data) ? b.data : {};
   if (isObj(b.auth) && field in AUTH_FIELDS) return b.auth[AUTH_FIELDS[field]!] ?? (field.endsWith('policies') ? [] : undefined);
   if (isObj(b.wrap_info) && field in WRAP_FIELDS) return b.wrap_info[WRAP_FIELDS[field]!];
@@ -103,7 +116,7 @@ export function looksLikeDuration(k: string): boolean {
 
 /** The vault CLI's Key/Value table of an answer (lease, token, wrapping token, then data rows). */
 export function secretTable(body: unknown): string {
-  const b = isObj(body) ? body : {};
+  const b = asSecret(body);
   const rows: Array<[string, string]> = [];
   const lease = Number(b.lease_duration ?? 0);
   if (lease > 0) {

@@ -70,6 +70,12 @@ describe('the vault CLI output of an answer', () => {
     expect(envelope({ wrap_info: { token: 'w' }, mount_type: 'kv' })).toMatchObject({ wrap_info: { token: 'w' }, mount_type: 'kv', data: null });
   });
 
+  it('a raw answer (fields at the top level) is the data', () => {
+    expect(envelope({ sealed: false, t: 1 })).toMatchObject({ data: { sealed: false, t: 1 }, request_id: '' });
+    expect(rawField({ sealed: false, t: 1 }, 't')).toBe(1);
+    expect(secretTable({ sealed: false })).toMatch(/^sealed\s+false$/m);
+  });
+
   it('-field reads auth, wrap_info, top-level and data fields', () => {
     expect(rawField(login, 'token')).toBe('hvs.t');
     expect(rawField(login, 'token_accessor')).toBe('acc');

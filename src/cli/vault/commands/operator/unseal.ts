@@ -20,12 +20,8 @@ export const unseal: CommandSpec = {
     let body: Record<string, unknown>;
     if (inv.opts.reset) body = ((await client.request('POST', 'sys/unseal', { reset: true })).body ?? {}) as Record<string, unknown>;
     else {
-      const arg = inv.args.key as string | undefined;
-      let keys: string[];
-      if (arg !== undefined && arg !== '-' && !arg.startsWith('@')) {
-        inv.warn('an unseal key given on the command line shows in ps and the shell history; give it on stdin instead');
-        keys = [arg.trim()];
-      } else keys = await readShares(inv, arg, 'Unseal Key (will be hidden): ');
+      // A share on argv is taken with a warning (readShares, in this face).
+      const keys = await readShares(inv, inv.args.key as string | undefined, 'Unseal Key (will be hidden): ');
       if (!keys.length) throw new LocalError('give an unseal key share');
       body = {};
       for (const key of keys) {
