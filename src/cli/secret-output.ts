@@ -78,6 +78,8 @@ export function rawField(body: unknown, field: string): unknown {
     if (field === 'data') return 'data' in data ? data.data : data;
   }
   if (field in data) return data[field];
+  // keyhold's own: the auth block's keys by their API names (client_token, accessor, ...).
+  if (isObj(b.auth) && field in b.auth) return b.auth[field];
   // keyhold's own: a dotted path into the data (`--field keys.1`).
   return field.split('.').reduce<unknown>((o, k) => (isObj(o) || Array.isArray(o) ? (o as Obj)[k] : undefined), data);
 }
