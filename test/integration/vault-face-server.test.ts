@@ -54,7 +54,9 @@ async function vaultServer(args: string[], addr: string, env: Record<string, str
 describe('vault face: server -dev', () => {
   it('-dev-root-token-id and -dev-listen-address', async () => {
     const addr = `127.0.0.1:${freePort()}`;
-    await vaultServer(['-dev', '-dev-root-token-id=dev-only-token', `-dev-listen-address=${addr}`], addr);
+    const srv = await vaultServer(['-dev', '-dev-root-token-id=dev-only-token', `-dev-listen-address=${addr}`], addr);
+    expect(srv.out()).toContain(`$ export VAULT_ADDR='http://${addr}'`);
+    expect(srv.out()).toMatch(/Root Token: dev-only-token/);
     const r = await runScript(bin, 'vault token lookup -field=id; echo; vault status > /dev/null; echo "status=$?"', { VAULT_ADDR: `http://${addr}`, VAULT_TOKEN: 'dev-only-token', HOME: bin });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual(['dev-only-token', 'status=0']);

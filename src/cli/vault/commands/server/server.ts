@@ -25,6 +25,8 @@ export const server: CommandSpec = {
       o.devRootToken ??= o.devRootTokenId ?? (env.VAULT_DEV_ROOT_TOKEN_ID || undefined);
       const addr = o.devListenAddress ?? (env.VAULT_DEV_LISTEN_ADDRESS || DEV_LISTEN_ADDRESS);
       o.listen = [...((o.listen as string[] | undefined) ?? []), addr];
+      // As vault's dev banner: the variables a shell needs for this server.
+      inv.io.stdout.write(`WARNING! dev mode is enabled: storage is in memory and the server is unsealed.\n\n    $ export VAULT_ADDR='http://${addr}'\n\n`);
     }
     return keyholdServer.run(withOpts(inv, o));
   },
