@@ -94,17 +94,18 @@ EOF
       vault write -field=token_accessor auth/approle/login role_id="$ROLE_ID" secret_id="$SECRET_ID" > /dev/null
       vault write -field=token_duration auth/approle/login role_id="$ROLE_ID" secret_id="$SECRET_ID"; echo
       C=$(vault login -format=json -no-store -method=approle role_id="$ROLE_ID" secret_id="$SECRET_ID" | jq -r .auth.client_token)
-      for t in "$A" "$B" "$C"; do VAULT_TOKEN="$t" vault token lookup -field=display_name; echo; done
+      D=$(vault login -token-only -method=approle role_id="$ROLE_ID" secret_id="$SECRET_ID")
+      for t in "$A" "$B" "$C" "$D"; do VAULT_TOKEN="$t" vault token lookup -field=display_name; echo; done
       vault write auth/approle/login role_id="$ROLE_ID" secret_id="$SECRET_ID" | head -2
       vault write -field=nope auth/approle/login role_id="$ROLE_ID" secret_id="$SECRET_ID" || echo "exit=$?"
     `);
     expect(r.exitCode, r.stderr).toBe(0);
     const out = r.stdout.trim().split('\n');
     expect(out[0]).toBe('1200');
-    expect(out.slice(1, 4)).toEqual(['approle', 'approle', 'approle']);
-    expect(out[4]).toMatch(/^Key\s+Value$/);
-    expect(out[5]).toMatch(/^---\s+-----$/);
-    expect(out[6]).toBe('exit=1');
+    expect(out.slice(1, 5)).toEqual(['approle', 'approle', 'approle', 'approle']);
+    expect(out[5]).toMatch(/^Key\s+Value$/);
+    expect(out[6]).toMatch(/^---\s+-----$/);
+    expect(out[7]).toBe('exit=1');
     expect(r.stderr).toContain('Field "nope" not present in secret');
   });
 
@@ -198,6 +199,8 @@ EOF
       vault auth list -format=json | jq -r 'keys[]' | grep -c '^ci-login2/$'
       vault version-history -format=json | jq -r '.keys|length > 0'
       vault version-history | head -1
+      vault operator members | head -1
+      vault list sys/policies/acl | head -3
     `);
     expect(r.exitCode, r.stderr).toBe(0);
     const out = r.stdout.trim().split('\n');
@@ -207,6 +210,8 @@ EOF
     expect(out[3]).toMatch(/^Started moving auth method auth\/ci-login\/ to auth\/ci-login2\//);
     expect(out.slice(4, 6)).toEqual(['1', 'true']);
     expect(out[6]).toMatch(/^Version\s+Installation Time\s+Build Date$/);
+    expect(out[7]).toMatch(/^Host Name\s+API Address\s+Cluster Address\s+Active Node\s+Version/);
+    expect(out.slice(8, 11)).toEqual(['Keys', '----', 'default']);
     expect(r.stderr).toContain('Success! Finished moving secrets engine movable/ to moved/');
   });
 

@@ -22,6 +22,8 @@ import { renew as leaseRenew } from './lease/renew.js';
 import { revoke as leaseRevoke } from './lease/revoke.js';
 import { version } from './version/version.js';
 import { versionHistory } from './version/history.js';
+import { members as operatorMembers } from './operator/members.js';
+import { login } from './login/login.js';
 import { patch } from './path/patch.js';
 import { move as secretsMove } from './secrets/move.js';
 import { move as authMove } from './auth/move.js';
@@ -32,6 +34,8 @@ export const VAULT_COMMANDS: readonly Entry[] = [
   status,
   init,
   unseal,
+  operatorMembers,
+  login,
   secretsEnable,
   secretsTune,
   secretsMove,
