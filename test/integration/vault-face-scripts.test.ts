@@ -109,6 +109,27 @@ EOF
     expect(r.stderr).toContain('Field "nope" not present in secret');
   });
 
+  it('JWT in CI: vault write -field=token auth/jwt/login role=ci jwt=$CI_JOB_JWT', async () => {
+    const { generateKeyPair, exportSPKI, SignJWT } = await import('jose');
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    writeFileSync(join(d.dir, 'ci-pub.pem'), await exportSPKI(publicKey));
+    const jwt = await new SignJWT({ project: 'keyhold' }).setProtectedHeader({ alg: 'ES256' }).setIssuer('https://ci.example').setAudience('keyhold').setSubject('pipeline-42').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+    const r = await run(
+      `
+      vault auth enable jwt
+      vault write auth/jwt/config jwt_validation_pubkeys=@${join(d.dir, 'ci-pub.pem')} bound_issuer=https://ci.example
+      vault write auth/jwt/role/ci role_type=jwt user_claim=sub bound_audiences=keyhold token_policies=default token_ttl=10m
+      T=$(vault write -field=token auth/jwt/login role=ci jwt="$CI_JOB_JWT")
+      VAULT_TOKEN="$T" vault token lookup -format=json | jq -r '.data.meta.role'
+      vault write -format=json auth/jwt/login role=ci jwt="$CI_JOB_JWT" | jq -r '.auth.policies|join(",")'
+      vault write -field=token_policies auth/jwt/login role=ci jwt="$CI_JOB_JWT"; echo
+    `,
+      { CI_JOB_JWT: jwt },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['ci', 'default', '[default]']);
+  });
+
   it('write PATH - takes the JSON body on stdin; @file.json too', async () => {
     const file = join(d.dir, 'body.json');
     writeFileSync(file, JSON.stringify({ policy: 'path "kv/*" { capabilities = ["read"] }' }));
