@@ -14,6 +14,8 @@ try {
   // A cache folder that cannot be created only costs speed.
 }
 const argv = process.argv.slice(2);
+// Started under the name `vault` (a symlink or copy): the vault CLI's face (src/cli/face.ts, issue 34).
+const face = /^vault(\.c?js|\.exe)?$/i.test(require('node:path').basename(process.argv[1] || '')) ? 'vault' : 'keyhold';
 const dist = join(__dirname, '..', 'dist');
 const notBuilt = (e) => {
   if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && /dist[\\/](main|cli[\\/]fast-path)\.js/.test(String(e.message))) {
@@ -21,7 +23,7 @@ const notBuilt = (e) => {
   } else process.stderr.write(`Error: ${e && e.message ? e.message.split('\n')[0] : e}\n`);
   process.exitCode = 1;
 };
-const full = () => import(pathToFileURL(join(dist, 'main.js')).href).then((m) => m.main(argv), notBuilt);
+const full = () => import(pathToFileURL(join(dist, 'main.js')).href).then((m) => m.main(argv, face), notBuilt);
 /** The bundled fast path, unless missing or older than dist/ (rebuilt by a bare `tsc` since). */
 const fastModule = () => {
   try {
@@ -32,6 +34,6 @@ const fastModule = () => {
   }
   return import(pathToFileURL(join(dist, 'cli', 'fast-path.js')).href);
 };
-const fast = (argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) || argv[0] === 'status' || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v'));
+const fast = face === 'keyhold' && ((argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) || argv[0] === 'status' || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')));
 if (fast) fastModule().then((m) => m.runFast(argv)).then((done) => (done ? undefined : full()), notBuilt);
 else full();

@@ -2,6 +2,7 @@
 # Installs the Debian packages the tests use, when missing and when we may (root with apt-get):
 # - a private D-Bus session and gnome-keyring as the Secret Service (keychain tests);
 # - golang-go, to build the helper that renders templates with Go's own text/template (agent tests);
+# - jq for the vault-face script tests (test/integration/vault-face-*.test.ts);
 # - prometheus, gpg and python3-hvac for the operations tests (issue 27);
 # - softhsm2 (a PKCS#11 token in a directory) and opensc (pkcs11-tool) for the managed-key tests,
 #   and g++, make, python3 for node-gyp to build the pkcs11js binding;
@@ -21,6 +22,8 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# Debian's jq: the vault-face tests pipe `vault ... -format=json` into it, as scripts do.
+command -v jq >/dev/null 2>&1 || need+=(jq)
 # rsyslog receives the syslog audit device's entries (test/integration/share-audit.test.ts runs its own rsyslogd in a temp dir).
 command -v rsyslogd >/dev/null 2>&1 || [ -x /usr/sbin/rsyslogd ] || need+=(rsyslog)
 # Prometheus scrapes a daemon in test/integration/ops-telemetry.test.ts; gpg decrypts PGP-encrypted

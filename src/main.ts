@@ -7,11 +7,20 @@ import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
 import { WrappedAnswer } from './cli/context.js';
 import { installCliProcessHooks } from './cli/signals.js';
+import { boolFlagValues } from './cli/bool-values.js';
+import type { Face } from './cli/face.js';
 
 export { errorLine, joinVersionValues };
 
-/** Run the CLI with `argv` (without node and script). */
-export async function main(argv: string[]): Promise<void> {
+/** The vault face (src/cli/vault/): VAULT_* variables win over KEYHOLD_* ones, then its own command list. */
+async function vaultProgram(words: string[]): Promise<import('commander').Command> {
+  const [{ applyVaultEnv }, { buildVaultProgramFor }] = await Promise.all([import('./cli/vault/env.js'), import('./cli/vault/program.js')]);
+  applyVaultEnv();
+  return buildVaultProgramFor(words);
+}
+
+/** Run the CLI with `argv` (without node and script); `face` vault when started under the name `vault` (bin/keyhold.js). */
+export async function main(argv: string[], face: Face = 'keyhold'): Promise<void> {
   // Before anything is written (commander prints --help itself): EPIPE and Ctrl-C end the CLI quietly.
   // The daemon keeps its own graceful shutdown.
   if (argv[0] !== 'server') installCliProcessHooks();
@@ -19,9 +28,9 @@ export async function main(argv: string[]): Promise<void> {
   if (argv.length === 1 && argv[0] === '-version') argv = ['version'];
   const words = normalizeArgv(argv);
   // Only the commands of the first word are loaded (all of them for help or an unknown word).
-  const program = await buildProgramFor(words);
   try {
-    await program.parseAsync(words, { from: 'user' });
+    const program = face === 'vault' ? await vaultProgram(words) : await buildProgramFor(words);
+    await program.parseAsync(boolFlagValues(program, words), { from: 'user' });
   } catch (e) {
     process.exitCode = exitCodeOf(e);
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)

@@ -9,6 +9,9 @@
 const { runFast } = require('../../dist/cli/fast-path.js');
 
 const argv = process.argv.slice(2);
+// Started through a symlink or copy named `vault`: the vault CLI's face (issue 34, src/cli/face.ts).
+const isVault = (p) => /^vault(\.exe)?$/i.test(require('node:path').basename(p || ''));
+const face = isVault(process.argv0) || isVault(process.argv[1]) ? 'vault' : 'keyhold';
 const fail = (e) => {
   process.stderr.write(`Error: ${e && e.message ? e.message.split('\n')[0] : e}\n`);
   process.exitCode = 1;
@@ -31,7 +34,7 @@ function loadFull() {
   return mod.exports;
 }
 
-const full = () => Promise.resolve().then(loadFull).then((m) => m.main(argv), fail);
-const fast = (argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) || argv[0] === 'status' || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v'));
+const full = () => Promise.resolve().then(loadFull).then((m) => m.main(argv, face), fail);
+const fast = face === 'keyhold' && ((argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) || argv[0] === 'status' || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')));
 if (fast) runFast(argv).then((done) => (done ? undefined : full()), fail);
 else full();

@@ -80,7 +80,7 @@ export class Client {
         }
         // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
         const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
-        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
+        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer; servername?: string } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
         const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
         if (u.protocol === 'https:' && caFile) {
           try {
@@ -91,6 +91,9 @@ export class Client {
           }
         }
         if (u.protocol === 'https:') {
+          // -tls-server-name / VAULT_TLS_SERVER_NAME: the name the certificate is checked against (SNI).
+          const sni = env.KEYHOLD_TLS_SERVER_NAME || env.VAULT_TLS_SERVER_NAME;
+          if (sni) tls.servername = sni;
           // The vault CLI's VAULT_CLIENT_CERT / VAULT_CLIENT_KEY: a TLS client certificate (the cert auth method).
           const certFile = env.KEYHOLD_CLIENT_CERT || env.VAULT_CLIENT_CERT;
           const keyFile = env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY;

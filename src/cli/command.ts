@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import type { ApiResponse } from './client.js';
 import type { Format } from './output.js';
+import type { Face } from './face.js';
 
 /** Global options every command sees. */
 export interface GlobalOptions {
@@ -91,6 +92,15 @@ export interface Invocation {
   io: IO;
   /** Print data on stdout per --format/--field. */
   print(data: unknown): Promise<void>;
+  /**
+   * Print a whole answer as the vault CLI does: the envelope for json/yaml, auth and wrap fields for
+   * --field (secret-output.ts); keyhold's table (of `data`, default the answer's data) otherwise.
+   */
+  printSecret(body: unknown, data?: unknown): Promise<void>;
+  /** Which program the user ran: `keyhold`, or `vault` (the vault CLI's face). */
+  face: Face;
+  /** One warning line on stderr (the vault face accepts what keyhold refuses, and says why it is risky). */
+  warn(message: string): void;
   /** A `Success! ...` note on stderr (green on a terminal). */
   success(message: string): void;
   /** Resolve a value that may be `@file` or `-` (stdin). */

@@ -9,6 +9,7 @@ import { isGroup, type ArgSpec, type CommandSpec, type Entry, type FlagSpec, typ
 import { makeInvocation, type ClientFactory } from './invocation.js';
 import { addYesOption, confirmCommand } from './tty.js';
 import type { GlobalOptions } from './command.js';
+import type { Face } from './face.js';
 
 /** Find or create the nested command for words like "transit keys create". */
 export function commandPath(root: Command, words: readonly string[]): Command {
@@ -54,6 +55,8 @@ export interface AdapterDeps {
   makeClient?: ClientFactory;
   /** Takes a command's exit status other than 0 (default: process.exitCode). */
   exit?: (status: number) => void;
+  /** The face the program shows (default keyhold). */
+  face?: Face;
 }
 
 function rootOf(cmd: Command): Command {
@@ -75,7 +78,8 @@ export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterD
     const question = spec.confirm;
     addYesOption(cmd);
     cmd.hook('preAction', async (_self, action) => {
-      await confirmCommand(action, question(action.args));
+      // The vault CLI never asks: its face runs destructive commands as vault does.
+      if (deps.face !== 'vault') await confirmCommand(action, question(action.args));
     });
   }
   const after = helpAfter(spec);
@@ -84,7 +88,7 @@ export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterD
     const c = values[values.length - 1] as Command;
     const args: Values = {};
     c.registeredArguments.forEach((a, i) => (args[a.name()] = values[i]));
-    const inv = makeInvocation({ args, opts: c.opts(), globals: c.optsWithGlobals() as GlobalOptions, io: deps.io, root: rootOf(c), makeClient: deps.makeClient });
+    const inv = makeInvocation({ args, opts: c.opts(), globals: c.optsWithGlobals() as GlobalOptions, io: deps.io, root: rootOf(c), makeClient: deps.makeClient, face: deps.face });
     const status = await spec.run(inv);
     if (typeof status === 'number' && status !== 0) (deps.exit ?? ((n) => (process.exitCode = n)))(status);
   });

@@ -79,6 +79,18 @@ export interface ValueHelpers {
   secret(prompt: string): Promise<string>;
 }
 
+/** A JSON object given as the whole request body (stdin or a file), or a clear error naming where it came from. */
+function jsonObject(text: string, from: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new LocalError(`failed to parse JSON input from ${from}: ${(e as Error).message}`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new LocalError(`JSON input from ${from} must be an object`);
+  return v as Record<string, unknown>;
+}
+
 /** The value helpers reading stdin through `io` (the process's stdin by default). */
 export function createContext(io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: readStdin, stdinIsTTY: Boolean(process.stdin.isTTY) }): ValueHelpers {
   const valueOf = async (v: string): Promise<string> => {
@@ -99,6 +111,11 @@ export function createContext(io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: re
     parsePairs: async (pairs) => {
       const out: Record<string, unknown> = {};
       for (const p of pairs) {
+        // As `vault write PATH -` / `vault write PATH @data.json`: a whole JSON object, merged in.
+        if (p === '-' || (p.startsWith('@') && !p.includes('='))) {
+          Object.assign(out, jsonObject(await valueOf(p), p === '-' ? 'stdin' : p.slice(1)));
+          continue;
+        }
         const i = p.indexOf('=');
         if (i <= 0) throw new LocalError(`expected key=value, got "${p}"`);
         const k = p.slice(0, i);

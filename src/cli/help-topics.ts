@@ -44,10 +44,10 @@ export const ENVIRONMENT: Entry[] = [
 /** Output formats (src/cli/output.ts). */
 export const FORMATS: Entry[] = [
   { term: 'table', text: 'Default. Key/value table like the vault CLI; lists print one item per line.' },
-  { term: 'json', text: 'The response data as indented JSON.' },
-  { term: 'yaml', text: 'The response data as YAML.' },
+  { term: 'json', text: 'The response data as indented JSON; read, write, token create/lookup/renew, unwrap and login print the whole response as the vault CLI does (request_id, data, auth, wrap_info, warnings, ...), so jq -r .data.ciphertext and .auth.client_token work.' },
+  { term: 'yaml', text: 'The same as YAML.' },
   { term: 'raw', text: 'Strings as they are, other values as compact JSON, without a trailing newline.' },
-  { term: '--field NAME', text: 'Print only one field of the response, raw and without a newline, ready for $(...) in scripts. Dotted names reach into objects: --field keys.1.' },
+  { term: '--field NAME', text: 'Print only one field of the response, raw and without a newline, ready for $(...) in scripts. Fields of a login answer (token, token_accessor, token_policies, ...) and of a wrapped one (wrapping_token) are found too, as in the vault CLI. Dotted names reach into objects: --field keys.1.' },
 ];
 
 /** Topics of `keyhold help TOPIC`. */

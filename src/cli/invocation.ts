@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type { ApiClient, GlobalOptions, IO, Invocation, Values } from './command.js';
 import { createContext, daemonClient, readStdin } from './context.js';
 import { paint, printData } from './output.js';
+import { printSecret } from './secret-output.js';
+import type { Face } from './face.js';
 
 /** The process's own terminal. */
 export function processIO(): IO {
@@ -27,11 +29,14 @@ export interface InvocationParts {
   io: IO;
   root: Command;
   makeClient?: ClientFactory;
+  face?: Face;
 }
 
 /** An Invocation over `parts`; the client is built on first use. */
 export function makeInvocation(parts: InvocationParts): Invocation {
   const { io, globals } = parts;
+  const face = parts.face ?? 'keyhold';
+  const write = (s: string | Buffer) => io.stdout.write(s);
   const values = createContext(io);
   const makeClient = parts.makeClient ?? daemonClient;
   let client: ApiClient | undefined;
@@ -45,7 +50,19 @@ export function makeInvocation(parts: InvocationParts): Invocation {
       client ??= makeClient(globals, io);
       return client;
     },
-    print: (data) => printData(data, { format: globals.format, field: globals.field }, (s) => io.stdout.write(s)),
+    face,
+    print: (data) => printData(data, { format: globals.format, field: globals.field }, write),
+    printSecret: (body, data) =>
+      printSecret(body, {
+        face,
+        format: globals.format,
+        field: globals.field,
+        write,
+        keyhold: () => printData(data !== undefined ? data : ((body as { data?: unknown } | null)?.data ?? body), { format: globals.format }, write),
+      }),
+    warn: (message) => {
+      io.stderr.write(paint(io.stderr).red(`WARNING! ${message}`) + '\n');
+    },
     success: (message) => {
       io.stderr.write(paint(io.stderr).green(message) + '\n');
     },

@@ -39,7 +39,7 @@ describe('CLI: where the daemon is', () => {
     for (const [flags, env, code] of cases) {
       const r = await bare([...flags, 'read', 'sys/mounts', '--format', 'json'], { ...env, KEYHOLD_TOKEN: 'root' });
       expect(r.exitCode, `${flags.join(' ')} ${JSON.stringify(env)}: ${r.stderr}`).toBe(code);
-      if (code === 0) expect(JSON.parse(r.stdout)['transit/'].type).toBe('transit');
+      if (code === 0) expect(JSON.parse(r.stdout).data['transit/'].type).toBe('transit');
       else expect(r.stderr).toMatch(/^Error: cannot reach keyhold at unix:\/\/\/nonexistent\/keyhold\.sock: is the daemon running\?/);
     }
   });
@@ -91,7 +91,7 @@ describe('CLI: which token', () => {
     expect(readFileSync(join(home, 'token'), 'utf8').trim()).toBe(t);
     const who = await bare(['token', 'lookup', '--format', 'json'], { KEYHOLD_HOME: home, KEYHOLD_ADDR: d.addr });
     expect(who.exitCode, who.stderr).toBe(0);
-    expect(JSON.parse(who.stdout).id).toBe(t);
+    expect(JSON.parse(who.stdout).data.id).toBe(t); // the vault envelope (issue 34 item 1)
     // The environment still wins over the saved token.
     const env = await bare(['token', 'lookup', '--field', 'policies'], { KEYHOLD_HOME: home, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: 'root' });
     expect(env.stdout).toBe('["root"]');
@@ -112,13 +112,15 @@ describe('CLI: generic read, write, list, delete', () => {
     expect(field.stdoutBuffer.equals(Buffer.from(POLICY))).toBe(true);
     // k=- strips one trailing newline, like `vault write k=-`.
     expect((await cli(['read', 'sys/policies/acl/cli-stdin', '--field', 'policy'])).stdout).toBe(POLICY.replace(/\n$/, ''));
+    // json/yaml: the whole envelope, as `vault read -format=json` (issue 34 item 1).
     const json = JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'json'])).stdout);
-    expect(json).toEqual({ name: 'cli-inline', policy: 'path "x" { capabilities = ["read"] }' });
+    expect(json.data).toEqual({ name: 'cli-inline', policy: 'path "x" { capabilities = ["read"] }' });
+    expect(Object.keys(json)).toEqual(expect.arrayContaining(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings']));
     const yaml = parseYaml((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'yaml'])).stdout);
-    expect(yaml).toEqual(json);
+    expect(yaml.data).toEqual(json.data);
     const tableOut = (await cli(['read', 'sys/policies/acl/cli-inline'])).stdout;
     expect(tableOut.split('\n').slice(0, 3)).toEqual(['Key       Value', '---       -----', 'name      cli-inline']);
-    expect(JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'raw'])).stdout)).toEqual(json);
+    expect(JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'raw'])).stdout)).toEqual(json.data);
   });
 
   it('lists with a Keys column or a JSON array, and deletes', async () => {
@@ -174,10 +176,12 @@ describe('CLI: status, token, policy, secrets', () => {
   it('creates, looks up and revokes tokens', async () => {
     const c = await cli(['token', 'create', '--policy', 'default', '--ttl', '1h', '--num-uses', '5', '--format', 'json']);
     expect(c.exitCode, c.stderr).toBe(0);
-    const made = JSON.parse(c.stdout);
-    expect(made).toMatchObject({ token_duration: 3600, token_policies: ['default'], token_renewable: true });
+    // The vault envelope (issue 34 item 1): the token is .auth.client_token.
+    const auth = JSON.parse(c.stdout).auth;
+    expect(auth).toMatchObject({ lease_duration: 3600, policies: ['default'], renewable: true });
+    const made = { token: auth.client_token as string, token_accessor: auth.accessor as string };
     const self = await cli(['token', 'lookup', '--format', 'json'], { token: made.token });
-    expect(JSON.parse(self.stdout)).toMatchObject({ id: made.token, num_uses: 4, policies: ['default'] });
+    expect(JSON.parse(self.stdout).data).toMatchObject({ id: made.token, num_uses: 4, policies: ['default'] });
     const byStdin = await cli(['token', 'lookup', '-', '--field', 'accessor'], { input: made.token });
     expect(byStdin.stdout).toBe(made.token_accessor);
     const byAcc = await cli(['token', 'lookup', '--accessor', made.token_accessor, '--field', 'ttl']);

@@ -73,7 +73,7 @@ describe('keyhold login', () => {
     expect(a.stdout).toMatch(/token_meta_role\s+ci/);
     const b = await d.cli(['login', '-method=jwt', 'role=ci', 'jwt=-', '--format', 'json'], { input: await op.sign(op.githubClaims(), { alg: 'EdDSA' }) });
     expect(b.exitCode, b.stderr).toBe(0);
-    expect(JSON.parse(b.stdout).token_policies).toEqual(['default', 'sign-only']);
+    expect(JSON.parse(b.stdout).auth.token_policies).toEqual(['default', 'sign-only']); // the vault envelope (issue 34 item 1)
   });
 
   it('-method=oidc skip_browser=true prints the URL, listens on localhost, and completes when the provider redirects back', async () => {
@@ -129,9 +129,9 @@ describe('keyhold token create', () => {
     await d.req('POST', 'auth/token/roles/deployer', { allowed_policies: 'sign-only' });
     const r = await d.cli(['token', 'create', '-role=deployer', '-period=24h', '-orphan', '--format', 'json']);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout);
-    expect(out.token_duration).toBe(86400);
-    const look = await d.req('GET', 'auth/token/lookup-self', undefined, { token: out.token });
+    const out = JSON.parse(r.stdout).auth; // the vault envelope (issue 34 item 1)
+    expect(out.lease_duration).toBe(86400);
+    const look = await d.req('GET', 'auth/token/lookup-self', undefined, { token: out.client_token });
     expect(look.body.data).toMatchObject({ orphan: true, period: 86400, role: 'deployer', policies: ['default', 'sign-only'] });
   });
 });

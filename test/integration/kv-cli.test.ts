@@ -118,9 +118,13 @@ describe('kv list, delete, undelete, destroy', () => {
     expect(del.exitCode).toBe(0);
     expect(del.stderr).toContain('Success! Data deleted (if it existed) at: secret/data/cli/d');
     const g = await d.cli(['kv', 'get', 'secret/cli/d']);
-    expect(g.exitCode).toBe(2);
+    // As `vault kv get` (issue 34 item 4): a deleted version shows its metadata and exits 0.
+    expect(g.exitCode).toBe(0);
     expect(g.stdout).toMatch(/deletion_time\s+\d{4}-/);
-    expect(g.stderr).toContain('version 2 of secret/data/cli/d is deleted');
+    expect(g.stdout).not.toContain('== Data ==');
+    const gf = await d.cli(['kv', 'get', '--field', 'a', 'secret/cli/d']);
+    expect(gf.exitCode).toBe(1);
+    expect(gf.stderr).toContain('version 2 of secret/data/cli/d is deleted');
     expect((await d.cli(['kv', 'undelete', '--versions', '2', 'secret/cli/d'])).exitCode).toBe(0);
     expect((await d.cli(['kv', 'get', '--field', 'a', 'secret/cli/d'])).stdout).toBe('2');
     expect((await d.cli(['kv', 'delete', '--versions', '1', 'secret/cli/d'])).exitCode).toBe(0);

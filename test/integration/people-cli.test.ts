@@ -50,7 +50,7 @@ describe('keyhold login -method=userpass', () => {
     expect(r.stdout).toMatch(/token_policies\s+\[default dev\]/);
     const self = await d.cli(['token', 'lookup', '-format=json'], { token: null });
     expect(self.exitCode, self.stderr).toBe(0);
-    expect(JSON.parse(self.stdout).display_name).toBe('userpass-alice');
+    expect(JSON.parse(self.stdout).data.display_name).toBe('userpass-alice'); // the vault envelope (issue 34 item 1)
   });
 
   it('reads the password from piped stdin when none is given (the prompt on a terminal)', async () => {
@@ -59,7 +59,7 @@ describe('keyhold login -method=userpass', () => {
       token: null,
     });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).token).toMatch(/^hvs\./);
+    expect(JSON.parse(r.stdout).auth.client_token).toMatch(/^hvs\./); // the vault envelope (issue 34 item 1)
   });
 
   it('refuses a password on the command line without sending it anywhere', async () => {
@@ -94,7 +94,7 @@ describe('keyhold login -method=github', () => {
       token: null,
     });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).token_policies).toEqual(['core-team', 'default']);
+    expect(JSON.parse(r.stdout).auth.token_policies).toEqual(['core-team', 'default']); // the vault envelope (issue 34 item 1)
     const argv = await d.cli(['login', '-method=github', `token=${u.token}`], { token: null });
     expect(argv.exitCode).toBe(1);
     expect(argv.stderr).not.toContain(u.token);
@@ -126,7 +126,7 @@ describe.skipIf(!hasOathtool)('keyhold login with TOTP MFA', () => {
       { input: `${code}\n`, token: null },
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).token).toMatch(/^hvs\./);
+    expect(JSON.parse(r.stdout).auth.client_token).toMatch(/^hvs\./); // the vault envelope (issue 34 item 1)
     const wrong = await d.cli(['login', '-method=userpass', 'username=alice', `password=@${pwFile}`], {
       input: '000000\n',
       token: null,
@@ -149,6 +149,6 @@ describe.skipIf(!hasOathtool)('keyhold login with TOTP MFA', () => {
     const code = execFileSync('oathtool', ['--totp', '-b', url.searchParams.get('secret')!], { encoding: 'utf8' }).trim();
     const r = await d.cli(['login', '-method=approle', `role_id=${roleId}`, `secret_id=@${sidFile}`, '-no-store', '-format=json'], { input: `${code}\n`, token: null });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).token).toMatch(/^hvs\./);
+    expect(JSON.parse(r.stdout).auth.client_token).toMatch(/^hvs\./); // the vault envelope (issue 34 item 1)
   });
 });

@@ -10,7 +10,11 @@ describe('token create', () => {
     );
     expect(r.status).toBe(0);
     expect(r.client.sent[0]!.body).toEqual({ policies: ['a', 'b'], ttl: '1h', num_uses: '3', no_parent: true, no_default_policy: true, type: 'batch' });
-    expect(JSON.parse(r.stdout)).toEqual({ token: 'hvs.x', token_accessor: 'acc', token_duration: 3600, token_renewable: true, token_policies: ['a', 'b', 'default'] });
+    // Issue 34 item 1: json is the vault CLI's envelope (jq -r .auth.client_token), in both faces.
+    expect(JSON.parse(r.stdout)).toEqual({ request_id: '', lease_id: '', lease_duration: 0, renewable: false, data: null, warnings: null, auth });
+    const t = await runCli(['token', 'create'], [{ method: 'POST', path: 'auth/token/create', reply: { auth } }]);
+    expect(t.stdout).toMatch(/^token\s+hvs\.x$/m);
+    expect(t.stdout).toMatch(/^token_policies\s+\["a","b","default"\]$/m);
   });
 
   it('creates against a role, and prints one field raw', async () => {

@@ -1,6 +1,6 @@
 /** `keyhold kv get PATH [--version=N]`: a secret's data and metadata. */
 import { flag, type CommandSpec } from '../../command.js';
-import { ServerError } from '../../errors.js';
+import { LocalError, ServerError } from '../../errors.js';
 import { table } from '../../output.js';
 import { dataOf, emit, intFlag, kvSection, pathSection, show } from './render.js';
 import { apiPath, needV2, secretTarget, shownPath, type Target } from './target.js';
@@ -34,8 +34,10 @@ export const get: CommandSpec = {
     if (res.status === 404) {
       const meta = d.metadata as Record<string, unknown> | undefined;
       if (!meta) throw new ServerError(404, [`No value found at ${shownPath(t, 'data')}`], res.body);
-      if (!inv.globals.field) await emit(inv, res.body, meta, () => `${secretPath}\n${kvSection('Metadata', meta)}`);
-      throw new ServerError(404, [`version ${String(meta.version)} of ${shownPath(t, 'data')} is ${meta.destroyed ? 'destroyed' : 'deleted'}`], res.body);
+      // As `vault kv get`: a deleted or destroyed version shows its metadata and exits 0 (no data, so no field).
+      if (inv.globals.field) throw new LocalError(`field "${inv.globals.field}" not present: version ${String(meta.version)} of ${shownPath(t, 'data')} is ${meta.destroyed ? 'destroyed' : 'deleted'}`);
+      await emit(inv, res.body, meta, () => `${secretPath}\n${kvSection('Metadata', meta)}`);
+      return;
     }
     const data = (d.data ?? {}) as Record<string, unknown>;
     const meta = (d.metadata ?? {}) as Record<string, unknown>;

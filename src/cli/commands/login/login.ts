@@ -41,6 +41,23 @@ async function methodLogin(inv: Invocation, method: string, args: string[]): Pro
   return auth;
 }
 
+/** The auth block of a token login, from its lookup-self data (what `vault login TOKEN` shows). */
+function tokenAuth(token: string, d: Record<string, unknown>): Record<string, unknown> {
+  const policies = (d.policies as string[] | undefined) ?? [];
+  return {
+    client_token: token,
+    accessor: d.accessor ?? '',
+    policies: [...policies, ...((d.identity_policies as string[] | undefined) ?? [])],
+    token_policies: policies,
+    identity_policies: d.identity_policies ?? null,
+    metadata: d.meta ?? null,
+    orphan: d.orphan ?? false,
+    entity_id: d.entity_id ?? '',
+    lease_duration: d.ttl ?? 0,
+    renewable: d.renewable ?? false,
+  };
+}
+
 export const login: CommandSpec = {
   words: ['login'],
   summary: 'Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc|userpass|github|cert with k=v pairs',
@@ -72,6 +89,7 @@ export const login: CommandSpec = {
     let token: string;
     let auth: Record<string, unknown> | null = null;
     let tokenPolicies: string[] = [];
+    let lookup: Record<string, unknown> = {};
     if (method === 'token') {
       const client = inv.client;
       const arg = args[0];
@@ -79,17 +97,26 @@ export const login: CommandSpec = {
       if (!token) throw new LocalError('no token given on stdin');
       client.token = token;
       const res = await client.request('GET', 'auth/token/lookup-self');
-      tokenPolicies = ((res.body?.data as Record<string, unknown> | undefined)?.policies as string[] | undefined) ?? [];
+      lookup = (res.body?.data as Record<string, unknown> | undefined) ?? {};
+      tokenPolicies = (lookup.policies as string[] | undefined) ?? [];
     } else {
       auth = await methodLogin(inv, method, args);
       token = String(auth.client_token);
     }
-    if (inv.opts.store === false) return inv.print(auth ? authRows(auth) : { token });
+    const g = inv.globals;
+    // -format=json|yaml and -field print the login's answer as `vault login` does (the auth block).
+    const machine = Boolean(g.field) || (g.format !== undefined && g.format !== 'table');
+    const answer = { auth: auth ?? tokenAuth(token, lookup) };
+    if (inv.opts.store === false) return machine ? inv.printSecret(answer) : inv.print(auth ? authRows(auth) : { token });
     const file = saveToken(token);
-    if (!auth) return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
+    if (machine) {
+      if (!g.field) inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
+      return inv.printSecret(answer);
+    }
+    if (!auth && inv.face === 'keyhold') return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
     inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
-    const rows = authRows(auth);
-    if (inv.globals.format || inv.globals.field) await inv.print(rows);
-    else inv.io.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
+    if (inv.face === 'vault') return inv.printSecret(answer);
+    const rows = authRows(auth ?? answer.auth);
+    inv.io.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
   },
 };

@@ -26,12 +26,61 @@ function initText(b: Record<string, unknown>, n: { shares: number; threshold: nu
   return text;
 }
 
-async function initStatus(inv: Invocation): Promise<number> {
+export async function initStatus(inv: Invocation): Promise<number> {
   const st = await inv.client.request('GET', 'sys/init');
   const inited = Boolean(st.body?.initialized);
   if (inv.globals.format === 'json' || inv.globals.field) await inv.print({ initialized: inited });
   else inv.io.stdout.write(inited ? 'keyhold is initialized\n' : 'keyhold is not initialized\n');
   return inited ? 0 : 2;
+}
+
+/** What an init answered, and the share counts to describe it. */
+export interface InitDone {
+  answer: Record<string, unknown>;
+  n: { shares: number; threshold: number; rshares: number; rthreshold: number };
+}
+
+/** POST sys/init with the flags' share counts (keyShares, keyThreshold, recovery*, keychain). */
+export async function initialise(inv: Invocation, given: Record<string, unknown>): Promise<InitDone> {
+  const opts = { ...given };
+  // One share needs no threshold flag (it can only be 1).
+  if (opts.keyShares === 1) opts.keyThreshold ??= 1;
+  if (opts.recoveryShares === 1) opts.recoveryThreshold ??= 1;
+  const body: Record<string, unknown> = { keychain: opts.keychain };
+  if (opts.keyShares !== undefined) body.secret_shares = opts.keyShares;
+  if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;
+  if (opts.recoveryShares !== undefined) body.recovery_shares = opts.recoveryShares;
+  if (opts.recoveryThreshold !== undefined) body.recovery_threshold = opts.recoveryThreshold;
+  const res = await inv.client.request('POST', 'sys/init', body);
+  const b = (res.body ?? {}) as Record<string, unknown>;
+  const keys = (b.keys_base64 as string[] | undefined) ?? [];
+  const rkeys = (b.recovery_keys_base64 as string[] | undefined) ?? [];
+  const n = {
+    shares: keys.length ? ((opts.keyShares as number | undefined) ?? keys.length) : 0,
+    threshold: keys.length ? ((opts.keyThreshold as number | undefined) ?? 1) : 0,
+    rshares: rkeys.length,
+    rthreshold: rkeys.length ? ((opts.recoveryThreshold as number | undefined) ?? 1) : 0,
+  };
+  return { answer: b, n };
+}
+
+/** Vault's machine-readable init output [vault src command/operator_init.go], plus keyhold's fields. */
+export function initOutput({ answer: b, n }: InitDone): Record<string, unknown> {
+  const keys = (b.keys_base64 as string[] | undefined) ?? [];
+  const out: Record<string, unknown> = {
+    unseal_keys_b64: keys,
+    unseal_keys_hex: (b.keys as string[] | undefined) ?? [],
+    unseal_shares: n.shares,
+    unseal_threshold: n.threshold,
+    recovery_keys_b64: (b.recovery_keys_base64 as string[] | undefined) ?? [],
+    recovery_keys_hex: (b.recovery_keys as string[] | undefined) ?? [],
+    recovery_keys_shares: n.rshares,
+    recovery_keys_threshold: n.rthreshold,
+    root_token: b.root_token,
+    keychain: b.keychain,
+  };
+  if (keys.length === 1) out.recovery_key = keys[0];
+  return out;
 }
 
 export const init: CommandSpec = {
@@ -48,44 +97,12 @@ export const init: CommandSpec = {
   notes: 'Vault-style single-dash flags work too (-key-shares=5).',
   examples: ['keyhold operator init', 'keyhold operator init -key-shares=5 -key-threshold=3 --format json > init.json'],
   async run(inv) {
-    const opts = { ...inv.opts };
-    if (opts.status) return initStatus(inv);
-    // One share needs no threshold flag (it can only be 1).
-    if (opts.keyShares === 1) opts.keyThreshold ??= 1;
-    if (opts.recoveryShares === 1) opts.recoveryThreshold ??= 1;
-    const body: Record<string, unknown> = { keychain: opts.keychain };
-    if (opts.keyShares !== undefined) body.secret_shares = opts.keyShares;
-    if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;
-    if (opts.recoveryShares !== undefined) body.recovery_shares = opts.recoveryShares;
-    if (opts.recoveryThreshold !== undefined) body.recovery_threshold = opts.recoveryThreshold;
-    const res = await inv.client.request('POST', 'sys/init', body);
-    const b = (res.body ?? {}) as Record<string, unknown>;
-    const keys = (b.keys_base64 as string[] | undefined) ?? [];
-    const rkeys = (b.recovery_keys_base64 as string[] | undefined) ?? [];
-    const n = {
-      shares: keys.length ? (opts.keyShares ?? keys.length) : 0,
-      threshold: keys.length ? (opts.keyThreshold ?? 1) : 0,
-      rshares: rkeys.length,
-      rthreshold: rkeys.length ? (opts.recoveryThreshold ?? 1) : 0,
-    };
+    if (inv.opts.status) return initStatus(inv);
+    const done = await initialise(inv, inv.opts);
     if (!machineReadable(inv)) {
-      inv.io.stdout.write(initText(b, n));
+      inv.io.stdout.write(initText(done.answer, done.n));
       return;
     }
-    // Vault's machine-readable init output [vault src command/operator_init.go], plus keyhold's fields.
-    const out: Record<string, unknown> = {
-      unseal_keys_b64: keys,
-      unseal_keys_hex: (b.keys as string[] | undefined) ?? [],
-      unseal_shares: n.shares,
-      unseal_threshold: n.threshold,
-      recovery_keys_b64: rkeys,
-      recovery_keys_hex: (b.recovery_keys as string[] | undefined) ?? [],
-      recovery_keys_shares: n.rshares,
-      recovery_keys_threshold: n.rthreshold,
-      root_token: b.root_token,
-      keychain: b.keychain,
-    };
-    if (keys.length === 1) out.recovery_key = keys[0];
-    await inv.print(out);
+    await inv.print(initOutput(done));
   },
 };

@@ -2,12 +2,16 @@
 import type { Invocation } from '../../command.js';
 import { LocalError } from '../../errors.js';
 
-/** Key shares from `-`/absent (stdin, or a hidden prompt on a TTY) or `@file`; a literal key is refused (ps, shell history). */
+/** Key shares from `-`/absent (stdin, or a hidden prompt on a TTY) or `@file`; a literal key is refused (ps, shell history), except in the vault face (with a warning). */
 export async function readShares(inv: Invocation, arg: string | undefined, prompt: string): Promise<string[]> {
   let text: string;
   if (arg === undefined || arg === '-') text = await inv.secret(prompt);
   else if (arg.startsWith('@')) text = await inv.valueOf(arg);
-  else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
+  else if (inv.face === 'vault') {
+    // The vault CLI takes the share as an argument (`vault operator unseal KEY`): accepted, with a warning.
+    inv.warn('a key share given on the command line shows in ps and the shell history; give it on stdin instead');
+    text = arg;
+  } else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
   return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
 }
 

@@ -11,7 +11,9 @@ export const list: CommandSpec = {
     const keys = ((res.body?.data as Record<string, unknown>)?.keys ?? []) as string[];
     const g = inv.globals;
     // Like `vault list`: a "Keys" column in table format; the bare array otherwise.
-    if (!g.field && (!g.format || g.format === 'table')) inv.io.stdout.write(grid(['Keys'], keys.map((k) => [k])));
+    // The vault face prints as the vault CLI: keys sorted under a four-dash rule.
+    if (!g.field && (!g.format || g.format === 'table') && inv.face === 'vault') inv.io.stdout.write(`Keys\n----\n${[...keys].sort().map((k) => `${k}\n`).join('')}`);
+    else if (!g.field && (!g.format || g.format === 'table')) inv.io.stdout.write(grid(['Keys'], keys.map((k) => [k])));
     else await inv.print(keys);
   },
 };

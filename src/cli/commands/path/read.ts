@@ -8,6 +8,7 @@ export const read: CommandSpec = {
   async run(inv) {
     const q = await inv.parsePairs(inv.args.pairs);
     const res = await inv.client.read(inv.args.path, q as Record<string, string>);
-    await inv.print(res.body?.data ?? res.body);
+    // json/yaml: the whole envelope, as `vault read`; --field also reads auth and wrap_info fields.
+    await inv.printSecret(res.body);
   },
 };

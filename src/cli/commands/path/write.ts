@@ -10,7 +10,8 @@ export const write: CommandSpec = {
     const body = await inv.parsePairs(inv.args.pairs);
     const res = await inv.client.write(inv.args.path, body);
     const data = res.body?.data ?? res.body?.auth;
-    if (data) await inv.print(data);
+    // As `vault write`: an answer prints per -format (json: the whole envelope) and -field (auth fields too).
+    if (data || (res.body && (inv.globals.field || (inv.globals.format && inv.globals.format !== 'table')))) await inv.printSecret(res.body, data);
     else inv.success(`Success! Data written to: ${inv.args.path}`);
   },
 };

@@ -33,6 +33,6 @@ export const create: CommandSpec = {
     Object.assign(body, givenOf(kind, o));
     const res = await inv.client.write(o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create', body);
     const a = (res.body?.auth ?? {}) as Record<string, unknown>;
-    await inv.print({ token: a.client_token, token_accessor: a.accessor, token_duration: a.lease_duration, token_renewable: a.renewable, token_policies: a.policies });
+    await inv.printSecret(res.body, { token: a.client_token, token_accessor: a.accessor, token_duration: a.lease_duration, token_renewable: a.renewable, token_policies: a.policies });
   },
 };

@@ -13,6 +13,6 @@ export const lookup: CommandSpec = {
     if (inv.opts.accessor) res = await inv.client.write('auth/token/lookup-accessor', { accessor: inv.opts.accessor });
     else if (t) res = await inv.client.write('auth/token/lookup', { token: t === '-' ? (await inv.io.stdin()).toString().trim() : t });
     else res = await inv.client.read('auth/token/lookup-self');
-    await inv.print(res.body?.data);
+    await inv.printSecret(res.body);
   },
 };

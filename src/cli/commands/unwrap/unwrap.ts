@@ -12,6 +12,6 @@ export const unwrap: CommandSpec = {
     const t = token === undefined ? undefined : (await inv.valueOf(token)).trim();
     const res = await client.request('POST', 'sys/wrapping/unwrap', t ? { token: t } : {});
     const b = res.body as { data?: unknown; auth?: unknown } | undefined;
-    await inv.print(b?.data ?? b?.auth ?? b);
+    await inv.printSecret(b, b?.data ?? b?.auth ?? b);
   },
 };
