@@ -15,7 +15,10 @@ export default defineConfig({
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'routes', include: [ROUTES], isolate: false } },
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [ROUTES, '**/node_modules/**'] } },
+      {
+        extends: true,
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [ROUTES, '**/node_modules/**'] },
+      },
     ],
   },
 });

@@ -18,7 +18,8 @@ const prof = JSON.parse(readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((node) => [node.id, node]));
 const selfUs = new Map();
 // timeDeltas[i] is the time before samples[i]; attribute it to that sample's node.
-for (let i = 0; i < prof.samples.length; i++) selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
+for (let i = 0; i < prof.samples.length; i++)
+  selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 // Percentages are of busy time: the daemon idles while the baselines run.
 let idle = 0;
@@ -60,7 +61,9 @@ for (const [id, us] of selfUs) {
 
 const pct = (us) => ((100 * us) / busy).toFixed(1).padStart(5) + '%';
 const top = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
-process.stdout.write(`sampled ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s; percentages are of busy time\n\nself time by function:\n`);
+process.stdout.write(
+  `sampled ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s; percentages are of busy time\n\nself time by function:\n`,
+);
 for (const [k, v] of top(byFn)) process.stdout.write(`${pct(v)}  ${k}\n`);
 
 process.stdout.write('\ninclusive time of project functions:\n');

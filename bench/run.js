@@ -32,18 +32,67 @@ import { describeTarget, judge, ratioOf, round } from './lib/stats.js';
 
 /** Case ids in the order of the issue (the order of the table and of the JSON). */
 export const CASE_IDS = [
-  'encrypt-socket', 'encrypt-tcp', 'decrypt', 'hmac', 'sign-ed25519', 'sign-ecdsa-p256', 'sign-rsa-2048', 'sign-ml-dsa-65',
-  'batch-encrypt-1000', 'datakey-wrapped', 'cli-encrypt', 'envelope-1gib', 'versions-10000',
-  'start-10000-keys', 'sync-1000', 'rss-idle', 'rss-batch-10000', 'rewrap-pkcs1-timing', 'run-startup', 'jwt-sign-es256',
-  'login-approle', 'login-jwt', 'managed-sign-rsa-2048', 'managed-encrypt-aes-gcm',
-  'pg-encrypt-standby', 'pg-kv-put', 'pg-failover', 'pg-start-100000', 'cli-encrypt-binary', 'encrypt-with-telemetry',
+  'encrypt-socket',
+  'encrypt-tcp',
+  'decrypt',
+  'hmac',
+  'sign-ed25519',
+  'sign-ecdsa-p256',
+  'sign-rsa-2048',
+  'sign-ml-dsa-65',
+  'batch-encrypt-1000',
+  'datakey-wrapped',
+  'cli-encrypt',
+  'envelope-1gib',
+  'versions-10000',
+  'start-10000-keys',
+  'sync-1000',
+  'rss-idle',
+  'rss-batch-10000',
+  'rewrap-pkcs1-timing',
+  'run-startup',
+  'jwt-sign-es256',
+  'login-approle',
+  'login-jwt',
+  'managed-sign-rsa-2048',
+  'managed-encrypt-aes-gcm',
+  'pg-encrypt-standby',
+  'pg-kv-put',
+  'pg-failover',
+  'pg-start-100000',
+  'cli-encrypt-binary',
+  'encrypt-with-telemetry',
   'encrypt-with-quota',
 ];
 
 /** Settings of a full and of a quick run. */
 export const CONFIGS = {
-  full: { warmupSec: 2, durationSec: 5, reps: 3, envelopeBytes: 2 ** 30, startKeys: 10_000, versions: 10_000, syncCount: 1000, cliRuns: 20, batchRssRequests: 3, rotateBudgetMs: 15 * 60_000, syncTimeoutMs: 10 * 60_000 },
-  quick: { warmupSec: 0.3, durationSec: 1, reps: 3, envelopeBytes: 256 * 2 ** 20, startKeys: 1000, versions: 1000, syncCount: 100, cliRuns: 5, batchRssRequests: 2, rotateBudgetMs: 60_000, syncTimeoutMs: 120_000 },
+  full: {
+    warmupSec: 2,
+    durationSec: 5,
+    reps: 3,
+    envelopeBytes: 2 ** 30,
+    startKeys: 10_000,
+    versions: 10_000,
+    syncCount: 1000,
+    cliRuns: 20,
+    batchRssRequests: 3,
+    rotateBudgetMs: 15 * 60_000,
+    syncTimeoutMs: 10 * 60_000,
+  },
+  quick: {
+    warmupSec: 0.3,
+    durationSec: 1,
+    reps: 3,
+    envelopeBytes: 256 * 2 ** 20,
+    startKeys: 1000,
+    versions: 1000,
+    syncCount: 100,
+    cliRuns: 5,
+    batchRssRequests: 2,
+    rotateBudgetMs: 60_000,
+    syncTimeoutMs: 120_000,
+  },
 };
 
 function parseArgs(argv) {
@@ -59,7 +108,9 @@ function parseArgs(argv) {
     else if (k.startsWith('--out=')) a.out = k.slice(6);
     else throw new Error(`unknown flag ${k} (flags: --quick --only ids --out file --profile --keep)`);
   }
-  if (a.only) for (const id of a.only) if (!CASE_IDS.includes(id)) throw new Error(`unknown case ${id}; cases: ${CASE_IDS.join(', ')}`);
+  if (a.only)
+    for (const id of a.only)
+      if (!CASE_IDS.includes(id)) throw new Error(`unknown case ${id}; cases: ${CASE_IDS.join(', ')}`);
   return a;
 }
 
@@ -76,15 +127,39 @@ async function runCase(c, ctx) {
   const t0 = performance.now();
   const base = { id: c.id, unit: c.unit, target: describeTarget(c.checks) };
   try {
-    if (ctx.kh.proc.exitCode !== null) throw new Error(`daemon is not running (exit ${ctx.kh.proc.exitCode}): ${ctx.kh.output().slice(-300)}`);
+    if (ctx.kh.proc.exitCode !== null)
+      throw new Error(`daemon is not running (exit ${ctx.kh.proc.exitCode}): ${ctx.kh.output().slice(-300)}`);
     const r = await c.run(ctx);
     const ratio = r.baseline === null ? null : ratioOf(r.value, r.baseline);
     const { pass, failed } = judge(c.checks, { value: r.value, ratio, ...r.figures });
-    const notes = [r.note, r.bad ? `${r.bad} non-2xx answers during load` : undefined, failed.length ? `missed: ${failed.join(', ')}` : undefined].filter(Boolean);
-    return { ...base, value: round(r.value), baseline: round(r.baseline), ratio: round(ratio, 3), pass, note: notes.join('; ') || undefined, description: c.describe, seconds: round((performance.now() - t0) / 1000, 3), detail: roundAll(r.detail) };
+    const notes = [
+      r.note,
+      r.bad ? `${r.bad} non-2xx answers during load` : undefined,
+      failed.length ? `missed: ${failed.join(', ')}` : undefined,
+    ].filter(Boolean);
+    return {
+      ...base,
+      value: round(r.value),
+      baseline: round(r.baseline),
+      ratio: round(ratio, 3),
+      pass,
+      note: notes.join('; ') || undefined,
+      description: c.describe,
+      seconds: round((performance.now() - t0) / 1000, 3),
+      detail: roundAll(r.detail),
+    };
   } catch (e) {
     const note = e instanceof MissingFeature ? e.message : `error: ${e.message}`;
-    return { ...base, value: null, baseline: null, ratio: null, pass: false, note, description: c.describe, seconds: round((performance.now() - t0) / 1000, 3) };
+    return {
+      ...base,
+      value: null,
+      baseline: null,
+      ratio: null,
+      pass: false,
+      note,
+      description: c.describe,
+      seconds: round((performance.now() - t0) / 1000, 3),
+    };
   }
 }
 
@@ -96,7 +171,8 @@ function roundAll(o) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
+  if (!existsSync(join(ROOT, 'dist', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` first (npm run bench does)');
   const mode = args.quick ? 'quick' : 'full';
   const cfg = { ...CONFIGS[mode], quick: args.quick };
   const machine = machineInfo();
@@ -108,7 +184,20 @@ async function main() {
     mkdirSync(pdir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', pdir);
   }
-  const all = [...rssCases, ...httpCases, ...processCases, syncCase, ...securityCases, ...secretsCases, ...loginCases, ...managedKeyCases, ...pgCases, ...binaryCases, ...quotaCases, telemetryCase];
+  const all = [
+    ...rssCases,
+    ...httpCases,
+    ...processCases,
+    syncCase,
+    ...securityCases,
+    ...secretsCases,
+    ...loginCases,
+    ...managedKeyCases,
+    ...pgCases,
+    ...binaryCases,
+    ...quotaCases,
+    telemetryCase,
+  ];
   const selected = all.filter((c) => !args.only || args.only.has(c.id));
   const results = new Map();
   let ctx;
@@ -120,7 +209,9 @@ async function main() {
       log(`[${i + 1}/${selected.length}] ${c.id} ...`);
       const r = await runCase(c, ctx);
       results.set(c.id, r);
-      log(`    ${r.value ?? '-'} ${r.unit} vs ${r.baseline ?? '-'}${r.ratio !== null ? ` (${r.ratio}x)` : ''} ${r.pass ? 'pass' : 'FAIL'}${r.note ? ' - ' + r.note : ''} [${r.seconds} s]`);
+      log(
+        `    ${r.value ?? '-'} ${r.unit} vs ${r.baseline ?? '-'}${r.ratio !== null ? ` (${r.ratio}x)` : ''} ${r.pass ? 'pass' : 'FAIL'}${r.note ? ' - ' + r.note : ''} [${r.seconds} s]`,
+      );
     }
   } finally {
     await ctx?.bareUnix?.stop();

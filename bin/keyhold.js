@@ -18,7 +18,11 @@ const argv = process.argv.slice(2);
 const face = /^vault(\.c?js|\.exe)?$/i.test(require('node:path').basename(process.argv[1] || '')) ? 'vault' : 'keyhold';
 const dist = join(__dirname, '..', 'dist');
 const notBuilt = (e) => {
-  if (e && (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && /dist[\\/](main|cli[\\/]fast-path)\.js/.test(String(e.message))) {
+  if (
+    e &&
+    (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') &&
+    /dist[\\/](main|cli[\\/]fast-path)\.js/.test(String(e.message))
+  ) {
     process.stderr.write('Error: keyhold is not built yet: run `npm run build` (or `npm ci`) in the project folder\n');
   } else process.stderr.write(`Error: ${e && e.message ? e.message.split('\n')[0] : e}\n`);
   process.exitCode = 1;
@@ -28,12 +32,20 @@ const full = () => import(pathToFileURL(join(dist, 'main.js')).href).then((m) =>
 const fastModule = () => {
   try {
     const bundle = join(dist, 'bundle', 'fast-path.cjs');
-    if (statSync(bundle).mtimeMs >= statSync(join(dist, 'cli', 'fast-path.js')).mtimeMs) return Promise.resolve(require(bundle));
+    if (statSync(bundle).mtimeMs >= statSync(join(dist, 'cli', 'fast-path.js')).mtimeMs)
+      return Promise.resolve(require(bundle));
   } catch {
     // No bundle (or no dist/ at all): the ES module below says what is missing.
   }
   return import(pathToFileURL(join(dist, 'cli', 'fast-path.js')).href);
 };
-const fast = face === 'keyhold' && ((argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) || argv[0] === 'status' || (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')));
-if (fast) fastModule().then((m) => m.runFast(argv)).then((done) => (done ? undefined : full()), notBuilt);
+const fast =
+  face === 'keyhold' &&
+  ((argv[0] === 'transit' && (argv[1] === 'encrypt' || argv[1] === 'decrypt')) ||
+    argv[0] === 'status' ||
+    (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')));
+if (fast)
+  fastModule()
+    .then((m) => m.runFast(argv))
+    .then((done) => (done ? undefined : full()), notBuilt);
 else full();

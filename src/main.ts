@@ -14,7 +14,10 @@ export { errorLine, joinVersionValues };
 
 /** The vault face (src/cli/vault/): VAULT_* variables win over KEYHOLD_* ones, then its own command list. */
 async function vaultProgram(words: string[]): Promise<import('commander').Command> {
-  const [{ applyVaultEnv }, { buildVaultProgramFor }] = await Promise.all([import('./cli/vault/env.js'), import('./cli/vault/program.js')]);
+  const [{ applyVaultEnv }, { buildVaultProgramFor }] = await Promise.all([
+    import('./cli/vault/env.js'),
+    import('./cli/vault/program.js'),
+  ]);
   applyVaultEnv();
   return buildVaultProgramFor(words);
 }

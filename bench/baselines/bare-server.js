@@ -46,7 +46,20 @@ const secretIds = new Set();
 let jwtKey = null;
 
 function newAuth(policies, metadata) {
-  return { client_token: 'hvs.' + randomBytes(18).toString('base64url'), accessor: randomBytes(12).toString('base64url'), policies, token_policies: policies, metadata, lease_duration: 600, renewable: true, entity_id: randomUUID(), token_type: 'service', orphan: true, mfa_requirement: null, num_uses: 0 };
+  return {
+    client_token: 'hvs.' + randomBytes(18).toString('base64url'),
+    accessor: randomBytes(12).toString('base64url'),
+    policies,
+    token_policies: policies,
+    metadata,
+    lease_duration: 600,
+    renewable: true,
+    entity_id: randomUUID(),
+    token_type: 'service',
+    orphan: true,
+    mfa_requirement: null,
+    num_uses: 0,
+  };
 }
 
 /** Login handlers: parsed JSON body and path -> { auth }. */
@@ -65,7 +78,12 @@ const LOGINS = {
       jwtKey = createPublicKey(b.jwt_validation_pubkeys[0]);
       return {};
     }
-    const { payload } = await jwtVerify(String(b.jwt), jwtKey, { algorithms: ['RS256'], audience: 'bench', issuer: 'bench-issuer', clockTolerance: 60 });
+    const { payload } = await jwtVerify(String(b.jwt), jwtKey, {
+      algorithms: ['RS256'],
+      audience: 'bench',
+      issuer: 'bench-issuer',
+      clockTolerance: 60,
+    });
     return { auth: newAuth(['default', 'bench'], { repository: String(payload.repository), role: 'ci' }) };
   },
 };
@@ -93,8 +111,21 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       const parts = req.url.split('/');
       if (parts[2] === 'auth' && LOGINS[parts[3]]) {
         const r = await LOGINS[parts[3]](JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'), req.url);
-        body = JSON.stringify({ request_id: randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data: null, wrap_info: null, warnings: null, auth: r.auth ?? null });
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+        body = JSON.stringify({
+          request_id: randomUUID(),
+          lease_id: '',
+          renewable: false,
+          lease_duration: 0,
+          data: null,
+          wrap_info: null,
+          warnings: null,
+          auth: r.auth ?? null,
+        });
+        res.writeHead(200, {
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+          'Content-Length': Buffer.byteLength(body),
+        });
         res.end(body);
         return;
       }
@@ -102,12 +133,25 @@ const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       const handle = OPS[req.url.split('/')[3]];
       if (!handle) throw Object.assign(new Error('unsupported path'), { status: 404 });
       const data = handle(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
-      body = JSON.stringify({ request_id: randomUUID(), lease_id: '', renewable: false, lease_duration: 0, data, wrap_info: null, warnings: null, auth: null });
+      body = JSON.stringify({
+        request_id: randomUUID(),
+        lease_id: '',
+        renewable: false,
+        lease_duration: 0,
+        data,
+        wrap_info: null,
+        warnings: null,
+        auth: null,
+      });
     } catch (e) {
       status = e.status ?? 400;
       body = JSON.stringify({ errors: [e.message] });
     }
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+    res.writeHead(status, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+      'Content-Length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
 });

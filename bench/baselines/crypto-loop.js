@@ -31,8 +31,19 @@ const SIGNERS = {
   },
   'rsa-2048': {
     keys: () => generateKeyPairSync('rsa', { modulusLength: 2048 }),
-    sign: (k) => sign('sha256', input, { key: k.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_MAX_SIGN }),
-    verify: (k, sig) => verify('sha256', input, { key: k.publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, sig),
+    sign: (k) =>
+      sign('sha256', input, {
+        key: k.privateKey,
+        padding: constants.RSA_PKCS1_PSS_PADDING,
+        saltLength: constants.RSA_PSS_SALTLEN_MAX_SIGN,
+      }),
+    verify: (k, sig) =>
+      verify(
+        'sha256',
+        input,
+        { key: k.publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO },
+        sig,
+      ),
   },
   'ml-dsa-65': nodeHasMlDsa()
     ? {

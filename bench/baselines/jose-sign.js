@@ -15,7 +15,12 @@ const warmupSec = Number(warmupArg ?? 0);
 const concurrency = Number(concurrencyArg ?? 16);
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
-const signOne = () => new SignJWT({ sub: 'bench' }).setProtectedHeader({ alg: 'ES256', kid: 'bench-kid', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(privateKey);
+const signOne = () =>
+  new SignJWT({ sub: 'bench' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'bench-kid', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(privateKey);
 
 /** Sign for `sec` seconds with `concurrency` workers; returns the count. */
 async function run(sec) {

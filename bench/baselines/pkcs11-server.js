@@ -27,7 +27,10 @@ const session = p.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF
 p.C_Login(session, 1, spec.pin);
 
 function find(label, cls) {
-  p.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: label }, { type: pkcs11js.CKA_CLASS, value: cls }]);
+  p.C_FindObjectsInit(session, [
+    { type: pkcs11js.CKA_LABEL, value: label },
+    { type: pkcs11js.CKA_CLASS, value: cls },
+  ]);
   const [h] = p.C_FindObjects(session, 1);
   p.C_FindObjectsFinal(session);
   return h;
@@ -72,7 +75,16 @@ const server = createServer((req, res) => {
       if (op === 'encrypt') data = encrypt(k, Buffer.from(b.plaintext, 'base64'));
       else if (op === 'sign') data = sign(k, Buffer.from(b.input, 'base64'));
       else return reply(res, 404, { errors: [] });
-      reply(res, 200, { request_id: '', lease_id: '', renewable: false, lease_duration: 0, data, wrap_info: null, warnings: null, auth: null });
+      reply(res, 200, {
+        request_id: '',
+        lease_id: '',
+        renewable: false,
+        lease_duration: 0,
+        data,
+        wrap_info: null,
+        warnings: null,
+        auth: null,
+      });
     } catch (e) {
       reply(res, 500, { errors: [String(e.message)] });
     }

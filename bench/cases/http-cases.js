@@ -77,7 +77,10 @@ function bare(ctx, target, path, body, extra = {}) {
 
 /** Keyhold vs bare server on one op; returns the case's figures. */
 async function versusBare(ctx, { khTarget, bareTarget, path, khBody, bareBody }) {
-  const runs = await interleave(ctx, { keyhold: kh(ctx, khTarget, path, khBody), bare: bare(ctx, bareTarget, path, bareBody) });
+  const runs = await interleave(ctx, {
+    keyhold: kh(ctx, khTarget, path, khBody),
+    bare: bare(ctx, bareTarget, path, bareBody),
+  });
   return { k: summarise(runs.keyhold), b: summarise(runs.bare) };
 }
 
@@ -104,14 +107,36 @@ function encryptCase(id, transport) {
       await probe(ctx, `transit/encrypt/${AES}`, { plaintext: PT64 }, 'transit encrypt');
       const khTarget = transport === 'unix' ? ctx.kh.unix : ctx.kh.tcp;
       const bareTarget = transport === 'unix' ? ctx.bareUnix.target : ctx.bareTcp.target;
-      const { k, b } = await versusBare(ctx, { khTarget, bareTarget, path: `transit/encrypt/${AES}`, khBody: { plaintext: PT64 }, bareBody: { plaintext: PT64 } });
-      const detail = { p99_ms: k.p99, p50_ms: k.p50, mean_ms: k.mean, baseline_p99_ms: b.p99, baseline_mean_ms: b.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps };
+      const { k, b } = await versusBare(ctx, {
+        khTarget,
+        bareTarget,
+        path: `transit/encrypt/${AES}`,
+        khBody: { plaintext: PT64 },
+        bareBody: { plaintext: PT64 },
+      });
+      const detail = {
+        p99_ms: k.p99,
+        p50_ms: k.p50,
+        mean_ms: k.mean,
+        baseline_p99_ms: b.p99,
+        baseline_mean_ms: b.mean,
+        cpu_us_per_req: k.cpuUs,
+        baseline_cpu_us_per_req: b.cpuUs,
+        reps: k.reps,
+        baseline_reps: b.reps,
+      };
       if (transport === 'unix') {
         // The published anchor (Vault: p99 1.82 ms at ~1,750 req/s) is a fixed-rate figure, so
         // measure keyhold at that rate too, beside the saturated run the target is judged on.
         // One connection paced at 1,750 req/s: autocannon's rate limiter sends bursts when the rate
         // is spread over several connections, which measures its own queueing, not the server.
-        const fixed = await runLoad({ ...kh(ctx, khTarget, `transit/encrypt/${AES}`, { plaintext: PT64 }), connections: 1, overallRate: 1750, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+        const fixed = await runLoad({
+          ...kh(ctx, khTarget, `transit/encrypt/${AES}`, { plaintext: PT64 }),
+          connections: 1,
+          overallRate: 1750,
+          warmupSec: ctx.cfg.warmupSec,
+          durationSec: ctx.cfg.durationSec,
+        });
         detail.at_1750_rps_1_connection = { p99_ms: fixed.latency.p99, mean_ms: fixed.latency.mean, rps: fixed.rps };
       }
       return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99 }, detail, bad: k.bad };
@@ -132,30 +157,71 @@ export const httpCases = [
       await ensureKey(ctx, AES, 'aes256-gcm96');
       const kc = (await probe(ctx, `transit/encrypt/${AES}`, { plaintext: PT64 }, 'transit encrypt')).data.ciphertext;
       await probe(ctx, `transit/decrypt/${AES}`, { ciphertext: kc }, 'transit decrypt');
-      const bc = (await api(ctx.bareUnix.target, 'POST', `transit/encrypt/${AES}`, { plaintext: PT64 }, 'bare')).body.data.ciphertext;
-      const { k, b } = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/decrypt/${AES}`, khBody: { ciphertext: kc }, bareBody: { ciphertext: bc } });
-      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+      const bc = (await api(ctx.bareUnix.target, 'POST', `transit/encrypt/${AES}`, { plaintext: PT64 }, 'bare')).body
+        .data.ciphertext;
+      const { k, b } = await versusBare(ctx, {
+        khTarget: ctx.kh.unix,
+        bareTarget: ctx.bareUnix.target,
+        path: `transit/decrypt/${AES}`,
+        khBody: { ciphertext: kc },
+        bareBody: { ciphertext: bc },
+      });
+      return {
+        value: k.rps,
+        baseline: b.rps,
+        detail: {
+          p99_ms: k.p99,
+          mean_ms: k.mean,
+          cpu_us_per_req: k.cpuUs,
+          baseline_cpu_us_per_req: b.cpuUs,
+          reps: k.reps,
+          baseline_reps: b.reps,
+        },
+        bad: k.bad,
+      };
     },
   },
   {
     id: 'hmac',
     unit: 'req/s',
     checks: [ge('ratio', 0.7), ge('verify_ratio', 0.7)],
-    describe: 'hmac (sha2-256) of 64 B and verify of that hmac, Unix socket, 16 connections; baseline: bare server doing the same; value is hmac, verify-hmac in verify_ratio',
+    describe:
+      'hmac (sha2-256) of 64 B and verify of that hmac, Unix socket, 16 connections; baseline: bare server doing the same; value is hmac, verify-hmac in verify_ratio',
     async run(ctx) {
       await ensureKey(ctx, AES, 'aes256-gcm96');
       const input = PT64;
       const kmac = (await probe(ctx, `transit/hmac/${AES}`, { input }, 'transit hmac')).data.hmac;
       await probe(ctx, `transit/verify/${AES}`, { input, hmac: kmac }, 'transit verify (hmac)');
       const bmac = (await api(ctx.bareUnix.target, 'POST', `transit/hmac/${AES}`, { input }, 'bare')).body.data.hmac;
-      const h = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/hmac/${AES}`, khBody: { input }, bareBody: { input } });
-      const v = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/verify/${AES}`, khBody: { input, hmac: kmac }, bareBody: { input, hmac: bmac } });
+      const h = await versusBare(ctx, {
+        khTarget: ctx.kh.unix,
+        bareTarget: ctx.bareUnix.target,
+        path: `transit/hmac/${AES}`,
+        khBody: { input },
+        bareBody: { input },
+      });
+      const v = await versusBare(ctx, {
+        khTarget: ctx.kh.unix,
+        bareTarget: ctx.bareUnix.target,
+        path: `transit/verify/${AES}`,
+        khBody: { input, hmac: kmac },
+        bareBody: { input, hmac: bmac },
+      });
       const verifyRatio = v.k.rps / v.b.rps;
       return {
         value: h.k.rps,
         baseline: h.b.rps,
         figures: { verify_ratio: verifyRatio },
-        detail: { verify_rps: v.k.rps, verify_baseline_rps: v.b.rps, verify_ratio: verifyRatio, p99_ms: h.k.p99, cpu_us_per_req: h.k.cpuUs, baseline_cpu_us_per_req: h.b.cpuUs, reps: h.k.reps, baseline_reps: h.b.reps },
+        detail: {
+          verify_rps: v.k.rps,
+          verify_baseline_rps: v.b.rps,
+          verify_ratio: verifyRatio,
+          p99_ms: h.k.p99,
+          cpu_us_per_req: h.k.cpuUs,
+          baseline_cpu_us_per_req: h.b.cpuUs,
+          reps: h.k.reps,
+          baseline_reps: h.b.reps,
+        },
         bad: h.k.bad + v.k.bad,
       };
     },
@@ -180,7 +246,8 @@ export const httpCases = [
       const signBody = { batch_input: Array.from({ length: batch }, () => ({ input })) };
       const verifyBody = { batch_input: Array.from({ length: batch }, () => ({ input, signature: sig })) };
       const probeBatch = await probe(ctx, `transit/sign/${name}`, signBody, `transit sign batch_input ${type}`);
-      if (!Array.isArray(probeBatch?.data?.batch_results) || probeBatch.data.batch_results.length !== batch) throw new Error('sign batch_input: no batch_results');
+      if (!Array.isArray(probeBatch?.data?.batch_results) || probeBatch.data.batch_results.length !== batch)
+        throw new Error('sign batch_input: no batch_results');
       const runs = await interleave(ctx, {
         loopSign: () => loopRate(ctx, `sign-${type}`),
         sign: kh(ctx, ctx.kh.unix, `transit/sign/${name}`, signBody, { connections: SIGN_CONNECTIONS }),
@@ -193,7 +260,12 @@ export const httpCases = [
       const lv = summarise(runs.loopVerify);
       // Single-item requests: one repetition each, for the record (HTTP-bound for the fast curves);
       // skipped in --quick.
-      const one = (path, body) => runLoad({ ...kh(ctx, ctx.kh.unix, path, body), warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+      const one = (path, body) =>
+        runLoad({
+          ...kh(ctx, ctx.kh.unix, path, body),
+          warmupSec: ctx.cfg.warmupSec,
+          durationSec: ctx.cfg.durationSec,
+        });
       const ss = ctx.cfg.quick ? null : await one(`transit/sign/${name}`, { input });
       const sv = ctx.cfg.quick ? null : await one(`transit/verify/${name}`, { input, signature: sig });
       const verifyRatio = v.rps / lv.rps;
@@ -220,35 +292,65 @@ export const httpCases = [
     id: 'batch-encrypt-1000',
     unit: 'items/s',
     checks: [ge('ratio', 0.5)],
-    describe: 'encrypt batch_input of 1,000 x 64 B per request, 4 connections, Unix socket; baseline: node:crypto AES-256-GCM loop (fresh nonce per item) in one process',
+    describe:
+      'encrypt batch_input of 1,000 x 64 B per request, 4 connections, Unix socket; baseline: node:crypto AES-256-GCM loop (fresh nonce per item) in one process',
     async run(ctx) {
       await ensureKey(ctx, AES, 'aes256-gcm96');
       const body = { batch_input: Array.from({ length: 1000 }, () => ({ plaintext: PT64 })) };
       const r = await probe(ctx, `transit/encrypt/${AES}`, body, 'transit encrypt batch_input');
-      if (!Array.isArray(r?.data?.batch_results) || r.data.batch_results.length !== 1000) throw new Error('encrypt batch_input: no batch_results');
-      const runs = await interleave(ctx, { loop: () => loopRate(ctx, 'aes-gcm-items'), keyhold: kh(ctx, ctx.kh.unix, `transit/encrypt/${AES}`, body, { connections: 4 }) });
+      if (!Array.isArray(r?.data?.batch_results) || r.data.batch_results.length !== 1000)
+        throw new Error('encrypt batch_input: no batch_results');
+      const runs = await interleave(ctx, {
+        loop: () => loopRate(ctx, 'aes-gcm-items'),
+        keyhold: kh(ctx, ctx.kh.unix, `transit/encrypt/${AES}`, body, { connections: 4 }),
+      });
       const k = summarise(runs.keyhold, 1000);
       const l = summarise(runs.loop);
-      return { value: k.rps, baseline: l.rps, detail: { request_mean_ms: k.mean, request_p99_ms: k.p99, reps: k.reps, baseline_reps: l.reps }, bad: k.bad };
+      return {
+        value: k.rps,
+        baseline: l.rps,
+        detail: { request_mean_ms: k.mean, request_p99_ms: k.p99, reps: k.reps, baseline_reps: l.reps },
+        bad: k.bad,
+      };
     },
   },
   {
     id: 'datakey-wrapped',
     unit: 'req/s',
     checks: [ge('ratio', 0.7)],
-    describe: 'datakey/wrapped (256 bits) over the Unix socket, 16 connections; baseline: bare server doing random + AES-GCM',
+    describe:
+      'datakey/wrapped (256 bits) over the Unix socket, 16 connections; baseline: bare server doing random + AES-GCM',
     async run(ctx) {
       await ensureKey(ctx, AES, 'aes256-gcm96');
       await probe(ctx, `transit/datakey/wrapped/${AES}`, {}, 'transit datakey');
-      const { k, b } = await versusBare(ctx, { khTarget: ctx.kh.unix, bareTarget: ctx.bareUnix.target, path: `transit/datakey/wrapped/${AES}`, khBody: {}, bareBody: {} });
-      return { value: k.rps, baseline: b.rps, detail: { p99_ms: k.p99, mean_ms: k.mean, cpu_us_per_req: k.cpuUs, baseline_cpu_us_per_req: b.cpuUs, reps: k.reps, baseline_reps: b.reps }, bad: k.bad };
+      const { k, b } = await versusBare(ctx, {
+        khTarget: ctx.kh.unix,
+        bareTarget: ctx.bareUnix.target,
+        path: `transit/datakey/wrapped/${AES}`,
+        khBody: {},
+        bareBody: {},
+      });
+      return {
+        value: k.rps,
+        baseline: b.rps,
+        detail: {
+          p99_ms: k.p99,
+          mean_ms: k.mean,
+          cpu_us_per_req: k.cpuUs,
+          baseline_cpu_us_per_req: b.cpuUs,
+          reps: k.reps,
+          baseline_reps: b.reps,
+        },
+        bad: k.bad,
+      };
     },
   },
   {
     id: 'versions-10000',
     unit: 'ms',
     checks: [le('ratio', 1.2)],
-    describe: 'encrypt with the latest version of a key rotated to 10,000 versions, 1 connection, mean latency; baseline: a key with 1 version',
+    describe:
+      'encrypt with the latest version of a key rotated to 10,000 versions, 1 connection, mean latency; baseline: a key with 1 version',
     async run(ctx) {
       const many = 'bench-versions';
       const one = 'bench-v1';
@@ -272,8 +374,25 @@ export const httpCases = [
       });
       const m = summarise(runs.many);
       const o = summarise(runs.one);
-      const note = latest < ctx.cfg.versions ? `only ${latest} versions within the rotation budget` : ctx.cfg.quick ? `${latest} versions (quick)` : undefined;
-      return { value: m.mean, baseline: o.mean, detail: { versions: latest, rotate_s: rotateSec, rotations_per_s: (latest - 1) / Math.max(rotateSec, 1e-9), p99_ms: m.p99, baseline_p99_ms: o.p99 }, note, bad: m.bad };
+      const note =
+        latest < ctx.cfg.versions
+          ? `only ${latest} versions within the rotation budget`
+          : ctx.cfg.quick
+            ? `${latest} versions (quick)`
+            : undefined;
+      return {
+        value: m.mean,
+        baseline: o.mean,
+        detail: {
+          versions: latest,
+          rotate_s: rotateSec,
+          rotations_per_s: (latest - 1) / Math.max(rotateSec, 1e-9),
+          p99_ms: m.p99,
+          baseline_p99_ms: o.p99,
+        },
+        note,
+        bad: m.bad,
+      };
     },
   },
 ];

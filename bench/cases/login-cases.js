@@ -26,14 +26,25 @@ async function interleave(ctx, sides) {
   for (let rep = 0; rep < ctx.cfg.reps; rep++) {
     for (const [name, spec] of Object.entries(sides)) {
       const c0 = cpuSecondsOf(spec.pid);
-      const r = await runLoad({ warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec, connections: 8, ...spec });
+      const r = await runLoad({
+        warmupSec: ctx.cfg.warmupSec,
+        durationSec: ctx.cfg.durationSec,
+        connections: 8,
+        ...spec,
+      });
       const c1 = cpuSecondsOf(spec.pid);
       r.cpuUs = c0 !== null && c1 !== null ? ((c1 - c0) * 1e6) / (r.ok + (r.warmupOk ?? 0)) : null;
       if (r.ok === 0) throw new Error(`${name} answered no 2xx: ${JSON.stringify(r.statuses)} errors=${r.errors}`);
       runs[name].push(r);
     }
   }
-  const sum = (rs) => ({ rps: median(rs.map((r) => r.rps)), cpuUs: median(rs.map((r) => r.cpuUs)), p99: median(rs.map((r) => r.latency.p99)), bad: rs.reduce((s, r) => s + r.bad, 0), reps: rs.map((r) => Math.round(r.rps)) });
+  const sum = (rs) => ({
+    rps: median(rs.map((r) => r.rps)),
+    cpuUs: median(rs.map((r) => r.cpuUs)),
+    p99: median(rs.map((r) => r.latency.p99)),
+    bad: rs.reduce((s, r) => s + r.bad, 0),
+    reps: rs.map((r) => Math.round(r.rps)),
+  });
   return { k: sum(runs.keyhold), s: sum(runs.service), b: sum(runs.bare) };
 }
 
@@ -41,14 +52,23 @@ const approleCase = {
   id: 'login-approle',
   unit: 'logins/s',
   checks: [ge('ratio', 0.5)],
-  describe: 'POST auth/approle/login (role_id + unlimited secret_id) to a role issuing batch tokens, 8 connections, Unix socket; beside it the same with service tokens (stored); baseline: bare node:http server checking the secret id HMAC and answering a new token',
+  describe:
+    'POST auth/approle/login (role_id + unlimited secret_id) to a role issuing batch tokens, 8 connections, Unix socket; beside it the same with service tokens (stored); baseline: bare node:http server checking the secret id HMAC and answering a new token',
   async run(ctx) {
     const root = ctx.rootToken;
     requireFeature(await api(ctx.kh.unix, 'POST', 'sys/auth/approle', { type: 'approle' }, root), 'sys/auth approle');
     const creds = async (role, tokenType) => {
-      await apiOk(ctx.kh.unix, 'POST', `auth/approle/role/${role}`, { token_policies: 'bench', token_ttl: '10m', token_type: tokenType }, root);
-      const roleId = (await apiOk(ctx.kh.unix, 'GET', `auth/approle/role/${role}/role-id`, undefined, root)).data.role_id;
-      const secretId = (await apiOk(ctx.kh.unix, 'POST', `auth/approle/role/${role}/secret-id`, {}, root)).data.secret_id;
+      await apiOk(
+        ctx.kh.unix,
+        'POST',
+        `auth/approle/role/${role}`,
+        { token_policies: 'bench', token_ttl: '10m', token_type: tokenType },
+        root,
+      );
+      const roleId = (await apiOk(ctx.kh.unix, 'GET', `auth/approle/role/${role}/role-id`, undefined, root)).data
+        .role_id;
+      const secretId = (await apiOk(ctx.kh.unix, 'POST', `auth/approle/role/${role}/secret-id`, {}, root)).data
+        .secret_id;
       return { role_id: roleId, secret_id: secretId };
     };
     const body = await creds('bench', 'batch');
@@ -59,7 +79,13 @@ const approleCase = {
       service: { target: ctx.kh.unix, pid: ctx.kh.pid, path: '/v1/auth/approle/login', body: serviceBody },
       bare: { target: ctx.bareUnix.target, pid: ctx.bareUnix.pid, path: '/v1/auth/approle/login', body },
     });
-    return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99 }, detail: loginDetail(k, s, b), bad: k.bad + s.bad };
+    return {
+      value: k.rps,
+      baseline: b.rps,
+      figures: { p99_ms: k.p99 },
+      detail: loginDetail(k, s, b),
+      bad: k.bad + s.bad,
+    };
   },
 };
 
@@ -89,14 +115,19 @@ async function jwksServer(jwk) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}/jwks`, fetches: () => fetches, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/jwks`,
+    fetches: () => fetches,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 const jwtCase = {
   id: 'login-jwt',
   unit: 'logins/s',
   checks: [ge('ratio', 0.5), le('jwks_fetches_per_key', 2)],
-  describe: 'POST auth/jwt/login with a GitHub-shaped RS256 token (JWKS URL) to a role issuing batch tokens, 8 connections, Unix socket; beside it the same with service tokens (stored); baseline: bare node:http server verifying the same token with jose and answering a new token',
+  describe:
+    'POST auth/jwt/login with a GitHub-shaped RS256 token (JWKS URL) to a role issuing batch tokens, 8 connections, Unix socket; beside it the same with service tokens (stored); baseline: bare node:http server verifying the same token with jose and answering a new token',
   async run(ctx) {
     const root = ctx.rootToken;
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -105,22 +136,47 @@ const jwtCase = {
     try {
       requireFeature(await api(ctx.kh.unix, 'POST', 'sys/auth/jwt', { type: 'jwt' }, root), 'sys/auth jwt');
       await apiOk(ctx.kh.unix, 'POST', 'auth/jwt/config', { jwks_url: jwks.url, bound_issuer: 'bench-issuer' }, root);
-      const role = { role_type: 'jwt', user_claim: 'repository', bound_audiences: 'bench', bound_claims: { repository: 'octo-org/octo-repo' }, token_policies: 'bench', token_ttl: '10m' };
+      const role = {
+        role_type: 'jwt',
+        user_claim: 'repository',
+        bound_audiences: 'bench',
+        bound_claims: { repository: 'octo-org/octo-repo' },
+        token_policies: 'bench',
+        token_ttl: '10m',
+      };
       await apiOk(ctx.kh.unix, 'POST', 'auth/jwt/role/ci', { ...role, token_type: 'batch' }, root);
       await apiOk(ctx.kh.unix, 'POST', 'auth/jwt/role/ci-service', { ...role, token_type: 'service' }, root);
       const now = Math.floor(Date.now() / 1000);
       const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
       const head = `${b64({ alg: 'RS256', kid: 'bench-1', typ: 'JWT' })}.${b64({ iss: 'bench-issuer', aud: 'bench', sub: 'repo:octo-org/octo-repo:ref:refs/heads/main', repository: 'octo-org/octo-repo', ref: 'refs/heads/main', iat: now, nbf: now - 5, exp: now + 3600 })}`;
       const jwt = `${head}.${createSign('RSA-SHA256').update(head).sign(privateKey).toString('base64url')}`;
-      await apiOk(ctx.bareUnix.target, 'POST', 'auth/jwt/config', { jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })] });
+      await apiOk(ctx.bareUnix.target, 'POST', 'auth/jwt/config', {
+        jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })],
+      });
       const before = jwks.fetches();
       const { k, s, b } = await interleave(ctx, {
         keyhold: { target: ctx.kh.unix, pid: ctx.kh.pid, path: '/v1/auth/jwt/login', body: { role: 'ci', jwt } },
-        service: { target: ctx.kh.unix, pid: ctx.kh.pid, path: '/v1/auth/jwt/login', body: { role: 'ci-service', jwt } },
-        bare: { target: ctx.bareUnix.target, pid: ctx.bareUnix.pid, path: '/v1/auth/jwt/login', body: { role: 'ci', jwt } },
+        service: {
+          target: ctx.kh.unix,
+          pid: ctx.kh.pid,
+          path: '/v1/auth/jwt/login',
+          body: { role: 'ci-service', jwt },
+        },
+        bare: {
+          target: ctx.bareUnix.target,
+          pid: ctx.bareUnix.pid,
+          path: '/v1/auth/jwt/login',
+          body: { role: 'ci', jwt },
+        },
       });
       const fetches = jwks.fetches() - before;
-      return { value: k.rps, baseline: b.rps, figures: { p99_ms: k.p99, jwks_fetches_per_key: fetches }, detail: { ...loginDetail(k, s, b), jwks_fetches_during_load: fetches }, bad: k.bad + s.bad };
+      return {
+        value: k.rps,
+        baseline: b.rps,
+        figures: { p99_ms: k.p99, jwks_fetches_per_key: fetches },
+        detail: { ...loginDetail(k, s, b), jwks_fetches_during_load: fetches },
+        bad: k.bad + s.bad,
+      };
     } finally {
       await jwks.close();
     }

@@ -29,17 +29,41 @@ let shared = null;
 
 async function setup(ctx) {
   if (shared) return shared;
-  if (!existsSync(MODULE)) throw new MissingFeature(`${MODULE} not found (scripts/setup-test-env.sh installs softhsm2)`);
+  if (!existsSync(MODULE))
+    throw new MissingFeature(`${MODULE} not found (scripts/setup-test-env.sh installs softhsm2)`);
   const dir = join(ctx.dir, 'hsm');
   mkdirSync(join(dir, 'tokens'), { recursive: true });
   const conf = join(dir, 'softhsm2.conf');
-  writeFileSync(conf, `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+  writeFileSync(
+    conf,
+    `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`,
+  );
   const env = { ...process.env, SOFTHSM2_CONF: conf, KEYHOLD_HOME: dir, NO_COLOR: '1' };
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'bench', '--pin', PIN, '--so-pin', '55667788'], { env, stdio: 'pipe' });
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'bench', '--pin', PIN, '--so-pin', '55667788'], {
+    env,
+    stdio: 'pipe',
+  });
   const cfg = join(dir, 'server.hcl');
   writeFileSync(cfg, `kms_library "pkcs11" {\n  name    = "softhsm"\n  library = "${MODULE}"\n}\n`);
   const socket = join(dir, 'keyhold.sock');
-  const proc = spawn(process.execPath, [...(ctx.nodeArgs ?? []), BIN, 'server', '--dev', '--dev-root-token', 'root', '--socket', socket, '--config', cfg, '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    [
+      ...(ctx.nodeArgs ?? []),
+      BIN,
+      'server',
+      '--dev',
+      '--dev-root-token',
+      'root',
+      '--socket',
+      socket,
+      '--config',
+      cfg,
+      '--log-level',
+      'warn',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   proc.stdout.on('data', (c) => (out += c));
   proc.stderr.on('data', (c) => (out += c));
@@ -48,17 +72,41 @@ async function setup(ctx) {
   process.once('exit', () => proc.kill('SIGKILL'));
   await waitAnswer(d);
   const key = async (name, body) => {
-    await apiOk(d.unix, 'POST', `sys/managed-keys/pkcs11/${name}`, { library: 'softhsm', token_label: 'bench', pin: PIN, allow_generate_key: true, any_mount: true, max_parallel: SESSIONS, key_label: name, ...body }, 'root');
+    await apiOk(
+      d.unix,
+      'POST',
+      `sys/managed-keys/pkcs11/${name}`,
+      {
+        library: 'softhsm',
+        token_label: 'bench',
+        pin: PIN,
+        allow_generate_key: true,
+        any_mount: true,
+        max_parallel: SESSIONS,
+        key_label: name,
+        ...body,
+      },
+      'root',
+    );
     const t = await api(d.unix, 'POST', `sys/managed-keys/pkcs11/${name}/test/sign`, {}, 'root');
-    if (t.status >= 300 && body.mechanism !== '0x1087') throw new Error(`test/sign ${name}: ${t.status} ${JSON.stringify(t.body)}`);
+    if (t.status >= 300 && body.mechanism !== '0x1087')
+      throw new Error(`test/sign ${name}: ${t.status} ${JSON.stringify(t.body)}`);
     await apiOk(d.unix, 'POST', `transit/keys/${name}`, { type: 'managed_key', managed_key_name: name }, 'root');
   };
   await key('bench-rsa', { mechanism: '0x0001', key_bits: 2048, usages: 'sign,verify' });
   await key('bench-aes', { mechanism: '0x1087' });
   // The AES key is generated on first use: make it exist before the baseline looks for it.
   await apiOk(d.unix, 'POST', 'transit/encrypt/bench-aes', { plaintext: INPUT64 }, 'root');
-  const bare = await startPkcs11Bare({ dir, env, module: MODULE, token: 'bench', pin: PIN, keys: { 'bench-rsa': 'bench-rsa', 'bench-aes': 'bench-aes' } });
-  const stopDaemon = () => new Promise((r) => (proc.exitCode !== null ? r() : (proc.once('exit', r), proc.kill('SIGTERM'))));
+  const bare = await startPkcs11Bare({
+    dir,
+    env,
+    module: MODULE,
+    token: 'bench',
+    pin: PIN,
+    keys: { 'bench-rsa': 'bench-rsa', 'bench-aes': 'bench-aes' },
+  });
+  const stopDaemon = () =>
+    new Promise((r) => (proc.exitCode !== null ? r() : (proc.once('exit', r), proc.kill('SIGTERM'))));
   const stop = async () => {
     await bare.stop();
     await stopDaemon();
@@ -69,7 +117,15 @@ async function setup(ctx) {
 
 async function loop(ctx, env, label, op) {
   const r = await runCmd(process.execPath, [join(ROOT, 'bench', 'lib', 'pkcs11-loop.js')], {
-    input: JSON.stringify({ module: MODULE, token: 'bench', pin: PIN, label, op, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec }),
+    input: JSON.stringify({
+      module: MODULE,
+      token: 'bench',
+      pin: PIN,
+      label,
+      op,
+      warmupSec: ctx.cfg.warmupSec,
+      durationSec: ctx.cfg.durationSec,
+    }),
     env,
   });
   if (r.code !== 0) throw new Error(`pkcs11 loop failed: ${r.stderr.toString().slice(-400)}`);
@@ -89,7 +145,16 @@ function managedCase(id, op, path, body, label, target) {
         const bs = [];
         const ls = [];
         let bad = 0;
-        const load = (t) => runLoad({ target: t, path: `/v1/${path}`, headers: { 'X-Vault-Token': 'root' }, body, connections: 16, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+        const load = (t) =>
+          runLoad({
+            target: t,
+            path: `/v1/${path}`,
+            headers: { 'X-Vault-Token': 'root' },
+            body,
+            connections: 16,
+            warmupSec: ctx.cfg.warmupSec,
+            durationSec: ctx.cfg.durationSec,
+          });
         for (let i = 0; i < ctx.cfg.reps; i++) {
           const b = await load(bare.target);
           if (b.ok === 0) throw new Error(`pkcs11 baseline server answered no 2xx: ${JSON.stringify(b.statuses)}`);
@@ -100,7 +165,20 @@ function managedCase(id, op, path, body, label, target) {
           ls.push(await loop(ctx, env, label, op));
         }
         const value = median(ks);
-        return { value, baseline: median(bs), detail: { keyhold_reps: ks, baseline_reps: bs, loop_rps: median(ls), loop_ratio: value / median(ls), loop_reps: ls, sessions: SESSIONS, connections: 16 }, bad };
+        return {
+          value,
+          baseline: median(bs),
+          detail: {
+            keyhold_reps: ks,
+            baseline_reps: bs,
+            loop_rps: median(ls),
+            loop_ratio: value / median(ls),
+            loop_reps: ls,
+            sessions: SESSIONS,
+            connections: 16,
+          },
+          bad,
+        };
       } finally {
         if (id === 'managed-encrypt-aes-gcm') await stop();
       }
@@ -110,6 +188,20 @@ function managedCase(id, op, path, body, label, target) {
 
 /** Cases of this file (sign runs first; the encrypt case stops the shared daemon). */
 export const managedKeyCases = [
-  managedCase('managed-sign-rsa-2048', 'sign', 'transit/sign/bench-rsa', { input: INPUT64, signature_algorithm: 'pkcs1v15' }, 'bench-rsa', 0.7),
-  managedCase('managed-encrypt-aes-gcm', 'encrypt', 'transit/encrypt/bench-aes', { plaintext: INPUT64 }, 'bench-aes', 0.8),
+  managedCase(
+    'managed-sign-rsa-2048',
+    'sign',
+    'transit/sign/bench-rsa',
+    { input: INPUT64, signature_algorithm: 'pkcs1v15' },
+    'bench-rsa',
+    0.7,
+  ),
+  managedCase(
+    'managed-encrypt-aes-gcm',
+    'encrypt',
+    'transit/encrypt/bench-aes',
+    { plaintext: INPUT64 },
+    'bench-aes',
+    0.8,
+  ),
 ];

@@ -52,13 +52,26 @@ async function startNode(ctx, name, url, { ha = true, lockTtl = '15s' } = {}) {
     async start(waitReady = true) {
       out = '';
       node.startedAt = performance.now();
-      node.proc = spawn(process.execPath, [BIN, 'server', '--config', config], { env: { ...process.env, KEYHOLD_HOME: dir, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      node.proc = spawn(process.execPath, [BIN, 'server', '--config', config], {
+        env: { ...process.env, KEYHOLD_HOME: dir, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       node.proc.stdout.on('data', (c) => (out += c));
       node.proc.stderr.on('data', (c) => (out += c));
       if (waitReady) await waitAnswer(node);
     },
-    kill9: () => new Promise((r) => (node.proc.exitCode !== null || node.proc.signalCode ? r() : (node.proc.once('exit', () => r()), node.proc.kill('SIGKILL')))),
-    stop: () => new Promise((r) => (node.proc.exitCode !== null || node.proc.signalCode ? r() : (node.proc.once('exit', () => r()), node.proc.kill('SIGTERM')))),
+    kill9: () =>
+      new Promise((r) =>
+        node.proc.exitCode !== null || node.proc.signalCode
+          ? r()
+          : (node.proc.once('exit', () => r()), node.proc.kill('SIGKILL')),
+      ),
+    stop: () =>
+      new Promise((r) =>
+        node.proc.exitCode !== null || node.proc.signalCode
+          ? r()
+          : (node.proc.once('exit', () => r()), node.proc.kill('SIGTERM')),
+      ),
   };
   let out = '';
   process.once('exit', () => node.proc?.exitCode === null && node.proc.kill('SIGKILL'));
@@ -92,7 +105,10 @@ async function cluster(ctx, prefix, count, opts) {
   const init = await apiOk(nodes[0].unix, 'POST', 'sys/init', { keychain: false });
   const key = init.keys[0];
   for (const n of nodes.slice(1)) await apiOk(n.unix, 'POST', 'sys/unseal', { key });
-  await until(async () => (await Promise.all(nodes.map(health))).filter((s) => s === 473).length === count - 1, 'standbys');
+  await until(
+    async () => (await Promise.all(nodes.map(health))).filter((s) => s === 473).length === count - 1,
+    'standbys',
+  );
   const root = init.root_token;
   await apiOk(nodes[0].unix, 'POST', 'sys/mounts/transit', { type: 'transit' }, root);
   await apiOk(nodes[0].unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, root);
@@ -111,13 +127,23 @@ export const pgCases = [
     id: 'pg-encrypt-standby',
     unit: 'req/s',
     checks: [ge('ratio', 0.9)],
-    describe: 'encrypt 64 B on a PostgreSQL cluster, Unix socket, 8 connections to each node at once: served by a standby (from its cache) vs by the active; ratio = standby / active',
+    describe:
+      'encrypt 64 B on a PostgreSQL cluster, Unix socket, 8 connections to each node at once: served by a standby (from its cache) vs by the active; ratio = standby / active',
     async run(ctx) {
       const c = await cluster(ctx, 'enc', 2);
       try {
         const a = await activeOf(c.nodes);
         const s = c.nodes.find((n) => n !== a);
-        const load = (n) => runLoad({ target: n.unix, path: '/v1/transit/encrypt/bench', body: { plaintext: PT64 }, headers: { 'X-Vault-Token': c.root }, connections: 8, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+        const load = (n) =>
+          runLoad({
+            target: n.unix,
+            path: '/v1/transit/encrypt/bench',
+            body: { plaintext: PT64 },
+            headers: { 'X-Vault-Token': c.root },
+            connections: 8,
+            warmupSec: ctx.cfg.warmupSec,
+            durationSec: ctx.cfg.durationSec,
+          });
         const sr = [];
         const ar = [];
         // Both nodes under load at the same time (8 connections each): on a shared, busy machine the
@@ -128,7 +154,15 @@ export const pgCases = [
           sr.push(y);
         }
         const bad = [...sr, ...ar].reduce((x, r) => x + r.bad, 0);
-        return { value: median(sr.map((r) => r.rps)), baseline: median(ar.map((r) => r.rps)), detail: { standby_p99_ms: median(sr.map((r) => r.latency.p99)), active_p99_ms: median(ar.map((r) => r.latency.p99)) }, bad };
+        return {
+          value: median(sr.map((r) => r.rps)),
+          baseline: median(ar.map((r) => r.rps)),
+          detail: {
+            standby_p99_ms: median(sr.map((r) => r.latency.p99)),
+            active_p99_ms: median(ar.map((r) => r.latency.p99)),
+          },
+          bad,
+        };
       } finally {
         for (const n of c.nodes) await n.stop();
       }
@@ -138,19 +172,33 @@ export const pgCases = [
     id: 'pg-kv-put',
     unit: 'ms',
     checks: [le('ratio', 3)],
-    describe: 'KV v2 put latency (one client, sequential, median) on the PostgreSQL active (fsync on) vs the main daemon on file storage (a durable log append per write)',
+    describe:
+      'KV v2 put latency (one client, sequential, median) on the PostgreSQL active (fsync on) vs the main daemon on file storage (a durable log append per write)',
     async run(ctx) {
       const c = await cluster(ctx, 'kv', 1, { ha: true });
       try {
         const a = c.nodes[0];
-        const fileMount = await api(ctx.kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, ctx.rootToken);
-        if (fileMount.status >= 300 && !/already in use/.test(JSON.stringify(fileMount.body))) throw new Error(`mount secret/ on the file daemon: ${fileMount.status}`);
+        const fileMount = await api(
+          ctx.kh.unix,
+          'POST',
+          'sys/mounts/secret',
+          { type: 'kv', options: { version: '2' } },
+          ctx.rootToken,
+        );
+        if (fileMount.status >= 300 && !/already in use/.test(JSON.stringify(fileMount.body)))
+          throw new Error(`mount secret/ on the file daemon: ${fileMount.status}`);
         const n = ctx.cfg.quick ? 200 : 1000;
         const time = async (target, token, tag) => {
           const out = [];
           for (let i = 0; i < n; i++) {
             const t0 = performance.now();
-            const r = await api(target, 'POST', `secret/data/${tag}-${i % 50}`, { data: { v: i, pad: 'x'.repeat(64) } }, token);
+            const r = await api(
+              target,
+              'POST',
+              `secret/data/${tag}-${i % 50}`,
+              { data: { v: i, pad: 'x'.repeat(64) } },
+              token,
+            );
             out.push(performance.now() - t0);
             if (r.status !== 200) throw new Error(`kv put ${tag}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
           }
@@ -160,7 +208,11 @@ export const pgCases = [
         await time(ctx.kh.unix, ctx.rootToken, 'warm');
         const p = await time(a.unix, c.root, 'pg');
         const f = await time(ctx.kh.unix, ctx.rootToken, 'file');
-        return { value: median(p), baseline: median(f), detail: { puts: n, pg_p99_ms: percentile(p, 99), file_p99_ms: percentile(f, 99) } };
+        return {
+          value: median(p),
+          baseline: median(f),
+          detail: { puts: n, pg_p99_ms: percentile(p, 99), file_p99_ms: percentile(f, 99) },
+        };
       } finally {
         for (const n of c.nodes) await n.stop();
       }
@@ -170,7 +222,8 @@ export const pgCases = [
     id: 'pg-failover',
     unit: 'ms',
     checks: [le('value', 5000)],
-    describe: 'three nodes, lock TTL 15 s (Vault default): kill -9 of the active -> first 200 write answered by the new active, median of runs (a killed holder\'s lock is free at once: its PostgreSQL session ends); no baseline',
+    describe:
+      "three nodes, lock TTL 15 s (Vault default): kill -9 of the active -> first 200 write answered by the new active, median of runs (a killed holder's lock is free at once: its PostgreSQL session ends); no baseline",
     async run(ctx) {
       const c = await cluster(ctx, 'fo', 3);
       const times = [];
@@ -203,7 +256,8 @@ export const pgCases = [
     id: 'pg-start-100000',
     unit: 'ms',
     checks: [le('value', 3000)],
-    describe: 'start on a PostgreSQL database of 100,000 records (quick: 20,000): spawn -> health -> unseal -> first encrypt 200, wall ms (median); baseline: the same database with only the set-up records',
+    describe:
+      'start on a PostgreSQL database of 100,000 records (quick: 20,000): spawn -> health -> unseal -> first encrypt 200, wall ms (median); baseline: the same database with only the set-up records',
     async run(ctx) {
       const records = ctx.cfg.quick ? 20_000 : 100_000;
       const c = await cluster(ctx, 'st', 1, { ha: false });
@@ -228,13 +282,21 @@ export const pgCases = [
         const mounts = (await apiOk(node.unix, 'GET', 'sys/mounts', undefined, c.root)).data;
         const uuid = mounts['secret/'].uuid;
         pg().psql(
-          `INSERT INTO vault_kv_store SELECT '/logical/${uuid}/', '/logical/${uuid}/versions/' || (i % 1000) || '/', 'r' || i, gen_random_bytes(120) FROM generate_series(1, ${records}) i; ANALYZE vault_kv_store`.replace('gen_random_bytes(120)', "decode(md5(i::text) || md5((i+1)::text) || md5((i+2)::text), 'hex')"),
+          `INSERT INTO vault_kv_store SELECT '/logical/${uuid}/', '/logical/${uuid}/versions/' || (i % 1000) || '/', 'r' || i, gen_random_bytes(120) FROM generate_series(1, ${records}) i; ANALYZE vault_kv_store`.replace(
+            'gen_random_bytes(120)',
+            "decode(md5(i::text) || md5((i+1)::text) || md5((i+2)::text), 'hex')",
+          ),
           c.db.name,
         );
         const count = Number(pg().psql('SELECT count(*) FROM vault_kv_store', c.db.name).trim());
         const many = [];
         for (let rep = 0; rep < ctx.cfg.reps; rep++) many.push(await timeStart());
-        return { value: median(many), baseline: median(base), detail: { records: count, reps: many, baseline_reps: base }, note: ctx.cfg.quick ? `${records} records (quick)` : undefined };
+        return {
+          value: median(many),
+          baseline: median(base),
+          detail: { records: count, reps: many, baseline_reps: base },
+          note: ctx.cfg.quick ? `${records} records (quick)` : undefined,
+        };
       } finally {
         await node.stop();
       }

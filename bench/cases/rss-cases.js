@@ -16,7 +16,8 @@ export const rssCases = [
     id: 'rss-idle',
     unit: 'MB',
     checks: [{ on: 'value', op: '<=', limit: 120 }],
-    describe: 'resident set of the daemon after init, unseal, mount, token and key set-up and one encrypt, idle for 1 s (MiB, /proc VmRSS)',
+    describe:
+      'resident set of the daemon after init, unseal, mount, token and key set-up and one encrypt, idle for 1 s (MiB, /proc VmRSS)',
     async run(ctx) {
       try {
         await ensureKey(ctx, AES, 'aes256-gcm96');
@@ -34,7 +35,8 @@ export const rssCases = [
     id: 'rss-batch-10000',
     unit: 'MB',
     checks: [{ on: 'value', op: '<=', limit: 300 }],
-    describe: 'rise of the daemon peak RSS over its idle RSS while it serves encrypt batch_input of 10,000 x 64 B (sequential requests), MiB',
+    describe:
+      'rise of the daemon peak RSS over its idle RSS while it serves encrypt batch_input of 10,000 x 64 B (sequential requests), MiB',
     async run(ctx) {
       await ensureKey(ctx, AES, 'aes256-gcm96');
       const pt = randomBytes(64).toString('base64');
@@ -52,8 +54,12 @@ export const rssCases = [
       const t0 = performance.now();
       try {
         for (let i = 0; i < ctx.cfg.batchRssRequests; i++) {
-          const r = requireFeature(await api(ctx.kh.unix, 'POST', `transit/encrypt/${AES}`, body, ctx.token), 'transit encrypt batch_input');
-          if (r?.data?.batch_results?.length !== 10_000) throw new Error('batch of 10,000 did not return 10,000 results');
+          const r = requireFeature(
+            await api(ctx.kh.unix, 'POST', `transit/encrypt/${AES}`, body, ctx.token),
+            'transit encrypt batch_input',
+          );
+          if (r?.data?.batch_results?.length !== 10_000)
+            throw new Error('batch of 10,000 did not return 10,000 results');
         }
       } finally {
         stop = true;
@@ -65,7 +71,13 @@ export const rssCases = [
       return {
         value: peak - before.rssMB,
         baseline: null,
-        detail: { idle_mb: before.rssMB, peak_mb: peak, requests: ctx.cfg.batchRssRequests, ms_per_request: ms, peak_source: reset ? 'VmHWM after clear_refs, and 5 ms polling' : '5 ms polling of VmRSS' },
+        detail: {
+          idle_mb: before.rssMB,
+          peak_mb: peak,
+          requests: ctx.cfg.batchRssRequests,
+          ms_per_request: ms,
+          peak_source: reset ? 'VmHWM after clear_refs, and 5 ms polling' : '5 ms polling of VmRSS',
+        },
       };
     },
   },

@@ -19,7 +19,14 @@ const BATCH_CONNECTIONS = 4;
 
 /** Environment of a CLI child: the daemon's socket and the bench token, nothing from the user's home. */
 function cliEnv(ctx, extra = {}) {
-  return { ...process.env, KEYHOLD_HOME: join(ctx.dir, 'cli-home'), KEYHOLD_ADDR: `unix://${ctx.kh.socket}`, KEYHOLD_TOKEN: ctx.token, NO_COLOR: '1', ...extra };
+  return {
+    ...process.env,
+    KEYHOLD_HOME: join(ctx.dir, 'cli-home'),
+    KEYHOLD_ADDR: `unix://${ctx.kh.socket}`,
+    KEYHOLD_TOKEN: ctx.token,
+    NO_COLOR: '1',
+    ...extra,
+  };
 }
 
 /** Cases of this file. */
@@ -31,10 +38,19 @@ export const secretsCases = [
     describe: `\`keyhold run -- true\` with ${REFS} keyhold:// references (10 secrets x 2 fields, KV v2) in the environment, wall ms per process (median); baseline: \`keyhold kv get --field password secret/bench/run-0\``,
     async run(ctx) {
       const mounts = await api(ctx.kh.unix, 'GET', 'sys/mounts', undefined, ctx.rootToken);
-      if (!mounts.body?.data?.['secret/'] && !mounts.body?.['secret/']) await apiOk(ctx.kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, ctx.rootToken);
-      for (let i = 0; i < REFS / 2; i++) await apiOk(ctx.kh.unix, 'POST', `secret/data/bench/run-${i}`, { data: { user: `u${i}`, password: `p${i}-${'x'.repeat(24)}` } }, ctx.token);
+      if (!mounts.body?.data?.['secret/'] && !mounts.body?.['secret/'])
+        await apiOk(ctx.kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, ctx.rootToken);
+      for (let i = 0; i < REFS / 2; i++)
+        await apiOk(
+          ctx.kh.unix,
+          'POST',
+          `secret/data/bench/run-${i}`,
+          { data: { user: `u${i}`, password: `p${i}-${'x'.repeat(24)}` } },
+          ctx.token,
+        );
       const refs = {};
-      for (let i = 0; i < REFS; i++) refs[`REF_${i}`] = `keyhold://secret/bench/run-${i >> 1}#${i % 2 ? 'password' : 'user'}`;
+      for (let i = 0; i < REFS; i++)
+        refs[`REF_${i}`] = `keyhold://secret/bench/run-${i >> 1}#${i % 2 ? 'password' : 'user'}`;
       const runArgs = [BIN, 'run', '--', 'true'];
       const getArgs = [BIN, 'kv', 'get', '--field', 'password', 'secret/bench/run-0'];
       const runEnv = cliEnv(ctx, refs);
@@ -52,7 +68,16 @@ export const secretsCases = [
         if (r.code !== 0) throw new Error(`keyhold run exited ${r.code}`);
         ours.push(r.ms);
       }
-      return { value: median(ours), baseline: median(base), detail: { references: REFS, runs: ctx.cfg.cliRuns, min_ms: Math.min(...ours), baseline_min_ms: Math.min(...base) } };
+      return {
+        value: median(ours),
+        baseline: median(base),
+        detail: {
+          references: REFS,
+          runs: ctx.cfg.cliRuns,
+          min_ms: Math.min(...ours),
+          baseline_min_ms: Math.min(...base),
+        },
+      };
     },
   },
   {
@@ -66,20 +91,50 @@ export const secretsCases = [
       const body = { claims: { sub: 'bench' } };
       const batch = { batch_input: Array.from({ length: BATCH }, () => body) };
       requireFeature(await api(ctx.kh.unix, 'POST', `transit/jwt/sign/${name}`, body, ctx.token), 'transit jwt/sign');
-      const probe = requireFeature(await api(ctx.kh.unix, 'POST', `transit/jwt/sign/${name}`, batch, ctx.token), 'transit jwt/sign batch_input');
-      if (probe?.data?.batch_results?.length !== BATCH || probe.data.batch_results.some((r) => !r.token)) throw new Error('jwt/sign batch_input: no tokens');
+      const probe = requireFeature(
+        await api(ctx.kh.unix, 'POST', `transit/jwt/sign/${name}`, batch, ctx.token),
+        'transit jwt/sign batch_input',
+      );
+      if (probe?.data?.batch_results?.length !== BATCH || probe.data.batch_results.some((r) => !r.token))
+        throw new Error('jwt/sign batch_input: no tokens');
       const ours = [];
       const base = [];
       for (let rep = 0; rep < ctx.cfg.reps; rep++) {
         const j = await runCmd(process.execPath, [JOSE, String(ctx.cfg.durationSec), String(ctx.cfg.warmupSec), '16']);
         if (j.code !== 0) throw new Error(`jose baseline failed: ${j.stderr.slice(-300)}`);
         base.push(JSON.parse(j.stdout.toString('utf8')).opsPerSec);
-        const r = await runLoad({ target: ctx.kh.unix, path: `/v1/transit/jwt/sign/${name}`, headers: { 'X-Vault-Token': ctx.token }, body: batch, connections: BATCH_CONNECTIONS, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
+        const r = await runLoad({
+          target: ctx.kh.unix,
+          path: `/v1/transit/jwt/sign/${name}`,
+          headers: { 'X-Vault-Token': ctx.token },
+          body: batch,
+          connections: BATCH_CONNECTIONS,
+          warmupSec: ctx.cfg.warmupSec,
+          durationSec: ctx.cfg.durationSec,
+        });
         if (r.ok === 0) throw new Error(`jwt/sign answered no 2xx: ${JSON.stringify(r.statuses)}`);
         ours.push(r.rps * BATCH);
       }
-      const single = await runLoad({ target: ctx.kh.unix, path: `/v1/transit/jwt/sign/${name}`, headers: { 'X-Vault-Token': ctx.token }, body, warmupSec: ctx.cfg.warmupSec, durationSec: ctx.cfg.durationSec });
-      return { value: median(ours), baseline: median(base), detail: { batch: BATCH, reps: ours, baseline_reps: base, single_jwt_requests_per_s: single.rps, single_ratio: single.rps / median(base), single_p99_ms: single.latency.p99 } };
+      const single = await runLoad({
+        target: ctx.kh.unix,
+        path: `/v1/transit/jwt/sign/${name}`,
+        headers: { 'X-Vault-Token': ctx.token },
+        body,
+        warmupSec: ctx.cfg.warmupSec,
+        durationSec: ctx.cfg.durationSec,
+      });
+      return {
+        value: median(ours),
+        baseline: median(base),
+        detail: {
+          batch: BATCH,
+          reps: ours,
+          baseline_reps: base,
+          single_jwt_requests_per_s: single.rps,
+          single_ratio: single.rps / median(base),
+          single_p99_ms: single.latency.p99,
+        },
+      };
     },
   },
 ];

@@ -24,8 +24,10 @@ function invalidCiphertext(pub, i) {
   em[1] = 2;
   for (let j = 2; j < K; j++) if (em[j] === 0) em[j] = 1;
   const kind = i % 4;
-  if (kind === 0) em[0] = 1; // wrong first byte
-  else if (kind === 1) em[1] = 1; // wrong block type
+  if (kind === 0)
+    em[0] = 1; // wrong first byte
+  else if (kind === 1)
+    em[1] = 1; // wrong block type
   else if (kind === 2) em[5] = 0; // padding shorter than 8 bytes
   // kind 3: no zero separator at all
   return publicEncrypt({ key: pub, padding: constants.RSA_NO_PADDING }, em);
@@ -37,18 +39,45 @@ export const securityCases = [
     id: 'rewrap-pkcs1-timing',
     unit: 'ms',
     checks: [ge('ratio', 0.95), le('ratio', 1.05)],
-    describe: 'mean latency of rewrap (rsa-2048, decrypt_padding_scheme=pkcs1v15) over the Unix socket, 2,000 ciphertexts with invalid padding (value) vs 2,000 with valid padding (baseline), interleaved one by one, rewrap-only token; target |ratio - 1| <= 0.05',
+    describe:
+      'mean latency of rewrap (rsa-2048, decrypt_padding_scheme=pkcs1v15) over the Unix socket, 2,000 ciphertexts with invalid padding (value) vs 2,000 with valid padding (baseline), interleaved one by one, rewrap-only token; target |ratio - 1| <= 0.05',
     async run(ctx) {
       await ensureKey(ctx, KEY, 'rsa-2048');
       const info = await apiOk(ctx.kh.unix, 'GET', `transit/keys/${KEY}`, undefined, ctx.token);
       const pub = createPublicKey(info.data.keys['1'].public_key);
-      await apiOk(ctx.kh.unix, 'POST', 'sys/policies/acl/bench-rewrap-only', { policy: `path "transit/rewrap/${KEY}" { capabilities = ["update"] }` }, ctx.rootToken);
-      const token = (await apiOk(ctx.kh.unix, 'POST', 'auth/token/create', { policies: ['bench-rewrap-only'], no_default_policy: true, ttl: '1h' }, ctx.rootToken)).auth.client_token;
+      await apiOk(
+        ctx.kh.unix,
+        'POST',
+        'sys/policies/acl/bench-rewrap-only',
+        { policy: `path "transit/rewrap/${KEY}" { capabilities = ["update"] }` },
+        ctx.rootToken,
+      );
+      const token = (
+        await apiOk(
+          ctx.kh.unix,
+          'POST',
+          'auth/token/create',
+          { policies: ['bench-rewrap-only'], no_default_policy: true, ttl: '1h' },
+          ctx.rootToken,
+        )
+      ).auth.client_token;
       const n = ctx.cfg.quick ? 300 : 2000;
-      const valid = Array.from({ length: n }, () => 'vault:v1:' + publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_PADDING }, randomBytes(32)).toString('base64'));
+      const valid = Array.from(
+        { length: n },
+        () =>
+          'vault:v1:' +
+          publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_PADDING }, randomBytes(32)).toString('base64'),
+      );
       const invalid = Array.from({ length: n }, (_, i) => 'vault:v1:' + invalidCiphertext(pub, i).toString('base64'));
-      const body = (ciphertext) => ({ ciphertext, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15' });
-      requireFeature(await api(ctx.kh.unix, 'POST', `transit/rewrap/${KEY}`, body(valid[0]), token), 'transit rewrap pkcs1v15');
+      const body = (ciphertext) => ({
+        ciphertext,
+        decrypt_padding_scheme: 'pkcs1v15',
+        encrypt_padding_scheme: 'pkcs1v15',
+      });
+      requireFeature(
+        await api(ctx.kh.unix, 'POST', `transit/rewrap/${KEY}`, body(valid[0]), token),
+        'transit rewrap pkcs1v15',
+      );
       const once = async (ct) => {
         const t0 = performance.now();
         const r = await api(ctx.kh.unix, 'POST', `transit/rewrap/${KEY}`, body(ct), token);
@@ -64,7 +93,16 @@ export const securityCases = [
       const ti = [];
       const statuses = new Set();
       for (let i = 0; i < n; i++) {
-        const pair = i % 2 === 0 ? [['v', valid[i]], ['i', invalid[i]]] : [['i', invalid[i]], ['v', valid[i]]];
+        const pair =
+          i % 2 === 0
+            ? [
+                ['v', valid[i]],
+                ['i', invalid[i]],
+              ]
+            : [
+                ['i', invalid[i]],
+                ['v', valid[i]],
+              ];
         for (const [kind, ct] of pair) {
           const r = await once(ct);
           statuses.add(`${kind}:${r.status}`);

@@ -50,7 +50,9 @@ function motoAnswers(port) {
 
 async function startMoto() {
   const port = await freePort();
-  const proc = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (c) => (out += c));
   proc.stderr.on('data', (c) => (out += c));
@@ -90,10 +92,15 @@ export const syncCase = {
     if (isMissing(probe)) requireFeature(probe, 'secret sync');
     const mounts = await apiOk(kh.unix, 'GET', 'sys/mounts', undefined, rootToken);
     const have = mounts.data ?? mounts;
-    if (!have['secret/']) await apiOk(kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, rootToken);
+    if (!have['secret/'])
+      await apiOk(kh.unix, 'POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, rootToken);
     const moto = await startMoto();
     const endpoint = `http://127.0.0.1:${moto.port}`;
-    const sdk = new SecretsManagerClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+    const sdk = new SecretsManagerClient({
+      region: 'us-east-1',
+      endpoint,
+      credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    });
     const ours = [];
     const theirs = [];
     const khCalls = [];
@@ -106,23 +113,52 @@ export const syncCase = {
     };
     try {
       for (let rep = 0; rep < ctx.cfg.reps; rep++) {
-        const secrets = Array.from({ length: n }, (_, i) => ({ path: `r${rep}/s-${i}`, data: { user: `u${i}`, password: `p-${rep}-${i}-${Math.random().toString(36).slice(2)}` } }));
+        const secrets = Array.from({ length: n }, (_, i) => ({
+          path: `r${rep}/s-${i}`,
+          data: { user: `u${i}`, password: `p-${rep}-${i}-${Math.random().toString(36).slice(2)}` },
+        }));
         // Baseline: the same secrets straight into Secrets Manager.
         await motoReset(moto.port);
         let calls0 = moto.requests();
         let m0 = cpuSecondsOf(moto.pid);
         const b0 = benchCpu();
         let t0 = performance.now();
-        await pool(n, SDK_CONCURRENCY, (i) => sdk.send(new CreateSecretCommand({ Name: `direct/${secrets[i].path}`, SecretString: JSON.stringify(secrets[i].data) })));
+        await pool(n, SDK_CONCURRENCY, (i) =>
+          sdk.send(
+            new CreateSecretCommand({
+              Name: `direct/${secrets[i].path}`,
+              SecretString: JSON.stringify(secrets[i].data),
+            }),
+          ),
+        );
         theirs.push((performance.now() - t0) / 1000);
         cpu.motoBaseline.push(((cpuSecondsOf(moto.pid) - m0) * 1000) / n);
         cpu.benchBaseline.push(((benchCpu() - b0) * 1000) / n);
         sdkCalls.push((moto.requests() - calls0) / n);
         // keyhold: KV writes (not timed), then associations until all SYNCED.
-        await pool(n, SYNC_CONCURRENCY, async (i) => requireFeature(await api(kh.unix, 'POST', `secret/data/${secrets[i].path}`, { data: secrets[i].data }, token), 'kv v2 write'));
+        await pool(n, SYNC_CONCURRENCY, async (i) =>
+          requireFeature(
+            await api(kh.unix, 'POST', `secret/data/${secrets[i].path}`, { data: secrets[i].data }, token),
+            'kv v2 write',
+          ),
+        );
         const dest = `sys/sync/destinations/provider-a-sm/bench-r${rep}`;
         requireFeature(
-          await api(kh.unix, 'POST', dest, { access_key_id: 'bench', secret_access_key: 'bench', region: 'us-east-1', endpoint_url: endpoint, disable_strict_networking: true, allowed_ipv4_addresses: ['127.0.0.0/8'], allowed_ports: [moto.port] }, token),
+          await api(
+            kh.unix,
+            'POST',
+            dest,
+            {
+              access_key_id: 'bench',
+              secret_access_key: 'bench',
+              region: 'us-east-1',
+              endpoint_url: endpoint,
+              disable_strict_networking: true,
+              allowed_ipv4_addresses: ['127.0.0.0/8'],
+              allowed_ports: [moto.port],
+            },
+            token,
+          ),
           'sync destination provider-a-sm',
         );
         await motoReset(moto.port);
@@ -131,7 +167,9 @@ export const syncCase = {
         const k0 = cpuSecondsOf(kh.pid);
         const b1 = benchCpu();
         t0 = performance.now();
-        await pool(n, SYNC_CONCURRENCY, (i) => apiOk(kh.unix, 'POST', `${dest}/associations/set`, { mount: 'secret', secret_name: secrets[i].path }, token));
+        await pool(n, SYNC_CONCURRENCY, (i) =>
+          apiOk(kh.unix, 'POST', `${dest}/associations/set`, { mount: 'secret', secret_name: secrets[i].path }, token),
+        );
         const deadline = t0 + ctx.cfg.syncTimeoutMs;
         let synced = 0;
         for (;;) {
@@ -139,9 +177,11 @@ export const syncCase = {
           const recs = Object.values(r.data?.associated_secrets ?? {});
           synced = recs.filter((a) => a.sync_status === 'SYNCED').length;
           const failed = recs.filter((a) => /ERROR/.test(a.sync_status ?? ''));
-          if (failed.length) throw new Error(`${failed.length} associations failed, e.g. ${JSON.stringify(failed[0]).slice(0, 300)}`);
+          if (failed.length)
+            throw new Error(`${failed.length} associations failed, e.g. ${JSON.stringify(failed[0]).slice(0, 300)}`);
           if (synced >= n) break;
-          if (performance.now() > deadline) throw new Error(`only ${synced}/${n} associations SYNCED after ${ctx.cfg.syncTimeoutMs / 1000} s`);
+          if (performance.now() > deadline)
+            throw new Error(`only ${synced}/${n} associations SYNCED after ${ctx.cfg.syncTimeoutMs / 1000} s`);
           await sleep(50);
         }
         ours.push((performance.now() - t0) / 1000);
@@ -156,6 +196,26 @@ export const syncCase = {
       await moto.stop();
     }
     const note = ctx.cfg.quick ? `${n} associations (quick)` : undefined;
-    return { value: median(ours), baseline: median(theirs), detail: { associations: n, per_secret_ms: (median(ours) * 1000) / n, provider_calls_per_secret: median(khCalls), baseline_calls_per_secret: median(sdkCalls), baseline_per_secret_ms: (median(theirs) * 1000) / n, reps: ours, baseline_reps: theirs, cpu_ms_per_secret: { keyhold_daemon: median(cpu.keyhold), moto_with_keyhold: median(cpu.motoKeyhold), moto_baseline: median(cpu.motoBaseline), sdk_client_baseline: median(cpu.benchBaseline), bench_client_with_keyhold: median(cpu.benchKeyhold) } }, note };
+    return {
+      value: median(ours),
+      baseline: median(theirs),
+      detail: {
+        associations: n,
+        per_secret_ms: (median(ours) * 1000) / n,
+        provider_calls_per_secret: median(khCalls),
+        baseline_calls_per_secret: median(sdkCalls),
+        baseline_per_secret_ms: (median(theirs) * 1000) / n,
+        reps: ours,
+        baseline_reps: theirs,
+        cpu_ms_per_secret: {
+          keyhold_daemon: median(cpu.keyhold),
+          moto_with_keyhold: median(cpu.motoKeyhold),
+          moto_baseline: median(cpu.motoBaseline),
+          sdk_client_baseline: median(cpu.benchBaseline),
+          bench_client_with_keyhold: median(cpu.benchKeyhold),
+        },
+      },
+      note,
+    };
   },
 };

@@ -40,7 +40,10 @@ export function api(target, method, path, body, token) {
 export async function apiOk(target, method, path, body, token) {
   const r = await api(target, method, path, body, token);
   if (r.status < 200 || r.status > 299) {
-    const msg = r.body && typeof r.body === 'object' && Array.isArray(r.body.errors) ? r.body.errors.join('; ') : String(r.body).slice(0, 200);
+    const msg =
+      r.body && typeof r.body === 'object' && Array.isArray(r.body.errors)
+        ? r.body.errors.join('; ')
+        : String(r.body).slice(0, 200);
     const err = new Error(`${method} ${path}: ${r.status} ${msg}`);
     err.status = r.status;
     throw err;

@@ -18,7 +18,8 @@ const CRLF2 = Buffer.from('\r\n\r\n');
 export function encodeRequest({ method = 'GET', path, headers = {}, body }) {
   const payload = body === undefined ? null : Buffer.isBuffer(body) ? body : Buffer.from(String(body));
   let head = `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n`;
-  for (const [k, v] of Object.entries(headers)) if (!/^(host|connection|content-length)$/i.test(k)) head += `${k}: ${v}\r\n`;
+  for (const [k, v] of Object.entries(headers))
+    if (!/^(host|connection|content-length)$/i.test(k)) head += `${k}: ${v}\r\n`;
   if (payload) head += `Content-Length: ${payload.length}\r\n`;
   head += '\r\n';
   return payload ? Buffer.concat([Buffer.from(head, 'latin1'), payload]) : Buffer.from(head, 'latin1');
@@ -45,7 +46,9 @@ export function parseResponse(buf) {
     const lineEnd = head.indexOf('\r\n', cl + 2);
     const len = Number(head.slice(cl + 17, lineEnd < 0 ? undefined : lineEnd).trim());
     if (!Number.isSafeInteger(len) || len < 0) throw new Error('bad content-length');
-    return buf.length >= bodyStart + len ? { status, end: bodyStart + len, close: head.includes('\r\nconnection: close') } : { status, need: bodyStart + len };
+    return buf.length >= bodyStart + len
+      ? { status, end: bodyStart + len, close: head.includes('\r\nconnection: close') }
+      : { status, need: bodyStart + len };
   }
   if (head.includes('\r\ntransfer-encoding: chunked')) {
     let at = bodyStart;
@@ -87,7 +90,9 @@ export function runLean(opts) {
     };
     const start = () => {
       open++;
-      const sock = opts.target.socketPath ? connect(opts.target.socketPath) : connect(opts.target.port, opts.target.host);
+      const sock = opts.target.socketPath
+        ? connect(opts.target.socketPath)
+        : connect(opts.target.port, opts.target.host);
       sock.setNoDelay(true);
       // Bytes of the answer so far: chunks kept apart until the answer is known to be complete, so
       // a large answer arriving in many reads is joined once, not once per read.

@@ -27,7 +27,9 @@ async function onceLean(durationSec, record) {
   let ok = 0;
   let bad = 0;
   const statuses = {};
-  const target = opts.target.socketPath ? { socketPath: opts.target.socketPath } : (({ hostname, port }) => ({ host: hostname, port: Number(port) }))(new URL(opts.target.url));
+  const target = opts.target.socketPath
+    ? { socketPath: opts.target.socketPath }
+    : (({ hostname, port }) => ({ host: hostname, port: Number(port) }))(new URL(opts.target.url));
   const res = await runLean({
     target,
     method: opts.method,

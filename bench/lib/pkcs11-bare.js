@@ -8,7 +8,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** `{target, pid, stop}` of a running baseline server; `keys` maps path names to CKA_LABELs. */
 export async function startPkcs11Bare({ dir, env, module, token, pin, keys }) {
   const socket = join(dir, 'pkcs11-bare.sock');
-  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'baselines', 'pkcs11-server.js'), socket], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join(ROOT, 'bench', 'baselines', 'pkcs11-server.js'), socket], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (c) => (out += c));
   proc.stderr.on('data', (c) => (out += c));

@@ -20,7 +20,10 @@ const slot = p.C_GetSlotList(true).find((s) => String(p.C_GetTokenInfo(s).label)
 if (!slot) throw new Error(`no token ${spec.token}`);
 const s = p.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
 p.C_Login(s, 1, spec.pin);
-p.C_FindObjectsInit(s, [{ type: pkcs11js.CKA_LABEL, value: spec.label }, { type: pkcs11js.CKA_CLASS, value: spec.op === 'sign' ? pkcs11js.CKO_PRIVATE_KEY : pkcs11js.CKO_SECRET_KEY }]);
+p.C_FindObjectsInit(s, [
+  { type: pkcs11js.CKA_LABEL, value: spec.label },
+  { type: pkcs11js.CKA_CLASS, value: spec.op === 'sign' ? pkcs11js.CKO_PRIVATE_KEY : pkcs11js.CKO_SECRET_KEY },
+]);
 const [key] = p.C_FindObjects(s, 1);
 p.C_FindObjectsFinal(s);
 if (!key) throw new Error(`no key ${spec.label}`);

@@ -4,7 +4,16 @@
  * in that dir, fsync on (the kv-put case compares durable writes with the file backend's fsync).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MissingFeature } from './setup.js';
@@ -12,7 +21,9 @@ import { MissingFeature } from './setup.js';
 function binDir() {
   const base = '/usr/lib/postgresql';
   if (!existsSync(base)) return null;
-  const v = readdirSync(base).filter((x) => existsSync(join(base, x, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const v = readdirSync(base)
+    .filter((x) => existsSync(join(base, x, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return v.length ? join(base, v[0], 'bin') : null;
 }
 
@@ -35,15 +46,38 @@ export function startPostgres() {
   chmodSync(dir, 0o755);
   const run = (prog, args) => {
     const full = join(bin, prog);
-    const r = root ? spawnSync('runuser', ['-u', 'postgres', '--', full, ...args], { encoding: 'utf8', cwd: dir }) : spawnSync(full, args, { encoding: 'utf8', cwd: dir });
+    const r = root
+      ? spawnSync('runuser', ['-u', 'postgres', '--', full, ...args], { encoding: 'utf8', cwd: dir })
+      : spawnSync(full, args, { encoding: 'utf8', cwd: dir });
     if (r.status !== 0) throw new Error(`${prog} failed: ${r.stderr || r.stdout}`);
   };
-  run('initdb', ['-D', data, '-U', 'keyhold', '--pwfile', pw, '-A', 'scram-sha-256', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
-  appendFileSync(join(data, 'postgresql.conf'), `listen_addresses = ''\nunix_socket_directories = '${dir}'\nmax_connections = 200\n`);
+  run('initdb', [
+    '-D',
+    data,
+    '-U',
+    'keyhold',
+    '--pwfile',
+    pw,
+    '-A',
+    'scram-sha-256',
+    '--no-sync',
+    '-E',
+    'UTF8',
+    '--locale',
+    'C',
+  ]);
+  appendFileSync(
+    join(data, 'postgresql.conf'),
+    `listen_addresses = ''\nunix_socket_directories = '${dir}'\nmax_connections = 200\n`,
+  );
   run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   const env = { ...process.env, PGPASSWORD: password };
   const psql = (sql, db = 'postgres') => {
-    const r = spawnSync('psql', ['-h', dir, '-U', 'keyhold', '-d', db, '-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8', env });
+    const r = spawnSync(
+      'psql',
+      ['-h', dir, '-U', 'keyhold', '-d', db, '-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      { encoding: 'utf8', env },
+    );
     if (r.status !== 0) throw new Error(`psql: ${r.stderr}`);
     return r.stdout;
   };

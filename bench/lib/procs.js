@@ -66,10 +66,26 @@ function stopProc(proc) {
  * Resolves once /v1/sys/health answers anything, with `startedAt` (hrtime ms before spawn).
  */
 export async function startKeyhold({ dir, socket, port, storage, nodeArgs = [], waitReady = true, serverArgs = [] }) {
-  const args = [...nodeArgs, BIN, 'server', '--socket', socket, '--storage-path', storage, '--keychain', 'none', '--log-level', 'warn', ...serverArgs];
+  const args = [
+    ...nodeArgs,
+    BIN,
+    'server',
+    '--socket',
+    socket,
+    '--storage-path',
+    storage,
+    '--keychain',
+    'none',
+    '--log-level',
+    'warn',
+    ...serverArgs,
+  ];
   if (port) args.push('--listen', `127.0.0.1:${port}`);
   const startedAt = performance.now();
-  const proc = spawn(process.execPath, args, { env: { ...process.env, KEYHOLD_HOME: dir, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    env: { ...process.env, KEYHOLD_HOME: dir, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = track(proc);
   const d = {
     proc,
@@ -158,7 +174,13 @@ export function runCmd(cmd, args, { input, env, timeoutMs = 600_000, stdoutLimit
     proc.on('close', (code, signal) => {
       clearTimeout(timer);
       children.delete(proc);
-      res({ code: code ?? (signal ? 128 : -1), signal, stdout: Buffer.concat(out), stderr: err, ms: performance.now() - t0 });
+      res({
+        code: code ?? (signal ? 128 : -1),
+        signal,
+        stdout: Buffer.concat(out),
+        stderr: err,
+        ms: performance.now() - t0,
+      });
     });
     proc.stdin.on('error', () => {});
     proc.stdin.end(input);

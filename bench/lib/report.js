@@ -19,7 +19,16 @@ function fmt(v) {
 /** The table as plain text (markdown pipe table so the README can take it verbatim). */
 export function renderTable(cases) {
   const head = ['case', 'value', 'unit', 'baseline', 'ratio', 'target', 'pass', 'note'];
-  const rows = cases.map((c) => [c.id, fmt(c.value), c.unit, fmt(c.baseline), c.ratio === null ? '-' : fmt(c.ratio) + 'x', c.target, c.pass ? 'yes' : 'NO', c.note ?? '']);
+  const rows = cases.map((c) => [
+    c.id,
+    fmt(c.value),
+    c.unit,
+    fmt(c.baseline),
+    c.ratio === null ? '-' : fmt(c.ratio) + 'x',
+    c.target,
+    c.pass ? 'yes' : 'NO',
+    c.note ?? '',
+  ]);
   const line = (cells) => `| ${cells.join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
@@ -29,7 +38,9 @@ export function printReport(result) {
   const m = result.machine;
   const out = [];
   out.push('');
-  out.push(`keyhold benchmark (${result.mode}) on ${m.cores} cores, ${m.cpu}, Node ${m.node}, ${m.os}, load average at start ${m.loadavg_at_start.join(' ')}`);
+  out.push(
+    `keyhold benchmark (${result.mode}) on ${m.cores} cores, ${m.cpu}, Node ${m.node}, ${m.os}, load average at start ${m.loadavg_at_start.join(' ')}`,
+  );
   out.push('');
   out.push(renderTable(result.cases));
   out.push('');

@@ -1,5 +1,9 @@
 /** Types of bench/lib/stats.js for TypeScript callers (the unit tests). */
-export interface Check { on: string; op: '>=' | '<='; limit: number }
+export interface Check {
+  on: string;
+  op: '>=' | '<=';
+  limit: number;
+}
 export function median(values: unknown[]): number | null;
 export function percentile(samples: ArrayLike<number>, p: number): number | null;
 export function mean(samples: ArrayLike<number>): number | null;

@@ -34,7 +34,14 @@ export function mean(samples) {
  * better": keyhold time over baseline time). Null when either side is missing or the baseline is 0.
  */
 export function ratioOf(value, baseline) {
-  if (typeof value !== 'number' || typeof baseline !== 'number' || !Number.isFinite(value) || !Number.isFinite(baseline) || baseline === 0) return null;
+  if (
+    typeof value !== 'number' ||
+    typeof baseline !== 'number' ||
+    !Number.isFinite(value) ||
+    !Number.isFinite(baseline) ||
+    baseline === 0
+  )
+    return null;
   return value / baseline;
 }
 

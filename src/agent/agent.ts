@@ -17,7 +17,6 @@ import { ExecRunner } from './exec-runner.js';
 import { ApiProxy } from './proxy/api-proxy.js';
 import type { TokenSource } from './token-source.js';
 
-
 class FixedToken implements TokenSource {
   constructor(private readonly token: string | undefined) {}
   current(): string | undefined {
@@ -59,8 +58,17 @@ export class Agent {
       tokens = new FixedToken(this.env.KEYHOLD_TOKEN || this.env.VAULT_TOKEN);
     }
     // Everything that can refuse the configuration (templates that do not parse) before anything starts.
-    if (this.cfg.templates.length) this.templates = new TemplateRunner(this.cfg, up, tokens, this.log, (e) => this.fail(e));
-    if (this.cfg.exec && !this.cfg.exitAfterAuth) this.execRunner = new ExecRunner(this.cfg, up, tokens, this.log, (code) => this.stop(code), (e) => this.fail(e));
+    if (this.cfg.templates.length)
+      this.templates = new TemplateRunner(this.cfg, up, tokens, this.log, (e) => this.fail(e));
+    if (this.cfg.exec && !this.cfg.exitAfterAuth)
+      this.execRunner = new ExecRunner(
+        this.cfg,
+        up,
+        tokens,
+        this.log,
+        (code) => this.stop(code),
+        (e) => this.fail(e),
+      );
     try {
       for (const l of this.cfg.listeners) {
         const p = new ApiProxy(l, this.cfg, up, tokens, this.log, () => this.stop(0));

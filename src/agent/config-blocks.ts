@@ -105,7 +105,8 @@ export class Keys {
     const v = this.take(key);
     if (v === undefined || v === null) return undefined;
     const n = typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n)) throw new AgentConfigError(`${this.where}: ${key} must be an integer`);
+    if (typeof n !== 'number' || !Number.isInteger(n))
+      throw new AgentConfigError(`${this.where}: ${key} must be an integer`);
     return n;
   }
 
@@ -131,7 +132,8 @@ export class Keys {
     if (typeof v === 'number') n = v;
     else if (typeof v === 'string' && /^0?[0-7]{1,4}$/.test(v.trim())) n = parseInt(v.trim(), 8);
     else throw new AgentConfigError(`${this.where}: ${key} must be a file mode such as 0640`);
-    if (!Number.isInteger(n) || n < 0 || n > 0o7777) throw new AgentConfigError(`${this.where}: ${key} must be a file mode such as 0640`);
+    if (!Number.isInteger(n) || n < 0 || n > 0o7777)
+      throw new AgentConfigError(`${this.where}: ${key} must be a file mode such as 0640`);
     return n;
   }
 
@@ -159,6 +161,9 @@ export class Keys {
   /** Refuse keys that were not read: a typo must not pass silently. */
   done(): void {
     const unknown = Object.keys(this.body).filter((k) => !this.seen.has(k));
-    if (unknown.length) throw new AgentConfigError(`${this.where}: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}`);
+    if (unknown.length)
+      throw new AgentConfigError(
+        `${this.where}: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}`,
+      );
   }
 }

@@ -140,7 +140,8 @@ function merge(docs: PlainObject[]): PlainObject {
     for (const [k, v] of Object.entries(d)) {
       if (ADDITIVE.has(k) && out[k] !== undefined) {
         if (k === 'env_template' && isObject(out[k]) && isObject(v)) out[k] = { ...(out[k] as PlainObject), ...v };
-        else out[k] = [...(Array.isArray(out[k]) ? (out[k] as PlainValue[]) : [out[k]!]), ...(Array.isArray(v) ? v : [v])];
+        else
+          out[k] = [...(Array.isArray(out[k]) ? (out[k] as PlainValue[]) : [out[k]!]), ...(Array.isArray(v) ? v : [v])];
       } else out[k] = v;
     }
   }
@@ -149,7 +150,8 @@ function merge(docs: PlainObject[]): PlainObject {
 
 /** Read and check the configuration from one or more `-config` paths. */
 export function loadAgentConfig(paths: string[]): AgentConfig {
-  if (paths.length === 0) throw new AgentConfigError('no configuration: pass -config FILE (a file or a directory; repeatable)');
+  if (paths.length === 0)
+    throw new AgentConfigError('no configuration: pass -config FILE (a file or a directory; repeatable)');
   const files = paths.flatMap(expand);
   if (files.length === 0) throw new AgentConfigError(`no .hcl or .json file in ${paths.join(', ')}`);
   return parseAgentConfig(merge(files.map(readOne)), files.join(', '));
@@ -171,7 +173,17 @@ export function parseAgentConfig(doc: PlainObject, name: string): AgentConfig {
   };
   top.accept('template', 'env_template', 'listener', 'auto_auth', 'api_proxy', 'cache', 'exec');
   // Accepted for compatibility with Vault Agent configs; keyhold logs to stderr.
-  top.accept('log_file', 'log_format', 'log_rotate_bytes', 'log_rotate_duration', 'log_rotate_max_files', 'telemetry', 'disable_idle_connections', 'disable_keep_alives', 'disable_mlock');
+  top.accept(
+    'log_file',
+    'log_format',
+    'log_rotate_bytes',
+    'log_rotate_duration',
+    'log_rotate_max_files',
+    'telemetry',
+    'disable_idle_connections',
+    'disable_keep_alives',
+    'disable_mlock',
+  );
   top.done();
   if (doc.auto_auth !== undefined) cfg.autoAuth = autoAuth(bodies(doc.auto_auth, 'auto_auth')[0] ?? {});
   if (doc.exec !== undefined) cfg.exec = exec(bodies(doc.exec, 'exec')[0] ?? {});
@@ -184,9 +196,18 @@ export function parseAgentConfig(doc: PlainObject, name: string): AgentConfig {
   if (doc.cache !== undefined) {
     const k = new Keys(bodies(doc.cache, 'cache')[0] ?? {}, 'cache');
     // Vault's older spelling: cache { use_auto_auth_token } sets the proxy's token use.
-    if (k.has('use_auto_auth_token') && doc.api_proxy === undefined) cfg.apiProxy.useAutoAuthToken = k.boolOr('use_auto_auth_token', false, ['force'] as const);
-    k.accept('use_auto_auth_token', 'disable_caching_dynamic_secrets', 'static_secret_token_capability_refresh_interval', 'static_secret_token_capability_refresh_behavior');
-    if (k.has('persist')) throw new AgentConfigError('cache.persist: persistent caches (Kubernetes only in Vault) are not supported by keyhold agent');
+    if (k.has('use_auto_auth_token') && doc.api_proxy === undefined)
+      cfg.apiProxy.useAutoAuthToken = k.boolOr('use_auto_auth_token', false, ['force'] as const);
+    k.accept(
+      'use_auto_auth_token',
+      'disable_caching_dynamic_secrets',
+      'static_secret_token_capability_refresh_interval',
+      'static_secret_token_capability_refresh_behavior',
+    );
+    if (k.has('persist'))
+      throw new AgentConfigError(
+        'cache.persist: persistent caches (Kubernetes only in Vault) are not supported by keyhold agent',
+      );
     cfg.cache = { cacheStaticSecrets: k.bool('cache_static_secrets', true) };
     k.done();
   }
@@ -195,11 +216,14 @@ export function parseAgentConfig(doc: PlainObject, name: string): AgentConfig {
 }
 
 function check(cfg: AgentConfig): void {
-  if (cfg.envTemplates.length && !cfg.exec) throw new AgentConfigError('env_template: needs an exec stanza (the rendered variables are for its child)');
+  if (cfg.envTemplates.length && !cfg.exec)
+    throw new AgentConfigError('env_template: needs an exec stanza (the rendered variables are for its child)');
   if (cfg.exec && cfg.envTemplates.length === 0) throw new AgentConfigError('exec: needs at least one env_template');
   if (cfg.exitAfterAuth && !cfg.autoAuth) throw new AgentConfigError('exit_after_auth: needs an auto_auth stanza');
-  if ((cfg.cache || cfg.apiProxy.useAutoAuthToken) && cfg.listeners.length === 0) throw new AgentConfigError('api_proxy/cache: needs at least one listener');
-  if (cfg.apiProxy.useAutoAuthToken && !cfg.autoAuth) throw new AgentConfigError('api_proxy.use_auto_auth_token: needs an auto_auth stanza');
+  if ((cfg.cache || cfg.apiProxy.useAutoAuthToken) && cfg.listeners.length === 0)
+    throw new AgentConfigError('api_proxy/cache: needs at least one listener');
+  if (cfg.apiProxy.useAutoAuthToken && !cfg.autoAuth)
+    throw new AgentConfigError('api_proxy.use_auto_auth_token: needs an auto_auth stanza');
   if (!cfg.autoAuth && (cfg.templates.length || cfg.exec) && !process.env.VAULT_TOKEN && !process.env.KEYHOLD_TOKEN) {
     throw new AgentConfigError('template/exec: needs an auto_auth stanza (or VAULT_TOKEN in the environment)');
   }
@@ -232,10 +256,12 @@ function autoAuth(b: PlainObject): { method: MethodConfig; sinks: SinkConfig[] }
   k.accept('enable_reauth_on_new_credentials');
   k.done();
   const methods = labelled(b.method, 'auto_auth.method');
-  if (methods.length !== 1) throw new AgentConfigError(`auto_auth: exactly one method is required (found ${methods.length})`);
+  if (methods.length !== 1)
+    throw new AgentConfigError(`auto_auth: exactly one method is required (found ${methods.length})`);
   const { label, body } = methods[0]!;
   const where = `auto_auth.method "${label}"`;
-  if (!(METHODS as readonly string[]).includes(label)) throw new AgentConfigError(`${where}: unsupported method (keyhold agent supports ${METHODS.join(', ')})`);
+  if (!(METHODS as readonly string[]).includes(label))
+    throw new AgentConfigError(`${where}: unsupported method (keyhold agent supports ${METHODS.join(', ')})`);
   const m = new Keys(body, where);
   const method: MethodConfig = {
     type: label as MethodType,
@@ -260,7 +286,9 @@ function sink(type: string, body: PlainObject): SinkConfig {
   if (type !== 'file') throw new AgentConfigError(`${where}: unsupported sink type (only "file")`);
   const k = new Keys(body, where);
   if (k.has('dh_type') || k.has('dh_path') || k.has('derive_key') || k.has('aad') || k.has('aad_env_var')) {
-    throw new AgentConfigError(`${where}: dh_type (Diffie-Hellman encrypted sinks) is not supported by keyhold agent; use wrap_ttl (response wrapping) or a plain sink with a private mode`);
+    throw new AgentConfigError(
+      `${where}: dh_type (Diffie-Hellman encrypted sinks) is not supported by keyhold agent; use wrap_ttl (response wrapping) or a plain sink with a private mode`,
+    );
   }
   const wrapTtl = k.duration('wrap_ttl');
   const c = new Keys(k.obj('config') ?? {}, `${where}.config`);
@@ -273,7 +301,10 @@ function sink(type: string, body: PlainObject): SinkConfig {
 
 function templateConfig(b: PlainObject | undefined): AgentConfig['templateConfig'] {
   const k = new Keys(b ?? {}, 'template_config');
-  const out = { staticSecretRenderInterval: k.duration('static_secret_render_interval') ?? 300, exitOnRetryFailure: k.bool('exit_on_retry_failure', false) };
+  const out = {
+    staticSecretRenderInterval: k.duration('static_secret_render_interval') ?? 300,
+    exitOnRetryFailure: k.bool('exit_on_retry_failure', false),
+  };
   k.accept('max_connections_per_host', 'lease_renewal_threshold');
   k.done();
   if (out.staticSecretRenderInterval <= 0) out.staticSecretRenderInterval = 300;
@@ -311,9 +342,20 @@ function template(b: PlainObject, i: number): TemplateConfig {
     t.commandTimeout = e.duration('timeout') ?? t.commandTimeout;
     e.done();
   }
-  k.accept('wait', 'sandbox_path', 'function_denylist', 'function_blacklist', 'uid', 'gid', 'user', 'group', 'map_to_environment_variable');
+  k.accept(
+    'wait',
+    'sandbox_path',
+    'function_denylist',
+    'function_blacklist',
+    'uid',
+    'gid',
+    'user',
+    'group',
+    'map_to_environment_variable',
+  );
   k.done();
-  if ((t.source === undefined) === (t.contents === undefined)) throw new AgentConfigError(`${where}: exactly one of source and contents is required`);
+  if ((t.source === undefined) === (t.contents === undefined))
+    throw new AgentConfigError(`${where}: exactly one of source and contents is required`);
   t.name = t.source ?? `${where} (contents)`;
   return t;
 }
@@ -322,7 +364,8 @@ function envTemplates(v: PlainValue | undefined): EnvTemplateConfig[] {
   const out: EnvTemplateConfig[] = [];
   for (const { label, body } of labelled(v, 'env_template')) {
     const where = `env_template "${label}"`;
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(label)) throw new AgentConfigError(`${where}: not a valid environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(label))
+      throw new AgentConfigError(`${where}: not a valid environment variable name`);
     const k = new Keys(body, where);
     const contents = k.str('contents', true);
     const errorOnMissingKey = k.bool('error_on_missing_key', false);
@@ -337,7 +380,8 @@ function exec(b: PlainObject): ExecConfig {
   const command = k.strings('command');
   if (!command || command.length === 0) throw new AgentConfigError('exec: command is required');
   const restart = k.str('restart_on_secret_changes') ?? 'always';
-  if (restart !== 'always' && restart !== 'never') throw new AgentConfigError('exec: restart_on_secret_changes must be "always" or "never"');
+  if (restart !== 'always' && restart !== 'never')
+    throw new AgentConfigError('exec: restart_on_secret_changes must be "always" or "never"');
   const sigName = (k.str('restart_stop_signal') ?? 'SIGTERM').toUpperCase();
   const sig = (sigName.startsWith('SIG') ? sigName : `SIG${sigName}`) as NodeJS.Signals;
   if (!(sig in osConstants.signals)) throw new AgentConfigError(`exec: restart_stop_signal: unknown signal ${sigName}`);
@@ -347,7 +391,8 @@ function exec(b: PlainObject): ExecConfig {
 
 function listener(type: string, body: PlainObject): ListenerConfig {
   const where = `listener "${type}"`;
-  if (type !== 'unix' && type !== 'tcp') throw new AgentConfigError(`${where}: unsupported listener type (unix or tcp)`);
+  if (type !== 'unix' && type !== 'tcp')
+    throw new AgentConfigError(`${where}: unsupported listener type (unix or tcp)`);
   const k = new Keys(body, where);
   const l: ListenerConfig = {
     type,
@@ -365,8 +410,17 @@ function listener(type: string, body: PlainObject): ListenerConfig {
     l.enableQuit = a.bool('enable_quit', false);
     a.done();
   }
-  k.accept('socket_user', 'socket_group', 'role', 'tls_min_version', 'tls_client_ca_file', 'tls_require_and_verify_client_cert', 'tls_disable_client_certs');
+  k.accept(
+    'socket_user',
+    'socket_group',
+    'role',
+    'tls_min_version',
+    'tls_client_ca_file',
+    'tls_require_and_verify_client_cert',
+    'tls_disable_client_certs',
+  );
   k.done();
-  if (type === 'tcp' && !tlsDisable && !(l.tlsCertFile && l.tlsKeyFile)) throw new AgentConfigError(`${where}: set tls_disable = true, or tls_cert_file and tls_key_file`);
+  if (type === 'tcp' && !tlsDisable && !(l.tlsCertFile && l.tlsKeyFile))
+    throw new AgentConfigError(`${where}: set tls_disable = true, or tls_cert_file and tls_key_file`);
   return l;
 }

@@ -41,7 +41,10 @@ export class ExecRunner {
     private readonly onFatal: (e: Error) => void,
   ) {
     this.source = new SecretSource(up, tokens, cfg.templateConfig.staticSecretRenderInterval, log);
-    this.envs = cfg.envTemplates.map((e) => ({ name: e.name, bound: bindTemplate(`env_template "${e.name}"`, e.contents, { errorOnMissingKey: e.errorOnMissingKey }) }));
+    this.envs = cfg.envTemplates.map((e) => ({
+      name: e.name,
+      bound: bindTemplate(`env_template "${e.name}"`, e.contents, { errorOnMissingKey: e.errorOnMissingKey }),
+    }));
   }
 
   start(): void {
@@ -106,11 +109,16 @@ export class ExecRunner {
         } else this.log.info(WHO, 'a secret changed; not restarting (restart_on_secret_changes = "never")');
       }
       const due = this.source.nextDue(this.used);
-      this.schedule(Number.isFinite(due) ? (due - Date.now()) / 1000 : this.cfg.templateConfig.staticSecretRenderInterval);
+      this.schedule(
+        Number.isFinite(due) ? (due - Date.now()) / 1000 : this.cfg.templateConfig.staticSecretRenderInterval,
+      );
     } catch (e) {
       this.failures++;
       this.log.error(WHO, logMessage(e));
-      if ((e as Error).name === 'TemplateError' || (this.failures > this.cfg.vault.numRetries && this.cfg.templateConfig.exitOnRetryFailure)) {
+      if (
+        (e as Error).name === 'TemplateError' ||
+        (this.failures > this.cfg.vault.numRetries && this.cfg.templateConfig.exitOnRetryFailure)
+      ) {
         if (!this.child || this.cfg.templateConfig.exitOnRetryFailure) {
           this.onFatal(new Error(logMessage(e)));
           return;

@@ -25,10 +25,15 @@ interface Found {
 async function locate(up: Upstream, token: string, path: string): Promise<Found> {
   const r = await up.json('GET', `sys/internal/ui/mounts/${path}`, { token, allow: [403, 404] });
   const d = r.body?.data;
-  if (r.status !== 200 || !d?.path) throw new Error(`cannot find the mount of ${path} (${r.status}); is it a KV mount the token may read?`);
+  if (r.status !== 200 || !d?.path)
+    throw new Error(`cannot find the mount of ${path} (${r.status}); is it a KV mount the token may read?`);
   const mount = String(d.path);
   if (d.type !== 'kv') throw new Error(`${path} is not on a KV mount (${mount} is ${d.type})`);
-  return { mount, version: Number(d.options?.version ?? 1) === 2 ? 2 : 1, inner: path.slice(mount.length).replace(/^\/+/, '') };
+  return {
+    mount,
+    version: Number(d.options?.version ?? 1) === 2 ? 2 : 1,
+    inner: path.slice(mount.length).replace(/^\/+/, ''),
+  };
 }
 
 /** The last path segment and the field, split on anything but letters and digits, joined with `_`, upper-cased. */
@@ -62,7 +67,8 @@ const q = (s: string) => JSON.stringify(s);
 /** The configuration text. */
 export async function generateConfig(up: Upstream, token: string, o: GenerateOptions): Promise<string> {
   if (o.type !== 'env-template') throw new Error(`-type: only "env-template" is supported, not "${o.type}"`);
-  if (o.paths.length === 0) throw new Error('-path is required (repeatable; a path may end in /* for every secret below it)');
+  if (o.paths.length === 0)
+    throw new Error('-path is required (repeatable; a path may end in /* for every secret below it)');
   const envs: string[] = [];
   for (const raw of o.paths) {
     const path = raw.replace(/^\/+/, '');
@@ -75,18 +81,22 @@ export async function generateConfig(up: Upstream, token: string, o: GenerateOpt
       const access = f.version === 2 ? '.Data.data' : '.Data';
       for (const field of await fields(up, token, f, inner)) {
         const contents = `{{ with secret ${q(read)} }}{{ ${access}.${field} }}{{ end }}`;
-        envs.push(`env_template ${q(varName(inner, field))} {\n  contents             = ${q(contents)}\n  error_on_missing_key = true\n}`);
+        envs.push(
+          `env_template ${q(varName(inner, field))} {\n  contents             = ${q(contents)}\n  error_on_missing_key = true\n}`,
+        );
       }
     }
   }
   const cmd = (o.exec ?? 'env').split(/\s+/).filter(Boolean);
-  return [
-    `auto_auth {\n\n  method {\n    type = "token_file"\n\n    config {\n      token_file_path = ${q(o.tokenFilePath)}\n    }\n  }\n}`,
-    `template_config {\n  static_secret_render_interval = "5m"\n  exit_on_retry_failure         = true\n  max_connections_per_host      = 10\n}`,
-    `vault {\n  address = ${q(o.address)}\n}`,
-    envs.join('\n'),
-    `exec {\n  command                   = [${cmd.map(q).join(', ')}]\n  restart_on_secret_changes = "always"\n  restart_stop_signal       = "SIGTERM"\n}`,
-  ].join('\n\n') + '\n';
+  return (
+    [
+      `auto_auth {\n\n  method {\n    type = "token_file"\n\n    config {\n      token_file_path = ${q(o.tokenFilePath)}\n    }\n  }\n}`,
+      `template_config {\n  static_secret_render_interval = "5m"\n  exit_on_retry_failure         = true\n  max_connections_per_host      = 10\n}`,
+      `vault {\n  address = ${q(o.address)}\n}`,
+      envs.join('\n'),
+      `exec {\n  command                   = [${cmd.map(q).join(', ')}]\n  restart_on_secret_changes = "always"\n  restart_stop_signal       = "SIGTERM"\n}`,
+    ].join('\n\n') + '\n'
+  );
 }
 
 /** Write the configuration to `file`, refusing to overwrite one that exists. */

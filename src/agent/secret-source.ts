@@ -64,7 +64,8 @@ export class SecretSource {
   /** The `secret` function for one render pass: cached values, or null while `missing` collects the rest. */
   secretFunction(missing: Map<string, string[]>, used: Set<string>): TemplateFunc {
     return (...args: unknown[]) => {
-      if (args.length === 0 || typeof args[0] !== 'string') throw new Error('secret: the first argument must be a path');
+      if (args.length === 0 || typeof args[0] !== 'string')
+        throw new Error('secret: the first argument must be a path');
       const parts = args.map(String);
       const key = JSON.stringify(parts);
       used.add(key);
@@ -106,7 +107,11 @@ export class SecretSource {
  * Render `t` with `data`-less execution (dot is nil, as consul-template), fetching what each pass
  * finds missing. Returns the text and the keys of the secrets it used.
  */
-export async function renderWithSecrets(t: GoTemplate, source: SecretSource, bind: (secret: TemplateFunc) => void): Promise<{ text: string; used: Set<string> }> {
+export async function renderWithSecrets(
+  t: GoTemplate,
+  source: SecretSource,
+  bind: (secret: TemplateFunc) => void,
+): Promise<{ text: string; used: Set<string> }> {
   for (let pass = 0; pass < 20; pass++) {
     const missing = new Map<string, string[]>();
     const used = new Set<string>();

@@ -28,7 +28,11 @@ export interface BoundTemplate {
 }
 
 /** Parse a template's text with consul-template's functions and a rebindable `secret`. */
-export function bindTemplate(name: string, text: string, o: { leftDelim?: string; rightDelim?: string; errorOnMissingKey?: boolean }): BoundTemplate {
+export function bindTemplate(
+  name: string,
+  text: string,
+  o: { leftDelim?: string; rightDelim?: string; errorOnMissingKey?: boolean },
+): BoundTemplate {
   let current: TemplateFunc = () => null;
   const funcs = { ...consulTemplateFunctions(), secret: (...a: unknown[]) => current(...a) };
   const template = new GoTemplate(name, text, funcs, o);
@@ -70,7 +74,11 @@ export class TemplateRunner {
           throw new Error(`template source ${t.source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
         }
       }
-      const bound = bindTemplate(t.name, text ?? '', { leftDelim: t.leftDelim, rightDelim: t.rightDelim, errorOnMissingKey: t.errorOnMissingKey });
+      const bound = bindTemplate(t.name, text ?? '', {
+        leftDelim: t.leftDelim,
+        rightDelim: t.rightDelim,
+        errorOnMissingKey: t.errorOnMissingKey,
+      });
       return { cfg: t, bound, used: new Set<string>(), rendered: false };
     });
   }
@@ -130,7 +138,9 @@ export class TemplateRunner {
       const retries = this.cfg.vault.numRetries;
       if (this.failures > retries || isTemplateError(err)) {
         if (this.cfg.templateConfig.exitOnRetryFailure) {
-          this.onFatal(new Error(`template rendering failed${isTemplateError(err) ? '' : ` after ${retries} retries`}: ${msg}`));
+          this.onFatal(
+            new Error(`template rendering failed${isTemplateError(err) ? '' : ` after ${retries} retries`}: ${msg}`),
+          );
           return;
         }
       }
@@ -179,7 +189,10 @@ export class TemplateRunner {
       }, t.commandTimeout * 1000);
       p.on('error', (err) => {
         clearTimeout(timer);
-        this.log.error(WHO, `${t.destination}: command failed to start: ${(err as NodeJS.ErrnoException).code ?? err.message}`);
+        this.log.error(
+          WHO,
+          `${t.destination}: command failed to start: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+        );
         resolve();
       });
       p.on('exit', (code, signal) => {

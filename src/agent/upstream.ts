@@ -74,7 +74,8 @@ export class Upstream {
     } catch {
       throw new Error(`vault.address "${a}": use unix:///path or http(s)://host:port`);
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`vault.address "${a}": use unix:///path or http(s)://host:port`);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new Error(`vault.address "${a}": use unix:///path or http(s)://host:port`);
     this.https = u.protocol === 'https:';
     const skip = settings.tlsSkipVerify || ['1', 'true', 't'].includes((env.VAULT_SKIP_VERIFY ?? '').toLowerCase());
     this.base = {
@@ -95,20 +96,43 @@ export class Upstream {
   withClientCert(cert: Buffer | undefined, key: Buffer | undefined, ca: Buffer | undefined): Upstream {
     const copy = Object.create(Upstream.prototype) as Upstream;
     Object.assign(copy, this);
-    (copy as unknown as { base: RequestOptions }).base = { ...this.base, ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(ca ? { ca } : {}) };
+    (copy as unknown as { base: RequestOptions }).base = {
+      ...this.base,
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+      ...(ca ? { ca } : {}),
+    };
     return copy;
   }
 
   /** One request; `path` starts with `/v1/...` (query included). */
-  send(method: string, path: string, headers: Record<string, string | string[]>, body?: Buffer, timeoutMs = 0, signal?: AbortSignal): Promise<RawAnswer> {
+  send(
+    method: string,
+    path: string,
+    headers: Record<string, string | string[]>,
+    body?: Buffer,
+    timeoutMs = 0,
+    signal?: AbortSignal,
+  ): Promise<RawAnswer> {
     return new Promise((resolve, reject) => {
       const fn = this.https ? httpsRequest : httpRequest;
-      const req = fn({ ...this.base, method, path, signal, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', (e) => reject(new UnreachableError(this.address, e.message)));
-      });
+      const req = fn(
+        {
+          ...this.base,
+          method,
+          path,
+          signal,
+          headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on('error', (e) => reject(new UnreachableError(this.address, e.message)));
+        },
+      );
       if (timeoutMs > 0) req.setTimeout(timeoutMs, () => req.destroy(new Error('timed out')));
       req.on('error', (e: NodeJS.ErrnoException) => reject(new UnreachableError(this.address, e.code ?? e.message)));
       req.end(body);
@@ -116,7 +140,18 @@ export class Upstream {
   }
 
   /** A JSON call to `/v1/<path>`; throws UpstreamError on >= 400 unless `allow` lists the status. */
-  async json(method: string, path: string, opts: { token?: string; body?: unknown; wrapTtl?: number; allow?: number[]; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<JsonAnswer> {
+  async json(
+    method: string,
+    path: string,
+    opts: {
+      token?: string;
+      body?: unknown;
+      wrapTtl?: number;
+      allow?: number[];
+      timeoutMs?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<JsonAnswer> {
     const headers: Record<string, string> = { 'X-Vault-Request': 'true' };
     if (opts.token) headers['X-Vault-Token'] = opts.token;
     if (opts.wrapTtl) headers['X-Vault-Wrap-TTL'] = `${opts.wrapTtl}s`;
@@ -135,7 +170,9 @@ export class Upstream {
       }
     }
     if (r.status >= 400 && !opts.allow?.includes(r.status)) {
-      const errs = Array.isArray((body as { errors?: unknown })?.errors) ? ((body as { errors: string[] }).errors as string[]) : [];
+      const errs = Array.isArray((body as { errors?: unknown })?.errors)
+        ? ((body as { errors: string[] }).errors as string[])
+        : [];
       throw new UpstreamError(r.status, errs, `${method} ${path.replace(/\?.*$/, '')}`);
     }
     return { status: r.status, body };

@@ -73,8 +73,10 @@ function boolOption(options: Record<string, string>, name: string, dflt: boolean
 function normalizeCommon(options: Record<string, string>): void {
   boolOption(options, 'hmac_accessor', true);
   boolOption(options, 'elide_list_responses', false);
-  if (boolOption(options, 'log_raw', false)) throw invalid('options.log_raw', 'is not supported: audit entries always hash sensitive values');
-  if (options.format !== undefined && options.format !== '' && options.format !== 'json') throw invalid('options.format', `must be "json", got "${options.format}"`);
+  if (boolOption(options, 'log_raw', false))
+    throw invalid('options.log_raw', 'is not supported: audit entries always hash sensitive values');
+  if (options.format !== undefined && options.format !== '' && options.format !== 'json')
+    throw invalid('options.format', `must be "json", got "${options.format}"`);
 }
 
 /** Audit device types (Vault's `file`; `file_path` may be `stdout` or `discard` as in Vault). */
@@ -92,9 +94,11 @@ export const AUDIT_DEVICE_TYPES: Record<string, DeviceType> = {
       delete out.path;
       const fp = out.file_path;
       if (!fp) throw invalid('options.file_path', 'is required');
-      if (fp !== 'stdout' && fp !== 'discard' && !fp.startsWith('/')) throw invalid('options.file_path', 'must be an absolute path, "stdout" or "discard"');
+      if (fp !== 'stdout' && fp !== 'discard' && !fp.startsWith('/'))
+        throw invalid('options.file_path', 'must be an absolute path, "stdout" or "discard"');
       if (fp.includes('\0')) throw invalid('options.file_path', 'must not contain NUL');
-      if (out.mode !== undefined && !/^0?[0-7]{3}$/.test(out.mode)) throw invalid('options.mode', `must be an octal file mode such as 0600, got "${out.mode}"`);
+      if (out.mode !== undefined && !/^0?[0-7]{3}$/.test(out.mode))
+        throw invalid('options.mode', `must be an octal file mode such as 0600, got "${out.mode}"`);
       normalizeCommon(out);
       return out;
     },
@@ -155,7 +159,19 @@ const UNAUDITED = new Set([
 ]);
 
 /** Auth-block keys that name policies or flags rather than secrets; everything else is hashed. */
-const AUTH_CLEAR = new Set(['policies', 'token_policies', 'identity_policies', 'token_type', 'display_name', 'entity_id', 'orphan', 'renewable', 'lease_duration', 'num_uses', 'mfa_requirement']);
+const AUTH_CLEAR = new Set([
+  'policies',
+  'token_policies',
+  'identity_policies',
+  'token_type',
+  'display_name',
+  'entity_id',
+  'orphan',
+  'renewable',
+  'lease_duration',
+  'num_uses',
+  'mfa_requirement',
+]);
 
 interface LiveDevice {
   record: AuditDeviceRecord;
@@ -183,7 +199,12 @@ const HEADERS_KEY = 'request-headers';
 /** Normalise a device path: "file", "/file/" -> "file/". */
 export function normalizeDevicePath(p: string): string {
   const s = p.replace(/^\/+/, '').replace(/\/+$/, '');
-  if (s === '' || s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..') || !/^[\w.\-/]+$/.test(s) || s.length > 128) {
+  if (
+    s === '' ||
+    s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..') ||
+    !/^[\w.\-/]+$/.test(s) ||
+    s.length > 128
+  ) {
     throw invalid('path', `invalid audit device path "${p}"`);
   }
   return s + '/';
@@ -207,7 +228,9 @@ export class AuditBroker {
   /** Open the devices of the stored audit table (after unseal). A device that cannot open now fails its writes later. */
   async load(): Promise<void> {
     await this.unload();
-    this.headers = new Map(Object.entries((await getJSON<Record<string, AuditedHeader>>(this.deps.storage, HEADERS_KEY)) ?? {}));
+    this.headers = new Map(
+      Object.entries((await getJSON<Record<string, AuditedHeader>>(this.deps.storage, HEADERS_KEY)) ?? {}),
+    );
     const table = (await getJSON<AuditDeviceRecord[]>(this.deps.storage, TABLE)) ?? [];
     for (const record of table) {
       const type = AUDIT_DEVICE_TYPES[record.type];
@@ -224,7 +247,10 @@ export class AuditBroker {
       try {
         await sink.open();
       } catch (e) {
-        this.deps.logger.error('audit device could not open; requests fail until it can write', { path: record.path, code: (e as NodeJS.ErrnoException).code });
+        this.deps.logger.error('audit device could not open; requests fail until it can write', {
+          path: record.path,
+          code: (e as NodeJS.ErrnoException).code,
+        });
       }
       this.devices.set(record.path, live(record, salt, sink));
     }
@@ -241,21 +267,41 @@ export class AuditBroker {
   }
 
   /** Enable a device at `path`; its sink must open now. */
-  async enable(path: string, input: { type: string; description?: string; options?: Record<string, string>; local?: boolean }): Promise<AuditDeviceRecord> {
+  async enable(
+    path: string,
+    input: { type: string; description?: string; options?: Record<string, string>; local?: boolean },
+  ): Promise<AuditDeviceRecord> {
     const p = normalizeDevicePath(path);
     for (const existing of this.devices.keys()) {
-      if (existing === p || existing.startsWith(p) || p.startsWith(existing)) throw invalid('path', `path already in use at ${existing}`);
+      if (existing === p || existing.startsWith(p) || p.startsWith(existing))
+        throw invalid('path', `path already in use at ${existing}`);
     }
     const type = AUDIT_DEVICE_TYPES[input.type];
-    if (!type) throw invalid('type', `unknown audit device type "${input.type}"; supported: ${Object.keys(AUDIT_DEVICE_TYPES).join(', ')}`);
-    const options = type.normalize(Object.fromEntries(Object.entries(input.options ?? {}).map(([k, v]) => [k, String(v)])));
+    if (!type)
+      throw invalid(
+        'type',
+        `unknown audit device type "${input.type}"; supported: ${Object.keys(AUDIT_DEVICE_TYPES).join(', ')}`,
+      );
+    const options = type.normalize(
+      Object.fromEntries(Object.entries(input.options ?? {}).map(([k, v]) => [k, String(v)])),
+    );
     const sink = type.create(options);
     try {
       await sink.open();
     } catch (e) {
-      throw invalid(input.type === 'file' ? 'options.file_path' : 'options.address', `cannot open${input.type === 'file' ? ' for appending' : ''}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw invalid(
+        input.type === 'file' ? 'options.file_path' : 'options.address',
+        `cannot open${input.type === 'file' ? ' for appending' : ''}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
     }
-    const record: AuditDeviceRecord = { path: p, type: input.type, description: input.description ?? '', options, local: input.local ?? false, uuid: randomUUID() };
+    const record: AuditDeviceRecord = {
+      path: p,
+      type: input.type,
+      description: input.description ?? '',
+      options,
+      local: input.local ?? false,
+      uuid: randomUUID(),
+    };
     const salt = randomBytes(32);
     try {
       await this.deps.storage.put(`salt/${record.uuid}`, salt);
@@ -331,7 +377,10 @@ export class AuditBroker {
       try {
         await d.sink.reopen();
       } catch (e) {
-        this.deps.logger.error('audit device could not reopen', { path: d.record.path, code: (e as NodeJS.ErrnoException).code });
+        this.deps.logger.error('audit device could not reopen', {
+          path: d.record.path,
+          code: (e as NodeJS.ErrnoException).code,
+        });
       }
     }
   }
@@ -355,13 +404,20 @@ export class AuditBroker {
     let ok = 0;
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') ok++;
-      else this.deps.logger.error('audit device failed to write', { path: devs[i]!.record.path, code: (r.reason as NodeJS.ErrnoException)?.code ?? 'error' });
+      else
+        this.deps.logger.error('audit device failed to write', {
+          path: devs[i]!.record.path,
+          code: (r.reason as NodeJS.ErrnoException)?.code ?? 'error',
+        });
     });
     if (ok === 0) throw unavailable('audit: no enabled audit device could record the request; refusing to serve it');
   }
 
   /** The configured request headers present on a request, as Vault logs them: name -> list of values. */
-  private headersOf(headers: Record<string, string | string[] | undefined>, d: LiveDevice): Record<string, string[]> | undefined {
+  private headersOf(
+    headers: Record<string, string | string[] | undefined>,
+    d: LiveDevice,
+  ): Record<string, string[]> | undefined {
     let out: Record<string, string[]> | undefined;
     for (const [name, conf] of this.headers) {
       const v = headers[name];
@@ -372,7 +428,13 @@ export class AuditBroker {
     return out;
   }
 
-  private entryFor(d: LiveDevice, type: 'request' | 'response', e: AuditRequest, status?: number, body?: unknown): Record<string, unknown> {
+  private entryFor(
+    d: LiveDevice,
+    type: 'request' | 'response',
+    e: AuditRequest,
+    status?: number,
+    body?: unknown,
+  ): Record<string, unknown> {
     const h = (s: string) => hashValue(d.salt, s);
     const mount = this.deps.mountOf(e.path);
     const token = e.token;
@@ -380,14 +442,22 @@ export class AuditBroker {
     let perDevice = this.tokenHashes.get(e);
     if (!perDevice) this.tokenHashes.set(e, (perDevice = new Map()));
     let th = perDevice.get(d);
-    if (!th && token) perDevice.set(d, (th = { token: h(token.id), accessor: d.hmacAccessor ? h(token.accessor) : token.accessor }));
+    if (!th && token)
+      perDevice.set(d, (th = { token: h(token.id), accessor: d.hmacAccessor ? h(token.accessor) : token.accessor }));
     const accessor = th?.accessor;
     const sensitive = new Set([...e.sensitive, 'data']);
     const out: Record<string, unknown> = {
       time: new Date(this.deps.clock.now()).toISOString(),
       type,
       auth: token
-        ? { client_token: th!.token, accessor, display_name: token.displayName, policies: token.policies, token_policies: token.policies, token_type: token.batch ? 'batch' : 'service' }
+        ? {
+            client_token: th!.token,
+            accessor,
+            display_name: token.displayName,
+            policies: token.policies,
+            token_policies: token.policies,
+            token_type: token.batch ? 'batch' : 'service',
+          }
         : undefined,
       request: {
         id: e.requestId,
@@ -398,7 +468,9 @@ export class AuditBroker {
         client_token_accessor: accessor,
         namespace: { id: 'root' },
         path: e.path,
-        data: Object.keys(e.data).length ? hashData(e.data, d.salt, sensitive, mount?.config.audit_non_hmac_request_keys) : undefined,
+        data: Object.keys(e.data).length
+          ? hashData(e.data, d.salt, sensitive, mount?.config.audit_non_hmac_request_keys)
+          : undefined,
         headers: this.headers.size && e.headers ? this.headersOf(e.headers, d) : undefined,
         remote_address: e.remoteAddress,
       },
@@ -409,10 +481,20 @@ export class AuditBroker {
       if (b && Array.isArray(b.errors)) out.error = b.errors.map(String).join('; ');
       else if (b) {
         let data = b.data;
-        if (d.elideLists && e.operation === 'list' && data && typeof data === 'object' && Array.isArray((data as Record<string, unknown>).keys)) {
-          data = { ...(data as Record<string, unknown>), keys: ((data as Record<string, unknown>).keys as unknown[]).length };
+        if (
+          d.elideLists &&
+          e.operation === 'list' &&
+          data &&
+          typeof data === 'object' &&
+          Array.isArray((data as Record<string, unknown>).keys)
+        ) {
+          data = {
+            ...(data as Record<string, unknown>),
+            keys: ((data as Record<string, unknown>).keys as unknown[]).length,
+          };
         }
-        if (data !== null && data !== undefined) response.data = hashData(data, d.salt, sensitive, mount?.config.audit_non_hmac_response_keys);
+        if (data !== null && data !== undefined)
+          response.data = hashData(data, d.salt, sensitive, mount?.config.audit_non_hmac_response_keys);
         if (b.auth && typeof b.auth === 'object') response.auth = hashAuth(b.auth as Record<string, unknown>, d);
         const wrap = (b as { wrap_info?: unknown }).wrap_info;
         if (wrap && typeof wrap === 'object') response.wrap_info = hashWrapInfo(wrap as Record<string, unknown>, d);
@@ -430,7 +512,8 @@ export class AuditBroker {
  */
 function hashData(data: unknown, salt: Buffer, sensitive: ReadonlySet<string>, clearKeys: unknown): unknown {
   const hashed = hashStructure(data, salt, sensitive);
-  if (!Array.isArray(clearKeys) || clearKeys.length === 0 || !data || typeof data !== 'object' || Array.isArray(data)) return hashed;
+  if (!Array.isArray(clearKeys) || clearKeys.length === 0 || !data || typeof data !== 'object' || Array.isArray(data))
+    return hashed;
   const src = data as Record<string, unknown>;
   const out = hashed as Record<string, unknown>;
   for (const k of clearKeys) if (typeof k === 'string' && Object.hasOwn(src, k)) out[k] = src[k];
@@ -479,7 +562,12 @@ export interface AuditHost {
 
 /** Build the broker for a core: devices load after unseal and close before seal. Assign the result to `core.audit`. */
 export function attachAudit(core: AuditHost): AuditBroker {
-  const broker = new AuditBroker({ storage: prefixed(core.barrier, 'sys/audit/'), clock: core.clock, logger: core.logger, mountOf: (p) => core.resolve(p)?.mount });
+  const broker = new AuditBroker({
+    storage: prefixed(core.barrier, 'sys/audit/'),
+    clock: core.clock,
+    logger: core.logger,
+    mountOf: (p) => core.resolve(p)?.mount,
+  });
   core.events.on('after-unseal', () => broker.load());
   core.events.on('before-seal', () => broker.unload());
   return broker;

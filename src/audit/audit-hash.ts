@@ -26,12 +26,14 @@ export function hashStructure(value: unknown, salt: Buffer, sensitive: ReadonlyS
 function walk(value: unknown, salt: Buffer, sensitive: ReadonlySet<string>, all: boolean): unknown {
   if (typeof value === 'string') return hashValue(salt, value);
   if (value === null || value === undefined) return all && value === null ? hashValue(salt, 'null') : value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return all ? hashValue(salt, String(value)) : value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return all ? hashValue(salt, String(value)) : value;
   if (Buffer.isBuffer(value)) return hashValue(salt, value.toString('base64'));
   if (Array.isArray(value)) return value.map((v) => walk(v, salt, sensitive, all));
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = walk(v, salt, sensitive, all || sensitive.has(k));
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      out[k] = walk(v, salt, sensitive, all || sensitive.has(k));
     return out;
   }
   return hashValue(salt, String(value));

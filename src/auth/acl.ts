@@ -10,7 +10,18 @@ import { TemplateError } from '../framework/errors.js';
 import { populateTemplate } from './templates.js';
 
 /** Capabilities a policy can grant (vault/policy.go). */
-export const CAPABILITIES = ['create', 'read', 'update', 'delete', 'list', 'sudo', 'deny', 'patch', 'subscribe', 'recover'] as const;
+export const CAPABILITIES = [
+  'create',
+  'read',
+  'update',
+  'delete',
+  'list',
+  'sudo',
+  'deny',
+  'patch',
+  'subscribe',
+  'recover',
+] as const;
 /** A capability name. */
 export type Capability = (typeof CAPABILITIES)[number];
 
@@ -52,7 +63,18 @@ const SUDO = 64;
 const PATCH = 128;
 const SUBSCRIBE = 256;
 const RECOVER = 512;
-const BIT: Record<string, number> = { deny: DENY, create: CREATE, read: READ, update: UPDATE, delete: DELETE, list: LIST, sudo: SUDO, patch: PATCH, subscribe: SUBSCRIBE, recover: RECOVER };
+const BIT: Record<string, number> = {
+  deny: DENY,
+  create: CREATE,
+  read: READ,
+  update: UPDATE,
+  delete: DELETE,
+  list: LIST,
+  sudo: SUDO,
+  patch: PATCH,
+  subscribe: SUBSCRIBE,
+  recover: RECOVER,
+};
 /** Order of sys/capabilities answers before sorting (vault/acl.go Capabilities). */
 const CAP_ORDER: Array<[number, string]> = [
   [SUDO, 'sudo'],
@@ -109,7 +131,16 @@ interface SegmentRule {
 
 function clonePerms(r: PathRule): Permissions {
   const bits = r.capabilities.reduce((b, c) => b | (BIT[c] ?? 0), 0);
-  if (bits & DENY) return { bits: DENY, minWrappingTtl: 0, maxWrappingTtl: 0, allowed: null, denied: null, required: [], subscribeEventTypes: [] };
+  if (bits & DENY)
+    return {
+      bits: DENY,
+      minWrappingTtl: 0,
+      maxWrappingTtl: 0,
+      allowed: null,
+      denied: null,
+      required: [],
+      subscribeEventTypes: [],
+    };
   return {
     bits,
     minWrappingTtl: r.minWrappingTtl ?? 0,
@@ -139,8 +170,10 @@ function mergeInto(e: Permissions, r: PathRule): void {
   }
   e.bits |= n.bits;
   // Lifetimes prefer the minimum: the lesser of two max bounds, the lesser of two min bounds.
-  if (n.maxWrappingTtl > 0 && (e.maxWrappingTtl === 0 || n.maxWrappingTtl < e.maxWrappingTtl)) e.maxWrappingTtl = n.maxWrappingTtl;
-  if (n.minWrappingTtl > 0 && (e.minWrappingTtl === 0 || n.minWrappingTtl < e.minWrappingTtl)) e.minWrappingTtl = n.minWrappingTtl;
+  if (n.maxWrappingTtl > 0 && (e.maxWrappingTtl === 0 || n.maxWrappingTtl < e.maxWrappingTtl))
+    e.maxWrappingTtl = n.maxWrappingTtl;
+  if (n.minWrappingTtl > 0 && (e.minWrappingTtl === 0 || n.minWrappingTtl < e.minWrappingTtl))
+    e.minWrappingTtl = n.minWrappingTtl;
   e.allowed = mergeParams(e.allowed, n.allowed);
   e.denied = mergeParams(e.denied, n.denied);
   for (const q of n.required) if (!e.required.includes(q)) e.required.push(q);
@@ -148,7 +181,10 @@ function mergeInto(e: Permissions, r: PathRule): void {
 }
 
 /** Vault: an empty list (any value) on either side wins; otherwise values append. */
-function mergeParams(e: Record<string, ParamValue[]> | null, n: Record<string, ParamValue[]> | null): Record<string, ParamValue[]> | null {
+function mergeParams(
+  e: Record<string, ParamValue[]> | null,
+  n: Record<string, ParamValue[]> | null,
+): Record<string, ParamValue[]> | null {
   if (!n || Object.keys(n).length === 0) return e;
   if (!e) return copyParams(n);
   for (const k of Object.keys(n)) {
@@ -252,7 +288,9 @@ export class ACL {
     const lp = this.longestPrefix(path);
     if (this.segment.size === 0) return lp?.perms;
     type Cand = { first: number; isPrefix: boolean; wildcards: number; wcPath: string; perms: Permissions };
-    let best: Cand | undefined = lp ? { first: lp.prefix.length, isPrefix: true, wildcards: 0, wcPath: lp.prefix, perms: lp.perms } : undefined;
+    let best: Cand | undefined = lp
+      ? { first: lp.prefix.length, isPrefix: true, wildcards: 0, wcPath: lp.prefix, perms: lp.perms }
+      : undefined;
     const pathParts = path.split('/');
     for (const s of this.segment.values()) {
       if (pathParts.length < s.parts.length) continue;
@@ -267,7 +305,13 @@ export class ACL {
         break;
       }
       if (!ok) continue;
-      const c: Cand = { first: s.firstWildcard, isPrefix: s.isPrefix, wildcards: s.wildcards, wcPath: s.wcPath, perms: s.perms };
+      const c: Cand = {
+        first: s.firstWildcard,
+        isPrefix: s.isPrefix,
+        wildcards: s.wildcards,
+        wcPath: s.wcPath,
+        perms: s.perms,
+      };
       if (!best || lowerPriority(best, c)) best = c;
     }
     return best?.perms;
@@ -305,7 +349,13 @@ export class ACL {
     // Merging can leave min > max even though each block was checked on write.
     else if (perms.minWrappingTtl && perms.maxWrappingTtl && perms.maxWrappingTtl < perms.minWrappingTtl) ok = false;
     // Most rules carry no parameter constraints: skip the walk over the request data (hot path).
-    else if ((perms.required.length || perms.denied || perms.allowed) && (req.operation === 'read' || req.operation === 'update' || req.operation === 'create' || req.operation === 'patch')) {
+    else if (
+      (perms.required.length || perms.denied || perms.allowed) &&
+      (req.operation === 'read' ||
+        req.operation === 'update' ||
+        req.operation === 'create' ||
+        req.operation === 'patch')
+    ) {
       ok = parametersAllowed(perms, req.data ?? {});
     }
     if (!ok) return rootPrivs ? DENIED_SUDO : DENIED;
@@ -339,7 +389,17 @@ export class ACL {
     if (this.root) return { exact_paths: {}, glob_paths: {}, root: true };
     const view = (p: Permissions) => {
       const caps: string[] = [];
-      for (const [b, name] of [[CREATE, 'create'], [DELETE, 'delete'], [LIST, 'list'], [READ, 'read'], [SUDO, 'sudo'], [UPDATE, 'update'], [PATCH, 'patch'], [SUBSCRIBE, 'subscribe'], [RECOVER, 'recover']] as Array<[number, string]>) {
+      for (const [b, name] of [
+        [CREATE, 'create'],
+        [DELETE, 'delete'],
+        [LIST, 'list'],
+        [READ, 'read'],
+        [SUDO, 'sudo'],
+        [UPDATE, 'update'],
+        [PATCH, 'patch'],
+        [SUBSCRIBE, 'subscribe'],
+        [RECOVER, 'recover'],
+      ] as Array<[number, string]>) {
         if (p.bits & b) caps.push(name);
       }
       const res: Record<string, unknown> = { capabilities: p.bits & DENY || caps.length === 0 ? ['deny'] : caps };
@@ -366,7 +426,10 @@ const DENIED: AclResult = Object.freeze({ allowed: false, rootPrivs: false });
 const DENIED_SUDO: AclResult = Object.freeze({ allowed: false, rootPrivs: true });
 
 /** Vault's priority order (acl.go `less`): is `a` of lower priority than `b`? */
-function lowerPriority(a: { first: number; isPrefix: boolean; wildcards: number; wcPath: string }, b: typeof a): boolean {
+function lowerPriority(
+  a: { first: number; isPrefix: boolean; wildcards: number; wcPath: string },
+  b: typeof a,
+): boolean {
   if (a.first !== b.first) return a.first < b.first;
   if (a.isPrefix !== b.isPrefix) return a.isPrefix;
   if (a.wildcards !== b.wildcards) return a.wildcards > b.wildcards;

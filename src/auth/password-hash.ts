@@ -69,7 +69,9 @@ class BcryptPool {
         if (this.workers !== null) throw e; // a bcrypt error, not a missing worker
       }
     }
-    return (job.op === 'hash' ? bcrypt.hash(job.password, job.cost) : bcrypt.compare(job.password, job.hash)) as Promise<T>;
+    return (
+      job.op === 'hash' ? bcrypt.hash(job.password, job.cost) : bcrypt.compare(job.password, job.hash)
+    ) as Promise<T>;
   }
 }
 

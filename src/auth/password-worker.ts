@@ -17,7 +17,8 @@ interface Job {
 
 parentPort?.on('message', (job: Job) => {
   try {
-    const result = job.op === 'hash' ? bcrypt.hashSync(job.password, job.cost) : bcrypt.compareSync(job.password, job.hash ?? '');
+    const result =
+      job.op === 'hash' ? bcrypt.hashSync(job.password, job.cost) : bcrypt.compareSync(job.password, job.hash ?? '');
     parentPort!.postMessage({ id: job.id, result });
   } catch (e) {
     parentPort!.postMessage({ id: job.id, error: (e as Error).message });

@@ -49,7 +49,8 @@ function strList(n: Node, what: string): string[] {
   if (n.kind === 'scalar' && typeof n.value === 'string') return [n.value];
   if (n.kind !== 'list') throw bad(`${what}: must be a list at line ${n.line}`);
   return n.items.map((x) => {
-    if (x.kind !== 'scalar' || typeof x.value !== 'string') throw bad(`${what}: list items must be strings at line ${x.line}`);
+    if (x.kind !== 'scalar' || typeof x.value !== 'string')
+      throw bad(`${what}: list items must be strings at line ${x.line}`);
     return x.value;
   });
 }
@@ -61,15 +62,18 @@ function paramMap(n: Node, where: string, what: string): Record<string, ParamVal
   const out: Record<string, ParamValue[]> = Object.create(null) as Record<string, ParamValue[]>;
   for (const it of n.items) {
     validateParameterKey(it.key, where, what, it.line);
-    if (it.value.kind !== 'list') throw bad(`${where}: ${what}: "${it.key}" must be a list of values at line ${it.value.line}`);
+    if (it.value.kind !== 'list')
+      throw bad(`${where}: ${what}: "${it.key}" must be a list of values at line ${it.value.line}`);
     const vals = it.value.items.map((x) => {
-      if (x.kind !== 'scalar') throw bad(`${where}: ${what}: "${it.key}" values must be strings, numbers or booleans at line ${x.line}`);
+      if (x.kind !== 'scalar')
+        throw bad(`${where}: ${what}: "${it.key}" values must be strings, numbers or booleans at line ${x.line}`);
       return x.value;
     });
     const key = it.key.toLowerCase();
     // Vault ignores the values of "*" (docs: "the only value that can be used with the * parameter is []"):
     // values that would be stored and ignored are refused instead.
-    if (key === '*' && vals.length > 0) throw bad(`${where}: ${what}: the only value "*" can take is [] (line ${it.line})`);
+    if (key === '*' && vals.length > 0)
+      throw bad(`${where}: ${what}: the only value "*" can take is [] (line ${it.line})`);
     // Keys are compared lower-cased (vault/policy.go); two spellings of one key merge their values.
     out[key] = key in out ? [...out[key]!, ...vals] : vals;
   }
@@ -78,11 +82,13 @@ function paramMap(n: Node, where: string, what: string): Record<string, ParamVal
 
 /** Vault (vault/policy.go validateParameter): a wildcard key must be exactly "*". */
 function validateParameterKey(key: string, where: string, what: string, line: number): void {
-  if (key.includes('*') && key !== '*') throw bad(`${where}: ${what}: parameter key "${key}" cannot contain non-tail wildcards (line ${line})`);
+  if (key.includes('*') && key !== '*')
+    throw bad(`${where}: ${what}: parameter key "${key}" cannot contain non-tail wildcards (line ${line})`);
 }
 
 function duration(n: Node, where: string, key: string): number {
-  if (n.kind !== 'scalar' || (typeof n.value !== 'string' && typeof n.value !== 'number')) throw bad(`${where}: ${key}: expected a duration at line ${n.line}`);
+  if (n.kind !== 'scalar' || (typeof n.value !== 'string' && typeof n.value !== 'number'))
+    throw bad(`${where}: ${key}: expected a duration at line ${n.line}`);
   try {
     return parseDuration(key, n.value);
   } catch {
@@ -123,14 +129,19 @@ function parsePathRule(rawPath: string, line: number, body: Node): PathRule {
   let legacy: string | undefined;
   for (const it of body.items) {
     if (!PATH_KEYS.has(it.key)) throw bad(`${where}: invalid key "${it.key}" on line ${it.line}`);
-    if (ENTERPRISE_KEYS.has(it.key)) throw bad(`${where}: "${it.key}" (line ${it.line}) is a Vault Enterprise feature keyhold does not enforce; remove it`);
+    if (ENTERPRISE_KEYS.has(it.key))
+      throw bad(
+        `${where}: "${it.key}" (line ${it.line}) is a Vault Enterprise feature keyhold does not enforce; remove it`,
+      );
     const v = it.value;
     switch (it.key) {
       case 'comment':
-        if (v.kind !== 'scalar' || typeof v.value !== 'string') throw bad(`${where}: comment must be a string at line ${v.line}`);
+        if (v.kind !== 'scalar' || typeof v.value !== 'string')
+          throw bad(`${where}: comment must be a string at line ${v.line}`);
         break;
       case 'policy':
-        if (v.kind !== 'scalar' || typeof v.value !== 'string') throw bad(`${where}: policy must be a string at line ${v.line}`);
+        if (v.kind !== 'scalar' || typeof v.value !== 'string')
+          throw bad(`${where}: policy must be a string at line ${v.line}`);
         legacy = v.value;
         break;
       case 'capabilities':
@@ -145,7 +156,9 @@ function parsePathRule(rawPath: string, line: number, body: Node): PathRule {
         break;
       case 'required_parameters': {
         const req = strList(v, `${where}: required_parameters`);
-        for (const r of req) if (r.includes('*')) throw bad(`${where}: required_parameters: parameter key "${r}": wildcard is not permitted here`);
+        for (const r of req)
+          if (r.includes('*'))
+            throw bad(`${where}: required_parameters: parameter key "${r}": wildcard is not permitted here`);
         if (req.length) rule.requiredParameters = req;
         break;
       }
@@ -186,7 +199,8 @@ export function parsePolicy(name: string, text: string): Policy {
     if (!TOP_KEYS.has(it.key)) throw bad(`invalid key "${it.key}" on line ${it.line}`);
     // A top-level `name` is accepted and ignored: the name comes from the API path (vault/policy_store.go).
     if (it.key === 'name') {
-      if (it.value.kind !== 'scalar' || typeof it.value.value !== 'string') throw bad(`name must be a string at line ${it.line}`);
+      if (it.value.kind !== 'scalar' || typeof it.value.value !== 'string')
+        throw bad(`name must be a string at line ${it.line}`);
       continue;
     }
     for (const e of pathEntries(it.value)) rules.push(parsePathRule(e.path, e.line, e.body));

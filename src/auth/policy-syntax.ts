@@ -153,7 +153,8 @@ class Parser {
       else if (op.t === 'punct' && op.v === '{') value = { kind: 'object', items: this.body('}'), line: op.line };
       else throw bad(`expected "=" or "{" at line ${op.line}, got "${op.v}"`);
       // `path "a" "b" { }` nests as { path: { a: { b: {...} } } } (HCL1 object keys).
-      for (let k = labels.length - 1; k >= 0; k--) value = { kind: 'object', items: [{ key: labels[k]!.v, line: labels[k]!.line, value }], line: labels[k]!.line };
+      for (let k = labels.length - 1; k >= 0; k--)
+        value = { kind: 'object', items: [{ key: labels[k]!.v, line: labels[k]!.line, value }], line: labels[k]!.line };
       items.push({ key: key.v, line: key.line, value });
       if (this.peek()?.t === 'punct' && this.peek()?.v === ',') this.i++;
     }
@@ -180,7 +181,8 @@ class Parser {
         items.push(this.value());
         const sep = this.peek();
         if (sep?.t === 'punct' && sep.v === ',') this.i++;
-        else if (!(sep?.t === 'punct' && sep.v === ']')) throw bad(`expected "," or "]" at line ${sep?.line ?? t.line}`);
+        else if (!(sep?.t === 'punct' && sep.v === ']'))
+          throw bad(`expected "," or "]" at line ${sep?.line ?? t.line}`);
       }
       this.i++;
       return { kind: 'list', items, line: t.line };

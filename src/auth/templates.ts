@@ -14,7 +14,8 @@ import { TemplateError } from '../framework/errors.js';
 export function validateTemplate(s: string): boolean {
   const parts = s.split('{{');
   if (parts[0]!.includes('}}')) throw new TemplateError('unbalanced templating characters');
-  for (let i = 1; i < parts.length; i++) if (parts[i]!.split('}}').length !== 2) throw new TemplateError('unbalanced templating characters');
+  for (let i = 1; i < parts.length; i++)
+    if (parts[i]!.split('}}').length !== 2) throw new TemplateError('unbalanced templating characters');
   return parts.length > 1;
 }
 
@@ -34,12 +35,14 @@ export function populateTemplate(s: string, identity: TokenIdentity | undefined,
 }
 
 function nonEmpty(v: string | undefined): string {
-  if (v === undefined || v === '') throw new TemplateError('no value could be found for one of the template directives');
+  if (v === undefined || v === '')
+    throw new TemplateError('no value could be found for one of the template directives');
   return v;
 }
 
 function fromMap(m: Record<string, string> | undefined, key: string): string {
-  if (!m || !Object.hasOwn(m, key)) throw new TemplateError('no value could be found for one of the template directives');
+  if (!m || !Object.hasOwn(m, key))
+    throw new TemplateError('no value could be found for one of the template directives');
   return m[key]!;
 }
 
@@ -49,7 +52,8 @@ function resolve(input: string, identity: TokenIdentity | undefined, nowMs: numb
     return entity(input.slice('identity.entity.'.length), identity);
   }
   if (input.startsWith('identity.groups.')) {
-    if (!identity?.groupIds?.length) throw new TemplateError('string contains groups template directives but no groups were provided');
+    if (!identity?.groupIds?.length)
+      throw new TemplateError('string contains groups template directives but no groups were provided');
     return groups(input.slice('identity.groups.'.length), identity);
   }
   if (input.startsWith('time.')) return time(input.slice('time.'.length), nowMs);
@@ -71,7 +75,8 @@ function entity(sel: string, id: TokenIdentity): string {
     if (field === 'id') return nonEmpty(alias.id);
     if (field === 'name') return nonEmpty(alias.name);
     if (field.startsWith('metadata.')) return fromMap(alias.metadata, field.slice('metadata.'.length));
-    if (field.startsWith('custom_metadata.')) return fromMap(alias.customMetadata, field.slice('custom_metadata.'.length));
+    if (field.startsWith('custom_metadata.'))
+      return fromMap(alias.customMetadata, field.slice('custom_metadata.'.length));
   }
   // Lists and whole maps (groups.names, metadata) have no ACL rendering in Vault either.
   throw new TemplateError('no value could be found for one of the template directives');

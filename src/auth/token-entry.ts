@@ -45,7 +45,8 @@ export interface TokenEntry {
 }
 
 /** Options of token creation (the origin fields are stored on the entry as given). */
-export interface CreateTokenOptions extends Pick<TokenEntry, 'path' | 'entity_id' | 'period' | 'role' | 'mount_accessor' | 'max_ttl' | 'bound_cidrs'> {
+export interface CreateTokenOptions
+  extends Pick<TokenEntry, 'path' | 'entity_id' | 'period' | 'role' | 'mount_accessor' | 'max_ttl' | 'bound_cidrs'> {
   policies: string[];
   ttl?: number;
   explicit_max_ttl?: number;
@@ -63,7 +64,14 @@ export interface CreateTokenOptions extends Pick<TokenEntry, 'path' | 'entity_id
 
 /** The request-facing view of a token entry. */
 export function tokenInfo(id: string, e: TokenEntry): TokenInfo {
-  const info: TokenInfo = { id, accessor: e.accessor, policies: e.policies, root: e.policies.includes('root'), displayName: e.display_name, meta: e.meta };
+  const info: TokenInfo = {
+    id,
+    accessor: e.accessor,
+    policies: e.policies,
+    root: e.policies.includes('root'),
+    displayName: e.display_name,
+    meta: e.meta,
+  };
   if (e.entity_id) info.entityId = e.entity_id;
   if (e.bound_cidrs?.length) info.boundCidrs = e.bound_cidrs;
   if (e.type === 'batch') info.batch = true;

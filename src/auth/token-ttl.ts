@@ -63,7 +63,9 @@ export function tokenLifetime(r: LifetimeRequest): Lifetime {
   if (r.period > 0) {
     let period = r.period;
     if (period > max) {
-      warnings.push(`period of "${humanDuration(period)}" exceeded the effective max_ttl of "${humanDuration(max)}"; period value is capped accordingly`);
+      warnings.push(
+        `period of "${humanDuration(period)}" exceeded the effective max_ttl of "${humanDuration(max)}"; period value is capped accordingly`,
+      );
       period = max;
     }
     return { ttl: period, period, maxTtl: 0, warnings };
@@ -74,7 +76,9 @@ export function tokenLifetime(r: LifetimeRequest): Lifetime {
   }
   let ttl = r.ttl > 0 ? r.ttl : mountDefault;
   if (ttl > max) {
-    warnings.push(`TTL of "${humanDuration(ttl)}" exceeded the effective max_ttl of "${humanDuration(max)}"; TTL value is capped accordingly`);
+    warnings.push(
+      `TTL of "${humanDuration(ttl)}" exceeded the effective max_ttl of "${humanDuration(max)}"; TTL value is capped accordingly`,
+    );
     ttl = max;
   }
   return { ttl, period: 0, maxTtl: max, warnings };

@@ -215,7 +215,8 @@ export class TokenStore {
 
   /** A batch token: the entry sealed into the token itself; nothing is written. */
   private async createBatch(opts: CreateTokenOptions): Promise<{ id: string; entry: TokenEntry }> {
-    if (opts.period || opts.num_uses || opts.explicit_max_ttl) throw invalid('batch tokens cannot have period, num_uses or explicit_max_ttl set');
+    if (opts.period || opts.num_uses || opts.explicit_max_ttl)
+      throw invalid('batch tokens cannot have period, num_uses or explicit_max_ttl set');
     if (opts.policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
     if (opts.id) throw invalid('batch tokens cannot have a custom id');
     const key = this.batchKey ?? (this.batchKey = await this.loadBatchKey(true));
@@ -474,7 +475,8 @@ export class TokenStore {
     await this.storage.delete(`id/${entry.hash}`);
     for (const hook of this.onRevoke) await hook(entry);
     await this.storage.delete(`accessor/${this.hash(entry.accessor)}`);
-    if (entry.parent_accessor) await this.storage.delete(`parent/${this.hash(entry.parent_accessor)}/${this.hash(entry.accessor)}`);
+    if (entry.parent_accessor)
+      await this.storage.delete(`parent/${this.hash(entry.parent_accessor)}/${this.hash(entry.accessor)}`);
     const parentDir = `parent/${this.hash(entry.accessor)}/`;
     for (const name of await this.storage.list(parentDir)) {
       const ref = await getJSON<{ accessor: string }>(this.storage, parentDir + name);

@@ -46,10 +46,12 @@ export function parseWrapTtl(raw: string): number {
       total += Number(mm[1]) * units[mm[2]!]!;
       pos = re.lastIndex;
     }
-    if (pos !== s.length || pos === 0) throw invalid(`X-Vault-Wrap-TTL: invalid duration "${raw}"; use seconds or a duration such as "5m"`);
+    if (pos !== s.length || pos === 0)
+      throw invalid(`X-Vault-Wrap-TTL: invalid duration "${raw}"; use seconds or a duration such as "5m"`);
     seconds = Math.floor(total);
   }
-  if (seconds > MAX_WRAP_TTL) throw invalid(`X-Vault-Wrap-TTL: requested wrap ttl ${seconds}s exceeds the maximum of ${MAX_WRAP_TTL}s (768h)`);
+  if (seconds > MAX_WRAP_TTL)
+    throw invalid(`X-Vault-Wrap-TTL: requested wrap ttl ${seconds}s exceeds the maximum of ${MAX_WRAP_TTL}s (768h)`);
   return seconds;
 }
 
@@ -92,13 +94,23 @@ export class WrappingService {
     const dir = cubbyholeDir(entry.hash);
     try {
       await putJSON(this.cubbyholes, dir + 'response', { response: responseJson });
-      await putJSON(this.cubbyholes, dir + 'wrapinfo', { creation_ttl: ttl, creation_time: creationTime, creation_path: creationPath } satisfies StoredWrapInfo);
+      await putJSON(this.cubbyholes, dir + 'wrapinfo', {
+        creation_ttl: ttl,
+        creation_time: creationTime,
+        creation_path: creationPath,
+      } satisfies StoredWrapInfo);
     } catch (e) {
       await this.tokens.revokeEntry(entry).catch(() => undefined);
       throw e;
     }
     // Vault's HTTPWrapInfo: wrapped_accessor is omitted when empty.
-    const info: WrapInfo = { token: id, accessor: entry.accessor, ttl, creation_time: creationTime, creation_path: creationPath };
+    const info: WrapInfo = {
+      token: id,
+      accessor: entry.accessor,
+      ttl,
+      creation_time: creationTime,
+      creation_path: creationPath,
+    };
     if (wrappedAccessor) info.wrapped_accessor = wrappedAccessor;
     return info;
   }
@@ -108,12 +120,15 @@ export class WrappingService {
     if (!token) throw invalid(INVALID);
     // A header-borne wrapping token may have spent its one use on this very request.
     const e = await this.tokens.lookup(token, { includeSpent: true });
-    if (!e || e.type !== 'service' || e.policies.length !== 1 || e.policies[0] !== RESPONSE_WRAPPING_POLICY_NAME) throw invalid(INVALID);
+    if (!e || e.type !== 'service' || e.policies.length !== 1 || e.policies[0] !== RESPONSE_WRAPPING_POLICY_NAME)
+      throw invalid(INVALID);
     return e;
   }
 
   /** Lookup (sys/wrapping/lookup): creation facts, the token stays usable. */
-  async lookup(token: string | undefined): Promise<{ creation_ttl: number; creation_time: string; creation_path: string }> {
+  async lookup(
+    token: string | undefined,
+  ): Promise<{ creation_ttl: number; creation_time: string; creation_path: string }> {
     const e = await this.entryOf(token);
     const info = await getJSON<StoredWrapInfo>(this.cubbyholes, cubbyholeDir(e.hash) + 'wrapinfo');
     if (!info) throw invalid('wrapping information was nil; wrapping token may be from a previous Vault version');
@@ -141,11 +156,11 @@ export class WrappingService {
       const dir = cubbyholeDir(e.hash);
       const info = await getJSON<StoredWrapInfo>(this.cubbyholes, dir + 'wrapinfo');
       const stored = await getJSON<{ response?: unknown }>(this.cubbyholes, dir + 'response');
-      if (!info || !stored || typeof stored.response !== 'string') throw invalid('wrapping information was nil; wrapping token may be from a previous Vault version');
+      if (!info || !stored || typeof stored.response !== 'string')
+        throw invalid('wrapping information was nil; wrapping token may be from a previous Vault version');
       return { response: stored.response, info };
     });
     if (!taken) throw invalid(INVALID);
     return this.wrap(taken.value.response, taken.value.info.creation_ttl, taken.value.info.creation_path);
   }
-
 }

@@ -36,7 +36,13 @@ export function joinVersionValues(argv: string[]): string[] {
     // The vault CLI's single-dash `-wrap-ttl=60s` / `-wrap-ttl 60s` is accepted as `--wrap-ttl`.
     if (a === '-wrap-ttl' || a.startsWith('-wrap-ttl=')) a = '-' + a;
     const next = argv[i + 1];
-    if (a === '--version' && i > 0 && next !== undefined && !next.startsWith('-') && argv.slice(0, i).some((w) => !w.startsWith('-'))) {
+    if (
+      a === '--version' &&
+      i > 0 &&
+      next !== undefined &&
+      !next.startsWith('-') &&
+      argv.slice(0, i).some((w) => !w.startsWith('-'))
+    ) {
       out.push(`--version=${next}`);
       i++;
     } else out.push(a);

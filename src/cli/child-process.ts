@@ -18,7 +18,12 @@ export type Ending = { code: number } | { signal: NodeJS.Signals };
  * 126 (cannot run, `spawnFailed`) after a line on stderr naming the program (never its environment),
  * prefixed `who`.
  */
-export function startChild(command: string[], env: NodeJS.ProcessEnv, who: string, onEnd: (e: Ending, spawnFailed: boolean) => void): ChildProcess {
+export function startChild(
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  who: string,
+  onEnd: (e: Ending, spawnFailed: boolean) => void,
+): ChildProcess {
   const p = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
   let ended = false;
   const end = (e: Ending, spawnFailed: boolean) => {
@@ -28,7 +33,9 @@ export function startChild(command: string[], env: NodeJS.ProcessEnv, who: strin
   };
   p.on('error', (e: NodeJS.ErrnoException) => {
     const code = e.code === 'ENOENT' ? 127 : 126;
-    process.stderr.write(`${who}: ${command[0]}: ${e.code === 'ENOENT' ? 'command not found' : e.code === 'EACCES' ? 'permission denied' : e.message}\n`);
+    process.stderr.write(
+      `${who}: ${command[0]}: ${e.code === 'ENOENT' ? 'command not found' : e.code === 'EACCES' ? 'permission denied' : e.message}\n`,
+    );
     end({ code }, true);
   });
   p.on('exit', (code, signal) => end(signal ? { signal } : { code: code ?? 1 }, false));

@@ -35,12 +35,18 @@ export class Client {
   }
 
   /** Send a request to `/v1/<path>`; throws ServerError on >= 400 (unless `allowStatus` includes it). */
-  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string>; onChunk?: (chunk: Buffer) => void } = {}): Promise<ApiResponse> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { allowStatus?: number[]; headers?: Record<string, string>; onChunk?: (chunk: Buffer) => void } = {},
+  ): Promise<ApiResponse> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'X-Vault-Request': 'true', ...opts.headers };
     if (this.token) headers['X-Vault-Token'] = this.token;
     // As the vault CLI's kvPreflightVersionRequest: the mount lookups a command makes first are never wrapped.
-    if (this.wrapTtl && !(method === 'GET' && /^\/*sys\/(mounts|internal\/ui\/mounts)(\/|\?|$)/.test(path))) headers['X-Vault-Wrap-TTL'] ??= this.wrapTtl;
+    if (this.wrapTtl && !(method === 'GET' && /^\/*sys\/(mounts|internal\/ui\/mounts)(\/|\?|$)/.test(path)))
+      headers['X-Vault-Wrap-TTL'] ??= this.wrapTtl;
     if (payload) {
       headers['Content-Type'] ??= 'application/json';
       headers['Content-Length'] = String(payload.length);
@@ -60,7 +66,11 @@ export class Client {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {
-          resolve({ status: r.statusCode ?? 0, headers: r.headers, body: parseAnswer(Buffer.concat(chunks).toString('utf8')) });
+          resolve({
+            status: r.statusCode ?? 0,
+            headers: r.headers,
+            body: parseAnswer(Buffer.concat(chunks).toString('utf8')),
+          });
         });
         r.on('error', reject);
       };
@@ -79,14 +89,23 @@ export class Client {
           return;
         }
         // node:https (and TLS) load only for https addresses: most calls go over the Unix socket.
-        const fn = u.protocol === 'https:' ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request : httpRequest;
-        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer; servername?: string } = { rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY) };
+        const fn =
+          u.protocol === 'https:'
+            ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')).request
+            : httpRequest;
+        let tls: { rejectUnauthorized: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer; servername?: string } = {
+          rejectUnauthorized: !isTrue(env.KEYHOLD_SKIP_VERIFY) && !isTrue(env.VAULT_SKIP_VERIFY),
+        };
         const caFile = env.KEYHOLD_CACERT || env.VAULT_CACERT;
         if (u.protocol === 'https:' && caFile) {
           try {
             tls = { ...tls, ca: readFileSync(caFile) };
           } catch (e) {
-            reject(new LocalError(`cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+            reject(
+              new LocalError(
+                `cannot read CA certificate ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+              ),
+            );
             return;
           }
         }
@@ -99,21 +118,44 @@ export class Client {
           const keyFile = env.KEYHOLD_CLIENT_KEY || env.VAULT_CLIENT_KEY;
           if (certFile || keyFile) {
             if (!certFile || !keyFile) {
-              reject(new LocalError('a client certificate needs both VAULT_CLIENT_CERT and VAULT_CLIENT_KEY (-client-cert and -client-key)'));
+              reject(
+                new LocalError(
+                  'a client certificate needs both VAULT_CLIENT_CERT and VAULT_CLIENT_KEY (-client-cert and -client-key)',
+                ),
+              );
               return;
             }
             try {
               tls = { ...tls, cert: readFileSync(certFile), key: readFileSync(keyFile) };
             } catch (e) {
-              reject(new LocalError(`cannot read client certificate or key: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`));
+              reject(
+                new LocalError(
+                  `cannot read client certificate or key: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+                ),
+              );
               return;
             }
           }
         }
-        req = fn({ host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (u.protocol === 'https:' ? 443 : 80), path: (u.pathname.replace(/\/$/, '') || '') + urlPath, method, headers, ...tls }, onRes);
+        req = fn(
+          {
+            host: u.hostname.replace(/^\[|\]$/g, ''),
+            port: u.port || (u.protocol === 'https:' ? 443 : 80),
+            path: (u.pathname.replace(/\/$/, '') || '') + urlPath,
+            method,
+            headers,
+            ...tls,
+          },
+          onRes,
+        );
       }
       req.on('error', (e: NodeJS.ErrnoException) => {
-        const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'is the daemon running? start it with `keyhold server`' : e.code === 'EACCES' ? 'permission denied on the socket (it is private to the user running the daemon)' : e.message;
+        const why =
+          e.code === 'ENOENT' || e.code === 'ECONNREFUSED'
+            ? 'is the daemon running? start it with `keyhold server`'
+            : e.code === 'EACCES'
+              ? 'permission denied on the socket (it is private to the user running the daemon)'
+              : e.message;
         reject(new LocalError(`cannot reach keyhold at ${this.address}: ${why}`));
       });
       if (payload) req.end(payload);

@@ -24,7 +24,12 @@ export interface GlobalOptions {
 export interface ApiClient {
   /** The token sent (login swaps it). */
   token: string | undefined;
-  request(method: string, path: string, body?: unknown, opts?: { allowStatus?: number[]; headers?: Record<string, string> }): Promise<ApiResponse>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { allowStatus?: number[]; headers?: Record<string, string> },
+  ): Promise<ApiResponse>;
   read(path: string, query?: Record<string, string>): Promise<ApiResponse>;
   write(path: string, body: unknown): Promise<ApiResponse>;
   list(path: string): Promise<ApiResponse>;

@@ -69,7 +69,8 @@ function rootOf(cmd: Command): Command {
 export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterDeps): Command {
   const parent = commandPath(program, spec.words.slice(0, -1));
   const name = spec.words[spec.words.length - 1]!;
-  if (parent.commands.some((c) => c.name() === name)) throw new Error(`command "${spec.words.join(' ')}" is listed twice`);
+  if (parent.commands.some((c) => c.name() === name))
+    throw new Error(`command "${spec.words.join(' ')}" is listed twice`);
   const cmd = parent.command(name, spec.hidden ? { hidden: true } : {}).description(spec.summary);
   for (const a of spec.args ?? []) cmd.addArgument(argument(a));
   for (const f of spec.flags ?? []) cmd.addOption(option(f));
@@ -88,7 +89,15 @@ export function mountCommand(program: Command, spec: CommandSpec, deps: AdapterD
     const c = values[values.length - 1] as Command;
     const args: Values = {};
     c.registeredArguments.forEach((a, i) => (args[a.name()] = values[i]));
-    const inv = makeInvocation({ args, opts: c.opts(), globals: c.optsWithGlobals() as GlobalOptions, io: deps.io, root: rootOf(c), makeClient: deps.makeClient, face: deps.face });
+    const inv = makeInvocation({
+      args,
+      opts: c.opts(),
+      globals: c.optsWithGlobals() as GlobalOptions,
+      io: deps.io,
+      root: rootOf(c),
+      makeClient: deps.makeClient,
+      face: deps.face,
+    });
     const status = await spec.run(inv);
     if (typeof status === 'number' && status !== 0) (deps.exit ?? ((n) => (process.exitCode = n)))(status);
   });

@@ -9,5 +9,8 @@ import { COMMANDS } from './commands/index.js';
 
 /** Command path -> the question asked (from its positional arguments). */
 export const DESTRUCTIVE: Readonly<Record<string, (args: string[]) => string>> = Object.fromEntries(
-  COMMANDS.filter((e): e is CommandSpec => !isGroup(e) && e.confirm !== undefined).map((c) => [c.words.join(' '), c.confirm!]),
+  COMMANDS.filter((e): e is CommandSpec => !isGroup(e) && e.confirm !== undefined).map((c) => [
+    c.words.join(' '),
+    c.confirm!,
+  ]),
 );

@@ -27,7 +27,11 @@ export function wrapInfoView(w: Record<string, unknown>): Record<string, unknown
 }
 
 /** Read one line from a TTY without echoing it (Ctrl-C aborts with exit 1). */
-export function readHidden(prompt: string, input: NodeJS.ReadStream = process.stdin, out: NodeJS.WriteStream = process.stderr): Promise<string> {
+export function readHidden(
+  prompt: string,
+  input: NodeJS.ReadStream = process.stdin,
+  out: NodeJS.WriteStream = process.stderr,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     out.write(prompt);
     let value = '';
@@ -87,12 +91,15 @@ function jsonObject(text: string, from: string): Record<string, unknown> {
   } catch (e) {
     throw new LocalError(`failed to parse JSON input from ${from}: ${(e as Error).message}`);
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new LocalError(`JSON input from ${from} must be an object`);
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new LocalError(`JSON input from ${from} must be an object`);
   return v as Record<string, unknown>;
 }
 
 /** The value helpers reading stdin through `io` (the process's stdin by default). */
-export function createContext(io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: readStdin, stdinIsTTY: Boolean(process.stdin.isTTY) }): ValueHelpers {
+export function createContext(
+  io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: readStdin, stdinIsTTY: Boolean(process.stdin.isTTY) },
+): ValueHelpers {
   const valueOf = async (v: string): Promise<string> => {
     if (v === '-') return (await io.stdin()).toString('utf8').replace(/\r?\n$/, '');
     if (v.startsWith('@')) {
@@ -105,7 +112,8 @@ export function createContext(io: Pick<IO, 'stdin' | 'stdinIsTTY'> = { stdin: re
     return v;
   };
   return {
-    secret: async (prompt) => (io.stdinIsTTY ? (await readHidden(prompt)).trim() : (await io.stdin()).toString('utf8').trim()),
+    secret: async (prompt) =>
+      io.stdinIsTTY ? (await readHidden(prompt)).trim() : (await io.stdin()).toString('utf8').trim(),
     stdin: () => io.stdin(),
     valueOf,
     parsePairs: async (pairs) => {
@@ -144,11 +152,17 @@ export function daemonClient(g: GlobalOptions, io: IO): Client {
   // On a terminal, a spinner appears when the daemon takes longer than 250 ms to answer.
   const request = client.request.bind(client);
   client.request = async (method, path, body, opts) => {
-    const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () => request(method, path, body, opts));
+    const res = await withSpinner(`waiting for keyhold (${method} ${path.split('?')[0]})`, () =>
+      request(method, path, body, opts),
+    );
     const w = (res.body as { wrap_info?: Record<string, unknown> | null } | undefined)?.wrap_info;
     if (w) {
       // As the vault CLI (a wrapped answer, or a rewrap): the wrapping token is the answer (json: the whole envelope).
-      await printData(g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w), { format: g.format, field: g.field }, (s) => io.stdout.write(s));
+      await printData(
+        g.format === 'json' || g.format === 'yaml' ? res.body : wrapInfoView(w),
+        { format: g.format, field: g.field },
+        (s) => io.stdout.write(s),
+      );
       throw new WrappedAnswer('wrapped');
     }
     return res;

@@ -9,7 +9,13 @@ export class ServerError extends Error {
     /** The request, e.g. "GET sys/mounts" (shown after the message). */
     readonly where?: string,
   ) {
-    super(errors.length ? errors.join('; ') : status === 404 && where ? `No value found at ${where.replace(/^\S+ /, '')}` : `server answered ${status}`);
+    super(
+      errors.length
+        ? errors.join('; ')
+        : status === 404 && where
+          ? `No value found at ${where.replace(/^\S+ /, '')}`
+          : `server answered ${status}`,
+    );
   }
 }
 

@@ -8,7 +8,11 @@ import type { Command } from 'commander';
 
 /** Curated examples by command path (`transit keys create`). */
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
-  unwrap: ['keyhold unwrap @token.txt', 'echo "$WRAPPING_TOKEN" | keyhold unwrap -', 'VAULT_TOKEN="$WRAPPING_TOKEN" keyhold unwrap'],
+  unwrap: [
+    'keyhold unwrap @token.txt',
+    'echo "$WRAPPING_TOKEN" | keyhold unwrap -',
+    'VAULT_TOKEN="$WRAPPING_TOKEN" keyhold unwrap',
+  ],
   // daemon and session
   server: ['keyhold server --dev', 'keyhold server --storage-path /var/lib/keyhold --listen 127.0.0.1:8200'],
   status: ['keyhold status', 'keyhold status --format json'],
@@ -23,7 +27,10 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   list: ['keyhold list transit/keys', 'keyhold list secret/metadata/'],
   delete: ['keyhold delete sys/policies/acl/app'],
   // tokens and policies
-  'token create': ['keyhold token create --policy transit-user --ttl 1h', 'keyhold token create --policy ci --field token'],
+  'token create': [
+    'keyhold token create --policy transit-user --ttl 1h',
+    'keyhold token create --policy ci --field token',
+  ],
   'token lookup': ['keyhold token lookup', 'keyhold token lookup --accessor 6d0a1b2c'],
   'token revoke': ['keyhold token revoke --self', 'keyhold token revoke - < old-token.txt'],
   'policy write': ['keyhold policy write transit-user policy.hcl', 'keyhold policy write app - < app.hcl'],
@@ -34,14 +41,24 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'secrets disable': ['keyhold secrets disable payments --yes'],
   'secrets list': ['keyhold secrets list', 'keyhold secrets list --format json'],
   // transit keys
-  'transit keys create': ['keyhold transit keys create app', 'keyhold transit keys create release --type ed25519', 'keyhold transit keys create mac --type hmac --key-size 64'],
+  'transit keys create': [
+    'keyhold transit keys create app',
+    'keyhold transit keys create release --type ed25519',
+    'keyhold transit keys create mac --type hmac --key-size 64',
+  ],
   'transit keys list': ['keyhold transit keys list', 'keyhold transit keys list --mount payments'],
   'transit keys read': ['keyhold transit keys read app', 'keyhold transit keys read release --field keys'],
   'transit keys delete': ['keyhold transit keys delete old-app'],
-  'transit keys config': ['keyhold transit keys config app --min-decryption-version 2', 'keyhold transit keys config app --auto-rotate-period 720h'],
+  'transit keys config': [
+    'keyhold transit keys config app --min-decryption-version 2',
+    'keyhold transit keys config app --auto-rotate-period 720h',
+  ],
   'transit keys rotate': ['keyhold transit keys rotate app'],
   'transit keys trim': ['keyhold transit keys trim app --min-available-version 3'],
-  'transit keys export': ['keyhold transit keys export encryption-key app', 'keyhold transit keys export public-key release --format json'],
+  'transit keys export': [
+    'keyhold transit keys export encryption-key app',
+    'keyhold transit keys export public-key release --format json',
+  ],
   'transit keys wrapping-key': ['keyhold transit keys wrapping-key > wrapping-key.pem'],
   'transit keys byok-export': ['keyhold transit keys byok-export partner-wrap app latest --output app.byok.json'],
   'transit keys backup': ['keyhold transit keys backup app > app.backup'],
@@ -53,14 +70,33 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'printf "hello" | keyhold transit encrypt app --field ciphertext',
     'keyhold transit encrypt app --envelope --file backup.tar --output backup.tar.khev',
   ],
-  'transit decrypt': ['keyhold transit decrypt app "vault:v1:..." > plain.txt', 'keyhold transit decrypt app --envelope --file backup.tar.khev --output backup.tar'],
+  'transit decrypt': [
+    'keyhold transit decrypt app "vault:v1:..." > plain.txt',
+    'keyhold transit decrypt app --envelope --file backup.tar.khev --output backup.tar',
+  ],
   'transit rewrap': ['keyhold transit rewrap app "vault:v1:..." --field ciphertext'],
-  'transit datakey': ['keyhold transit datakey wrapped app --field ciphertext', 'keyhold transit datakey plaintext app --bits 512 --format json'],
-  'transit random': ['keyhold transit random 32', 'keyhold transit random 16 --encoding hex', 'keyhold transit random 64 --binary > seed.bin'],
-  'transit hash': ['keyhold transit hash sha2-512 < file.bin', 'keyhold transit hash --file release.tar.gz --encoding base64'],
-  'transit hmac': ['keyhold transit hmac app --file payload.json --field hmac', 'printf data | keyhold transit hmac app --algorithm sha2-512'],
+  'transit datakey': [
+    'keyhold transit datakey wrapped app --field ciphertext',
+    'keyhold transit datakey plaintext app --bits 512 --format json',
+  ],
+  'transit random': [
+    'keyhold transit random 32',
+    'keyhold transit random 16 --encoding hex',
+    'keyhold transit random 64 --binary > seed.bin',
+  ],
+  'transit hash': [
+    'keyhold transit hash sha2-512 < file.bin',
+    'keyhold transit hash --file release.tar.gz --encoding base64',
+  ],
+  'transit hmac': [
+    'keyhold transit hmac app --file payload.json --field hmac',
+    'printf data | keyhold transit hmac app --algorithm sha2-512',
+  ],
   'transit sign': ['keyhold transit sign release --file app.tar.gz --field signature > app.tar.gz.sig'],
-  'transit verify': ['keyhold transit verify release --signature @app.tar.gz.sig --file app.tar.gz', 'keyhold transit verify app --hmac "$MAC" --file payload.json'],
+  'transit verify': [
+    'keyhold transit verify release --signature @app.tar.gz.sig --file app.tar.gz',
+    'keyhold transit verify app --hmac "$MAC" --file payload.json',
+  ],
   'transit cache-config': ['keyhold transit cache-config --size 500'],
   'transit config-keys': ['keyhold transit config-keys --disable-upsert true'],
   // kv
@@ -76,11 +112,16 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'kv metadata patch': ['keyhold kv metadata patch secret/app/db --custom-metadata owner=payments'],
   'kv metadata delete': ['keyhold kv metadata delete secret/app/db'],
   // sync
-  'sync dest create': ['keyhold sync dest create repohost my-repo --repository-owner acme --repository-name app --access-token @gh-token.txt'],
+  'sync dest create': [
+    'keyhold sync dest create repohost my-repo --repository-owner acme --repository-name app --access-token @gh-token.txt',
+  ],
   'sync dest list': ['keyhold sync dest list', 'keyhold sync dest list repohost'],
   'sync dest read': ['keyhold sync dest read repohost my-repo'],
   'sync dest update': ['keyhold sync dest update repohost my-repo --granularity secret-key'],
-  'sync dest delete': ['keyhold sync dest delete repohost my-repo', 'keyhold sync dest delete repohost old-repo --purge'],
+  'sync dest delete': [
+    'keyhold sync dest delete repohost my-repo',
+    'keyhold sync dest delete repohost old-repo --purge',
+  ],
   'sync assoc set': ['keyhold sync assoc set repohost my-repo --mount secret --secret app/db'],
   'sync assoc remove': ['keyhold sync assoc remove repohost my-repo --mount secret --secret app/db'],
   'sync assoc list': ['keyhold sync assoc list repohost my-repo'],
@@ -91,7 +132,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'audit disable': ['keyhold audit disable file'],
   'audit list': ['keyhold audit list'],
   // docs
-  completion: ['keyhold completion bash > /etc/bash_completion.d/keyhold', 'keyhold completion zsh > "${fpath[1]}/_keyhold"', 'keyhold completion fish > ~/.config/fish/completions/keyhold.fish'],
+  completion: [
+    'keyhold completion bash > /etc/bash_completion.d/keyhold',
+    'keyhold completion zsh > "${fpath[1]}/_keyhold"',
+    'keyhold completion fish > ~/.config/fish/completions/keyhold.fish',
+  ],
   openapi: ['keyhold openapi > openapi.json', 'keyhold openapi --offline --format yaml'],
   'path-help': ['keyhold path-help transit/keys/app', 'keyhold path-help secret/data/app/db'],
   help: ['keyhold help exit-codes', 'keyhold help transit encrypt'],
@@ -106,7 +151,11 @@ export function ownExamples(cmd: Command): string[] {
   let text = '';
   probing = true;
   try {
-    (cmd as unknown as EventEmitter).emit('afterHelp', { error: false, command: cmd, write: (s: string) => (text += s) });
+    (cmd as unknown as EventEmitter).emit('afterHelp', {
+      error: false,
+      command: cmd,
+      write: (s: string) => (text += s),
+    });
   } finally {
     probing = false;
   }
@@ -125,7 +174,10 @@ export function synthesizedUsage(path: readonly string[], requiredArgs: readonly
 
 /** A usage line built from the command's arguments, for commands nobody wrote examples for. */
 export function synthesizedExample(cmd: Command, path: string[]): string {
-  return synthesizedUsage(path, cmd.registeredArguments.filter((a) => a.required).map((a) => a.name()));
+  return synthesizedUsage(
+    path,
+    cmd.registeredArguments.filter((a) => a.required).map((a) => a.name()),
+  );
 }
 
 /** The examples shown for a command: its own, else the table's, else a synthesized usage line. */

@@ -31,7 +31,8 @@ const VALUE_FLAGS = new Set(['--field', '--format', '--mount', '--file', '--addr
 
 /** Parse argv for the fast path; null when the full CLI must handle it. */
 export function parseFast(argv: string[]): FastArgs | null {
-  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) return { op: 'version', name: '', mount: 'transit', base64: false };
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v'))
+    return { op: 'version', name: '', mount: 'transit', base64: false };
   const status = argv[0] === 'status';
   if (!status && (argv[0] !== 'transit' || (argv[1] !== 'encrypt' && argv[1] !== 'decrypt'))) return null;
   const op = status ? 'status' : (argv[1] as 'encrypt' | 'decrypt');
@@ -60,7 +61,16 @@ export function parseFast(argv: string[]): FastArgs | null {
   if (op === 'status') {
     // Global flags only: --mount, --file and --base64 belong to transit and are usage errors here.
     if (positional.length || flags.mount !== undefined || flags.file !== undefined || flags.base64) return null;
-    return { op, name: '', field: flags.field as string | undefined, format, mount: 'transit', base64: false, address: flags.address as string | undefined, token: flags.token as string | undefined };
+    return {
+      op,
+      name: '',
+      field: flags.field as string | undefined,
+      format,
+      mount: 'transit',
+      base64: false,
+      address: flags.address as string | undefined,
+      token: flags.token as string | undefined,
+    };
   }
   if (op === 'encrypt' && positional.length !== 1) return null;
   if (op === 'decrypt' && (positional.length < 1 || positional.length > 2 || flags.file !== undefined)) return null;
@@ -93,7 +103,9 @@ function write(data: string | Buffer): Promise<void> {
 
 async function print(data: Record<string, unknown>, a: FastArgs): Promise<void> {
   if (a.field) {
-    const v = a.field.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), data);
+    const v = a.field
+      .split('.')
+      .reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), data);
     if (v === undefined) throw new LocalError(`field "${a.field}" not present in the response`);
     return write(typeof v === 'string' ? v : JSON.stringify(v));
   }
@@ -109,7 +121,10 @@ async function run(a: FastArgs, address: string): Promise<void> {
     const res = (await rawRequest('GET', address, 'sys/seal-status', token)) ?? {};
     // HA fields as `vault status` shows them (from sys/leader), as the full CLI's `status` adds them.
     if (!res.sealed) {
-      const leader = (await rawRequest('GET', address, 'sys/leader', token).catch(() => null)) as Record<string, unknown> | null;
+      const leader = (await rawRequest('GET', address, 'sys/leader', token).catch(() => null)) as Record<
+        string,
+        unknown
+      > | null;
       res.ha_enabled = leader?.ha_enabled === true;
       if (leader?.ha_enabled) {
         res.ha_cluster = leader.leader_cluster_address || 'n/a';
@@ -136,10 +151,12 @@ async function run(a: FastArgs, address: string): Promise<void> {
     let plaintext = input.toString('base64');
     if (a.base64) {
       plaintext = input.toString('utf8').replace(/\s+/g, '');
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(plaintext) || plaintext.length % 4 !== 0) throw new LocalError('--base64: input is not valid base64');
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(plaintext) || plaintext.length % 4 !== 0)
+        throw new LocalError('--base64: input is not valid base64');
     }
     const res = await postJson(address, path, token, { plaintext }).catch((e: unknown) => {
-      if ((e as { status?: number }).status === 413) process.stderr.write('hint: the input exceeds the request size limit; use --envelope for large data\n');
+      if ((e as { status?: number }).status === 413)
+        process.stderr.write('hint: the input exceeds the request size limit; use --envelope for large data\n');
       throw e;
     });
     return print((res?.data ?? {}) as Record<string, unknown>, a);

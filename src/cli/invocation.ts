@@ -58,7 +58,12 @@ export function makeInvocation(parts: InvocationParts): Invocation {
         format: globals.format,
         field: globals.field,
         write,
-        keyhold: () => printData(data !== undefined ? data : ((body as { data?: unknown } | null)?.data ?? body), { format: globals.format }, write),
+        keyhold: () =>
+          printData(
+            data !== undefined ? data : ((body as { data?: unknown } | null)?.data ?? body),
+            { format: globals.format },
+            write,
+          ),
       }),
     warn: (message) => {
       io.stderr.write(paint(io.stderr).red(`WARNING! ${message}`) + '\n');

@@ -10,7 +10,12 @@ import { paint } from './output.js';
 
 /** `error: unknown command 'x'` -> `Error: unknown command 'x' (see keyhold --help)`, one line. */
 export function usageErrorLine(str: string): string {
-  const msg = str.replace(/^error:\s*/i, '').split('\n').map((s) => s.trim()).filter(Boolean).join(' ');
+  const msg = str
+    .replace(/^error:\s*/i, '')
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(' ');
   return paint(process.stderr).red(`Error: ${msg} (see keyhold --help)`) + '\n';
 }
 

@@ -7,12 +7,23 @@ import { connect } from 'node:net';
 import { LocalError, ServerError, parseAnswer } from './errors.js';
 
 /** POST `body` as JSON to `/v1/<path>`; resolves the parsed JSON answer, throws ServerError on >= 400. */
-export function postJson(address: string, path: string, token: string | undefined, body: unknown): Promise<Record<string, unknown> | null> {
+export function postJson(
+  address: string,
+  path: string,
+  token: string | undefined,
+  body: unknown,
+): Promise<Record<string, unknown> | null> {
   return rawRequest('POST', address, path, token, body);
 }
 
 /** One request to `/v1/<path>` (a JSON body for POST, none for GET); the parsed answer, ServerError on >= 400. */
-export function rawRequest(method: 'GET' | 'POST', address: string, path: string, token: string | undefined, body?: unknown): Promise<Record<string, unknown> | null> {
+export function rawRequest(
+  method: 'GET' | 'POST',
+  address: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<Record<string, unknown> | null> {
   const payload = method === 'POST' ? Buffer.from(JSON.stringify(body ?? {})) : Buffer.alloc(0);
   let target: { path: string } | { host: string; port: number };
   let host = 'localhost';
@@ -34,7 +45,12 @@ export function rawRequest(method: 'GET' | 'POST', address: string, path: string
     sock.on('connect', () => sock.write(Buffer.concat([Buffer.from(head, 'latin1'), payload])));
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', (e: NodeJS.ErrnoException) => {
-      const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'is the daemon running? start it with `keyhold server`' : e.code === 'EACCES' ? 'permission denied on the socket (it is private to the user running the daemon)' : e.message;
+      const why =
+        e.code === 'ENOENT' || e.code === 'ECONNREFUSED'
+          ? 'is the daemon running? start it with `keyhold server`'
+          : e.code === 'EACCES'
+            ? 'permission denied on the socket (it is private to the user running the daemon)'
+            : e.message;
       reject(new LocalError(`cannot reach keyhold at ${address}: ${why}`));
     });
     sock.on('end', () => {

@@ -9,7 +9,14 @@ import type { CommandSpec, FlagSpec } from './command.js';
 import { LocalError } from './errors.js';
 import { flagName, resolvedBodyOf } from './route-flags.js';
 
-const METHOD: Record<Operation, string> = { create: 'POST', update: 'POST', read: 'GET', delete: 'DELETE', list: 'LIST', patch: 'PATCH' };
+const METHOD: Record<Operation, string> = {
+  create: 'POST',
+  update: 'POST',
+  read: 'GET',
+  delete: 'DELETE',
+  list: 'LIST',
+  patch: 'PATCH',
+};
 
 /** Fill a route path template with parameters. */
 export function fillPath(template: string, params: Record<string, string | undefined>): string {
@@ -52,7 +59,10 @@ export function routeCommand(route: AnyRoute, defaultMount: string, confirm?: Co
       const method = METHOD[op];
       const res =
         method === 'GET' || method === 'DELETE' || method === 'LIST'
-          ? await inv.client.request(method, Object.keys(body).length ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path)
+          ? await inv.client.request(
+              method,
+              Object.keys(body).length ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path,
+            )
           : await inv.client.request(method, path, body);
       const data = res.body?.data ?? res.body?.auth ?? null;
       if (data !== null) await inv.print(data);
@@ -64,7 +74,11 @@ export function routeCommand(route: AnyRoute, defaultMount: string, confirm?: Co
 /** The commands of every route in `routes` that has a cli hint (and is not skipped). */
 export function routeCommands(
   routes: readonly AnyRoute[],
-  opts: { defaultMount: string; skip?: (r: AnyRoute) => boolean; confirm?: Record<string, NonNullable<CommandSpec['confirm']>> },
+  opts: {
+    defaultMount: string;
+    skip?: (r: AnyRoute) => boolean;
+    confirm?: Record<string, NonNullable<CommandSpec['confirm']>>;
+  },
 ): CommandSpec[] {
   const seen = new Set<string>();
   const out: CommandSpec[] = [];

@@ -35,7 +35,9 @@ export function fieldFlag(route: AnyRoute, field: string, o: FieldFlagOptions = 
   const spec = route.fields[field]?.spec;
   if (!spec) throw new Error(`route ${route.path} declares no field ${field}`);
   const value = o.value ?? (spec.help.endsWith('(base64)') ? 'b64' : (VALUE_NAME[spec.kind] ?? 'value'));
-  const flags = o.switch ? `--${flagName(field)}` : `--${flagName(field)} ${spec.kind === 'bool' ? '[bool]' : `<${value}>`}`;
+  const flags = o.switch
+    ? `--${flagName(field)}`
+    : `--${flagName(field)} ${spec.kind === 'bool' ? '[bool]' : `<${value}>`}`;
   return { flags, help: o.help ?? spec.help, parse: o.parse, field };
 }
 
@@ -66,14 +68,19 @@ export function bodyOf(flags: readonly FlagSpec[], opts: Values): Record<string,
  * Like bodyOf, for generated commands: a sensitive field is refused as a plain value (give @file or
  * -, so secrets never sit in argv) and `@file`/`-` values are read.
  */
-export async function resolvedBodyOf(route: AnyRoute, flags: readonly FlagSpec[], inv: Invocation): Promise<Record<string, unknown>> {
+export async function resolvedBodyOf(
+  route: AnyRoute,
+  flags: readonly FlagSpec[],
+  inv: Invocation,
+): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {};
   for (const f of flags) {
     if (!f.field) continue;
     let v: unknown = inv.opts[attributeName(f.field)];
     if (v === undefined) continue;
     if (typeof v === 'string') {
-      if (route.fields[f.field]?.spec.sensitive && !v.startsWith('@') && v !== '-') throw new LocalError(`--${flagName(f.field)} is secret: pass @file or - (stdin), not the value itself`);
+      if (route.fields[f.field]?.spec.sensitive && !v.startsWith('@') && v !== '-')
+        throw new LocalError(`--${flagName(f.field)} is secret: pass @file or - (stdin), not the value itself`);
       v = await inv.valueOf(v);
     }
     body[f.field] = v;

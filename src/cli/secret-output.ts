@@ -16,7 +16,17 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const ENVELOPE_KEYS = new Set(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings', 'auth', 'wrap_info', 'mount_type']);
+const ENVELOPE_KEYS = new Set([
+  'request_id',
+  'lease_id',
+  'lease_duration',
+  'renewable',
+  'data',
+  'warnings',
+  'auth',
+  'wrap_info',
+  'mount_type',
+]);
 
 /**
  * An answer as an api.Secret: a raw answer (a sys/ endpoint answering its fields at the top level,
@@ -70,7 +80,8 @@ const WRAP_FIELDS: Record<string, string> = {
 export function rawField(body: unknown, field: string): unknown {
   const b = asSecret(body);
   const data = isObj(b.data) ? b.data : {};
-  if (isObj(b.auth) && field in AUTH_FIELDS) return b.auth[AUTH_FIELDS[field]!] ?? (field.endsWith('policies') ? [] : undefined);
+  if (isObj(b.auth) && field in AUTH_FIELDS)
+    return b.auth[AUTH_FIELDS[field]!] ?? (field.endsWith('policies') ? [] : undefined);
   if (isObj(b.wrap_info) && field in WRAP_FIELDS) return b.wrap_info[WRAP_FIELDS[field]!];
   if (!isObj(b.auth) && !isObj(b.wrap_info)) {
     if (field === 'lease_duration' || field === 'refresh_interval') return b.lease_duration;
@@ -113,7 +124,16 @@ export function humanDuration(v: unknown): string {
 
 /** Keys the vault CLI shows as durations. */
 export function looksLikeDuration(k: string): boolean {
-  return k === 'period' || k.endsWith('_period') || k === 'ttl' || k.endsWith('_ttl') || k === 'duration' || k.endsWith('_duration') || k === 'lease_max' || k === 'ttl_max';
+  return (
+    k === 'period' ||
+    k.endsWith('_period') ||
+    k === 'ttl' ||
+    k.endsWith('_ttl') ||
+    k === 'duration' ||
+    k.endsWith('_duration') ||
+    k === 'lease_max' ||
+    k === 'ttl_max'
+  );
 }
 
 /** The vault CLI's Key/Value table of an answer (lease, token, wrapping token, then data rows). */
@@ -122,24 +142,46 @@ export function secretTable(body: unknown): string {
   const rows: Array<[string, string]> = [];
   const lease = Number(b.lease_duration ?? 0);
   if (lease > 0) {
-    if (b.lease_id) rows.push(['lease_id', String(b.lease_id)], ['lease_duration', humanDuration(lease)], ['lease_renewable', String(Boolean(b.renewable))]);
+    if (b.lease_id)
+      rows.push(
+        ['lease_id', String(b.lease_id)],
+        ['lease_duration', humanDuration(lease)],
+        ['lease_renewable', String(Boolean(b.renewable))],
+      );
     else rows.push(['refresh_interval', humanDuration(lease)]);
   }
   if (isObj(b.auth)) {
     const a = b.auth;
     const dur = Number(a.lease_duration ?? 0);
-    rows.push(['token', goValue(a.client_token ?? '')], ['token_accessor', goValue(a.accessor ?? '')], ['token_duration', dur === 0 ? '∞' : humanDuration(dur)], ['token_renewable', String(Boolean(a.renewable))]);
+    rows.push(
+      ['token', goValue(a.client_token ?? '')],
+      ['token_accessor', goValue(a.accessor ?? '')],
+      ['token_duration', dur === 0 ? '∞' : humanDuration(dur)],
+      ['token_renewable', String(Boolean(a.renewable))],
+    );
     const quoted = (v: unknown) => `[${(Array.isArray(v) ? v : []).map((p) => JSON.stringify(String(p))).join(' ')}]`;
-    rows.push(['token_policies', quoted(a.token_policies)], ['identity_policies', quoted(a.identity_policies)], ['policies', quoted(a.policies)]);
-    for (const [k, v] of Object.entries(isObj(a.metadata) ? a.metadata : {})) rows.push([`token_meta_${k}`, goValue(v)]);
+    rows.push(
+      ['token_policies', quoted(a.token_policies)],
+      ['identity_policies', quoted(a.identity_policies)],
+      ['policies', quoted(a.policies)],
+    );
+    for (const [k, v] of Object.entries(isObj(a.metadata) ? a.metadata : {}))
+      rows.push([`token_meta_${k}`, goValue(v)]);
   }
   if (isObj(b.wrap_info)) {
     const w = b.wrap_info;
-    rows.push(['wrapping_token:', goValue(w.token)], ['wrapping_accessor:', goValue(w.accessor)], ['wrapping_token_ttl:', humanDuration(w.ttl)], ['wrapping_token_creation_time:', goValue(w.creation_time)], ['wrapping_token_creation_path:', goValue(w.creation_path)]);
+    rows.push(
+      ['wrapping_token:', goValue(w.token)],
+      ['wrapping_accessor:', goValue(w.accessor)],
+      ['wrapping_token_ttl:', humanDuration(w.ttl)],
+      ['wrapping_token_creation_time:', goValue(w.creation_time)],
+      ['wrapping_token_creation_path:', goValue(w.creation_path)],
+    );
     if (w.wrapped_accessor) rows.push(['wrapped_accessor:', goValue(w.wrapped_accessor)]);
   }
   const data = isObj(b.data) ? b.data : {};
-  for (const k of Object.keys(data).sort()) rows.push([k, looksLikeDuration(k) ? humanDuration(data[k]) : goValue(data[k])]);
+  for (const k of Object.keys(data).sort())
+    rows.push([k, looksLikeDuration(k) ? humanDuration(data[k]) : goValue(data[k])]);
   return rows.length ? rowsTable(rows) : '';
 }
 
@@ -165,7 +207,12 @@ export interface SecretPrintOptions {
 export async function printSecret(body: unknown, o: SecretPrintOptions): Promise<void> {
   if (o.field) {
     const v = rawField(body, o.field);
-    if (v === undefined || v === null) throw new LocalError(o.face === 'vault' ? `Field "${o.field}" not present in secret` : `field "${o.field}" not present in the response`);
+    if (v === undefined || v === null)
+      throw new LocalError(
+        o.face === 'vault'
+          ? `Field "${o.field}" not present in secret`
+          : `field "${o.field}" not present in the response`,
+      );
     if (o.format === 'json') return o.write(JSON.stringify(v, null, 2) + '\n');
     o.write(typeof v === 'string' ? v : o.face === 'vault' ? goValue(v) : JSON.stringify(v));
     return;
@@ -176,7 +223,8 @@ export async function printSecret(body: unknown, o: SecretPrintOptions): Promise
     const { stringify } = await import('yaml');
     return o.write(stringify(envelope(body)));
   }
-  if (format !== 'table' && format !== 'raw') throw new LocalError(`--format ${format} does not apply to this command (use table, json, yaml, raw)`);
+  if (format !== 'table' && format !== 'raw')
+    throw new LocalError(`--format ${format} does not apply to this command (use table, json, yaml, raw)`);
   if (o.face === 'keyhold' && o.keyhold) return o.keyhold();
   if (format === 'raw') {
     const data = isObj(body) ? (body.data ?? body) : body;

@@ -62,7 +62,8 @@ export function parseRef(variable: string, text: string): SecretRef {
 /** The references among `env` (values starting with keyhold://). */
 export function findRefs(env: Record<string, string | undefined>): SecretRef[] {
   const out: SecretRef[] = [];
-  for (const [k, v] of Object.entries(env)) if (typeof v === 'string' && v.startsWith(REF_PREFIX)) out.push(parseRef(k, v));
+  for (const [k, v] of Object.entries(env))
+    if (typeof v === 'string' && v.startsWith(REF_PREFIX)) out.push(parseRef(k, v));
   return out;
 }
 
@@ -93,7 +94,9 @@ export function parseDotenv(text: string, file: string): Record<string, string> 
         if (++i >= lines.length) throw new LocalError(`${file}:${start + 1}: unterminated double quote in ${key}`);
         body += '\n' + lines[i];
       }
-      v = body.slice(0, closingQuote(body)).replace(/\\([nrt"\\$])/g, (_m, c: string) => ({ n: '\n', r: '\r', t: '\t' })[c as 'n'] ?? c);
+      v = body
+        .slice(0, closingQuote(body))
+        .replace(/\\([nrt"\\$])/g, (_m, c: string) => ({ n: '\n', r: '\r', t: '\t' })[c as 'n'] ?? c);
     } else {
       v = v.replace(/\s+#.*$/, '').trim();
     }
@@ -152,19 +155,24 @@ export class RefResolver {
   private mountOf(path: string, ref: SecretRef): Promise<Mount> {
     for (const [p, m] of this.mounts) if ((path + '/').startsWith(p)) return m;
     const first = path.split('/')[0]! + '/';
-    const pending = this.client.read(`sys/internal/ui/mounts/${path.split('/').map(encodeURIComponent).join('/')}`).then(
-      (res) => {
-        const d = (res.body?.data ?? {}) as { path?: string; type?: string; options?: { version?: string } | null };
-        if (d.type !== 'kv' || !d.path) throw new LocalError(`${ref.variable}=${ref.text}: ${d.path ?? first} is not a KV mount (${d.type ?? 'unknown'})`);
-        const version = d.options?.version === '2' ? 2 : 1;
-        const m: Mount = { path: d.path, version };
-        return m;
-      },
-      (e: unknown) => {
-        this.mounts.delete(first);
-        throw refError(ref, e, 'no KV mount found (or no access to it)');
-      },
-    );
+    const pending = this.client
+      .read(`sys/internal/ui/mounts/${path.split('/').map(encodeURIComponent).join('/')}`)
+      .then(
+        (res) => {
+          const d = (res.body?.data ?? {}) as { path?: string; type?: string; options?: { version?: string } | null };
+          if (d.type !== 'kv' || !d.path)
+            throw new LocalError(
+              `${ref.variable}=${ref.text}: ${d.path ?? first} is not a KV mount (${d.type ?? 'unknown'})`,
+            );
+          const version = d.options?.version === '2' ? 2 : 1;
+          const m: Mount = { path: d.path, version };
+          return m;
+        },
+        (e: unknown) => {
+          this.mounts.delete(first);
+          throw refError(ref, e, 'no KV mount found (or no access to it)');
+        },
+      );
     // Keyed by the answer's mount path once known; until then by the first segment.
     this.mounts.set(first, pending);
     pending.then(
@@ -186,10 +194,16 @@ export class RefResolver {
     if (!inner) throw new LocalError(`${ref.variable}=${ref.text}: names the mount ${mount.path}, not a secret in it`);
     const enc = inner.split('/').map(encodeURIComponent).join('/');
     const mp = mount.path.split('/').filter(Boolean).map(encodeURIComponent).join('/');
-    if (mount.version === 1 && ref.version !== undefined) throw new LocalError(`${ref.variable}=${ref.text}: ?version applies to KV version 2 mounts; ${mount.path} is version 1`);
+    if (mount.version === 1 && ref.version !== undefined)
+      throw new LocalError(
+        `${ref.variable}=${ref.text}: ?version applies to KV version 2 mounts; ${mount.path} is version 1`,
+      );
     let res;
     try {
-      res = mount.version === 2 ? await this.client.read(`${mp}/data/${enc}`, ref.version ? { version: String(ref.version) } : undefined) : await this.client.read(`${mp}/${enc}`);
+      res =
+        mount.version === 2
+          ? await this.client.read(`${mp}/data/${enc}`, ref.version ? { version: String(ref.version) } : undefined)
+          : await this.client.read(`${mp}/${enc}`);
     } catch (e) {
       throw refError(ref, e, `no secret at ${ref.path}${ref.version ? ` version ${ref.version}` : ''}`);
     }
@@ -197,7 +211,10 @@ export class RefResolver {
     if (mount.version === 2) {
       const fields = (data?.data ?? null) as Record<string, unknown> | null;
       const meta = (data?.metadata ?? {}) as { version?: number; deletion_time?: string; destroyed?: boolean };
-      if (!fields) throw new LocalError(`${ref.variable}=${ref.text}: secret ${ref.path} version ${meta.version ?? '?'} is ${meta.destroyed ? 'destroyed' : 'deleted'}`);
+      if (!fields)
+        throw new LocalError(
+          `${ref.variable}=${ref.text}: secret ${ref.path} version ${meta.version ?? '?'} is ${meta.destroyed ? 'destroyed' : 'deleted'}`,
+        );
       return { fields, version: meta.version ?? 0, fingerprint: `v${meta.version ?? 0}` };
     }
     if (!data) throw new LocalError(`${ref.variable}=${ref.text}: no secret at ${ref.path}`);
@@ -237,14 +254,25 @@ export async function resolveRefs(resolver: RefResolver, refs: SecretRef[]): Pro
   const reads = new Map<string, Promise<SecretRead>>();
   for (const r of refs) if (!reads.has(readKey(r))) reads.set(readKey(r), resolver.read(r));
   const settled = new Map<string, PromiseSettledResult<SecretRead>>();
-  await Promise.all([...reads].map(async ([k, p]) => settled.set(k, await p.then((value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason })))));
+  await Promise.all(
+    [...reads].map(async ([k, p]) =>
+      settled.set(
+        k,
+        await p.then(
+          (value) => ({ status: 'fulfilled' as const, value }),
+          (reason: unknown) => ({ status: 'rejected' as const, reason }),
+        ),
+      ),
+    ),
+  );
   const values: Record<string, string> = {};
   const fingerprints = new Map<string, string>();
   for (const r of refs) {
     const s = settled.get(readKey(r))!;
     if (s.status === 'rejected') throw s.reason;
     const { fields, fingerprint } = s.value;
-    if (!Object.hasOwn(fields, r.field)) throw new LocalError(`${r.variable}=${r.text}: field "${r.field}" not in secret ${r.path}`);
+    if (!Object.hasOwn(fields, r.field))
+      throw new LocalError(`${r.variable}=${r.text}: field "${r.field}" not in secret ${r.path}`);
     values[r.variable] = asEnv(fields[r.field]);
     if (r.version === undefined) fingerprints.set(readKey(r), fingerprint);
   }
@@ -262,5 +290,9 @@ export function renderEnv(vars: Record<string, string>, format: 'dotenv' | 'json
 /** A dotenv value: bare when plain, else double-quoted with \\ \" \n \r \t escaped (what parseDotenv reads back). */
 function dotenvQuote(v: string): string {
   if (/^[A-Za-z0-9_./:@+,=-]*$/.test(v)) return v;
-  return '"' + v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') + '"';
+  return (
+    '"' +
+    v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') +
+    '"'
+  );
 }

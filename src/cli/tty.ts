@@ -98,7 +98,11 @@ export function progressBar(opts: ProgressOptions = {}): Progress {
       const frac = Math.min(1, doneUnits / opts.total);
       const width = Math.max(10, Math.min(30, (stream.columns ?? 80) - 60));
       const full = Math.round(frac * width);
-      parts.push(`[${'#'.repeat(full)}${'.'.repeat(width - full)}]`, `${Math.floor(frac * 100)}%`.padStart(4), `${fmt(doneUnits)}/${fmt(opts.total)}`);
+      parts.push(
+        `[${'#'.repeat(full)}${'.'.repeat(width - full)}]`,
+        `${Math.floor(frac * 100)}%`.padStart(4),
+        `${fmt(doneUnits)}/${fmt(opts.total)}`,
+      );
       parts.push(rate(r));
       if (r > 0 && frac < 1) parts.push(`ETA ${Math.ceil((opts.total - doneUnits) / r)}s`);
     } else parts.push(fmt(doneUnits), rate(r));
@@ -225,7 +229,11 @@ export async function confirmOrAbort(question: string, opts: ConfirmOptions = {}
 }
 
 /** Ask before a destructive command unless its `--yes` was given; a declined prompt exits 1. */
-export async function confirmCommand(cmd: Command, question: string, opts: Omit<ConfirmOptions, 'yes'> = {}): Promise<void> {
+export async function confirmCommand(
+  cmd: Command,
+  question: string,
+  opts: Omit<ConfirmOptions, 'yes'> = {},
+): Promise<void> {
   const yes = Boolean((cmd.optsWithGlobals() as { yes?: boolean }).yes);
   await confirmOrAbort(question, { ...opts, yes });
 }

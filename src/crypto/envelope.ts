@@ -43,10 +43,16 @@ export interface EnvelopeHeader {
 }
 
 /** Build a header for a wrapped data key. */
-export function buildHeader(wrappedKey: string, chunkSize = DEFAULT_CHUNK_SIZE, noncePrefix: Buffer = randomBytes(8)): EnvelopeHeader {
+export function buildHeader(
+  wrappedKey: string,
+  chunkSize = DEFAULT_CHUNK_SIZE,
+  noncePrefix: Buffer = randomBytes(8),
+): EnvelopeHeader {
   const wk = Buffer.from(wrappedKey, 'ascii');
-  if (wk.length === 0 || wk.length > MAX_WRAPPED) throw new EnvelopeError(`wrapped key must be 1..${MAX_WRAPPED} bytes`);
-  if (chunkSize < CHUNK_SIZE_LIMITS.min || chunkSize > CHUNK_SIZE_LIMITS.max) throw new EnvelopeError('chunk size out of range');
+  if (wk.length === 0 || wk.length > MAX_WRAPPED)
+    throw new EnvelopeError(`wrapped key must be 1..${MAX_WRAPPED} bytes`);
+  if (chunkSize < CHUNK_SIZE_LIMITS.min || chunkSize > CHUNK_SIZE_LIMITS.max)
+    throw new EnvelopeError('chunk size out of range');
   const h = Buffer.alloc(FIXED + wk.length);
   ENVELOPE_MAGIC.copy(h, 0);
   h[4] = VERSION;
@@ -61,7 +67,8 @@ export function buildHeader(wrappedKey: string, chunkSize = DEFAULT_CHUNK_SIZE, 
 /** Parse a header from the start of `buf`; null when more bytes are needed. */
 export function parseHeader(buf: Buffer): EnvelopeHeader | null {
   if (buf.length < 4) {
-    if (!ENVELOPE_MAGIC.subarray(0, buf.length).equals(buf)) throw new EnvelopeError('not a keyhold envelope (bad magic)');
+    if (!ENVELOPE_MAGIC.subarray(0, buf.length).equals(buf))
+      throw new EnvelopeError('not a keyhold envelope (bad magic)');
     return null;
   }
   if (!buf.subarray(0, 4).equals(ENVELOPE_MAGIC)) throw new EnvelopeError('not a keyhold envelope (bad magic)');
@@ -69,12 +76,18 @@ export function parseHeader(buf: Buffer): EnvelopeHeader | null {
   if (buf[4] !== VERSION) throw new EnvelopeError(`unsupported envelope version ${buf[4]}`);
   if (buf[5] !== CIPHER_AES256GCM) throw new EnvelopeError(`unsupported envelope cipher ${buf[5]}`);
   const chunkSize = buf.readUInt32BE(6);
-  if (chunkSize < CHUNK_SIZE_LIMITS.min || chunkSize > CHUNK_SIZE_LIMITS.max) throw new EnvelopeError(`envelope chunk size ${chunkSize} out of range`);
+  if (chunkSize < CHUNK_SIZE_LIMITS.min || chunkSize > CHUNK_SIZE_LIMITS.max)
+    throw new EnvelopeError(`envelope chunk size ${chunkSize} out of range`);
   const wl = buf.readUInt16BE(18);
   if (wl === 0 || wl > MAX_WRAPPED) throw new EnvelopeError('envelope wrapped-key length out of range');
   if (buf.length < FIXED + wl) return null;
   const bytes = Buffer.from(buf.subarray(0, FIXED + wl));
-  return { chunkSize, noncePrefix: Buffer.from(buf.subarray(10, 18)), wrappedKey: bytes.subarray(FIXED).toString('ascii'), bytes };
+  return {
+    chunkSize,
+    noncePrefix: Buffer.from(buf.subarray(10, 18)),
+    wrappedKey: bytes.subarray(FIXED).toString('ascii'),
+    bytes,
+  };
 }
 
 function nonceFor(prefix: Buffer, index: number): Buffer {
@@ -93,7 +106,14 @@ function aadFor(headerDigest: Buffer, index: number, final: boolean): Buffer {
 }
 
 /** Seal (encrypt) one chunk: `ct || tag`. */
-export function sealChunk(key: Buffer, noncePrefix: Buffer, headerDigest: Buffer, index: number, final: boolean, data: Buffer): Buffer[] {
+export function sealChunk(
+  key: Buffer,
+  noncePrefix: Buffer,
+  headerDigest: Buffer,
+  index: number,
+  final: boolean,
+  data: Buffer,
+): Buffer[] {
   const c = createCipheriv('aes-256-gcm', key, nonceFor(noncePrefix, index));
   c.setAAD(aadFor(headerDigest, index, final));
   const ct = c.update(data);
@@ -102,7 +122,14 @@ export function sealChunk(key: Buffer, noncePrefix: Buffer, headerDigest: Buffer
 }
 
 /** Open (decrypt) one chunk `ct || tag`; null when authentication fails. */
-export function openChunk(key: Buffer, noncePrefix: Buffer, headerDigest: Buffer, index: number, final: boolean, data: Buffer): Buffer | null {
+export function openChunk(
+  key: Buffer,
+  noncePrefix: Buffer,
+  headerDigest: Buffer,
+  index: number,
+  final: boolean,
+  data: Buffer,
+): Buffer | null {
   const d = createDecipheriv('aes-256-gcm', key, nonceFor(noncePrefix, index));
   d.setAAD(aadFor(headerDigest, index, final));
   d.setAuthTag(data.subarray(data.length - TAG));
@@ -240,7 +267,8 @@ class ChunkEngine {
       this.queue.push(p);
       return;
     }
-    if (this.seal) this.queue.push(Promise.resolve(sealChunk(this.key, this.noncePrefix, this.digest, index, final, data)));
+    if (this.seal)
+      this.queue.push(Promise.resolve(sealChunk(this.key, this.noncePrefix, this.digest, index, final, data)));
     else {
       const pt = openChunk(this.key, this.noncePrefix, this.digest, index, final, data);
       const p = pt ? Promise.resolve([pt]) : Promise.reject(new EnvelopeError('auth'));
@@ -282,11 +310,21 @@ export class EnvelopeEncryptor extends Transform {
   private started = false;
   private readonly chunkSize: number;
 
-  constructor(key: Buffer, private readonly header: EnvelopeHeader, opts: { threads?: number } = {}) {
+  constructor(
+    key: Buffer,
+    private readonly header: EnvelopeHeader,
+    opts: { threads?: number } = {},
+  ) {
     super({ readableHighWaterMark: header.chunkSize + TAG, writableHighWaterMark: header.chunkSize });
     if (key.length !== 32) throw new EnvelopeError('data key must be 32 bytes');
     const digest = createHash('sha256').update(header.bytes).digest();
-    this.engine = new ChunkEngine(Buffer.from(key), header.noncePrefix, digest, true, opts.threads ?? envelopeThreads());
+    this.engine = new ChunkEngine(
+      Buffer.from(key),
+      header.noncePrefix,
+      digest,
+      true,
+      opts.threads ?? envelopeThreads(),
+    );
     key.fill(0);
     this.chunkSize = header.chunkSize;
     this.buf = Buffer.allocUnsafeSlow(header.chunkSize);
@@ -308,7 +346,10 @@ export class EnvelopeEncryptor extends Transform {
     let off = 0;
     // Whole chunks straight from the source (file reads of chunk_size) need no copy.
     while (this.fill === 0 && chunk.length - off >= this.chunkSize) {
-      await this.sealNext(off === 0 && chunk.length === this.chunkSize ? chunk : chunk.subarray(off, off + this.chunkSize), false);
+      await this.sealNext(
+        off === 0 && chunk.length === this.chunkSize ? chunk : chunk.subarray(off, off + this.chunkSize),
+        false,
+      );
       off += this.chunkSize;
     }
     while (off < chunk.length) {
@@ -327,7 +368,10 @@ export class EnvelopeEncryptor extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.ingest(chunk).then(() => cb(), (e) => cb(e as Error));
+    this.ingest(chunk).then(
+      () => cb(),
+      (e) => cb(e as Error),
+    );
   }
 
   override _flush(cb: TransformCallback): void {
@@ -367,7 +411,10 @@ export class EnvelopeDecryptor extends Transform {
   private index = 0;
   private readonly threads: number;
 
-  constructor(private readonly unwrap: (wrappedKey: string) => Promise<Buffer>, opts: { threads?: number } = {}) {
+  constructor(
+    private readonly unwrap: (wrappedKey: string) => Promise<Buffer>,
+    opts: { threads?: number } = {},
+  ) {
     super({ writableHighWaterMark: DEFAULT_CHUNK_SIZE, readableHighWaterMark: DEFAULT_CHUNK_SIZE });
     this.threads = opts.threads ?? envelopeThreads();
   }
@@ -400,7 +447,9 @@ export class EnvelopeDecryptor extends Transform {
         out = await e.next();
       } catch (err) {
         if (!(err instanceof EnvelopeError)) throw err;
-        throw new EnvelopeError(`envelope chunk ${at} failed authentication (tampered, reordered, truncated or wrong key)`);
+        throw new EnvelopeError(
+          `envelope chunk ${at} failed authentication (tampered, reordered, truncated or wrong key)`,
+        );
       }
       for (const b of out) this.push(b);
     }
@@ -440,12 +489,18 @@ export class EnvelopeDecryptor extends Transform {
         return;
       }
       await this.consume(chunk);
-    })().then(() => cb(), (e) => cb(e as Error));
+    })().then(
+      () => cb(),
+      (e) => cb(e as Error),
+    );
   }
 
   override _flush(cb: TransformCallback): void {
     (async () => {
-      if (!this.header) throw new EnvelopeError(this.pendingLen === 0 ? 'empty input: not a keyhold envelope' : 'envelope truncated (incomplete header)');
+      if (!this.header)
+        throw new EnvelopeError(
+          this.pendingLen === 0 ? 'empty input: not a keyhold envelope' : 'envelope truncated (incomplete header)',
+        );
       // A full chunk is never final: input ending on a chunk boundary lost its final chunk.
       if (this.fill === 0) {
         await this.drain(true);

@@ -44,14 +44,28 @@ export function moduleOf(type: string): EngineModule<any> | undefined {
 }
 
 /** Internal mounts plus the given user mounts, each with its module's routes; unknown types are skipped. */
-export function mountedRoutes(mounts: ReadonlyArray<{ path: string; type: string; description?: string }>): MountedRoutes[] {
-  const out: MountedRoutes[] = INTERNAL_MOUNTS.map(({ path, module }) => ({ path, type: module.type, description: module.description, routes: module.routes, internal: true }));
+export function mountedRoutes(
+  mounts: ReadonlyArray<{ path: string; type: string; description?: string }>,
+): MountedRoutes[] {
+  const out: MountedRoutes[] = INTERNAL_MOUNTS.map(({ path, module }) => ({
+    path,
+    type: module.type,
+    description: module.description,
+    routes: module.routes,
+    internal: true,
+  }));
   for (const m of mounts) {
     const path = m.path.endsWith('/') ? m.path : m.path + '/';
     if (out.some((o) => o.path === path)) continue;
     const module = ENGINES[m.type === 'kv-v2' ? 'kv' : m.type];
     if (!module) continue;
-    out.push({ path, type: module.type, description: m.description || module.description, routes: module.routes, internal: false });
+    out.push({
+      path,
+      type: module.type,
+      description: m.description || module.description,
+      routes: module.routes,
+      internal: false,
+    });
   }
   return out;
 }

@@ -76,13 +76,23 @@ export function visibleSubcommands(cmd: Command): Command[] {
   return cmd.commands.filter((c) => !isHidden(c));
 }
 
-const METHOD: Record<string, string> = { create: 'POST', update: 'POST', read: 'GET', delete: 'DELETE', list: 'LIST', patch: 'PATCH' };
+const METHOD: Record<string, string> = {
+  create: 'POST',
+  update: 'POST',
+  read: 'GET',
+  delete: 'DELETE',
+  list: 'LIST',
+  patch: 'PATCH',
+};
 
 /** A route of a mount, as the generators attach it to commands. */
 export type MountedRoute = { mountPath: string; route: AnyRoute };
 
 /** The route whose cli hint names the command `path`, and the API call it makes. */
-export function apiOf(routes: ReadonlyArray<MountedRoute>, path: string[]): { hit?: MountedRoute; api?: CommandDoc['api'] } {
+export function apiOf(
+  routes: ReadonlyArray<MountedRoute>,
+  path: string[],
+): { hit?: MountedRoute; api?: CommandDoc['api'] } {
   const key = path.join(' ');
   const hit = routes.find((r) => r.route.cli?.command === key);
   if (!hit) return {};
@@ -106,7 +116,11 @@ export function fillOptionHelp(options: OptionDoc[], hit: MountedRoute | undefin
 }
 
 /** Build the model of `cmd` and its visible subcommands; `routes` maps cli hints to API routes. */
-export function describeCommand(cmd: Command, routes: ReadonlyArray<MountedRoute> = [], path: string[] = []): CommandDoc {
+export function describeCommand(
+  cmd: Command,
+  routes: ReadonlyArray<MountedRoute> = [],
+  path: string[] = [],
+): CommandDoc {
   const { hit, api } = apiOf(routes, path);
   const options = cmd.options.filter((o) => !o.hidden).map(optionDoc);
   fillOptionHelp(options, hit);

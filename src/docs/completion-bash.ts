@@ -31,13 +31,20 @@ export function bashCompletion(spec: CompSpec): string {
   for (const n of spec.nodes) {
     const subs = n.subs.map((s) => s.name).join(' ');
     const opts = n.options.length ? unique([...flagsOf(n.options), ...gFlags]).join(' ') : '';
-    const vopts = n.options.some((o) => o.takesValue) ? unique([...flagsOf(n.options.filter((o) => o.takesValue)), ...flagsOf(gValue)]).join(' ') : '';
-    const sets = [subs && `_kh_subs=${sq(subs)}`, opts && `_kh_opts=${sq(opts)}`, vopts && `_kh_vopts=${sq(vopts)}`].filter(Boolean);
+    const vopts = n.options.some((o) => o.takesValue)
+      ? unique([...flagsOf(n.options.filter((o) => o.takesValue)), ...flagsOf(gValue)]).join(' ')
+      : '';
+    const sets = [
+      subs && `_kh_subs=${sq(subs)}`,
+      opts && `_kh_opts=${sq(opts)}`,
+      vopts && `_kh_vopts=${sq(vopts)}`,
+    ].filter(Boolean);
     if (sets.length) nodeCases.push(`    ${sq(n.path)}) ${sets.join('; ')} ;;`);
     for (const o of n.options) {
       const code = o.takesValue ? valueCode(o.values) : undefined;
       if (!code) continue;
-      for (const flag of [o.short, o.long].filter(Boolean)) valueCases.push(`    ${sq(`${n.path}|${flag}`)}) echo ${code} ;;`);
+      for (const flag of [o.short, o.long].filter(Boolean))
+        valueCases.push(`    ${sq(`${n.path}|${flag}`)}) echo ${code} ;;`);
     }
     n.args.forEach((a, i) => {
       const code = valueCode(a.values) ?? "'n'";

@@ -33,8 +33,11 @@ function optionLine(o: CompOption, cond: string): string {
 export function fishCompletion(spec: CompSpec): string {
   const paths = spec.nodes.filter((n) => n.path).map((n) => n.path);
   const vopts: string[] = [];
-  for (const n of spec.nodes) for (const o of n.options.filter((x) => x.takesValue)) for (const f of [o.short, o.long]) if (f) vopts.push(`${n.path}|${f}`);
-  for (const o of spec.globals.filter((x) => x.takesValue)) for (const f of [o.short, o.long]) if (f) vopts.push(`*|${f}`);
+  for (const n of spec.nodes)
+    for (const o of n.options.filter((x) => x.takesValue))
+      for (const f of [o.short, o.long]) if (f) vopts.push(`${n.path}|${f}`);
+  for (const o of spec.globals.filter((x) => x.takesValue))
+    for (const f of [o.short, o.long]) if (f) vopts.push(`*|${f}`);
   const lines: string[] = [];
   for (const o of spec.globals) lines.push(optionLine(o, ''));
   for (const n of spec.nodes) {
@@ -42,14 +45,18 @@ export function fishCompletion(spec: CompSpec): string {
     if (n.subs.length) {
       lines.push('');
       lines.push(`# ${n.path ? `keyhold ${n.path}` : 'keyhold'}`);
-      for (const s of n.subs) lines.push(`complete -c keyhold -n ${fq(`__keyhold_arg ${fq(n.path)} 1`)} -a ${fq(s.name)} -d ${fq(s.description)}`);
+      for (const s of n.subs)
+        lines.push(
+          `complete -c keyhold -n ${fq(`__keyhold_arg ${fq(n.path)} 1`)} -a ${fq(s.name)} -d ${fq(s.description)}`,
+        );
     }
     for (const o of n.options) lines.push(optionLine(o, at));
     n.args.forEach((a, i) => {
       const cond = `__keyhold_arg ${fq(n.path)} ${i + 1}${a.variadic ? '+' : ''}`;
       const v = a.values;
       if (v.kind === 'words') lines.push(`complete -c keyhold -n ${fq(cond)} -a ${fq(v.words.join(' '))}`);
-      else if (v.kind === 'daemon') lines.push(`complete -c keyhold -n ${fq(cond)} -a ${fq(`(__keyhold_dyn ${v.source})`)}`);
+      else if (v.kind === 'daemon')
+        lines.push(`complete -c keyhold -n ${fq(cond)} -a ${fq(`(__keyhold_dyn ${v.source})`)}`);
       else if (v.kind === 'files') lines.push(`complete -c keyhold -n ${fq(cond)} -F`);
     });
   }

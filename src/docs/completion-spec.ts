@@ -8,7 +8,11 @@ import { argRule, optionRule, SYNC_TYPES, type DynamicRule } from './dynamic.js'
 import { TOPICS } from '../cli/help-topics.js';
 
 /** How a value completes. */
-export type Values = { kind: 'words'; words: string[] } | { kind: 'daemon'; source: string } | { kind: 'files' } | { kind: 'none' };
+export type Values =
+  | { kind: 'words'; words: string[] }
+  | { kind: 'daemon'; source: string }
+  | { kind: 'files' }
+  | { kind: 'none' };
 
 /** One option as the shells see it. */
 export interface CompOption {
@@ -73,14 +77,22 @@ function valuesFor(choices: string[] | undefined, rule: DynamicRule | undefined,
 /** Build the completion model from the command model. */
 export function completionSpec(root: CommandDoc): CompSpec {
   const topLevel = root.subcommands.map((s) => s.name);
-  const help: CompOption = { long: '--help', short: '-h', description: 'Show help for the command', takesValue: false, values: { kind: 'none' } };
+  const help: CompOption = {
+    long: '--help',
+    short: '-h',
+    description: 'Show help for the command',
+    takesValue: false,
+    values: { kind: 'none' },
+  };
   const globals: CompOption[] = [
     ...root.options.map((o) => ({
       long: o.long,
       short: o.short,
       description: shortText(o.description),
       takesValue: o.takesValue,
-      values: o.takesValue ? valuesFor(o.choices, o.long ? optionRule([], o.long) : undefined, topLevel) : ({ kind: 'none' } as Values),
+      values: o.takesValue
+        ? valuesFor(o.choices, o.long ? optionRule([], o.long) : undefined, topLevel)
+        : ({ kind: 'none' } as Values),
     })),
     help,
   ];
@@ -94,10 +106,16 @@ export function completionSpec(root: CommandDoc): CompSpec {
           short: o.short,
           description: shortText(o.description),
           takesValue: o.takesValue,
-          values: o.takesValue ? valuesFor(o.choices, o.long ? optionRule(doc.path, o.long) : undefined, topLevel) : { kind: 'none' },
+          values: o.takesValue
+            ? valuesFor(o.choices, o.long ? optionRule(doc.path, o.long) : undefined, topLevel)
+            : { kind: 'none' },
         }))
       : [],
-    args: doc.args.map((a) => ({ name: a.name, variadic: a.variadic, values: valuesFor(a.choices, argRule(doc.path, a.name), topLevel) })),
+    args: doc.args.map((a) => ({
+      name: a.name,
+      variadic: a.variadic,
+      values: valuesFor(a.choices, argRule(doc.path, a.name), topLevel),
+    })),
   }));
   return { nodes, globals };
 }

@@ -6,7 +6,9 @@ function flagsOf(options: CompOption[]): string[] {
 }
 
 function described(options: CompOption[]): string[] {
-  return options.flatMap((o) => [o.short, o.long].filter((x): x is string => Boolean(x)).map((f) => `${f}:${o.description}`));
+  return options.flatMap((o) =>
+    [o.short, o.long].filter((x): x is string => Boolean(x)).map((f) => `${f}:${o.description}`),
+  );
 }
 
 /** Keep the first "flag:description" entry of each flag (a command's own option hides a global one). */
@@ -45,14 +47,16 @@ export function zshCompletion(spec: CompSpec): string {
   for (const n of spec.nodes) {
     const sets: string[] = [];
     if (n.subs.length) sets.push(`kh_subs=${arr(n.subs.map((s) => `${s.name}:${s.description}`))}`);
-    if (n.options.length) sets.push(`kh_opts=${arr(uniqueByFlag([...described(n.options), ...described(spec.globals)]))}`);
+    if (n.options.length)
+      sets.push(`kh_opts=${arr(uniqueByFlag([...described(n.options), ...described(spec.globals)]))}`);
     const vopts = flagsOf(n.options.filter((o) => o.takesValue));
     if (vopts.length) sets.push(`kh_vopts=${arr([...new Set([...vopts, ...flagsOf(gValue)])])}`);
     if (sets.length) nodeCases.push(`    ${sq(n.path)}) ${sets.join('; ')} ;;`);
     for (const o of n.options) {
       const code = o.takesValue ? valueCode(o.values) : undefined;
       if (!code) continue;
-      for (const flag of [o.short, o.long].filter(Boolean)) valueCases.push(`    ${sq(`${n.path}|${flag}`)}) print -r -- ${code} ;;`);
+      for (const flag of [o.short, o.long].filter(Boolean))
+        valueCases.push(`    ${sq(`${n.path}|${flag}`)}) print -r -- ${code} ;;`);
     }
     n.args.forEach((a, i) => {
       const code = valueCode(a.values) ?? "'n'";
@@ -63,7 +67,8 @@ export function zshCompletion(spec: CompSpec): string {
   for (const o of gValue) {
     const code = valueCode(o.values);
     if (!code) continue;
-    for (const flag of [o.short, o.long].filter(Boolean)) valueCases.push(`    *${sq(`|${flag}`)}) print -r -- ${code} ;;`);
+    for (const flag of [o.short, o.long].filter(Boolean))
+      valueCases.push(`    *${sq(`|${flag}`)}) print -r -- ${code} ;;`);
   }
   return `#compdef keyhold
 # zsh completion for keyhold. Generated from the command tree by \`npm run docs\`

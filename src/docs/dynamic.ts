@@ -31,7 +31,16 @@ export interface DynamicRule {
 }
 
 /** Sources that ask the daemon (the rest are answered locally). */
-export const DAEMON_SOURCES: ReadonlySet<Source> = new Set(['transit-keys', 'kv-paths', 'mounts', 'transit-mounts', 'kv-mounts', 'sync-destinations', 'policies', 'audit-devices']);
+export const DAEMON_SOURCES: ReadonlySet<Source> = new Set([
+  'transit-keys',
+  'kv-paths',
+  'mounts',
+  'transit-mounts',
+  'kv-mounts',
+  'sync-destinations',
+  'policies',
+  'audit-devices',
+]);
 
 /** Destination types of secret sync (the sync module's table), completed without asking the daemon. */
 export const SYNC_TYPES: readonly string[] = DESTINATION_TYPE_IDS;
@@ -39,15 +48,48 @@ export const SYNC_TYPES: readonly string[] = DESTINATION_TYPE_IDS;
 /** First matching rule wins; `command: ''` matches every command. */
 export const DYNAMIC_RULES: readonly DynamicRule[] = [
   { command: 'transit', option: '--mount', source: 'transit-mounts' },
-  { command: 'transit keys export', arg: 'kind', source: 'words', words: ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] },
+  {
+    command: 'transit keys export',
+    arg: 'kind',
+    source: 'words',
+    words: ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'],
+  },
   { command: 'transit datakey', arg: 'type', source: 'words', words: ['plaintext', 'wrapped'] },
-  { command: 'transit hash', arg: 'algorithm', source: 'words', words: ['sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] },
+  {
+    command: 'transit hash',
+    arg: 'algorithm',
+    source: 'words',
+    words: ['sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'],
+  },
   { command: 'transit', option: '--encoding', source: 'words', words: ['base64', 'hex'] },
-  { command: 'transit', option: '--hash-algorithm', source: 'words', words: ['sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512', 'none'] },
+  {
+    command: 'transit',
+    option: '--hash-algorithm',
+    source: 'words',
+    words: [
+      'sha1',
+      'sha2-224',
+      'sha2-256',
+      'sha2-384',
+      'sha2-512',
+      'sha3-224',
+      'sha3-256',
+      'sha3-384',
+      'sha3-512',
+      'none',
+    ],
+  },
   { command: 'transit', option: '--signature-algorithm', source: 'words', words: ['pss', 'pkcs1v15'] },
   { command: 'transit', option: '--marshaling-algorithm', source: 'words', words: ['asn1', 'jws'] },
   { command: 'transit', option: '--padding-scheme', source: 'words', words: ['oaep', 'pkcs1v15'] },
-  { command: 'transit', option: '--type', source: 'words', words: Object.keys(KEY_TYPES).filter((t) => KEY_TYPES[t as keyof typeof KEY_TYPES].kind !== 'managed').sort() },
+  {
+    command: 'transit',
+    option: '--type',
+    source: 'words',
+    words: Object.keys(KEY_TYPES)
+      .filter((t) => KEY_TYPES[t as keyof typeof KEY_TYPES].kind !== 'managed')
+      .sort(),
+  },
   { command: 'transit', arg: 'name', source: 'transit-keys' },
   { command: 'transit', arg: 'key', source: 'transit-keys' },
   { command: 'transit', arg: 'source', source: 'transit-keys' },

@@ -27,7 +27,11 @@ export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 
 /** Committed file of each shell's completion script. */
-export const COMPLETION_FILES: Record<Shell, string> = { bash: 'completions/keyhold.bash', zsh: 'completions/_keyhold', fish: 'completions/keyhold.fish' };
+export const COMPLETION_FILES: Record<Shell, string> = {
+  bash: 'completions/keyhold.bash',
+  zsh: 'completions/_keyhold',
+  fish: 'completions/keyhold.fish',
+};
 
 /** The command that regenerates everything (named in drift-test failures). */
 export const REGENERATE = 'npm run docs';

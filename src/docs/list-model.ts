@@ -46,7 +46,12 @@ function examplesOf(node: Node): string[] {
   const table = EXAMPLES[node.words.join(' ')];
   if (table?.length) return [...table];
   if (node.children.length) return [];
-  return [synthesizedUsage(node.words, (node.spec?.args ?? []).filter((a) => !a.optional).map((a) => a.name))];
+  return [
+    synthesizedUsage(
+      node.words,
+      (node.spec?.args ?? []).filter((a) => !a.optional).map((a) => a.name),
+    ),
+  ];
 }
 
 function describeNode(node: Node, routes: ReadonlyArray<MountedRoute>): CommandDoc {
@@ -63,7 +68,13 @@ function describeNode(node: Node, routes: ReadonlyArray<MountedRoute>): CommandD
     description: node.summary,
     args: (node.spec?.args ?? []).map((a) => {
       const arg = argument(a);
-      return { name: a.name, description: arg.description || (fieldHelp(hit, a.name) ?? ''), required: arg.required, variadic: arg.variadic, choices: a.choices ? [...a.choices] : undefined };
+      return {
+        name: a.name,
+        description: arg.description || (fieldHelp(hit, a.name) ?? ''),
+        required: arg.required,
+        variadic: arg.variadic,
+        choices: a.choices ? [...a.choices] : undefined,
+      };
     }),
     options,
     subcommands: node.children.map((c) => describeNode(c, routes)),

@@ -60,8 +60,8 @@ function header(title: string, version: string): string[] {
   return [
     `.\\" Generated from the command tree by \`npm run docs\` (src/docs/man.ts); do not edit.`,
     `.TH ${roff(title.toUpperCase())} 1 "" "keyhold ${roff(version)}" "keyhold manual"`,
-    ".nh",
-    ".ad l",
+    '.nh',
+    '.ad l',
   ];
 }
 
@@ -101,14 +101,21 @@ function optionsOf(cmds: CommandDoc[]): string[] {
   for (const c of cmds) {
     if (!c.options.length && !c.args.some((a) => a.description)) continue;
     out.push(`.SS "keyhold ${roff(c.path.join(' '))}"`);
-    for (const a of c.args) if (a.description) out.push('.TP', `\\fI${roff(a.name)}\\fR`, roff(sentence(a.description)));
+    for (const a of c.args)
+      if (a.description) out.push('.TP', `\\fI${roff(a.name)}\\fR`, roff(sentence(a.description)));
     for (const o of c.options) out.push(...optionItem(o));
   }
   return out;
 }
 
 function globalOptions(root: CommandDoc): string[] {
-  return ['.SS "Global options"', ...root.options.flatMap(optionItem), '.TP', '\\fB\\-h\\fR, \\fB\\-\\-help\\fR', 'Show help for any command.'];
+  return [
+    '.SS "Global options"',
+    ...root.options.flatMap(optionItem),
+    '.TP',
+    '\\fB\\-h\\fR, \\fB\\-\\-help\\fR',
+    'Show help for any command.',
+  ];
 }
 
 /** The page of one group (`keyhold-transit.1`). */
@@ -128,7 +135,12 @@ export function groupPage(root: CommandDoc, group: CommandDoc, version: string):
     ...optionsOf(cmds),
     ...globalOptions(root),
     ...examplesBlock(cmds),
-    ...commonSections(root, ['keyhold', ...pageGroups(root).filter((g) => g !== group).map((g) => `keyhold\\-${g.name}`)]),
+    ...commonSections(root, [
+      'keyhold',
+      ...pageGroups(root)
+        .filter((g) => g !== group)
+        .map((g) => `keyhold\\-${g.name}`),
+    ]),
   ];
   return lines.join('\n') + '\n';
 }
@@ -148,9 +160,15 @@ export function mainPage(root: CommandDoc, version: string): string {
       'keyhold is one program that is both a daemon serving a HashiCorp-Vault-compatible HTTP API (transit engine, KV version 2, tokens and policies, secret sync) on a Unix socket or TCP, and a command-line client of that daemon. Vault clients work against it unchanged.',
     ),
     '.PP',
-    roff('Start the daemon with `keyhold server`, then run any other command. Data goes to stdout and diagnostics to stderr; secrets are read from stdin or files, never from the command line.'),
+    roff(
+      'Start the daemon with `keyhold server`, then run any other command. Data goes to stdout and diagnostics to stderr; secrets are read from stdin or files, never from the command line.',
+    ),
     '.SH COMMANDS',
-    ...groups.flatMap((g) => ['.TP', `\\fBkeyhold ${roff(g.name)}\\fR`, `${roff(sentence(g.description))} See \\fBkeyhold\\-${roff(g.name)}\\fR(1).`]),
+    ...groups.flatMap((g) => [
+      '.TP',
+      `\\fBkeyhold ${roff(g.name)}\\fR`,
+      `${roff(sentence(g.description))} See \\fBkeyhold\\-${roff(g.name)}\\fR(1).`,
+    ]),
     ...describeCommands(others),
     '.SH OPTIONS',
     ...optionsOf(others),
@@ -158,7 +176,10 @@ export function mainPage(root: CommandDoc, version: string): string {
     '.SH OUTPUT FORMATS',
     ...entries(FORMATS),
     ...examplesBlock(others),
-    ...commonSections(root, groups.map((g) => `keyhold\\-${g.name}`)),
+    ...commonSections(
+      root,
+      groups.map((g) => `keyhold\\-${g.name}`),
+    ),
   ];
   return lines.join('\n') + '\n';
 }

@@ -65,18 +65,47 @@ export function fieldSchema(spec: FieldSpec): Json {
   }
   s.description = spec.help;
   if (spec.choices) s.enum = [...spec.choices];
-  if (spec.min !== undefined) Object.assign(s, spec.kind === 'int' ? { minimum: spec.min } : spec.kind === 'strings' || spec.kind === 'list' ? { minItems: spec.min } : spec.kind === 'string' ? { minLength: spec.min } : {});
-  if (spec.max !== undefined) Object.assign(s, spec.kind === 'int' ? { maximum: spec.max } : spec.kind === 'strings' || spec.kind === 'list' ? { maxItems: spec.max } : spec.kind === 'string' ? { maxLength: spec.max } : {});
+  if (spec.min !== undefined)
+    Object.assign(
+      s,
+      spec.kind === 'int'
+        ? { minimum: spec.min }
+        : spec.kind === 'strings' || spec.kind === 'list'
+          ? { minItems: spec.min }
+          : spec.kind === 'string'
+            ? { minLength: spec.min }
+            : {},
+    );
+  if (spec.max !== undefined)
+    Object.assign(
+      s,
+      spec.kind === 'int'
+        ? { maximum: spec.max }
+        : spec.kind === 'strings' || spec.kind === 'list'
+          ? { maxItems: spec.max }
+          : spec.kind === 'string'
+            ? { maxLength: spec.max }
+            : {},
+    );
   const d = spec.default;
   if (d !== undefined && !Buffer.isBuffer(d) && spec.kind !== 'duration') s.default = d;
   if (spec.sensitive) s.writeOnly = true;
   return s;
 }
 
-const METHOD_OF: Record<Exclude<Operation, 'create'>, 'get' | 'post' | 'delete' | 'patch'> = { read: 'get', list: 'get', update: 'post', delete: 'delete', patch: 'patch' };
+const METHOD_OF: Record<Exclude<Operation, 'create'>, 'get' | 'post' | 'delete' | 'patch'> = {
+  read: 'get',
+  list: 'get',
+  update: 'post',
+  delete: 'delete',
+  patch: 'patch',
+};
 
 function slug(s: string): string {
-  return s.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return s
+    .replace(/[{}]/g, '')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function mountParam(mountPath: string): string {
@@ -108,7 +137,15 @@ export function buildOpenApi(mounts: readonly MountedRoutes[], opts: OpenApiOpti
           if (opts.include && !opts.include(aclPath, op, route)) continue;
           const item = (paths[full] ??= {});
           if (item[method]) continue;
-          item[method] = operation(m, route, variant.params, op, rel, hasWrite, generic ? mountParam(m.path) : undefined);
+          item[method] = operation(
+            m,
+            route,
+            variant.params,
+            op,
+            rel,
+            hasWrite,
+            generic ? mountParam(m.path) : undefined,
+          );
           used = true;
         }
       }
@@ -152,14 +189,34 @@ export function buildOpenApi(mounts: readonly MountedRoutes[], opts: OpenApiOpti
   };
 }
 
-function operation(m: MountedRoutes, route: AnyRoute, pathParams: string[], op: Operation, rel: string, hasWrite: boolean, mountParamName: string | undefined): Json {
+function operation(
+  m: MountedRoutes,
+  route: AnyRoute,
+  pathParams: string[],
+  op: Operation,
+  rel: string,
+  hasWrite: boolean,
+  mountParamName: string | undefined,
+): Json {
   const fields = route.fields as Record<string, { spec: FieldSpec }>;
   const parameters: Json[] = [];
   if (mountParamName) {
-    parameters.push({ name: mountParamName, in: 'path', required: true, description: `Path where the ${m.type} engine is mounted`, schema: { type: 'string', default: m.path.replace(/\/$/, '') } });
+    parameters.push({
+      name: mountParamName,
+      in: 'path',
+      required: true,
+      description: `Path where the ${m.type} engine is mounted`,
+      schema: { type: 'string', default: m.path.replace(/\/$/, '') },
+    });
   }
   for (const p of pathParams) {
-    parameters.push({ name: p, in: 'path', required: true, description: fields[p]?.spec.help ?? p, schema: { type: 'string' } });
+    parameters.push({
+      name: p,
+      in: 'path',
+      required: true,
+      description: fields[p]?.spec.help ?? p,
+      schema: { type: 'string' },
+    });
   }
   const opName = op === 'create' ? 'write' : op === 'update' ? 'write' : op;
   const out: Json = {
@@ -170,25 +227,54 @@ function operation(m: MountedRoutes, route: AnyRoute, pathParams: string[], op: 
   if (route.description) out.description = route.description;
   const bodyFields = Object.entries(fields).filter(([n]) => !pathParams.includes(n) && !route.params.includes(n));
   if (op === 'list') {
-    parameters.push({ name: 'list', in: 'query', required: true, description: 'Must be true (or use the LIST method)', schema: { type: 'string', enum: ['true'] } });
+    parameters.push({
+      name: 'list',
+      in: 'query',
+      required: true,
+      description: 'Must be true (or use the LIST method)',
+      schema: { type: 'string', enum: ['true'] },
+    });
   } else if ((op === 'read' || op === 'delete') && !hasWrite && !route.operations.patch) {
-    for (const [n, field] of bodyFields) parameters.push({ name: n, in: 'query', required: false, description: field.spec.help, schema: fieldSchema(field.spec) });
+    for (const [n, field] of bodyFields)
+      parameters.push({
+        name: n,
+        in: 'query',
+        required: false,
+        description: field.spec.help,
+        schema: fieldSchema(field.spec),
+      });
   }
   if (parameters.length) out.parameters = parameters;
   if ((op === 'update' || op === 'create' || op === 'patch') && bodyFields.length) {
     const required = bodyFields.filter(([, fl]) => fl.spec.required && fl.spec.default === undefined).map(([n]) => n);
-    const schema: Json = { type: 'object', properties: Object.fromEntries(bodyFields.map(([n, fl]) => [n, fieldSchema(fl.spec)])) };
+    const schema: Json = {
+      type: 'object',
+      properties: Object.fromEntries(bodyFields.map(([n, fl]) => [n, fieldSchema(fl.spec)])),
+    };
     if (required.length) schema.required = required;
-    out.requestBody = { required: required.length > 0, content: { [op === 'patch' ? 'application/merge-patch+json' : 'application/json']: { schema } } };
+    out.requestBody = {
+      required: required.length > 0,
+      content: { [op === 'patch' ? 'application/merge-patch+json' : 'application/json']: { schema } },
+    };
   }
-  const ok = { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/VaultResponse' } } } };
-  const err = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/VaultErrors' } } } };
-  out.responses = op === 'read' || op === 'list' ? { '200': ok, '404': { description: 'Not found' }, default: err } : { '200': ok, '204': { description: 'Empty body' }, default: err };
+  const ok = {
+    description: 'OK',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/VaultResponse' } } },
+  };
+  const err = {
+    description: 'Error',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/VaultErrors' } } },
+  };
+  out.responses =
+    op === 'read' || op === 'list'
+      ? { '200': ok, '404': { description: 'Not found' }, default: err }
+      : { '200': ok, '204': { description: 'Empty body' }, default: err };
   if (route.unauthenticated) {
     out.security = [];
     out['x-vault-unauthenticated'] = true;
   }
   if (route.sudo) out['x-vault-sudo'] = true;
-  if ((op === 'update' || op === 'create') && (route.exists || route.operations.create)) out['x-vault-createSupported'] = true;
+  if ((op === 'update' || op === 'create') && (route.exists || route.operations.create))
+    out['x-vault-createSupported'] = true;
   return out;
 }

@@ -19,13 +19,34 @@ export interface PathHelp {
   unauthenticated: boolean;
   sudo: boolean;
   cli?: string;
-  fields: Record<string, { type: string; description: string; in_path: boolean; required: boolean; sensitive: boolean; default?: unknown; choices?: string[] }>;
+  fields: Record<
+    string,
+    {
+      type: string;
+      description: string;
+      in_path: boolean;
+      required: boolean;
+      sensitive: boolean;
+      default?: unknown;
+      choices?: string[];
+    }
+  >;
 }
 
-const METHODS: Record<Operation, string> = { read: 'GET', list: 'LIST', create: 'POST', update: 'POST', patch: 'PATCH', delete: 'DELETE' };
+const METHODS: Record<Operation, string> = {
+  read: 'GET',
+  list: 'LIST',
+  create: 'POST',
+  update: 'POST',
+  patch: 'PATCH',
+  delete: 'DELETE',
+};
 
 /** Find the route of `fullPath` among `mounts`; null when no mount or route matches. */
-export function findPath(mounts: readonly MountedRoutes[], fullPath: string): { mount: MountedRoutes; route: AnyRoute; sub: string } | null {
+export function findPath(
+  mounts: readonly MountedRoutes[],
+  fullPath: string,
+): { mount: MountedRoutes; route: AnyRoute; sub: string } | null {
   const clean = fullPath.replace(/^\/+/, '').replace(/^v1\//, '');
   const mount = resolveMount(mounts, clean);
   if (!mount) return null;
@@ -38,7 +59,9 @@ export function findPath(mounts: readonly MountedRoutes[], fullPath: string): { 
 export function pathHelp(request: string, mount: MountedRoutes, route: AnyRoute): PathHelp {
   const ops = (Object.keys(route.operations) as Operation[]).filter((o) => route.operations[o]);
   const fields: PathHelp['fields'] = {};
-  for (const [name, field] of Object.entries(route.fields as Record<string, { spec: FieldSpec }>).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, field] of Object.entries(route.fields as Record<string, { spec: FieldSpec }>).sort(([a], [b]) =>
+    a.localeCompare(b),
+  )) {
     const s = field.spec;
     const d = s.default !== undefined && !Buffer.isBuffer(s.default) ? s.default : undefined;
     fields[name] = {
@@ -94,7 +117,14 @@ export function renderPathHelp(h: PathHelp): string {
   if (!names.length) lines.push('    (none)', '');
   for (const n of names) {
     const f = h.fields[n]!;
-    const notes = [f.type, f.in_path ? 'in the path' : '', f.required ? 'required' : '', f.sensitive ? 'sensitive' : '', f.default !== undefined ? `default ${JSON.stringify(f.default)}` : '', f.choices ? `one of ${f.choices.join(', ')}` : ''].filter(Boolean);
+    const notes = [
+      f.type,
+      f.in_path ? 'in the path' : '',
+      f.required ? 'required' : '',
+      f.sensitive ? 'sensitive' : '',
+      f.default !== undefined ? `default ${JSON.stringify(f.default)}` : '',
+      f.choices ? `one of ${f.choices.join(', ')}` : '',
+    ].filter(Boolean);
     lines.push(`    ${n} (${notes.join('; ')})`, '', ...wrap(f.description, '        '), '');
   }
   if (h.description) lines.push('## DESCRIPTION', '', ...wrap(h.description, ''), '');

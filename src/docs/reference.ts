@@ -35,17 +35,34 @@ export function commandReference(root: CommandDoc): string {
     '',
   ];
   const all = flatten(root).filter((c) => c.path.length > 0);
-  for (const c of all) out.push(`${'  '.repeat(c.path.length - 1)}- [\`keyhold ${c.path.join(' ')}\`](#${anchor(c)}): ${cell(c.description)}`);
+  for (const c of all)
+    out.push(
+      `${'  '.repeat(c.path.length - 1)}- [\`keyhold ${c.path.join(' ')}\`](#${anchor(c)}): ${cell(c.description)}`,
+    );
   out.push('');
   for (const c of all) {
     if (c.subcommands.length) {
       out.push(`<a id="${anchor(c)}"></a>`, '', `## \`keyhold ${c.path.join(' ')}\``, '', c.description, '');
       continue;
     }
-    out.push(`<a id="${anchor(c)}"></a>`, '', `### \`keyhold ${c.path.join(' ')}\``, '', c.description, '', '```', usageOf(c), '```', '');
+    out.push(
+      `<a id="${anchor(c)}"></a>`,
+      '',
+      `### \`keyhold ${c.path.join(' ')}\``,
+      '',
+      c.description,
+      '',
+      '```',
+      usageOf(c),
+      '```',
+      '',
+    );
     if (c.args.length) {
       out.push('| Argument | Description |', '|---|---|');
-      for (const a of c.args) out.push(`| \`${a.name}${a.variadic ? '...' : ''}\`${a.required ? '' : ' (optional)'} | ${cell(a.description)} |`);
+      for (const a of c.args)
+        out.push(
+          `| \`${a.name}${a.variadic ? '...' : ''}\`${a.required ? '' : ' (optional)'} | ${cell(a.description)} |`,
+        );
       out.push('');
     }
     if (c.options.length) out.push('| Option | Description |', '|---|---|', ...c.options.map(optionRow), '');

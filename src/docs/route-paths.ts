@@ -64,5 +64,8 @@ export function pathVariants(template: string): PathVariant[] {
 
 /** A template for people: `keys/:name` -> `keys/NAME`, optional parts kept in brackets (`random[/SOURCE][/BYTES]`). */
 export function humanPath(template: string): string {
-  return template.replace(/\(/g, '[').replace(/\)/g, ']').replace(/[:*](\w+)/g, (_m, n: string) => n.toUpperCase());
+  return template
+    .replace(/\(/g, '[')
+    .replace(/\)/g, ']')
+    .replace(/[:*](\w+)/g, (_m, n: string) => n.toUpperCase());
 }

@@ -82,12 +82,16 @@ function cloneDefault(v: unknown): unknown {
 
 function checkBounds(name: string, spec: FieldSpec, v: unknown): void {
   if (spec.choices && typeof v === 'string' && !spec.choices.includes(v)) {
-    throw invalid(name, `must be one of ${spec.choices.join(', ')}, got "${v.length > 64 ? v.slice(0, 64) + '...' : v}"`);
+    throw invalid(
+      name,
+      `must be one of ${spec.choices.join(', ')}, got "${v.length > 64 ? v.slice(0, 64) + '...' : v}"`,
+    );
   }
   const size = typeof v === 'number' ? v : typeof v === 'string' || Array.isArray(v) ? v.length : undefined;
   if (size === undefined) return;
   const what = typeof v === 'number' ? '' : ' in length';
-  if (spec.min !== undefined && size < spec.min) throw invalid(name, `must be at least ${spec.min}${what}, got ${size}`);
+  if (spec.min !== undefined && size < spec.min)
+    throw invalid(name, `must be at least ${spec.min}${what}, got ${size}`);
   if (spec.max !== undefined && size > spec.max) throw invalid(name, `must be at most ${spec.max}${what}, got ${size}`);
 }
 
@@ -115,7 +119,7 @@ export function parseInt64(name: string, raw: unknown): number {
 const DURATION_UNITS: Record<string, number> = {
   ns: 1e-9,
   us: 1e-6,
-  'µs': 1e-6,
+  µs: 1e-6,
   ms: 1e-3,
   s: 1,
   m: 60,
@@ -188,10 +192,12 @@ function coerceKind(kind: FieldKind, name: string, raw: unknown): unknown {
       return parseDuration(name, raw);
     case 'strings':
       if (typeof raw === 'string') return raw === '' ? [] : raw.split(',').map((s) => s.trim());
-      if (Array.isArray(raw) && raw.every((x) => typeof x === 'string' || typeof x === 'number')) return raw.map(String);
+      if (Array.isArray(raw) && raw.every((x) => typeof x === 'string' || typeof x === 'number'))
+        return raw.map(String);
       throw invalid(name, `expected a list of strings, got ${describe(raw)}`);
     case 'ints':
-      if (typeof raw === 'string') return raw === '' ? [] : raw.split(',').map((s, i) => parseInt64(`${name}[${i}]`, s));
+      if (typeof raw === 'string')
+        return raw === '' ? [] : raw.split(',').map((s, i) => parseInt64(`${name}[${i}]`, s));
       if (typeof raw === 'number') return [parseInt64(name, raw)];
       if (Array.isArray(raw)) return raw.map((x, i) => parseInt64(`${name}[${i}]`, x));
       throw invalid(name, `expected a list of integers, got ${describe(raw)}`);
@@ -266,7 +272,10 @@ export type Infer<F extends Fields> = {
 const fieldEntries = new WeakMap<Fields, Array<[string, Field<unknown, boolean>]>>();
 
 /** Coerce every declared field from raw data; returns the data and the names of unknown fields. */
-export function coerceFields<F extends Fields>(fields: F, raw: Record<string, unknown>): { data: Infer<F>; unknown: string[] } {
+export function coerceFields<F extends Fields>(
+  fields: F,
+  raw: Record<string, unknown>,
+): { data: Infer<F>; unknown: string[] } {
   const data: Record<string, unknown> = {};
   let entries = fieldEntries.get(fields);
   if (!entries) fieldEntries.set(fields, (entries = Object.entries(fields)));

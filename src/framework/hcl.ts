@@ -139,12 +139,21 @@ function tokenize(src: string): Tok[] {
       while (j < src.length && IDENT_PART.test(src[j]!)) j++;
       out.push({ kind: 'ident', text: src.slice(i, j), ...start });
       i = j;
-    } else if (/[0-9]/.test(c) || ((c === '-' || c === '+') && /[0-9.]/.test(src[i + 1] ?? '')) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+    } else if (
+      /[0-9]/.test(c) ||
+      ((c === '-' || c === '+') && /[0-9.]/.test(src[i + 1] ?? '')) ||
+      (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))
+    ) {
       const start = pos();
       let j = i + 1;
       while (j < src.length && /[0-9A-Za-z_.]/.test(src[j]!)) {
         // An exponent may carry a sign: 1e-3.
-        if ((src[j] === 'e' || src[j] === 'E') && (src[j + 1] === '-' || src[j + 1] === '+') && !/^[-+]?0[xX]/.test(src.slice(i, j))) j += 2;
+        if (
+          (src[j] === 'e' || src[j] === 'E') &&
+          (src[j + 1] === '-' || src[j + 1] === '+') &&
+          !/^[-+]?0[xX]/.test(src.slice(i, j))
+        )
+          j += 2;
         else j++;
       }
       out.push({ kind: 'number', text: src.slice(i, j), ...start });
@@ -183,7 +192,18 @@ function readString(src: string, i: number, start: HclPos): { value: string; end
       continue;
     }
     const e = src[j + 1];
-    const esc: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', a: '\x07', b: '\b', f: '\f', v: '\v', '/': '/' };
+    const esc: Record<string, string> = {
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      '"': '"',
+      '\\': '\\',
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      v: '\v',
+      '/': '/',
+    };
     if (e !== undefined && esc[e] !== undefined) {
       s += esc[e];
       j += 2;
@@ -224,7 +244,8 @@ function readHeredoc(src: string, i: number, start: HclPos): { value: string; en
       if (indented) {
         // HCL1: strip the closing marker's indentation from every line when all lines carry it.
         const indent = /^[ \t]*/.exec(raw)![0];
-        if (lines.every((l) => l.startsWith(indent) || l.trim() === '')) body = lines.map((l) => l.slice(Math.min(indent.length, l.length)));
+        if (lines.every((l) => l.startsWith(indent) || l.trim() === ''))
+          body = lines.map((l) => l.slice(Math.min(indent.length, l.length)));
       }
       return { value: body.length ? body.join('\n') + '\n' : '', end: nl };
     }
@@ -273,15 +294,21 @@ class Parser {
 
   private item(): HclItem {
     const k = this.take();
-    if (k.kind !== 'ident' && k.kind !== 'string') throw new HclSyntaxError(`expected a key, got ${this.describe(k)}`, k);
+    if (k.kind !== 'ident' && k.kind !== 'string')
+      throw new HclSyntaxError(`expected a key, got ${this.describe(k)}`, k);
     const labels: string[] = [];
     while (this.peek().kind === 'string' || this.peek().kind === 'ident') labels.push(this.take().text);
     const op = this.take();
     if (this.isPunct(op, '=')) {
-      if (labels.length) throw new HclSyntaxError(`key "${k.text}": labels are only allowed on blocks ("${k.text} \\"label\\" { ... }")`, k);
+      if (labels.length)
+        throw new HclSyntaxError(
+          `key "${k.text}": labels are only allowed on blocks ("${k.text} \\"label\\" { ... }")`,
+          k,
+        );
       return { key: k.text, labels, value: this.value(), block: false, line: k.line, column: k.column };
     }
-    if (this.isPunct(op, '{')) return { key: k.text, labels, value: this.body(op), block: true, line: k.line, column: k.column };
+    if (this.isPunct(op, '{'))
+      return { key: k.text, labels, value: this.body(op), block: true, line: k.line, column: k.column };
     throw new HclSyntaxError(`key "${k.text}": expected "=" or "{", got ${this.describe(op)}`, op);
   }
 
@@ -319,7 +346,8 @@ class Parser {
       items.push(this.value());
       const sep = this.peek();
       if (this.isPunct(sep, ',')) this.take();
-      else if (!this.isPunct(sep, ']')) throw new HclSyntaxError(`expected "," or "]" in list, got ${this.describe(sep)}`, sep);
+      else if (!this.isPunct(sep, ']'))
+        throw new HclSyntaxError(`expected "," or "]" in list, got ${this.describe(sep)}`, sep);
     }
     return { type: 'list', items, line: open.line, column: open.column };
   }
@@ -330,10 +358,12 @@ class Parser {
     const pos = { line: t.line, column: t.column };
     if (t.kind === 'string') return { type: 'string', value: t.text, ...pos };
     if (t.kind === 'number') {
-      if (!/^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(t.text)) throw new HclSyntaxError(`invalid JSON number "${t.text}"`, t);
+      if (!/^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(t.text))
+        throw new HclSyntaxError(`invalid JSON number "${t.text}"`, t);
       return { type: 'number', value: Number(t.text), raw: t.text, ...pos };
     }
-    if (t.kind === 'ident' && (t.text === 'true' || t.text === 'false')) return { type: 'bool', value: t.text === 'true', ...pos };
+    if (t.kind === 'ident' && (t.text === 'true' || t.text === 'false'))
+      return { type: 'bool', value: t.text === 'true', ...pos };
     if (t.kind === 'ident' && t.text === 'null') return { type: 'null', value: null, ...pos };
     if (this.isPunct(t, '[')) {
       const items: HclValue[] = [];
@@ -355,7 +385,8 @@ class Parser {
           const k = this.take();
           if (k.kind !== 'string') throw new HclSyntaxError(`expected a quoted key, got ${this.describe(k)}`, k);
           const colon = this.take();
-          if (!this.isPunct(colon, ':')) throw new HclSyntaxError(`expected ":" after key "${k.text}", got ${this.describe(colon)}`, colon);
+          if (!this.isPunct(colon, ':'))
+            throw new HclSyntaxError(`expected ":" after key "${k.text}", got ${this.describe(colon)}`, colon);
           items.push({ key: k.text, labels: [], value: this.json(), block: false, line: k.line, column: k.column });
           const sep = this.take();
           if (this.isPunct(sep, '}')) break;

@@ -2,7 +2,16 @@
 import type { KeyObject } from 'node:crypto';
 
 /** Hash names as transit spells them internally. */
-export type KmsHash = 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512';
+export type KmsHash =
+  | 'sha1'
+  | 'sha224'
+  | 'sha256'
+  | 'sha384'
+  | 'sha512'
+  | 'sha3-224'
+  | 'sha3-256'
+  | 'sha3-384'
+  | 'sha3-512';
 
 /** What a key can do, as data (from its provider, key type and mechanism). */
 export interface KmsCapabilities {

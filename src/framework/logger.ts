@@ -6,7 +6,10 @@ const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, off: 100 } as const;
 export type LogLevel = keyof typeof LEVELS;
 
 /** Create a logger writing JSON lines to `write` (stderr by default). */
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
   const min = LEVELS[level] ?? LEVELS.info;
   const log = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;

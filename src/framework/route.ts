@@ -156,7 +156,8 @@ export function compilePath(template: string): { matcher: RegExp; params: string
 function firstLiteral(template: string): string | null {
   const m = /^[^/(:*]*/.exec(template)![0];
   const next = template[m.length];
-  if (m === '' || (next !== undefined && next !== '/' && !(next === '(' && template[m.length + 1] === '/'))) return null;
+  if (m === '' || (next !== undefined && next !== '/' && !(next === '(' && template[m.length + 1] === '/')))
+    return null;
   return m;
 }
 
@@ -174,7 +175,10 @@ function indexOf(routes: readonly AnyRoute[]): RouteIndex {
   const firsts = routes.map((r) => firstLiteral(r.path));
   const byFirst = new Map<string, AnyRoute[]>();
   for (const key of new Set(firsts.filter((f): f is string => f !== null))) {
-    byFirst.set(key, routes.filter((_r, i) => firsts[i] === key || firsts[i] === null));
+    byFirst.set(
+      key,
+      routes.filter((_r, i) => firsts[i] === key || firsts[i] === null),
+    );
   }
   ix = { byFirst, variable: routes.filter((_r, i) => firsts[i] === null) };
   indexes.set(routes, ix);
@@ -182,7 +186,10 @@ function indexOf(routes: readonly AnyRoute[]): RouteIndex {
 }
 
 /** Find the first route (in table order) matching `path`; returns it with its path parameters. */
-export function matchRoute(routes: readonly AnyRoute[], path: string): { route: AnyRoute; params: Record<string, string> } | null {
+export function matchRoute(
+  routes: readonly AnyRoute[],
+  path: string,
+): { route: AnyRoute; params: Record<string, string> } | null {
   // Only routes whose first segment can match are tried (an index built once per table).
   const ix = indexOf(routes);
   const slash = path.indexOf('/');

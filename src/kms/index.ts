@@ -37,7 +37,22 @@
 export type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from '../framework/kms-key.js';
 export { CURVES, MECHANISMS, mechanismOf, type MechanismInfo } from './mechanisms.js';
 export { Pkcs11Library } from './pkcs11/pkcs11-library.js';
-export { Pkcs11Key, openPkcs11Key, keyIdBytes, type Pkcs11KeyOptions, type Pkcs11KeyAttributes } from './pkcs11/pkcs11-key.js';
+export {
+  Pkcs11Key,
+  openPkcs11Key,
+  keyIdBytes,
+  type Pkcs11KeyOptions,
+  type Pkcs11KeyAttributes,
+} from './pkcs11/pkcs11-key.js';
 export { verifyDigest } from './verify.js';
 export { AwsKmsKey, openAwsKmsKey, type AwsKmsKeyOptions } from './awskms/awskms-key.js';
-export { ManagedKeyRegistry, MANAGED_KEY_TYPES, USAGES, allowedOn, type KmsLibraryConfig, type ManagedKeyRecord, type ManagedKeyType, type Usage } from './managed-keys.js';
+export {
+  ManagedKeyRegistry,
+  MANAGED_KEY_TYPES,
+  USAGES,
+  allowedOn,
+  type KmsLibraryConfig,
+  type ManagedKeyRecord,
+  type ManagedKeyType,
+  type Usage,
+} from './managed-keys.js';

@@ -31,7 +31,9 @@ export type ManagedKeyType = (typeof MANAGED_KEY_TYPES)[number];
 /** Refuse a key the mount may not use (neither any_mount nor listed in its allowed_managed_keys). */
 function checkMount(r: ManagedKeyRecord, mount: MountInfo): void {
   if (!r.fields.any_mount && !allowedOn(mount).includes(r.name)) {
-    throw invalid(`managed key "${r.name}" is not allowed on mount ${mount.path}: add it to the mount's allowed_managed_keys or set any_mount on the key`);
+    throw invalid(
+      `managed key "${r.name}" is not allowed on mount ${mount.path}: add it to the mount's allowed_managed_keys or set any_mount on the key`,
+    );
   }
 }
 
@@ -83,12 +85,22 @@ function int(raw: Record<string, unknown>, k: string, dflt = 0): number {
 function usagesOf(raw: Record<string, unknown>, dflt: Usage[]): Usage[] {
   const v = raw.usages;
   if (isEmpty(v) || (Array.isArray(v) && v.length === 0)) return dflt;
-  const list = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim().toLowerCase()).filter(Boolean);
-  for (const u of list) if (!(USAGES as readonly string[]).includes(u)) throw invalid('usages', `unknown usage "${u}"; allowed: ${USAGES.join(', ')}`);
+  const list = (Array.isArray(v) ? v.map(String) : String(v).split(','))
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const u of list)
+    if (!(USAGES as readonly string[]).includes(u))
+      throw invalid('usages', `unknown usage "${u}"; allowed: ${USAGES.join(', ')}`);
   return [...new Set(list)] as Usage[];
 }
 
-const OAEP_HASHES: Record<string, KmsHash> = { sha1: 'sha1', sha224: 'sha224', sha256: 'sha256', sha384: 'sha384', sha512: 'sha512' };
+const OAEP_HASHES: Record<string, KmsHash> = {
+  sha1: 'sha1',
+  sha224: 'sha224',
+  sha256: 'sha256',
+  sha384: 'sha384',
+  sha512: 'sha512',
+};
 
 /** The managed-key registry of one daemon. */
 export class ManagedKeyRegistry implements ManagedKeys {
@@ -102,7 +114,8 @@ export class ManagedKeyRegistry implements ManagedKeys {
     private readonly mounts: () => MountInfo[],
     private readonly logger: Logger,
   ) {
-    for (const l of libraries) this.libraries.set(l.name.toLowerCase(), new Pkcs11Library(l.name.toLowerCase(), l.library, logger));
+    for (const l of libraries)
+      this.libraries.set(l.name.toLowerCase(), new Pkcs11Library(l.name.toLowerCase(), l.library, logger));
   }
 
   /** Names of the configured PKCS#11 libraries. */
@@ -136,14 +149,18 @@ export class ManagedKeyRegistry implements ManagedKeys {
   }
 
   private checkType(type: string): ManagedKeyType {
-    if (!(MANAGED_KEY_TYPES as readonly string[]).includes(type)) throw invalid('type', `unsupported managed key type "${type}"; supported: ${MANAGED_KEY_TYPES.join(', ')}`);
+    if (!(MANAGED_KEY_TYPES as readonly string[]).includes(type))
+      throw invalid('type', `unsupported managed key type "${type}"; supported: ${MANAGED_KEY_TYPES.join(', ')}`);
     return type as ManagedKeyType;
   }
 
   /** Names of one type's keys. */
   async list(type: string): Promise<string[]> {
     const t = this.checkType(type);
-    return [...(await this.all()).values()].filter((r) => r.type === t).map((r) => r.name).sort();
+    return [...(await this.all()).values()]
+      .filter((r) => r.type === t)
+      .map((r) => r.name)
+      .sort();
   }
 
   /** A record by type and name, or 404. */
@@ -157,7 +174,8 @@ export class ManagedKeyRegistry implements ManagedKeys {
   /** The read view: secrets `"redacted"`, id as upper-case `UUID`, numbers as numbers (reference 1.6). */
   view(r: ManagedKeyRecord): Record<string, unknown> {
     const out: Record<string, unknown> = { UUID: r.uuid, name: r.name, type: r.type };
-    for (const [k, v] of Object.entries(r.fields)) out[k] = SECRET_FIELDS.includes(k) ? (isEmpty(v) ? '' : 'redacted') : v;
+    for (const [k, v] of Object.entries(r.fields))
+      out[k] = SECRET_FIELDS.includes(k) ? (isEmpty(v) ? '' : 'redacted') : v;
     if (r.type === 'pkcs11') {
       // Slot ids can exceed 2^53 (reference 1.6): a number when exact, else the decimal string.
       const slot = r.fields.slot as string | undefined;
@@ -171,11 +189,16 @@ export class ManagedKeyRegistry implements ManagedKeys {
   async write(type: string, nameIn: string, raw: Record<string, unknown>): Promise<ManagedKeyRecord> {
     const t = this.checkType(type);
     const name = nameIn.toLowerCase();
-    if (!NAME_RE.test(name)) throw invalid('name', 'must match [a-z0-9_.-] and start and end with a letter, digit or _');
+    if (!NAME_RE.test(name))
+      throw invalid('name', 'must match [a-z0-9_.-] and start and end with a letter, digit or _');
     const all = await this.all();
     const old = all.get(name);
-    if (old && old.type !== t) throw invalid('name', `a managed key named "${name}" already exists with type ${old.type}`);
-    const merged: Record<string, unknown> = { ...(old?.fields ?? {}), ...Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)) };
+    if (old && old.type !== t)
+      throw invalid('name', `a managed key named "${name}" already exists with type ${old.type}`);
+    const merged: Record<string, unknown> = {
+      ...(old?.fields ?? {}),
+      ...Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
+    };
     for (const s of SECRET_FIELDS) if (isEmpty(raw[s]) && old) merged[s] = old.fields[s];
     const fields = t === 'pkcs11' ? this.pkcs11Fields(merged) : awsFields(merged);
     const rec: ManagedKeyRecord = { type: t, name, uuid: old?.uuid ?? randomUUID(), fields };
@@ -191,7 +214,10 @@ export class ManagedKeyRegistry implements ManagedKeys {
     if (!library) throw invalid('library', 'is required (the name of a kms_library stanza of the server config)');
     if (!this.libraries.has(library.toLowerCase())) {
       const have = this.libraryNames();
-      throw invalid('library', `no kms_library named "${library}" in the server config${have.length ? ` (configured: ${have.join(', ')})` : ''}`);
+      throw invalid(
+        'library',
+        `no kms_library named "${library}" in the server config${have.length ? ` (configured: ${have.join(', ')})` : ''}`,
+      );
     }
     const slot = str(raw, 'slot');
     if (slot !== undefined && !/^\d{1,20}$/.test(slot)) throw invalid('slot', 'must be a decimal slot id');
@@ -205,9 +231,14 @@ export class ManagedKeyRegistry implements ManagedKeys {
     const mechText = str(raw, 'mechanism');
     if (!mechText) throw invalid('mechanism', 'is required (0x0001, 0x000D, 0x0009, 0x1041 or 0x1087)');
     const mech = mechanismOf(mechText);
-    if (!mech) throw invalid('mechanism', `unsupported mechanism ${mechText}; supported: 0x0001 (RSA PKCS#1), 0x000D (RSA PSS), 0x0009 (RSA OAEP), 0x1041 (ECDSA), 0x1087 (AES-GCM)`);
+    if (!mech)
+      throw invalid(
+        'mechanism',
+        `unsupported mechanism ${mechText}; supported: 0x0001 (RSA PKCS#1), 0x000D (RSA PSS), 0x0009 (RSA OAEP), 0x1041 (ECDSA), 0x1087 (AES-GCM)`,
+      );
     const keyBits = int(raw, 'key_bits');
-    if (keyBits && mech.kind === 'rsa' && ![2048, 3072, 4096].includes(keyBits)) throw invalid('key_bits', 'must be 2048, 3072 or 4096');
+    if (keyBits && mech.kind === 'rsa' && ![2048, 3072, 4096].includes(keyBits))
+      throw invalid('key_bits', 'must be 2048, 3072 or 4096');
     const curve = (str(raw, 'curve') ?? '').toUpperCase().replace('-', '');
     if (curve && !CURVES.some((c) => c.name === curve)) throw invalid('curve', 'must be P256, P384 or P521');
     const generate = bool(raw, 'allow_generate_key');
@@ -217,12 +248,29 @@ export class ManagedKeyRegistry implements ManagedKeys {
     if (maxParallel < 1 || maxParallel > 1024) throw invalid('max_parallel', 'must be between 1 and 1024');
     const oaep = (str(raw, 'rsa_oaep_hash') ?? 'sha256').toLowerCase().replace('sha2-', 'sha');
     if (!OAEP_HASHES[oaep]) throw invalid('rsa_oaep_hash', 'must be sha1, sha224, sha256, sha384 or sha512');
-    const dflt: Usage[] = mech.kind === 'aes' ? ['encrypt', 'decrypt', 'wrap', 'unwrap'] : mech.encrypt ? ['encrypt', 'decrypt', 'sign', 'verify'] : ['sign', 'verify'];
-    if (keyId && !/^0x([0-9a-f]{2})+$/i.test(keyId) && keyIdBytes(keyId).length > 128) throw invalid('key_id', 'is too long');
+    const dflt: Usage[] =
+      mech.kind === 'aes'
+        ? ['encrypt', 'decrypt', 'wrap', 'unwrap']
+        : mech.encrypt
+          ? ['encrypt', 'decrypt', 'sign', 'verify']
+          : ['sign', 'verify'];
+    if (keyId && !/^0x([0-9a-f]{2})+$/i.test(keyId) && keyIdBytes(keyId).length > 128)
+      throw invalid('key_id', 'is too long');
     return {
-      library: library.toLowerCase(), slot, token_label: tokenLabel ?? '', pin, key_label: keyLabel ?? '', key_id: keyId ?? '',
-      mechanism: `0x${mech.value.toString(16).padStart(4, '0').toUpperCase()}`, key_bits: keyBits, curve, force_rw_session: bool(raw, 'force_rw_session'),
-      max_parallel: maxParallel, rsa_oaep_hash: oaep, usages: usagesOf(raw, dflt), ...genericFields(raw),
+      library: library.toLowerCase(),
+      slot,
+      token_label: tokenLabel ?? '',
+      pin,
+      key_label: keyLabel ?? '',
+      key_id: keyId ?? '',
+      mechanism: `0x${mech.value.toString(16).padStart(4, '0').toUpperCase()}`,
+      key_bits: keyBits,
+      curve,
+      force_rw_session: bool(raw, 'force_rw_session'),
+      max_parallel: maxParallel,
+      rsa_oaep_hash: oaep,
+      usages: usagesOf(raw, dflt),
+      ...genericFields(raw),
     };
   }
 
@@ -230,10 +278,18 @@ export class ManagedKeyRegistry implements ManagedKeys {
   async delete(type: string, name: string): Promise<void> {
     const r = await this.get(type, name).catch(() => null);
     if (!r) return;
-    const listing = this.mounts().filter((m) => allowedOn(m).includes(r.name)).map((m) => m.path);
-    if (listing.length) throw invalid(`managed key "${r.name}" is in use: listed in allowed_managed_keys of mount(s) ${listing.join(', ')}`);
+    const listing = this.mounts()
+      .filter((m) => allowedOn(m).includes(r.name))
+      .map((m) => m.path);
+    if (listing.length)
+      throw invalid(
+        `managed key "${r.name}" is in use: listed in allowed_managed_keys of mount(s) ${listing.join(', ')}`,
+      );
     const users = await this.users(r.uuid);
-    if (users.length) throw invalid(`managed key "${r.name}" is in use by transit key(s) ${users.slice(0, 5).join(', ')}${users.length > 5 ? ' ...' : ''}`);
+    if (users.length)
+      throw invalid(
+        `managed key "${r.name}" is in use by transit key(s) ${users.slice(0, 5).join(', ')}${users.length > 5 ? ' ...' : ''}`,
+      );
     await this.storage.delete(CONFIG + r.name);
     (await this.all()).delete(r.name);
     this.drop(r.uuid);
@@ -268,8 +324,12 @@ export class ManagedKeyRegistry implements ManagedKeys {
     let r: ManagedKeyRecord | undefined;
     if (ref.id) r = [...all.values()].find((x) => x.uuid === ref.id);
     else if (ref.name) r = all.get(ref.name.toLowerCase());
-    else throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
-    if (!r) throw ref.id ? invalid('managed_key_id', `no managed key found with uuid ${ref.id}`) : invalid('managed_key_name', `no managed key found with name ${ref.name}`);
+    else
+      throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
+    if (!r)
+      throw ref.id
+        ? invalid('managed_key_id', `no managed key found with uuid ${ref.id}`)
+        : invalid('managed_key_name', `no managed key found with name ${ref.name}`);
     checkMount(r, mount);
     return r;
   }
@@ -305,7 +365,12 @@ export class ManagedKeyRegistry implements ManagedKeys {
 
   /** The live key of a record, opened (and generated when allowed) on first use. */
   key(r: ManagedKeyRecord, usage?: Usage): Promise<KmsKey> {
-    if (usage && !(r.fields.usages as Usage[]).includes(usage)) return Promise.reject(invalid(`managed key "${r.name}" does not allow usage "${usage}" (usages: ${(r.fields.usages as string[]).join(',')})`));
+    if (usage && !(r.fields.usages as Usage[]).includes(usage))
+      return Promise.reject(
+        invalid(
+          `managed key "${r.name}" does not allow usage "${usage}" (usages: ${(r.fields.usages as string[]).join(',')})`,
+        ),
+      );
     let p = this.open.get(r.uuid);
     if (!p) {
       p = this.openKey(r);
@@ -324,19 +389,44 @@ export class ManagedKeyRegistry implements ManagedKeys {
       const lib = this.libraries.get(String(f.library));
       if (!lib) throw invalid('library', `no kms_library named "${String(f.library)}" in the server config`);
       const key = await openPkcs11Key({
-        library: lib, slot: f.slot as string | undefined, tokenLabel: (f.token_label as string) || undefined, pin: String(f.pin),
-        keyLabel: (f.key_label as string) || undefined, keyId: (f.key_id as string) || undefined, mechanism: String(f.mechanism),
-        keyBits: (f.key_bits as number) || undefined, curve: (f.curve as string) || undefined, generate: Boolean(f.allow_generate_key),
-        forceRwSession: Boolean(f.force_rw_session), maxParallel: Number(f.max_parallel ?? 1), rsaOaepHash: OAEP_HASHES[String(f.rsa_oaep_hash ?? 'sha256')],
+        library: lib,
+        slot: f.slot as string | undefined,
+        tokenLabel: (f.token_label as string) || undefined,
+        pin: String(f.pin),
+        keyLabel: (f.key_label as string) || undefined,
+        keyId: (f.key_id as string) || undefined,
+        mechanism: String(f.mechanism),
+        keyBits: (f.key_bits as number) || undefined,
+        curve: (f.curve as string) || undefined,
+        generate: Boolean(f.allow_generate_key),
+        forceRwSession: Boolean(f.force_rw_session),
+        maxParallel: Number(f.max_parallel ?? 1),
+        rsaOaepHash: OAEP_HASHES[String(f.rsa_oaep_hash ?? 'sha256')],
       });
-      if (key.facts.generated) this.logger.info('managed key generated in the HSM', { name: r.name, label: key.facts.label, id: Buffer.from(key.facts.id).toString('hex') });
+      if (key.facts.generated)
+        this.logger.info('managed key generated in the HSM', {
+          name: r.name,
+          label: key.facts.label,
+          id: Buffer.from(key.facts.id).toString('hex'),
+        });
       return key;
     }
     return openAwsKmsKey({
-      accessKey: (f.access_key as string) || undefined, secretKey: (f.secret_key as string) || undefined, region: (f.region as string) || undefined,
-      endpoint: (f.endpoint as string) || undefined, kmsKey: String(f.kms_key), keyType: f.key_type as 'RSA' | 'ECDSA' | 'AES',
-      keyBits: (f.key_bits as number) || undefined, curve: (f.curve as string) || undefined, generate: Boolean(f.allow_generate_key),
-      network: { disable_strict_networking: Boolean(f.disable_strict_networking), allowed_ipv4_addresses: f.allowed_ipv4_addresses as string[], allowed_ipv6_addresses: f.allowed_ipv6_addresses as string[], allowed_ports: f.allowed_ports as number[] },
+      accessKey: (f.access_key as string) || undefined,
+      secretKey: (f.secret_key as string) || undefined,
+      region: (f.region as string) || undefined,
+      endpoint: (f.endpoint as string) || undefined,
+      kmsKey: String(f.kms_key),
+      keyType: f.key_type as 'RSA' | 'ECDSA' | 'AES',
+      keyBits: (f.key_bits as number) || undefined,
+      curve: (f.curve as string) || undefined,
+      generate: Boolean(f.allow_generate_key),
+      network: {
+        disable_strict_networking: Boolean(f.disable_strict_networking),
+        allowed_ipv4_addresses: f.allowed_ipv4_addresses as string[],
+        allowed_ipv6_addresses: f.allowed_ipv6_addresses as string[],
+        allowed_ports: f.allowed_ports as number[],
+      },
     });
   }
 
@@ -354,9 +444,13 @@ export class ManagedKeyRegistry implements ManagedKeys {
     // A random message and its digest: AWS KMS signs the message (MessageType RAW), PKCS#11 the digest.
     const message = randomBytes(32);
     const digest = createHash(o.hash).update(message).digest();
-    const opts = { hash: o.hash, padding: key.kind === 'rsa' ? (o.usePss ? ('pss' as const) : ('pkcs1v15' as const)) : undefined };
+    const opts = {
+      hash: o.hash,
+      padding: key.kind === 'rsa' ? (o.usePss ? ('pss' as const) : ('pkcs1v15' as const)) : undefined,
+    };
     const sig = await key.sign(digest, { ...opts, message });
-    if (!(await key.verify(digest, sig, opts))) throw invalid(`managed key "${r.name}": the signature made by the key did not verify with its public key`);
+    if (!(await key.verify(digest, sig, opts)))
+      throw invalid(`managed key "${r.name}": the signature made by the key did not verify with its public key`);
   }
 
   /** Close every key and library worker. */
@@ -365,7 +459,6 @@ export class ManagedKeyRegistry implements ManagedKeys {
     await Promise.all([...this.libraries.values()].map((l) => l.close()));
   }
 }
-
 
 /** The mount's `allowed_managed_keys` (array or comma string). */
 export function allowedOn(m: MountInfo): string[] {
@@ -389,12 +482,15 @@ function awsFields(raw: Record<string, unknown>): Record<string, unknown> {
   const keyType = (str(raw, 'key_type') ?? '').toUpperCase();
   if (!['RSA', 'ECDSA', 'AES'].includes(keyType)) throw invalid('key_type', 'must be RSA, ECDSA or AES');
   const keyBits = int(raw, 'key_bits');
-  if (keyType === 'RSA' && ![2048, 3072, 4096].includes(keyBits)) throw invalid('key_bits', 'must be 2048, 3072 or 4096 for key_type RSA');
+  if (keyType === 'RSA' && ![2048, 3072, 4096].includes(keyBits))
+    throw invalid('key_bits', 'must be 2048, 3072 or 4096 for key_type RSA');
   const curve = (str(raw, 'curve') ?? '').toUpperCase().replace('-', '');
   if (curve && !CURVES.some((c) => c.name === curve)) throw invalid('curve', 'must be P256, P384 or P521');
   const generic = genericFields(raw);
-  if (generic.allow_generate_key && !kmsKey.startsWith('alias/')) throw invalid('kms_key', 'must be an alias (alias/...) when allow_generate_key is set');
-  if (generic.allow_generate_key && keyType === 'ECDSA' && !curve) throw invalid('curve', 'is required to generate an ECDSA key');
+  if (generic.allow_generate_key && !kmsKey.startsWith('alias/'))
+    throw invalid('kms_key', 'must be an alias (alias/...) when allow_generate_key is set');
+  if (generic.allow_generate_key && keyType === 'ECDSA' && !curve)
+    throw invalid('curve', 'is required to generate an ECDSA key');
   const endpoint = str(raw, 'endpoint');
   if (endpoint) {
     try {
@@ -415,11 +511,26 @@ function awsFields(raw: Record<string, unknown>): Record<string, unknown> {
     return n;
   });
   // Checked now so a bad CIDR is a 400 at write time, naming the field.
-  new NetworkGuard({ disable_strict_networking: false, allowed_ipv4_addresses: list('allowed_ipv4_addresses'), allowed_ipv6_addresses: list('allowed_ipv6_addresses'), allowed_ports: ports });
+  new NetworkGuard({
+    disable_strict_networking: false,
+    allowed_ipv4_addresses: list('allowed_ipv4_addresses'),
+    allowed_ipv6_addresses: list('allowed_ipv6_addresses'),
+    allowed_ports: ports,
+  });
   return {
-    access_key: str(raw, 'access_key') ?? '', secret_key: str(raw, 'secret_key') ?? '', region: str(raw, 'region') ?? 'us-east-1', endpoint: endpoint ?? '',
-    kms_key: kmsKey, key_type: keyType, key_bits: keyBits, curve, usages: usagesOf(raw, keyType === 'AES' ? ['encrypt', 'decrypt', 'wrap', 'unwrap'] : ['sign', 'verify']),
-    disable_strict_networking: bool(raw, 'disable_strict_networking'), allowed_ipv4_addresses: list('allowed_ipv4_addresses'), allowed_ipv6_addresses: list('allowed_ipv6_addresses'), allowed_ports: ports,
+    access_key: str(raw, 'access_key') ?? '',
+    secret_key: str(raw, 'secret_key') ?? '',
+    region: str(raw, 'region') ?? 'us-east-1',
+    endpoint: endpoint ?? '',
+    kms_key: kmsKey,
+    key_type: keyType,
+    key_bits: keyBits,
+    curve,
+    usages: usagesOf(raw, keyType === 'AES' ? ['encrypt', 'decrypt', 'wrap', 'unwrap'] : ['sign', 'verify']),
+    disable_strict_networking: bool(raw, 'disable_strict_networking'),
+    allowed_ipv4_addresses: list('allowed_ipv4_addresses'),
+    allowed_ipv6_addresses: list('allowed_ipv6_addresses'),
+    allowed_ports: ports,
     ...generic,
   };
 }

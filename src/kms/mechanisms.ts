@@ -34,7 +34,13 @@ export function mechanismOf(text: string | number): MechanismInfo | undefined {
 }
 
 /** Raw mechanisms used for the operations themselves (the caller hashes, reference 2.5). */
-export const CKM = { RSA_PKCS: 0x0001, RSA_PKCS_OAEP: 0x0009, RSA_PKCS_PSS: 0x000d, ECDSA: 0x1041, AES_GCM: 0x1087 } as const;
+export const CKM = {
+  RSA_PKCS: 0x0001,
+  RSA_PKCS_OAEP: 0x0009,
+  RSA_PKCS_PSS: 0x000d,
+  ECDSA: 0x1041,
+  AES_GCM: 0x1087,
+} as const;
 
 /** CKM_SHA* and CKG_MGF1_* per hash (SHA-3 values from PKCS#11 v3.0 pkcs11t.h). */
 export const HASH_MECH: Record<KmsHash, { mech: number; mgf: number; bytes: number }> = {
@@ -63,7 +69,12 @@ export const DIGEST_INFO: Record<KmsHash, Buffer> = {
 };
 
 /** Curves: Vault's names, CKA_EC_PARAMS (DER OID), JWK name, field size in bytes. */
-export const CURVES: ReadonlyArray<{ name: 'P256' | 'P384' | 'P521'; oid: Buffer; jwk: 'P-256' | 'P-384' | 'P-521'; bytes: number }> = [
+export const CURVES: ReadonlyArray<{
+  name: 'P256' | 'P384' | 'P521';
+  oid: Buffer;
+  jwk: 'P-256' | 'P-384' | 'P-521';
+  bytes: number;
+}> = [
   { name: 'P256', oid: Buffer.from('06082a8648ce3d030107', 'hex'), jwk: 'P-256', bytes: 32 },
   { name: 'P384', oid: Buffer.from('06052b81040022', 'hex'), jwk: 'P-384', bytes: 48 },
   { name: 'P521', oid: Buffer.from('06052b81040023', 'hex'), jwk: 'P-521', bytes: 66 },

@@ -41,7 +41,11 @@ function pssVerify(pub: KeyObject, hash: string, digest: Buffer, sig: Buffer): b
   let one = 0;
   while (one < db.length && db[one] === 0) one++;
   if (db[one] !== 0x01) return false;
-  const h2 = createHash(hash).update(Buffer.alloc(8)).update(digest).update(db.subarray(one + 1)).digest();
+  const h2 = createHash(hash)
+    .update(Buffer.alloc(8))
+    .update(digest)
+    .update(db.subarray(one + 1))
+    .digest();
   return timingSafeEqual(h, h2);
 }
 
@@ -53,7 +57,11 @@ export function verifyDigest(pub: KeyObject, digest: Buffer, signature: Buffer, 
     if (pub.asymmetricKeyType === 'ec') {
       const jwk = pub.export({ format: 'jwk' });
       const c = NOBLE[jwk.crv as keyof typeof NOBLE];
-      const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
+      const point = Buffer.concat([
+        Buffer.from([4]),
+        Buffer.from(jwk.x!, 'base64url'),
+        Buffer.from(jwk.y!, 'base64url'),
+      ]);
       return c.verify(signature, digest, point, { prehash: false, lowS: false, format: 'der' });
     }
     if (o.padding === 'pss') return o.hash !== 'none' && pssVerify(pub, o.hash, digest, signature);

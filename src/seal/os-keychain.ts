@@ -9,7 +9,11 @@ const SERVICE = 'keyhold';
 /** A keychain that does not answer within this time counts as absent (D-Bus activation can hang). */
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-type EntryCtor = new (service: string, user: string, options?: Record<string, unknown>) => {
+type EntryCtor = new (
+  service: string,
+  user: string,
+  options?: Record<string, unknown>,
+) => {
   setPassword(p: string, signal?: AbortSignal): Promise<void>;
   getPassword(signal?: AbortSignal): Promise<string | null>;
   deleteCredential?(signal?: AbortSignal): Promise<boolean>;
@@ -60,7 +64,9 @@ export class OsKeychain implements Keychain {
     return p === null ? null : Buffer.from(p, 'base64');
   }
   async set(account: string, secret: Buffer): Promise<void> {
-    await this.call('write', async (signal) => (await this.entry(account)).setPassword(secret.toString('base64'), signal));
+    await this.call('write', async (signal) =>
+      (await this.entry(account)).setPassword(secret.toString('base64'), signal),
+    );
   }
   async delete(account: string): Promise<void> {
     await this.call('delete', async (signal) => {
@@ -69,6 +75,10 @@ export class OsKeychain implements Keychain {
     });
   }
   describe(): string {
-    return process.platform === 'linux' ? 'secret-service' : process.platform === 'darwin' ? 'macos-keychain' : 'os-keychain';
+    return process.platform === 'linux'
+      ? 'secret-service'
+      : process.platform === 'darwin'
+        ? 'macos-keychain'
+        : 'os-keychain';
   }
 }

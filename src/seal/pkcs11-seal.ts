@@ -31,7 +31,17 @@ export interface Pkcs11SealSettings {
 /** Associated data bound to every AES-GCM wrap (a ciphertext of another use of the key will not open). */
 const AAD = Buffer.from('keyhold seal v1');
 
-const MECHS: Record<string, string> = { '0x1087': '0x1087', '4231': '0x1087', ckm_aes_gcm: '0x1087', aes_gcm: '0x1087', '0x0009': '0x0009', '0x9': '0x0009', '9': '0x0009', ckm_rsa_pkcs_oaep: '0x0009', rsa_pkcs_oaep: '0x0009' };
+const MECHS: Record<string, string> = {
+  '0x1087': '0x1087',
+  '4231': '0x1087',
+  ckm_aes_gcm: '0x1087',
+  aes_gcm: '0x1087',
+  '0x0009': '0x0009',
+  '0x9': '0x0009',
+  '9': '0x0009',
+  ckm_rsa_pkcs_oaep: '0x0009',
+  rsa_pkcs_oaep: '0x0009',
+};
 
 /** Vault's VAULT_HSM_* variables win over the stanza, as for the other seals (docs/seal.md). */
 export function pkcs11Settings(p: Record<string, unknown>, env: NodeJS.ProcessEnv): Pkcs11SealSettings {
@@ -48,11 +58,15 @@ export function pkcs11Settings(p: Record<string, unknown>, env: NodeJS.ProcessEn
   if (!keyLabel && !keyId) throw new Error('key_label is required');
   const rawMech = pick(env.VAULT_HSM_MECHANISM, p.mechanism) || '0x1087';
   const mechanism = MECHS[rawMech.toLowerCase()];
-  if (!mechanism) throw new Error(`mechanism "${rawMech}" is not supported by keyhold's pkcs11 seal (use 0x1087 CKM_AES_GCM or 0x0009 CKM_RSA_PKCS_OAEP; CBC with HMAC is not offered)`);
+  if (!mechanism)
+    throw new Error(
+      `mechanism "${rawMech}" is not supported by keyhold's pkcs11 seal (use 0x1087 CKM_AES_GCM or 0x0009 CKM_RSA_PKCS_OAEP; CBC with HMAC is not offered)`,
+    );
   const mp = pick(env.VAULT_HSM_MAX_PARALLEL, p.max_parallel) || '1';
   if (!/^\d+$/.test(mp) || Number(mp) < 1) throw new Error(`max_parallel must be a positive integer, got "${mp}"`);
   const hash = (pick(env.VAULT_HSM_RSA_OAEP_HASH, p.rsa_oaep_hash) || 'sha256').toLowerCase();
-  if (!['sha1', 'sha224', 'sha256', 'sha384', 'sha512'].includes(hash)) throw new Error(`rsa_oaep_hash must be sha1, sha224, sha256, sha384 or sha512, got "${hash}"`);
+  if (!['sha1', 'sha224', 'sha256', 'sha384', 'sha512'].includes(hash))
+    throw new Error(`rsa_oaep_hash must be sha1, sha224, sha256, sha384 or sha512, got "${hash}"`);
   return {
     lib,
     slot: slot || undefined,

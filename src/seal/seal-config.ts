@@ -30,7 +30,8 @@ export function normalizeSealConfig(v: unknown): SealStanza[] | string {
   const list = Array.isArray(v) ? v : [v];
   const out: SealStanza[] = [];
   for (const item of list) {
-    if (!isObject(item)) return 'must be {"type": "transit"|"pkcs11", "params": {...}} or a list of two for a migration';
+    if (!isObject(item))
+      return 'must be {"type": "transit"|"pkcs11", "params": {...}} or a list of two for a migration';
     if (typeof item.type === 'string') {
       const extra = Object.keys(item).filter((k) => k !== 'type' && k !== 'params');
       if (extra.length) return `unknown key "${extra[0]}" (allowed: type, params)`;
@@ -38,7 +39,8 @@ export function normalizeSealConfig(v: unknown): SealStanza[] | string {
       out.push({ type: item.type, params: (item.params as Record<string, unknown>) ?? {} });
     } else {
       const keys = Object.keys(item);
-      if (keys.length !== 1 || !isObject(item[keys[0]!])) return 'must be {"type": "transit"|"pkcs11", "params": {...}}';
+      if (keys.length !== 1 || !isObject(item[keys[0]!]))
+        return 'must be {"type": "transit"|"pkcs11", "params": {...}}';
       out.push({ type: keys[0]!, params: item[keys[0]!] as Record<string, unknown> });
     }
   }
@@ -58,7 +60,8 @@ export function isDisabled(s: SealStanza): boolean {
 
 function checkStanzas(list: SealStanza[]): string | null {
   for (const s of list) {
-    if (!(SEAL_TYPES as readonly string[]).includes(s.type)) return `type "${s.type}" is not supported (supported: ${SEAL_TYPES.join(', ')})`;
+    if (!(SEAL_TYPES as readonly string[]).includes(s.type))
+      return `type "${s.type}" is not supported (supported: ${SEAL_TYPES.join(', ')})`;
     if (s.params.disabled !== undefined) {
       try {
         parseBool('disabled', typeof s.params.disabled === 'number' ? String(s.params.disabled) : s.params.disabled);
@@ -68,7 +71,8 @@ function checkStanzas(list: SealStanza[]): string | null {
     }
   }
   if (list.length > 2) return 'at most two seals (the one in use and the one being migrated away from)';
-  if (list.filter((s) => !isDisabled(s)).length > 1) return 'only one seal may be enabled; mark the old one disabled = "true" to migrate';
+  if (list.filter((s) => !isDisabled(s)).length > 1)
+    return 'only one seal may be enabled; mark the old one disabled = "true" to migrate';
   if (list.filter(isDisabled).length > 1) return 'only one seal may be disabled';
   return null;
 }
@@ -101,21 +105,28 @@ export function pickBool(name: string, ...vals: unknown[]): boolean {
 
 /** Resolve the transit stanza with Vault's environment precedence; throws naming the missing parameter. */
 export function transitSettings(p: Record<string, unknown>, env: NodeJS.ProcessEnv): TransitSealSettings {
-  const address = pick(env.TRANSIT_WRAPPER_ADDR, env.VAULT_TRANSIT_SEAL_ADDR, p.address, env.VAULT_ADDR) || 'https://127.0.0.1:8200';
+  const address =
+    pick(env.TRANSIT_WRAPPER_ADDR, env.VAULT_TRANSIT_SEAL_ADDR, p.address, env.VAULT_ADDR) || 'https://127.0.0.1:8200';
   const token = pick(env.TRANSIT_WRAPPER_TOKEN, env.VAULT_TRANSIT_SEAL_TOKEN, p.token, env.VAULT_TOKEN);
   const keyName = pick(env.TRANSIT_WRAPPER_KEY_NAME, env.VAULT_TRANSIT_SEAL_KEY_NAME, p.key_name);
   const mountPath = pick(env.TRANSIT_WRAPPER_MOUNT_PATH, env.VAULT_TRANSIT_SEAL_MOUNT_PATH, p.mount_path);
   if (!keyName) throw new Error('key_name is required');
   if (!mountPath) throw new Error('mount_path is required');
   if (!token) throw new Error('token is required (or VAULT_TRANSIT_SEAL_TOKEN / VAULT_TOKEN)');
-  if (!/^(https?|unix):\/\//.test(address)) throw new Error(`address must be http(s)://host:port or unix:///path, got "${address}"`);
+  if (!/^(https?|unix):\/\//.test(address))
+    throw new Error(`address must be http(s)://host:port or unix:///path, got "${address}"`);
   return {
     address: address.replace(/\/+$/, ''),
     token,
     keyName,
     mountPath: mountPath.replace(/^\/+|\/+$/g, ''),
     namespace: pick(env.VAULT_NAMESPACE, p.namespace),
-    disableRenewal: pickBool('disable_renewal', env.TRANSIT_WRAPPER_DISABLE_RENEWAL, env.VAULT_TRANSIT_SEAL_DISABLE_RENEWAL, p.disable_renewal),
+    disableRenewal: pickBool(
+      'disable_renewal',
+      env.TRANSIT_WRAPPER_DISABLE_RENEWAL,
+      env.VAULT_TRANSIT_SEAL_DISABLE_RENEWAL,
+      p.disable_renewal,
+    ),
     keyIdPrefix: pick(p.key_id_prefix),
     tls: {
       caCert: pick(p.tls_ca_cert, env.VAULT_CACERT) || undefined,
@@ -128,7 +139,11 @@ export function transitSettings(p: Record<string, unknown>, env: NodeJS.ProcessE
 }
 
 /** Build the seals of a server config. Errors say `seal "TYPE": ...` (the daemon stops with that line). */
-export async function buildSeals(stanzas: SealStanza[] | undefined, env: NodeJS.ProcessEnv, logger: Logger): Promise<ConfiguredSeals> {
+export async function buildSeals(
+  stanzas: SealStanza[] | undefined,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+): Promise<ConfiguredSeals> {
   const list = effectiveStanzas(stanzas, env);
   const why = checkStanzas(list);
   if (why) throw new Error(`seal: ${why}`);

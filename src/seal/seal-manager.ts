@@ -25,7 +25,15 @@ import {
   type SealBlob,
   type SealConfig,
 } from './seal.js';
-import { KeyParts, checkKeyLength, combineShares, sameKey, shareConfigError, splitKey, type ShareConfig } from './shamir.js';
+import {
+  KeyParts,
+  checkKeyLength,
+  combineShares,
+  sameKey,
+  shareConfigError,
+  splitKey,
+  type ShareConfig,
+} from './shamir.js';
 import type { ConfiguredSeals, SealWrapper } from './wrapper.js';
 import { Rekey } from './rekey.js';
 import { RootGeneration } from './generate-root.js';
@@ -68,7 +76,6 @@ export interface SealStatusFields {
   recovery_seal_type?: string;
 }
 
-
 const SHAMIR = 'shamir';
 
 /** Where unattended unseal retries wait between attempts (auto seal server down at start). */
@@ -86,7 +93,10 @@ export class SealManager {
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
   /** sys/generate-root (issue 27): shares of the unseal (or recovery) key make a new root token. */
-  readonly rootGeneration = new RootGeneration({ required: () => this.status().t, verifyKey: (k) => this.verifyUnsealKey(k) });
+  readonly rootGeneration = new RootGeneration({
+    required: () => this.status().t,
+    verifyKey: (k) => this.verifyUnsealKey(k),
+  });
 
   constructor(
     readonly backend: Backend,
@@ -125,7 +135,11 @@ export class SealManager {
     const stored = sealTypeOf(this.config);
     const configured = this.configuredType;
     if (stored === configured) {
-      if (this.seals.disabled) this.logger.warn('a disabled seal is configured but storage already uses the configured seal; the migration is done, remove the disabled stanza', { type: this.seals.disabled.type });
+      if (this.seals.disabled)
+        this.logger.warn(
+          'a disabled seal is configured but storage already uses the configured seal; the migration is done, remove the disabled stanza',
+          { type: this.seals.disabled.type },
+        );
       return;
     }
     if (stored === SHAMIR) {
@@ -138,7 +152,10 @@ export class SealManager {
           `to migrate away from it, keep its stanza with disabled = "true" and run \`keyhold operator unseal -migrate\``,
       );
     }
-    this.logger.warn('seal migration pending: unseal with `keyhold operator unseal -migrate`', { from: this.migrateFrom.type, to: configured });
+    this.logger.warn('seal migration pending: unseal with `keyhold operator unseal -migrate`', {
+      from: this.migrateFrom.type,
+      to: configured,
+    });
   }
 
   /**
@@ -193,7 +210,8 @@ export class SealManager {
   async initialize(p: InitParams): Promise<InitOutcome> {
     if (this.config || (await readSealConfig(this.backend))) throw invalid('Vault is already initialized');
     const auto = this.seals.active;
-    const present = (names: Array<[string, unknown]>) => names.filter(([, v]) => v !== undefined && v !== 0 && !(Array.isArray(v) && v.length === 0)).map(([k]) => k);
+    const present = (names: Array<[string, unknown]>) =>
+      names.filter(([, v]) => v !== undefined && v !== 0 && !(Array.isArray(v) && v.length === 0)).map(([k]) => k);
     if (auto) {
       // Vault: barrier parameters with an auto seal are refused, naming them [vault-1.14 src http/sys_init.go].
       const bad = present([
@@ -217,7 +235,10 @@ export class SealManager {
 
     if (auto) {
       // keyhold default when both are absent: one recovery key (Vault's CLI defaults to 5/3, its API requires them).
-      const recovery: ShareConfig = p.recovery_shares === undefined && p.recovery_threshold === undefined ? { secret_shares: 1, secret_threshold: 1 } : { secret_shares: p.recovery_shares ?? 0, secret_threshold: p.recovery_threshold ?? 0 };
+      const recovery: ShareConfig =
+        p.recovery_shares === undefined && p.recovery_threshold === undefined
+          ? { secret_shares: 1, secret_threshold: 1 }
+          : { secret_shares: p.recovery_shares ?? 0, secret_threshold: p.recovery_threshold ?? 0 };
       if (recovery.secret_shares < 1) throw invalid('recovery configuration must specify a positive number of shares');
       const why = shareConfigError(recovery);
       if (why) throw invalid(`invalid recovery configuration: ${why}`);
@@ -231,12 +252,26 @@ export class SealManager {
         },
       });
       this.config = config;
-      const recoveryKeys = await this.pgpShares(await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold), p.recovery_pgp_keys, 'recovery_pgp_keys');
+      const recoveryKeys = await this.pgpShares(
+        await splitKey(recoveryKey, recovery.secret_shares, recovery.secret_threshold),
+        p.recovery_pgp_keys,
+        'recovery_pgp_keys',
+      );
       recoveryKey.fill(0);
-      return { master, keys: [], recoveryKeys, keychain: false, shares: { secret_shares: 1, secret_threshold: 1 }, recovery };
+      return {
+        master,
+        keys: [],
+        recoveryKeys,
+        keychain: false,
+        shares: { secret_shares: 1, secret_threshold: 1 },
+        recovery,
+      };
     }
 
-    const shares: ShareConfig = p.secret_shares === undefined && p.secret_threshold === undefined ? { secret_shares: 1, secret_threshold: 1 } : { secret_shares: p.secret_shares ?? 0, secret_threshold: p.secret_threshold ?? 0 };
+    const shares: ShareConfig =
+      p.secret_shares === undefined && p.secret_threshold === undefined
+        ? { secret_shares: 1, secret_threshold: 1 }
+        : { secret_shares: p.secret_shares ?? 0, secret_threshold: p.secret_threshold ?? 0 };
     const why = shareConfigError(shares);
     if (why) throw invalid(`invalid seal configuration: ${why}`);
     const account = p.useKeychain ? `storage-${randomUUID()}` : null;
@@ -247,13 +282,19 @@ export class SealManager {
         await this.keychain.set(account, master);
         keychain = true;
       } catch (e) {
-        this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
+        this.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', {
+          reason: (e as Error).message,
+        });
         config.keychain_account = null;
         await writeSealConfig(this.backend, config);
       }
     }
     this.config = config;
-    const keys = await this.pgpShares(await splitKey(master, shares.secret_shares, shares.secret_threshold), p.pgp_keys, 'pgp_keys');
+    const keys = await this.pgpShares(
+      await splitKey(master, shares.secret_shares, shares.secret_threshold),
+      p.pgp_keys,
+      'pgp_keys',
+    );
     return { master, keys, recoveryKeys: [], keychain, shares, recovery: null };
   }
 
@@ -261,7 +302,8 @@ export class SealManager {
   async checkPgpKeys(keys: string[] | undefined, shares: number, field: string): Promise<string[] | null> {
     if (!keys?.length) return null;
     if (shares === 0) throw invalid(field, 'not applicable to this seal type');
-    if (keys.length !== shares) throw invalid(field, `${keys.length} PGP keys given for ${shares} shares; give one key per share`);
+    if (keys.length !== shares)
+      throw invalid(field, `${keys.length} PGP keys given for ${shares} shares; give one key per share`);
     const out: string[] = [];
     for (let i = 0; i < keys.length; i++) out.push(await pgpFingerprint(keys[i]!, `${field}[${i}]`));
     return out;
@@ -330,7 +372,11 @@ export class SealManager {
       try {
         await attempt();
       } catch (e) {
-        this.logger.warn('auto-unseal failed; retrying', { seal: this.barrierType, reason: (e as Error).message, retry_in_ms: delay });
+        this.logger.warn('auto-unseal failed; retrying', {
+          seal: this.barrierType,
+          reason: (e as Error).message,
+          retry_in_ms: delay,
+        });
         this.retryTimer = setTimeout(() => void retry(), delay);
         this.retryTimer.unref();
         delay = Math.min(delay * 2, RETRY_MAX_MS);
@@ -379,8 +425,11 @@ export class SealManager {
   }
 
   private async decryptBlobRaw(blob: SealBlob): Promise<Buffer> {
-    const candidates = [this.seals.active, this.seals.disabled].filter((w): w is SealWrapper => w?.type === blob.seal_type);
-    if (!candidates.length) throw new Error(`seal: a key is wrapped by seal "${blob.seal_type}", which is not configured`);
+    const candidates = [this.seals.active, this.seals.disabled].filter(
+      (w): w is SealWrapper => w?.type === blob.seal_type,
+    );
+    if (!candidates.length)
+      throw new Error(`seal: a key is wrapped by seal "${blob.seal_type}", which is not configured`);
     let last: unknown;
     for (const w of candidates) {
       try {
@@ -465,7 +514,10 @@ export class SealManager {
     if (!blob) throw new Error(`seal: ${RECOVERY_KEY_PATH} is missing`);
     const stored = await this.decryptBlob(blob);
     try {
-      if (!sameKey(stored, key)) throw invalid('failed to verify recovery key: recovery key verification failed: supplied key does not match stored keys');
+      if (!sameKey(stored, key))
+        throw invalid(
+          'failed to verify recovery key: recovery key verification failed: supplied key does not match stored keys',
+        );
     } finally {
       stored.fill(0);
     }
@@ -474,7 +526,12 @@ export class SealManager {
   /** Seal migration after the old seal's keys were verified (seal-migration.ts): returns the master key to unseal with. */
   private async migrate(unsealKey: Buffer, master: Buffer): Promise<Buffer> {
     const from = this.migrateFrom!.type;
-    const ctx = { backend: this.backend, keychain: this.keychain, logger: this.logger, encryptWith: (w: SealWrapper, key: Buffer) => this.encryptWith(w, key) };
+    const ctx = {
+      backend: this.backend,
+      keychain: this.keychain,
+      logger: this.logger,
+      encryptWith: (w: SealWrapper, key: Buffer) => this.encryptWith(w, key),
+    };
     const done = await migrateSeal(ctx, this.config!, from, this.seals.active, unsealKey, master);
     this.config = done.config;
     this.migrateFrom = null;

@@ -7,7 +7,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from '../framework/context.js';
 import type { Backend } from '../storage/backend.js';
 import type { Keychain } from './keychain.js';
-import { BARRIER_KEYS_PATH, RECOVERY_KEY_PATH, barrierShares, forgetPreviousKeyring, openKeyring, rewrapKeyring, writeBlob, writeSealConfig, type SealBlob, type SealConfig } from './seal.js';
+import {
+  BARRIER_KEYS_PATH,
+  RECOVERY_KEY_PATH,
+  barrierShares,
+  forgetPreviousKeyring,
+  openKeyring,
+  rewrapKeyring,
+  writeBlob,
+  writeSealConfig,
+  type SealBlob,
+  type SealConfig,
+} from './seal.js';
 import type { SealWrapper } from './wrapper.js';
 
 const SHAMIR = 'shamir';
@@ -26,7 +37,14 @@ export interface MigrationContext {
  * the recovery key and a fresh master key goes under the new seal; auto -> shamir: the recovery key
  * becomes the unseal key; auto -> auto: both keys are re-wrapped by the new seal.
  */
-export async function migrateSeal(ctx: MigrationContext, cfg: SealConfig, from: string, to: SealWrapper | null, unsealKey: Buffer, master: Buffer): Promise<{ master: Buffer; config: SealConfig }> {
+export async function migrateSeal(
+  ctx: MigrationContext,
+  cfg: SealConfig,
+  from: string,
+  to: SealWrapper | null,
+  unsealKey: Buffer,
+  master: Buffer,
+): Promise<{ master: Buffer; config: SealConfig }> {
   const barrierKey = await openKeyring(ctx.backend, master);
   try {
     if (from === SHAMIR && to) {
@@ -35,7 +53,14 @@ export async function migrateSeal(ctx: MigrationContext, cfg: SealConfig, from: 
       await writeBlob(ctx.backend, RECOVERY_KEY_PATH, await ctx.encryptWith(to, unsealKey));
       await rewrapKeyring(ctx.backend, barrierKey, fresh);
       const oldAccount = cfg.keychain_account;
-      const next: SealConfig = { ...cfg, type: to.type, secret_shares: 1, secret_threshold: 1, recovery: barrierShares(cfg), keychain_account: null };
+      const next: SealConfig = {
+        ...cfg,
+        type: to.type,
+        secret_shares: 1,
+        secret_threshold: 1,
+        recovery: barrierShares(cfg),
+        keychain_account: null,
+      };
       await writeSealConfig(ctx.backend, next);
       await forgetPreviousKeyring(ctx.backend);
       if (oldAccount) await ctx.keychain.delete(oldAccount).catch(() => {});
@@ -46,7 +71,13 @@ export async function migrateSeal(ctx: MigrationContext, cfg: SealConfig, from: 
       const fresh = Buffer.from(unsealKey);
       await rewrapKeyring(ctx.backend, barrierKey, fresh);
       const account = await keepInKeychain(ctx, fresh);
-      const next: SealConfig = { ...cfg, type: SHAMIR, ...(cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 }), recovery: null, keychain_account: account };
+      const next: SealConfig = {
+        ...cfg,
+        type: SHAMIR,
+        ...(cfg.recovery ?? { secret_shares: 1, secret_threshold: 1 }),
+        recovery: null,
+        keychain_account: account,
+      };
       await writeSealConfig(ctx.backend, next);
       await forgetPreviousKeyring(ctx.backend);
       await ctx.backend.delete(BARRIER_KEYS_PATH);
@@ -73,7 +104,9 @@ async function keepInKeychain(ctx: MigrationContext, master: Buffer): Promise<st
     await ctx.keychain.set(account, master);
     return account;
   } catch (e) {
-    ctx.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', { reason: (e as Error).message });
+    ctx.logger.warn('could not store master key in keychain; use the unseal key(s) to unseal', {
+      reason: (e as Error).message,
+    });
     return null;
   }
 }

@@ -98,7 +98,10 @@ export async function writeBlob(backend: Backend, path: string, blob: SealBlob):
 export async function rewrapKeyring(backend: Backend, barrierKey: Buffer, newMaster: Buffer): Promise<void> {
   const current = await backend.get(KEYRING);
   if (current) await backend.put(KEYRING_PREVIOUS, current);
-  await backend.put(KEYRING, wrap(newMaster, Buffer.from(JSON.stringify({ barrier_key: barrierKey.toString('base64') }))));
+  await backend.put(
+    KEYRING,
+    wrap(newMaster, Buffer.from(JSON.stringify({ barrier_key: barrierKey.toString('base64') }))),
+  );
 }
 
 /** Drop the previous keyring once the new seal configuration is written. */

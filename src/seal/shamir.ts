@@ -56,7 +56,8 @@ export function decodeKeyText(text: string): Buffer {
     const hex = Buffer.from(t, 'hex');
     if (hex.length >= KEY_MIN && hex.length <= KEY_MAX) return hex;
   }
-  if (t === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.length % 4 !== 0) throw invalid("'key' must be a valid hex or base64 string");
+  if (t === '' || !/^[A-Za-z0-9+/]*={0,2}$/.test(t) || t.length % 4 !== 0)
+    throw invalid("'key' must be a valid hex or base64 string");
   return Buffer.from(t, 'base64');
 }
 

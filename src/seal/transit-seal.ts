@@ -68,7 +68,9 @@ export class TransitSeal implements SealWrapper {
 
   async encrypt(plaintext: Buffer): Promise<SealBlob> {
     await this.setup();
-    const r = await this.call('POST', `${this.s.mountPath}/encrypt/${encodeURIComponent(this.s.keyName)}`, { plaintext: plaintext.toString('base64') });
+    const r = await this.call('POST', `${this.s.mountPath}/encrypt/${encodeURIComponent(this.s.keyName)}`, {
+      plaintext: plaintext.toString('base64'),
+    });
     const ct = (r.data as { ciphertext?: unknown } | undefined)?.ciphertext;
     if (typeof ct !== 'string') throw new Error('transit seal: encrypt returned no ciphertext');
     const parts = ct.split(':');
@@ -78,7 +80,9 @@ export class TransitSeal implements SealWrapper {
 
   async decrypt(blob: SealBlob): Promise<Buffer> {
     await this.setup();
-    const r = await this.call('POST', `${this.s.mountPath}/decrypt/${encodeURIComponent(this.s.keyName)}`, { ciphertext: blob.ciphertext });
+    const r = await this.call('POST', `${this.s.mountPath}/decrypt/${encodeURIComponent(this.s.keyName)}`, {
+      ciphertext: blob.ciphertext,
+    });
     const pt = (r.data as { plaintext?: unknown } | undefined)?.plaintext;
     if (typeof pt !== 'string') throw new Error('transit seal: decrypt returned no plaintext');
     return Buffer.from(pt, 'base64');
@@ -93,7 +97,11 @@ export class TransitSeal implements SealWrapper {
   private call(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
     const addr = this.s.address;
     const payload = Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { 'X-Vault-Token': this.s.token, 'Content-Type': 'application/json', 'Content-Length': String(payload.length) };
+    const headers: Record<string, string> = {
+      'X-Vault-Token': this.s.token,
+      'Content-Type': 'application/json',
+      'Content-Length': String(payload.length),
+    };
     if (this.s.namespace) headers['X-Vault-Namespace'] = this.s.namespace;
     let opts: RequestOptions & Record<string, unknown>;
     let send = httpRequest;
@@ -102,7 +110,13 @@ export class TransitSeal implements SealWrapper {
     } else {
       const u = new URL(addr);
       const base = u.pathname.replace(/\/+$/, '');
-      opts = { host: u.hostname, port: u.port || (u.protocol === 'https:' ? 443 : 80), path: `${base}/v1/${path}`, method, headers };
+      opts = {
+        host: u.hostname,
+        port: u.port || (u.protocol === 'https:' ? 443 : 80),
+        path: `${base}/v1/${path}`,
+        method,
+        headers,
+      };
       if (u.protocol === 'https:') {
         send = httpsRequest;
         const t = this.s.tls;
@@ -127,7 +141,9 @@ export class TransitSeal implements SealWrapper {
           }
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) return resolve(json);
-          const errs = Array.isArray(json.errors) ? (json.errors as unknown[]).map(String).join('; ') : text.slice(0, 200);
+          const errs = Array.isArray(json.errors)
+            ? (json.errors as unknown[]).map(String).join('; ')
+            : text.slice(0, 200);
           reject(new Error(`transit seal: ${method} ${path} at ${addr} answered ${status}${errs ? `: ${errs}` : ''}`));
         });
         res.on('error', reject);

@@ -19,7 +19,16 @@ export function auditHook(core: AuditCore): AuditHook | undefined {
 }
 
 function auditEntry(f: Flow): AuditEntry {
-  return { requestId: f.requestId, operation: f.op, path: f.ctx!.fullPath, remoteAddress: f.ctx!.remoteAddress, token: f.token, data: f.raw, sensitive: sensitiveOf(f.route!), headers: f.req.headers };
+  return {
+    requestId: f.requestId,
+    operation: f.op,
+    path: f.ctx!.fullPath,
+    remoteAddress: f.ctx!.remoteAddress,
+    token: f.token,
+    data: f.raw,
+    sensitive: sensitiveOf(f.route!),
+    headers: f.req.headers,
+  };
 }
 
 /** Stage audit request: logged before the handler runs; a failing device fails the request closed. */

@@ -24,7 +24,10 @@ export function authenticate(core: TokenCore, f: Flow): Promise<void> | void {
     return requireToken(core, f).then((t) => {
       // A limited-use token on a standby: its uses are counted by the active (one count for the
       // cluster), so the whole request goes there (Router.handle()'s NotActiveError path forwards it).
-      if (t.mustForward) throw Object.assign(new Error('limited-use token: the active node counts its uses'), { name: 'NotActiveError' });
+      if (t.mustForward)
+        throw Object.assign(new Error('limited-use token: the active node counts its uses'), {
+          name: 'NotActiveError',
+        });
       f.token = t;
       return t.boundCidrs ? checkTokenSource(core, f) : undefined;
     });
@@ -70,7 +73,9 @@ function checkTokenSource(core: TokenCore, f: Flow): Promise<void> | void {
 export async function spendTokens(core: TokenCore, f: Flow): Promise<void> {
   for (const t of f.seen) {
     if (t.lastUse && core.requestDone) {
-      await core.requestDone(t).catch((e: unknown) => core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
+      await core
+        .requestDone(t)
+        .catch((e: unknown) => core.logger.error('revoking a spent token failed', { error: (e as Error)?.message }));
     }
   }
 }

@@ -175,7 +175,12 @@ export class Cluster {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
       const now = new Date();
-      const ad: Advertisement = { api_addr: this.opts.apiAddr, cluster_addr: this.opts.clusterAddr ?? '', active_time: now.toISOString(), node_id: this.nodeId };
+      const ad: Advertisement = {
+        api_addr: this.opts.apiAddr,
+        cluster_addr: this.opts.clusterAddr ?? '',
+        active_time: now.toISOString(),
+        node_id: this.nodeId,
+      };
       await putJSON(this.core.barrier, `core/leader/${this.nodeId}`, ad);
       this.leader = ad;
       this.leaderEpoch = epoch;
@@ -232,7 +237,12 @@ export class Cluster {
   private async echo(): Promise<void> {
     if (!this.running) return;
     try {
-      await this.backend.echo(this.nodeId, { hostname: hostname(), api_address: this.opts.apiAddr, cluster_address: this.opts.clusterAddr ?? '', version: this.core.version });
+      await this.backend.echo(this.nodeId, {
+        hostname: hostname(),
+        api_address: this.opts.apiAddr,
+        cluster_address: this.opts.clusterAddr ?? '',
+        version: this.core.version,
+      });
     } catch {
       /* the database is down: the next echo */
     }
@@ -329,7 +339,16 @@ export class Cluster {
 /** The HA status for system routes. */
 export function haStatusOf(cluster: Cluster | null, core: SealView): HaStatus {
   if (!cluster) {
-    return { haEnabled: false, role: core.isSealed() ? 'sealed' : 'active', isSelf: false, activeTime: null, leaderAddress: '', leaderClusterAddress: '', clusterName: 'keyhold', standbyReads: false };
+    return {
+      haEnabled: false,
+      role: core.isSealed() ? 'sealed' : 'active',
+      isSelf: false,
+      activeTime: null,
+      leaderAddress: '',
+      leaderClusterAddress: '',
+      clusterName: 'keyhold',
+      standbyReads: false,
+    };
   }
   const active = cluster.role === 'active';
   return {

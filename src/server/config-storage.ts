@@ -41,7 +41,8 @@ export function storageStanza(item: HclItem, at: At, lifted: Record<string, { va
   const list = stanzas(item, at);
   if (list.length !== 1) at.fail('only one storage stanza is allowed');
   const { type, body, at: sat } = list[0]!;
-  if (!(type in STORAGE_PARAMS)) sat.fail(`unknown storage type "${type}" (supported: ${Object.keys(STORAGE_PARAMS).join(', ')})`);
+  if (!(type in STORAGE_PARAMS))
+    sat.fail(`unknown storage type "${type}" (supported: ${Object.keys(STORAGE_PARAMS).join(', ')})`);
   const allowed = STORAGE_PARAMS[type as StorageType];
   const params: Record<string, string> = {};
   for (const p of body.items) {

@@ -24,7 +24,17 @@ export class At {
 }
 
 export function describeType(v: HclValue): string {
-  return v.type === 'object' ? 'a block/object' : v.type === 'list' ? 'a list' : v.type === 'bool' ? 'a boolean' : v.type === 'number' ? 'a number' : v.type === 'null' ? 'null' : 'a string';
+  return v.type === 'object'
+    ? 'a block/object'
+    : v.type === 'list'
+      ? 'a list'
+      : v.type === 'bool'
+        ? 'a boolean'
+        : v.type === 'number'
+          ? 'a number'
+          : v.type === 'null'
+            ? 'null'
+            : 'a string';
 }
 
 /** Weak boolean as Vault's config decoding (mapstructure): true/"true"/1/"1"/"t" ...; "" is false. */
@@ -49,7 +59,8 @@ export function str(v: HclValue, at: At, opts: { nonEmpty?: boolean } = {}): str
 /** A positive integer given as a number or a numeric string (Vault's weak decoding). */
 export function positiveInt(v: HclValue, at: At, what = 'a positive integer'): number {
   const n = v.type === 'number' ? v.value : v.type === 'string' && /^\s*\d+\s*$/.test(v.value) ? Number(v.value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) at.fail(`must be ${what}, got ${v.type === 'string' ? `"${v.value}"` : describeType(v)}`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    at.fail(`must be ${what}, got ${v.type === 'string' ? `"${v.value}"` : describeType(v)}`);
   return n;
 }
 
@@ -64,7 +75,8 @@ export function stanzaString(v: HclValue, at: At): string {
 export function stanzas(item: HclItem, at: At): Array<{ type: string; body: HclObject; at: At }> {
   if (item.value.type !== 'object') at.fail(`must be a block, as in ${item.key} "<type>" { ... }`);
   if (item.labels.length > 1) at.fail(`takes one label (the type), got ${item.labels.length}`);
-  if (item.labels.length === 1) return [{ type: item.labels[0]!, body: item.value, at: new At(at.file, item.line, `${at.key}.${item.labels[0]}`) }];
+  if (item.labels.length === 1)
+    return [{ type: item.labels[0]!, body: item.value, at: new At(at.file, item.line, `${at.key}.${item.labels[0]}`) }];
   // JSON / object form: { "postgresql": { ... } } (a list of such objects for repeatable blocks).
   const out: Array<{ type: string; body: HclObject; at: At }> = [];
   for (const t of item.value.items) {

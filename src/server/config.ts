@@ -20,7 +20,17 @@ import { defaultSocket, defaultStoragePath } from '../framework/paths.js';
 import type { ListenerSpec } from './http.js';
 import { reportedVersionProblem } from '../engines/sys/reported-version.js';
 import { parseTelemetryStanza, type TelemetryConfig } from '../telemetry/telemetry-config.js';
-import { At, ConfigError, describeType, expandListItems, positiveInt, stanzas, str, url, weakBool } from './config-values.js';
+import {
+  At,
+  ConfigError,
+  describeType,
+  expandListItems,
+  positiveInt,
+  stanzas,
+  str,
+  url,
+  weakBool,
+} from './config-values.js';
 import { storageStanza, type StorageConfig, type StorageType } from './config-storage.js';
 import { listenerStanzas, type ClientCertConfig, type ListenerConfig } from './config-listeners.js';
 
@@ -102,12 +112,18 @@ const LEGACY_KEYS: Record<string, (v: unknown) => string | null> = {
     return null;
   },
   listeners: (v) => {
-    if (!Array.isArray(v)) return 'must be a list of {"type": "unix", "path"} or {"type": "tcp", "address", "tls_cert", "tls_key"}';
+    if (!Array.isArray(v))
+      return 'must be a list of {"type": "unix", "path"} or {"type": "tcp", "address", "tls_cert", "tls_key"}';
     for (const [i, l] of v.entries()) {
       if (!isObject(l)) return `[${i}] must be an object`;
-      if (l.max_request_size !== undefined && !(Number.isInteger(l.max_request_size) && (l.max_request_size as number) > 0)) return `[${i}].max_request_size must be a positive integer (bytes)`;
+      if (
+        l.max_request_size !== undefined &&
+        !(Number.isInteger(l.max_request_size) && (l.max_request_size as number) > 0)
+      )
+        return `[${i}].max_request_size must be a positive integer (bytes)`;
       if (l.type === 'unix') {
-        if (l.path !== undefined && (typeof l.path !== 'string' || l.path === '')) return `[${i}].path must be a non-empty string`;
+        if (l.path !== undefined && (typeof l.path !== 'string' || l.path === ''))
+          return `[${i}].path must be a non-empty string`;
       } else if (l.type === 'tcp') {
         if (typeof l.address !== 'string' || !/^.+:\d+$/.test(l.address)) return `[${i}].address must be "host:port"`;
         if ((l.tls_cert === undefined) !== (l.tls_key === undefined)) return `[${i}] needs both tls_cert and tls_key`;
@@ -116,7 +132,8 @@ const LEGACY_KEYS: Record<string, (v: unknown) => string | null> = {
     return null;
   },
   max_request_size: (v) => (Number.isInteger(v) && (v as number) > 0 ? null : 'must be a positive integer (bytes)'),
-  log_level: (v) => (typeof v === 'string' && LOG_LEVELS.includes(v) ? null : `must be one of ${LOG_LEVELS.join(', ')}`),
+  log_level: (v) =>
+    typeof v === 'string' && LOG_LEVELS.includes(v) ? null : `must be one of ${LOG_LEVELS.join(', ')}`,
   keychain: (v) => (v === 'os' || v === 'none' ? null : 'must be "os" or "none"'),
   dev: (v) => (typeof v === 'boolean' ? null : 'must be true or false'),
   dev_root_token: (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string'),
@@ -133,7 +150,8 @@ function loadLegacyJson(path: string, text: string): ServerConfig {
   if (!isObject(doc)) throw new ConfigError(`config ${path}: must be a JSON object`);
   for (const [k, v] of Object.entries(doc)) {
     const check = LEGACY_KEYS[k];
-    if (!check) throw new ConfigError(`config ${path}: unknown key "${k}" (allowed: ${Object.keys(LEGACY_KEYS).join(', ')})`);
+    if (!check)
+      throw new ConfigError(`config ${path}: unknown key "${k}" (allowed: ${Object.keys(LEGACY_KEYS).join(', ')})`);
     const why = check(v);
     if (why) throw new ConfigError(`config ${path}: ${k}${why.startsWith('[') ? '' : ' '}${why}`);
   }
@@ -141,7 +159,26 @@ function loadLegacyJson(path: string, text: string): ServerConfig {
 }
 
 /** Keys only Vault's format has: a JSON document with one of them is read as Vault's shape. */
-const VAULT_ONLY_KEYS = new Set(['listener', 'backend', 'ha_storage', 'ha_backend', 'seal', 'kms', 'hsm', 'api_addr', 'cluster_addr', 'cluster_name', 'disable_mlock', 'ui', 'kms_library', 'disable_standby_reads', 'disable_clustering', 'disable_cache', 'default_lease_ttl', 'max_lease_ttl']);
+const VAULT_ONLY_KEYS = new Set([
+  'listener',
+  'backend',
+  'ha_storage',
+  'ha_backend',
+  'seal',
+  'kms',
+  'hsm',
+  'api_addr',
+  'cluster_addr',
+  'cluster_name',
+  'disable_mlock',
+  'ui',
+  'kms_library',
+  'disable_standby_reads',
+  'disable_clustering',
+  'disable_cache',
+  'default_lease_ttl',
+  'max_lease_ttl',
+]);
 
 function isLegacyJson(text: string): boolean {
   let doc: unknown;
@@ -154,7 +191,13 @@ function isLegacyJson(text: string): boolean {
   if (Object.keys(doc).some((k) => VAULT_ONLY_KEYS.has(k))) return false;
   // Vault's storage shape is {"storage": {"<type>": {...}}}; keyhold's is {"storage": {"type": ...}}.
   const s = doc.storage;
-  if (isObject(s) && Object.keys(s).length === 1 && ['file', 'inmem', 'postgresql'].includes(Object.keys(s)[0]!) && isObject(Object.values(s)[0])) return false;
+  if (
+    isObject(s) &&
+    Object.keys(s).length === 1 &&
+    ['file', 'inmem', 'postgresql'].includes(Object.keys(s)[0]!) &&
+    isObject(Object.values(s)[0])
+  )
+    return false;
   return true;
 }
 
@@ -166,14 +209,18 @@ function sealStanza(item: HclItem, at: At): Array<{ type: string; params: Record
   return stanzas(item, at).map((s) => sealParams(s));
 }
 
-function sealParams({ type, body, at: sat }: { type: string; body: HclObject; at: At }): { type: string; params: Record<string, unknown> } {
+function sealParams({ type, body, at: sat }: { type: string; body: HclObject; at: At }): {
+  type: string;
+  params: Record<string, unknown>;
+} {
   const params: Record<string, unknown> = {};
   for (const p of body.items) {
     const pat = sat.child(p);
     if (p.key in params) pat.fail('given twice');
     // Vault converts seal parameters to strings (an HCL `true` arrives as "1"); keep HCL's value and
     // let the seal decide, but refuse shapes no seal takes.
-    if (p.value.type === 'list' || p.value.type === 'object') return pat.fail(`must be a string, number or boolean, got ${describeType(p.value)}`);
+    if (p.value.type === 'list' || p.value.type === 'object')
+      return pat.fail(`must be a string, number or boolean, got ${describeType(p.value)}`);
     params[p.key] = p.value.value;
   }
   return { type, params };
@@ -198,7 +245,10 @@ function kmsLibraryStanzas(item: HclItem, at: At): Array<{ type: string; name: s
 }
 
 /** How each top-level key of Vault's format is read into ServerConfig (facts in a table). */
-const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx: { lifted: Record<string, { value: string; at: At }> }) => void> = {
+const VAULT_KEYS: Record<
+  string,
+  (item: HclItem, at: At, cfg: ServerConfig, ctx: { lifted: Record<string, { value: string; at: At }> }) => void
+> = {
   storage: (it, at, cfg, ctx) => {
     if (cfg.storage) at.fail('only one storage stanza is allowed');
     cfg.storage = storageStanza(it, at, ctx.lifted);
@@ -216,7 +266,8 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
     // Vault allows two seal stanzas, one of them `disabled = "true"`, for a seal migration (checked by the seal).
     const prev = cfg.seal === undefined ? [] : Array.isArray(cfg.seal) ? cfg.seal : [cfg.seal];
     const all = [...prev, ...expandListItems(it).flatMap((i) => sealStanza(i, at))];
-    if (all.length > 2) at.fail('at most two seal stanzas (the one in use and a disabled one being migrated away from)');
+    if (all.length > 2)
+      at.fail('at most two seal stanzas (the one in use and a disabled one being migrated away from)');
     cfg.seal = all.length === 1 ? all[0] : all;
   },
   kms_library: (it, at, cfg) => {
@@ -241,7 +292,16 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
   log_level: (it, at, cfg) => {
     const s = str(it.value, at).toLowerCase();
     // Vault's levels: trace/debug/info/warn/error (also "warning", "err").
-    const map: Record<string, LogLevel> = { trace: 'debug', debug: 'debug', info: 'info', warn: 'warn', warning: 'warn', error: 'error', err: 'error', off: 'off' };
+    const map: Record<string, LogLevel> = {
+      trace: 'debug',
+      debug: 'debug',
+      info: 'info',
+      warn: 'warn',
+      warning: 'warn',
+      error: 'error',
+      err: 'error',
+      off: 'off',
+    };
     if (!map[s]) at.fail(`must be one of trace, debug, info, warn, error, off; got "${s}"`);
     cfg.log_level = map[s];
   },
@@ -254,8 +314,10 @@ const VAULT_KEYS: Record<string, (item: HclItem, at: At, cfg: ServerConfig, ctx:
     if (s !== 'os' && s !== 'none') return at.fail(`must be "os" or "none", got "${s}"`);
     cfg.keychain = s;
   },
-  max_request_size: (it, at, cfg) => void (cfg.max_request_size = positiveInt(it.value, at, 'a positive integer (bytes)')),
-  telemetry: (it, at, cfg) => void (cfg.telemetry = parseTelemetryStanza(it.value, (k, why) => new At(at.file, at.line, k).fail(why))),
+  max_request_size: (it, at, cfg) =>
+    void (cfg.max_request_size = positiveInt(it.value, at, 'a positive integer (bytes)')),
+  telemetry: (it, at, cfg) =>
+    void (cfg.telemetry = parseTelemetryStanza(it.value, (k, why) => new At(at.file, at.line, k).fail(why))),
 };
 const ALIASES: Record<string, string> = { backend: 'storage', ha_backend: 'ha_storage', kms: 'seal', hsm: 'seal' };
 
@@ -265,7 +327,8 @@ export function parseVaultConfig(path: string, text: string): ServerConfig {
   try {
     doc = parseHcl(text);
   } catch (e) {
-    if (e instanceof HclSyntaxError) throw new ConfigError(`config ${path}:${e.line}: syntax error: ${e.reason} (column ${e.column})`);
+    if (e instanceof HclSyntaxError)
+      throw new ConfigError(`config ${path}:${e.line}: syntax error: ${e.reason} (column ${e.column})`);
     throw e;
   }
   const cfg: ServerConfig = {};
@@ -276,18 +339,31 @@ export function parseVaultConfig(path: string, text: string): ServerConfig {
     const name = ALIASES[item.key] ?? item.key;
     const at = root.child(item);
     const read = VAULT_KEYS[name];
-    if (!read) throw new ConfigError(`config ${path}:${item.line}: ${item.key}: unknown key (allowed: ${Object.keys(VAULT_KEYS).join(', ')})`);
+    if (!read)
+      throw new ConfigError(
+        `config ${path}:${item.line}: ${item.key}: unknown key (allowed: ${Object.keys(VAULT_KEYS).join(', ')})`,
+      );
     const repeatable = name === 'listener' || name === 'kms_library';
-    if (!repeatable && seen.has(name) && name !== 'storage' && name !== 'ha_storage' && name !== 'seal') at.fail('given twice');
+    if (!repeatable && seen.has(name) && name !== 'storage' && name !== 'ha_storage' && name !== 'seal')
+      at.fail('given twice');
     seen.add(name);
     read(item, at, cfg, ctx);
   }
   // Lifted storage keys act as top-level settings, which win (Vault's config.go).
   const l = ctx.lifted;
   const redirect = l.redirect_addr ?? l.advertise_addr;
-  if (redirect && !cfg.api_addr) cfg.api_addr = url({ type: 'string', value: redirect.value, line: redirect.at.line, column: 1 }, redirect.at);
-  if (l.cluster_addr && !cfg.cluster_addr) cfg.cluster_addr = url({ type: 'string', value: l.cluster_addr.value, line: l.cluster_addr.at.line, column: 1 }, l.cluster_addr.at);
-  if (l.disable_clustering && cfg.disable_clustering === undefined) cfg.disable_clustering = weakBool({ type: 'string', value: l.disable_clustering.value, line: 0, column: 0 }, l.disable_clustering.at);
+  if (redirect && !cfg.api_addr)
+    cfg.api_addr = url({ type: 'string', value: redirect.value, line: redirect.at.line, column: 1 }, redirect.at);
+  if (l.cluster_addr && !cfg.cluster_addr)
+    cfg.cluster_addr = url(
+      { type: 'string', value: l.cluster_addr.value, line: l.cluster_addr.at.line, column: 1 },
+      l.cluster_addr.at,
+    );
+  if (l.disable_clustering && cfg.disable_clustering === undefined)
+    cfg.disable_clustering = weakBool(
+      { type: 'string', value: l.disable_clustering.value, line: 0, column: 0 },
+      l.disable_clustering.at,
+    );
   return cfg;
 }
 
@@ -308,21 +384,30 @@ export function loadConfigFile(path: string): ServerConfig {
 export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const file: ServerConfig = flags.config ? loadConfigFile(flags.config) : {};
   const dev = flags.dev ?? file.dev ?? false;
-  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new ConfigError('--tls-cert and --tls-key go together');
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined))
+    throw new ConfigError('--tls-cert and --tls-key go together');
   if (flags.maxRequestSize !== undefined && !(Number.isInteger(flags.maxRequestSize) && flags.maxRequestSize > 0)) {
     throw new ConfigError('--max-request-size must be a positive integer (bytes)');
   }
-  for (const a of flags.listen ?? []) if (!/^.+:\d+$/.test(a)) throw new ConfigError(`--listen must be host:port, got "${a}"`);
+  for (const a of flags.listen ?? [])
+    if (!/^.+:\d+$/.test(a)) throw new ConfigError(`--listen must be host:port, got "${a}"`);
   const specs: ListenerSpec[] = [];
   const fileListeners = file.listeners ?? [];
-  const fileUnix = fileListeners.find((l) => l.type === 'unix') as { path?: string; max_request_size?: number; socket_mode?: number } | undefined;
+  const fileUnix = fileListeners.find((l) => l.type === 'unix') as
+    | { path?: string; max_request_size?: number; socket_mode?: number }
+    | undefined;
   const socketPath = flags.socket ?? fileUnix?.path;
   const tcp: ListenerSpec[] = flags.listen?.length
     ? flags.listen.map((address) => ({ type: 'tcp' as const, address, tlsCert: flags.tlsCert, tlsKey: flags.tlsKey }))
     : fileListeners
         .filter((l) => l.type === 'tcp')
         .map((l) => {
-          const t = l as { address: string; tls_cert?: string; tls_key?: string; max_request_size?: number } & ClientCertConfig;
+          const t = l as {
+            address: string;
+            tls_cert?: string;
+            tls_key?: string;
+            max_request_size?: number;
+          } & ClientCertConfig;
           return {
             type: 'tcp' as const,
             address: t.address,
@@ -335,7 +420,9 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
           };
         });
   // A Unix socket unless disabled, or unless the config file names only TCP listeners.
-  const wantsUnix = !flags.noSocket && (flags.socket !== undefined || fileUnix !== undefined || fileListeners.length === 0 || tcp.length === 0);
+  const wantsUnix =
+    !flags.noSocket &&
+    (flags.socket !== undefined || fileUnix !== undefined || fileListeners.length === 0 || tcp.length === 0);
   if (wantsUnix) {
     specs.push({
       type: 'unix',
@@ -350,7 +437,11 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
   const storage: ResolvedConfig['storage'] = dev
     ? { type: 'inmem' }
     : storageType === 'file'
-      ? { type: 'file', path: flags.storagePath ?? file.storage?.path ?? defaultStoragePath(env), ...(file.storage?.params ? { params: file.storage.params } : {}) }
+      ? {
+          type: 'file',
+          path: flags.storagePath ?? file.storage?.path ?? defaultStoragePath(env),
+          ...(file.storage?.params ? { params: file.storage.params } : {}),
+        }
       : { type: storageType, params: { ...(file.storage?.params ?? {}) } };
   // Vault: VAULT_API_ADDR / VAULT_CLUSTER_ADDR win over the file.
   const apiAddr = env.KEYHOLD_API_ADDR || env.VAULT_API_ADDR || file.api_addr;

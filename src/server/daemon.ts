@@ -32,7 +32,12 @@ export { ConfigError } from './config-values.js';
 /** Wait after sys/step-down before competing again: Vault's 10 s, shorter for tests (KEYHOLD_STEP_DOWN_WAIT_MS). */
 function stepDownWait(env: NodeJS.ProcessEnv): number {
   const n = Number(env.KEYHOLD_STEP_DOWN_WAIT_MS);
-  return Number.isFinite(n) && n >= 0 && env.KEYHOLD_STEP_DOWN_WAIT_MS !== '' && env.KEYHOLD_STEP_DOWN_WAIT_MS !== undefined ? n : 10_000;
+  return Number.isFinite(n) &&
+    n >= 0 &&
+    env.KEYHOLD_STEP_DOWN_WAIT_MS !== '' &&
+    env.KEYHOLD_STEP_DOWN_WAIT_MS !== undefined
+    ? n
+    : 10_000;
 }
 
 /** Keep the default runtime folder private (0700) even if something loosened it. */
@@ -45,7 +50,11 @@ function tightenDefaultRuntimeDir(specs: ListenerSpec[]): void {
 }
 
 /** The storage the config names, opened and checked: no migration under way, this node's cluster, api_addr with HA. */
-async function openStorage(cfg: ResolvedConfig, flags: ServerFlags, logs: LogControl): Promise<{ backend: Backend; pgBackend: PostgresBackend | null; ha: PostgresBackend | null; identityFile: string }> {
+async function openStorage(
+  cfg: ResolvedConfig,
+  flags: ServerFlags,
+  logs: LogControl,
+): Promise<{ backend: Backend; pgBackend: PostgresBackend | null; ha: PostgresBackend | null; identityFile: string }> {
   let backend: Backend;
   let pgBackend: PostgresBackend | null = null;
   if (cfg.storage.type === 'inmem') backend = new InmemBackend();
@@ -75,7 +84,9 @@ async function openStorage(cfg: ResolvedConfig, flags: ServerFlags, logs: LogCon
     } catch {
       /* unreadable */
     }
-    throw new ConfigError(`storage migration in progress (started: ${started}); wait for \`keyhold operator migrate\` to finish, or remove a stale lock with \`keyhold operator migrate -config FILE -reset\``);
+    throw new ConfigError(
+      `storage migration in progress (started: ${started}); wait for \`keyhold operator migrate\` to finish, or remove a stale lock with \`keyhold operator migrate -config FILE -reset\``,
+    );
   }
   const identityFile = join(stateDir(process.env), 'cluster-node.json');
   if (pgBackend) {
@@ -88,19 +99,34 @@ async function openStorage(cfg: ResolvedConfig, flags: ServerFlags, logs: LogCon
   const ha = pgBackend?.haEnabled() ? pgBackend : null;
   if (ha && !cfg.api_addr) {
     await ha.close();
-    throw new ConfigError(`config ${flags.config ?? ''}: api_addr: required with ha_enabled (standbys forward writes to the active's api_addr)`);
+    throw new ConfigError(
+      `config ${flags.config ?? ''}: api_addr: required with ha_enabled (standbys forward writes to the active's api_addr)`,
+    );
   }
   return { backend, pgBackend, ha, identityFile };
 }
 
 /** The start banner: version, addresses, storage, seal state (and the root token in dev mode). */
 function banner(dev: boolean, addresses: string[], backend: Backend, core: Core, devToken: string | undefined): string {
-  const lines = [`==> keyhold server started${dev ? ' in dev mode (in-memory storage, unsealed)' : ''}`, `    Version: ${VERSION}`];
+  const lines = [
+    `==> keyhold server started${dev ? ' in dev mode (in-memory storage, unsealed)' : ''}`,
+    `    Version: ${VERSION}`,
+  ];
   for (const a of addresses) lines.push(`    Listening on: ${a}`);
   lines.push(`    Storage: ${backend.describe()}`);
-  lines.push(`    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}`);
-  lines.push(`    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}`);
-  if (devToken) lines.push(`    Root Token: ${devToken}`, '', `    export KEYHOLD_ADDR='${addresses[0]}'`, `    export KEYHOLD_TOKEN='${devToken}'`);
+  lines.push(
+    `    Seal: ${core.sealer.barrierType}${core.sealer.migration ? ` (migration to ${core.sealer.configuredType} pending: keyhold operator unseal -migrate)` : ''}`,
+  );
+  lines.push(
+    `    Sealed: ${core.isSealed()}${!core.isInitialized() ? ' (not initialised: run `keyhold operator init`)' : ''}`,
+  );
+  if (devToken)
+    lines.push(
+      `    Root Token: ${devToken}`,
+      '',
+      `    export KEYHOLD_ADDR='${addresses[0]}'`,
+      `    export KEYHOLD_TOKEN='${devToken}'`,
+    );
   return lines.join('\n') + '\n';
 }
 
@@ -115,7 +141,11 @@ export async function runServer(flags: ServerFlags): Promise<void> {
   let seals: ConfiguredSeals | undefined;
   if (!cfg.dev) {
     try {
-      seals = await buildSeals(cfg.seal === undefined ? [] : Array.isArray(cfg.seal) ? cfg.seal : [cfg.seal], process.env, logger);
+      seals = await buildSeals(
+        cfg.seal === undefined ? [] : Array.isArray(cfg.seal) ? cfg.seal : [cfg.seal],
+        process.env,
+        logger,
+      );
     } catch (e) {
       await backend.close();
       throw new ConfigError(`config${flags.config ? ` ${flags.config}` : ''}: ${(e as Error).message}`);
@@ -135,11 +165,21 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     reportedVersion: cfg.reported_vault_version,
   });
   if (ha) {
-    const cluster = new Cluster(core, ha, { apiAddr: cfg.api_addr!, clusterAddr: cfg.cluster_addr, clusterName: cfg.cluster_name, disableStandbyReads: cfg.disable_standby_reads ?? false, stepDownWaitMs: stepDownWait(process.env), identityFile });
+    const cluster = new Cluster(core, ha, {
+      apiAddr: cfg.api_addr!,
+      clusterAddr: cfg.cluster_addr,
+      clusterName: cfg.cluster_name,
+      disableStandbyReads: cfg.disable_standby_reads ?? false,
+      stepDownWaitMs: stepDownWait(process.env),
+      identityFile,
+    });
     core.cluster = new ClusterRouting(cluster);
   }
   // Metrics (issue 27): only with a telemetry stanza.
-  const telemetry = setupTelemetry(core, cfg.telemetry, { unauthenticatedAccess: (cfg.listeners ?? []).some((l) => l.unauthenticated_metrics_access), logger });
+  const telemetry = setupTelemetry(core, cfg.telemetry, {
+    unauthenticatedAccess: (cfg.listeners ?? []).some((l) => l.unauthenticated_metrics_access),
+    logger,
+  });
   let devToken: string | undefined;
   let listeners: Listeners;
   try {
@@ -161,7 +201,12 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     }
     tightenDefaultRuntimeDir(cfg.listenerSpecs);
     const router = new Router(core);
-    listeners = await startListeners(cfg.listenerSpecs, (req, res) => void router.handle(req, res), DEFAULT_LIMITS, (req, res) => void router.handle(req, res));
+    listeners = await startListeners(
+      cfg.listenerSpecs,
+      (req, res) => void router.handle(req, res),
+      DEFAULT_LIMITS,
+      (req, res) => void router.handle(req, res),
+    );
   } catch (e) {
     await core.close();
     throw e;

@@ -90,7 +90,8 @@ export class FastResponse {
       }
     }
     const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
-    if (!haveLength && !noBody) head += `Content-Length: ${body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? lengthOf(body) : (body as Buffer).length}\r\n`;
+    if (!haveLength && !noBody)
+      head += `Content-Length: ${body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? lengthOf(body) : (body as Buffer).length}\r\n`;
     const close = this.conn.closeAfterResponse();
     head += `Date: ${httpDate()}\r\n`;
     head += close ? 'Connection: close\r\n\r\n' : this.conn.keepAliveHeader;
@@ -227,7 +228,8 @@ export class FastConnection {
     this.current = null;
     this.phase = Phase.Busy;
     this.since = Date.now();
-    if (cur.headers.connection !== undefined && /(^|,)\s*close\s*(,|$)/i.test(cur.headers.connection)) this.closeRequested = true;
+    if (cur.headers.connection !== undefined && /(^|,)\s*close\s*(,|$)/i.test(cur.headers.connection))
+      this.closeRequested = true;
     this.hooks.handler(new FastRequest(cur.method, cur.url, cur.headers, this.socket, body), new FastResponse(this));
   }
 
@@ -323,13 +325,15 @@ export class FastConnection {
       if (age > t.keepAliveTimeoutMs) this.close();
       return;
     }
-    const late = (this.phase === Phase.Head && age > t.headersTimeoutMs) || (this.phase === Phase.Body && age > t.requestTimeoutMs);
+    const late =
+      (this.phase === Phase.Head && age > t.headersTimeoutMs) ||
+      (this.phase === Phase.Body && age > t.requestTimeoutMs);
     if (!late) return;
     this.detach();
-    if (this.socket.writable) this.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    if (this.socket.writable)
+      this.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     this.socket.destroySoon();
   }
-
 }
 
 /**
@@ -402,11 +406,24 @@ export function parseHead(head: string): RequestHead | null {
 
 /** Token characters of RFC 9110 (header names). */
 const TOKEN_CHAR = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN_CHAR[c.charCodeAt(0)] = 1;
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  TOKEN_CHAR[c.charCodeAt(0)] = 1;
 
 /** Common header names as clients write them, mapped to lower case without a new string. */
 const KNOWN_NAMES = new Map<string, string>();
-for (const n of ['Host', 'User-Agent', 'Accept', 'Accept-Encoding', 'Content-Type', 'Content-Length', 'Connection', 'X-Vault-Token', 'X-Vault-Request', 'X-Vault-Namespace', 'Authorization']) {
+for (const n of [
+  'Host',
+  'User-Agent',
+  'Accept',
+  'Accept-Encoding',
+  'Content-Type',
+  'Content-Length',
+  'Connection',
+  'X-Vault-Token',
+  'X-Vault-Request',
+  'X-Vault-Namespace',
+  'Authorization',
+]) {
   KNOWN_NAMES.set(n, n.toLowerCase());
   KNOWN_NAMES.set(n.toLowerCase(), n.toLowerCase());
 }

@@ -15,7 +15,19 @@ import type { ResponseSink } from './respond.js';
 /** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
 export const FORWARDED_HEADER = 'x-keyhold-forwarded-by';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'expect']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'proxy-connection',
+  'expect',
+]);
 
 /** What the router's forward stage asks of the cluster. */
 export interface ForwardRequest {
@@ -52,12 +64,18 @@ export class ClusterRouting {
    * and waits up to 2 s for an X-Vault-Index it has not applied yet (then forwards, or answers 412
    * with `X-Vault-Inconsistent: fail`, as Vault Enterprise).
    */
-  async place(op: string, standbyMode: 'serve' | 'local' | 'active' | undefined, headers: IncomingHttpHeaders): Promise<Placement> {
+  async place(
+    op: string,
+    standbyMode: 'serve' | 'local' | 'active' | undefined,
+    headers: IncomingHttpHeaders,
+  ): Promise<Placement> {
     if (this.cluster.role !== 'standby' || standbyMode === 'local') return 'local';
-    if (headers[FORWARDED_HEADER]) throw new KeyholdError('unavailable', 'node is not active: a forwarded request is not forwarded again');
+    if (headers[FORWARDED_HEADER])
+      throw new KeyholdError('unavailable', 'node is not active: a forwarded request is not forwarded again');
     if (standbyMode === 'active') return 'forward';
     const inconsistent = String(headers['x-vault-inconsistent'] ?? '').trim();
-    if (inconsistent && inconsistent !== 'fail' && inconsistent !== 'forward-active-node') throw invalid('X-Vault-Inconsistent', `must be "forward-active-node" or "fail", got "${inconsistent}"`);
+    if (inconsistent && inconsistent !== 'fail' && inconsistent !== 'forward-active-node')
+      throw invalid('X-Vault-Inconsistent', `must be "forward-active-node" or "fail", got "${inconsistent}"`);
     const fwd = headers['x-vault-forward'];
     if (fwd !== undefined) {
       if (String(fwd).trim() !== 'active-node') throw invalid('X-Vault-Forward', 'must be "active-node"');
@@ -68,7 +86,10 @@ export class ClusterRouting {
     if (writes) return 'forward';
     const need = this.cluster.requiredIndex(headers['x-vault-index']);
     if (need > 0) {
-      const ok = await this.cluster.backend.waitForIndex(need, inconsistent === 'forward-active-node' ? 0 : INDEX_WAIT_MS);
+      const ok = await this.cluster.backend.waitForIndex(
+        need,
+        inconsistent === 'forward-active-node' ? 0 : INDEX_WAIT_MS,
+      );
       if (!ok) {
         if (inconsistent === 'fail') throw new KeyholdError('precondition', 'required index state not present');
         return 'forward';
@@ -92,7 +113,8 @@ export class ClusterRouting {
     // Just stepped down or started: the active may be known a moment later.
     if (!this.cluster.leader) await this.cluster.refreshLeader().catch(() => {});
     const leader = this.cluster.leader;
-    if (!leader || !leader.api_addr) throw new KeyholdError('unavailable', 'local node not active but active cluster node not found');
+    if (!leader || !leader.api_addr)
+      throw new KeyholdError('unavailable', 'local node not active but active cluster node not found');
     const base = new URL(leader.api_addr);
     if (r.headers['x-vault-no-request-forwarding']) {
       // Vault: this header asks for a 307 to the active instead of forwarding.
@@ -108,7 +130,15 @@ export class ClusterRouting {
     const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
     await new Promise<void>((resolve, reject) => {
       const req = send(
-        { protocol: base.protocol, hostname: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), path: r.url, method, headers, timeout: 60_000 },
+        {
+          protocol: base.protocol,
+          hostname: base.hostname,
+          port: base.port || (base.protocol === 'https:' ? 443 : 80),
+          path: r.url,
+          method,
+          headers,
+          timeout: 60_000,
+        },
         (resp) => {
           const chunks: Buffer[] = [];
           resp.on('data', (c: Buffer) => chunks.push(c));
@@ -116,7 +146,8 @@ export class ClusterRouting {
           resp.on('end', () => {
             const body = Buffer.concat(chunks);
             const out: Record<string, string> = {};
-            for (const [k, v] of Object.entries(resp.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+            for (const [k, v] of Object.entries(resp.headers))
+              if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
             out['content-length'] = String(body.length);
             r.res.writeHead(resp.statusCode ?? 502, out);
             r.res.end(body);
@@ -125,7 +156,14 @@ export class ClusterRouting {
         },
       );
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (e) => reject(new KeyholdError('unavailable', `cannot forward the request to the active node at ${leader.api_addr}: ${e.message}`)));
+      req.on('error', (e) =>
+        reject(
+          new KeyholdError(
+            'unavailable',
+            `cannot forward the request to the active node at ${leader.api_addr}: ${e.message}`,
+          ),
+        ),
+      );
       req.end(r.body);
     });
   }

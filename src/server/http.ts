@@ -3,7 +3,12 @@
  * (optionally TLS). node:http rather than express or fastify: we measured express 5 at ~0.2x and
  * fastify 5 at ~0.9x a bare node:http server, and our router is route-table driven anyway.
  */
-import { createServer as createHttp, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttp,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createNet, connect, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTls } from 'node:tls';
 import { chmodSync, mkdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
@@ -12,7 +17,14 @@ import { installListVerb } from './list-verb.js';
 import { FastConnection, type FastHandler, type FastHooks } from './fast-http.js';
 
 /** A listener from flags or the config file. */
-export type ListenerSpec = ({ type: 'unix'; path: string; /** File mode of the socket (Vault's socket_mode); default 0600. */ socketMode?: number } | ({ type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string } & ClientCertSpec)) & {
+export type ListenerSpec = (
+  | {
+      type: 'unix';
+      path: string /** File mode of the socket (Vault's socket_mode); default 0600. */;
+      socketMode?: number;
+    }
+  | ({ type: 'tcp'; address: string; tlsCert?: string; tlsKey?: string } & ClientCertSpec)
+) & {
   /** Body limit for requests on this listener (Vault's per-listener max_request_size); else the daemon's. */
   maxRequestSize?: number;
 };
@@ -60,7 +72,12 @@ export interface ListenerLimits {
 }
 
 /** Timeouts and connection cap against slow or greedy clients (slowloris and friends). */
-export const DEFAULT_LIMITS: ListenerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 };
+export const DEFAULT_LIMITS: ListenerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 4096,
+};
 
 async function socketInUse(path: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -104,7 +121,12 @@ export async function startListeners(
     else handler(req, res);
   };
   const http: HttpServer = createHttp(
-    { keepAliveTimeout: limits.keepAliveTimeoutMs, headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs ?? 1000 },
+    {
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs ?? 1000,
+    },
     counted,
   );
   // node:http only tracks connections (and so enforces headersTimeout/requestTimeout) once the server
@@ -200,7 +222,11 @@ export async function startListeners(
 }
 
 /** Listen on a Unix socket (mode 0600 unless configured), refusing a path another daemon still answers on. */
-async function listenUnix(spec: Extract<ListenerSpec, { type: 'unix' }>, onConnection: (sock: Socket) => void, limits: ListenerLimits): Promise<NetServer> {
+async function listenUnix(
+  spec: Extract<ListenerSpec, { type: 'unix' }>,
+  onConnection: (sock: Socket) => void,
+  limits: ListenerLimits,
+): Promise<NetServer> {
   mkdirSync(dirname(spec.path), { recursive: true, mode: 0o700 });
   if (existsSync(spec.path)) {
     if (await socketInUse(spec.path)) throw new Error(`another daemon is already listening on ${spec.path}`);
@@ -224,14 +250,27 @@ async function listenUnix(spec: Extract<ListenerSpec, { type: 'unix' }>, onConne
 }
 
 /** Listen on `host:port` (TLS when the spec has a certificate); the address as clients reach it. */
-async function listenTcp(spec: Exclude<ListenerSpec, { type: 'unix' }>, onConnection: (sock: Socket) => void, limits: ListenerLimits): Promise<{ server: NetServer; address: string }> {
+async function listenTcp(
+  spec: Exclude<ListenerSpec, { type: 'unix' }>,
+  onConnection: (sock: Socket) => void,
+  limits: ListenerLimits,
+): Promise<{ server: NetServer; address: string }> {
   const m = /^(.*):(\d+)$/.exec(spec.address);
   if (!m) throw new Error(`listen address must be host:port, got "${spec.address}"`);
   const host = m[1]!.replace(/^\[|\]$/g, '');
   const port = Number(m[2]);
   const tls = spec.tlsCert && spec.tlsKey;
   const srv: NetServer = tls
-    ? createTls({ cert: readFileSync(spec.tlsCert!), key: readFileSync(spec.tlsKey!), allowHalfOpen: true, noDelay: true, ...clientCertOptions(spec) }, (s) => onConnection(s as unknown as Socket))
+    ? createTls(
+        {
+          cert: readFileSync(spec.tlsCert!),
+          key: readFileSync(spec.tlsKey!),
+          allowHalfOpen: true,
+          noDelay: true,
+          ...clientCertOptions(spec),
+        },
+        (s) => onConnection(s as unknown as Socket),
+      )
     : // noDelay as node:http sets it: an answer is one write and must not wait for an ACK (Nagle).
       createNet({ allowHalfOpen: true, noDelay: true }, onConnection);
   srv.maxConnections = limits.maxConnections;
@@ -241,5 +280,8 @@ async function listenTcp(spec: Exclude<ListenerSpec, { type: 'unix' }>, onConnec
   });
   const a = srv.address();
   const actualPort = typeof a === 'object' && a ? a.port : port;
-  return { server: srv, address: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}` };
+  return {
+    server: srv,
+    address: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${actualPort}`,
+  };
 }

@@ -16,7 +16,12 @@ export interface JsonLimits {
 }
 
 /** Vault's defaults (sdk/helper/jsonutil). */
-export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 500, maxStringLength: 1024 * 1024, maxObjectEntries: 10_000, maxArrayElements: 10_000 };
+export const DEFAULT_JSON_LIMITS: JsonLimits = {
+  maxDepth: 500,
+  maxStringLength: 1024 * 1024,
+  maxObjectEntries: 10_000,
+  maxArrayElements: 10_000,
+};
 
 const OPEN_OBJ = 0x7b; // {
 const CLOSE_OBJ = 0x7d; // }
@@ -32,7 +37,12 @@ function isSpace(c: number): boolean {
 }
 
 /** Texts up to this length cannot break the default limits (each needs more characters). */
-export const JSON_LIMITS_SAFE_LENGTH = Math.min(DEFAULT_JSON_LIMITS.maxDepth, DEFAULT_JSON_LIMITS.maxStringLength, DEFAULT_JSON_LIMITS.maxObjectEntries, DEFAULT_JSON_LIMITS.maxArrayElements);
+export const JSON_LIMITS_SAFE_LENGTH = Math.min(
+  DEFAULT_JSON_LIMITS.maxDepth,
+  DEFAULT_JSON_LIMITS.maxStringLength,
+  DEFAULT_JSON_LIMITS.maxObjectEntries,
+  DEFAULT_JSON_LIMITS.maxArrayElements,
+);
 
 /**
  * Returns the first limit `text` breaks (Vault's wording), or null. Syntax is left to JSON.parse:
@@ -41,7 +51,10 @@ export const JSON_LIMITS_SAFE_LENGTH = Math.min(DEFAULT_JSON_LIMITS.maxDepth, DE
 export function jsonLimitViolation(text: string, limits: JsonLimits = DEFAULT_JSON_LIMITS): string | null {
   // Per open container: 1 = object, 2 = array; its element count; whether the next token starts an element.
   // A text this short cannot break any limit (each needs more characters than the smallest limit): skip the scan on the hot path.
-  if (text.length <= Math.min(limits.maxDepth, limits.maxStringLength, limits.maxObjectEntries, limits.maxArrayElements)) return null;
+  if (
+    text.length <= Math.min(limits.maxDepth, limits.maxStringLength, limits.maxObjectEntries, limits.maxArrayElements)
+  )
+    return null;
   const kinds: number[] = [];
   const counts: number[] = [];
   let expectNew = false;

@@ -13,7 +13,6 @@ export { mountTtl };
 import { denied, invalid } from '../framework/errors.js';
 import type { LoginGate } from '../auth/mfa/login-mfa.js';
 
-
 /** Lower-case, trim, de-duplicate and sort policy names, adding `default` unless told not to. */
 export function normalizePolicies(list: string[], noDefault: boolean): string[] {
   const set = new Set(list.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''));
@@ -26,13 +25,23 @@ export function normalizePolicies(list: string[], noDefault: boolean): string[] 
  * enforcement applies to answers `mfa_requirement` and its token is issued when MFA is validated
  * (Vault's order: the method authenticates, the entity is found, MFA, then the token).
  */
-export async function issueLoginToken(tokens: TokenStore, identity: IdentityStore, mount: MountInfo, login: LoginAuth, gate?: LoginGate): Promise<IssuedLogin> {
+export async function issueLoginToken(
+  tokens: TokenStore,
+  identity: IdentityStore,
+  mount: MountInfo,
+  login: LoginAuth,
+  gate?: LoginGate,
+): Promise<IssuedLogin> {
   const policies = normalizePolicies(login.policies, login.noDefaultPolicy);
   if (policies.includes('root')) throw invalid('auth methods cannot create root tokens');
   const mountType = String(mount.config.token_type ?? 'default-service');
   // The mount's "service"/"batch" wins; its "default-*" applies when the role leaves the type open.
-  const roleType = login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
-  const chosen = mountType === 'service' || mountType === 'batch' ? mountType : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
+  const roleType =
+    login.tokenType === 'default' || login.tokenType === '' || login.tokenType === undefined ? null : login.tokenType;
+  const chosen =
+    mountType === 'service' || mountType === 'batch'
+      ? mountType
+      : (roleType ?? (mountType.endsWith('batch') ? 'batch' : 'service'));
   const type: 'service' | 'batch' = chosen === 'batch' ? 'batch' : 'service';
   const life = tokenLifetime({
     ttl: login.ttl,
@@ -52,10 +61,25 @@ export async function issueLoginToken(tokens: TokenStore, identity: IdentityStor
   }
   const mountName = mount.path.replace(/^auth\//, '').replace(/\//g, '-');
   const displayName = (mountName + login.displayName).replace(/-+$/, '');
-  const entity = await identity.entityForLogin({ accessor: mount.accessor, path: mount.path, type: mount.type }, login.alias, login.groupAliases);
+  const entity = await identity.entityForLogin(
+    { accessor: mount.accessor, path: mount.path, type: mount.type },
+    login.alias,
+    login.groupAliases,
+  );
   // A disabled entity gets no new token (Vault answers its logins 403).
   if (entity.disabled) throw denied();
-  const finish = () => createLoginToken(tokens, identity, login, { type, policies, ttl, period, maxTtl, displayName, entityId: entity.id, mount, warnings });
+  const finish = () =>
+    createLoginToken(tokens, identity, login, {
+      type,
+      policies,
+      ttl,
+      period,
+      maxTtl,
+      displayName,
+      entityId: entity.id,
+      mount,
+      warnings,
+    });
   if (gate) {
     const required = await gate.requirement(mount, entity.id, finish);
     if (required) return required;
@@ -77,7 +101,12 @@ interface LoginTokenSpec {
 }
 
 /** The token of a login whose checks (and MFA, when required) are done. */
-async function createLoginToken(tokens: TokenStore, identity: IdentityStore, login: LoginAuth, t: LoginTokenSpec): Promise<IssuedLogin> {
+async function createLoginToken(
+  tokens: TokenStore,
+  identity: IdentityStore,
+  login: LoginAuth,
+  t: LoginTokenSpec,
+): Promise<IssuedLogin> {
   const { type, policies, ttl, period, maxTtl, displayName, mount, warnings } = t;
   const entity = { id: t.entityId };
   const { id, entry } = await tokens.create({
@@ -99,7 +128,8 @@ async function createLoginToken(tokens: TokenStore, identity: IdentityStore, log
     bound_cidrs: login.boundCidrs,
   });
   // Vault answers the entity's and its groups' policies as identity_policies, and both in policies.
-  const identityPolicies = (identity.cachedTokenIdentity(entity.id) ?? (await identity.tokenIdentity(entity.id)))?.policies ?? [];
+  const identityPolicies =
+    (identity.cachedTokenIdentity(entity.id) ?? (await identity.tokenIdentity(entity.id)))?.policies ?? [];
   return {
     auth: {
       client_token: id,

@@ -40,7 +40,8 @@ export function loadMigrationConfig(path: string): MigrationConfig {
   try {
     doc = parseHcl(text);
   } catch (e) {
-    if (e instanceof HclSyntaxError) throw new ConfigError(`config ${path}:${e.line}: syntax error: ${e.reason} (column ${e.column})`);
+    if (e instanceof HclSyntaxError)
+      throw new ConfigError(`config ${path}:${e.line}: syntax error: ${e.reason} (column ${e.column})`);
     throw e;
   }
   const out: Partial<MigrationConfig> = {};
@@ -55,7 +56,8 @@ export function loadMigrationConfig(path: string): MigrationConfig {
     }
   }
   if (!out.source) throw new ConfigError(`config ${path}: storage_source: missing (storage_source "<type>" { ... })`);
-  if (!out.destination) throw new ConfigError(`config ${path}: storage_destination: missing (storage_destination "<type>" { ... })`);
+  if (!out.destination)
+    throw new ConfigError(`config ${path}: storage_destination: missing (storage_destination "<type>" { ... })`);
   return out as MigrationConfig;
 }
 
@@ -74,7 +76,9 @@ async function openBackend(c: StorageConfig, role: 'source' | 'destination'): Pr
       const others = await b.otherKeyholdSessions();
       if (others > 0) {
         await b.close();
-        throw new MigrationError(`source: a keyhold server is connected to ${b.describe()} (${others} session(s)); stop every server on the source first`);
+        throw new MigrationError(
+          `source: a keyhold server is connected to ${b.describe()} (${others} session(s)); stop every server on the source first`,
+        );
       }
     }
     return b;
@@ -118,10 +122,13 @@ export async function migrate(cfg: MigrationConfig, opts: MigrateOptions = {}): 
       } catch {
         /* unreadable lock */
       }
-      throw new MigrationError(`storage migration in progress (started: ${started}); if no migration runs, remove the lock with -reset`);
+      throw new MigrationError(
+        `storage migration in progress (started: ${started}); if no migration runs, remove the lock with -reset`,
+      );
     }
     destination = await openBackend(cfg.destination, 'destination');
-    if (!opts.start && (await destination.get('core/seal-config'))) throw new MigrationError('destination: storage is already initialised; migrate into empty storage');
+    if (!opts.start && (await destination.get('core/seal-config')))
+      throw new MigrationError('destination: storage is already initialised; migrate into empty storage');
     await source.put(MIGRATION_KEY, Buffer.from(JSON.stringify({ start: new Date().toISOString() })));
     const keys = (await listAll(source, '')).filter((k) => !SKIP.has(k) && (!opts.start || k >= opts.start)).sort();
     const parallel = Math.max(1, opts.maxParallel ?? 10);

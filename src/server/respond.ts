@@ -19,7 +19,17 @@ const COMMA = Buffer.from(',');
 const HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
 
 /** Members of the response envelope (a data member of the same name is overridden by it). */
-const ENVELOPE_KEYS = ['request_id', 'lease_id', 'renewable', 'lease_duration', 'data', 'wrap_info', 'warnings', 'auth', 'mount_type'];
+const ENVELOPE_KEYS = [
+  'request_id',
+  'lease_id',
+  'renewable',
+  'lease_duration',
+  'data',
+  'wrap_info',
+  'warnings',
+  'auth',
+  'mount_type',
+];
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
@@ -28,7 +38,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Send a success envelope; `injectTopLevel` also copies `data`'s keys to the top level (Vault's sys/ answers). */
-export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mountType: string | undefined, status = 200, injectTopLevel = false): void {
+export function sendReply(
+  res: ResponseSink,
+  requestId: string,
+  reply: Reply,
+  mountType: string | undefined,
+  status = 200,
+  injectTopLevel = false,
+): void {
   if (reply.raw) {
     res.writeHead(reply.raw.status ?? 200, { 'Content-Type': reply.raw.contentType, 'Cache-Control': 'no-store' });
     res.end(reply.raw.body);
@@ -50,15 +67,27 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
       const parts = [Buffer.from('{' + before), ...pieces, Buffer.from(after)];
       let length = 0;
       for (const p of parts) length += p.length;
-      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': length });
+      res.writeHead(reply.status ?? status, {
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-store',
+        'Content-Length': length,
+      });
       res.end(res.takesParts ? parts : Buffer.concat(parts, length));
       return;
     }
     const whole = Buffer.concat(pieces);
     if (copyable && whole[0] === 0x7b) {
       const inner = whole.length > 2 ? whole.subarray(1, whole.length - 1) : null;
-      const body = Buffer.concat(inner ? [OPEN, inner, COMMA, Buffer.from(before), whole, Buffer.from(after)] : [OPEN, Buffer.from(before), whole, Buffer.from(after)]);
-      res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': body.length });
+      const body = Buffer.concat(
+        inner
+          ? [OPEN, inner, COMMA, Buffer.from(before), whole, Buffer.from(after)]
+          : [OPEN, Buffer.from(before), whole, Buffer.from(after)],
+      );
+      res.writeHead(reply.status ?? status, {
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-store',
+        'Content-Length': body.length,
+      });
       res.end(body);
       return;
     }
@@ -73,7 +102,11 @@ export function sendReply(res: ResponseSink, requestId: string, reply: Reply, mo
     text = '{' + (inner === '' ? '' : inner + ',') + tail;
   }
   if (text !== null) {
-    res.writeHead(reply.status ?? status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+    res.writeHead(reply.status ?? status, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+      'Content-Length': Buffer.byteLength(text),
+    });
     res.end(text);
     return;
   }

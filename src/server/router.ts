@@ -73,7 +73,8 @@ export class Router {
     } catch (e) {
       // A standby found out late that the request writes (an upsert, a use-limited token): the
       // storage refused the write, nothing was answered yet, so the active gets the whole request.
-      if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent) await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
+      if ((e as Error)?.name === 'NotActiveError' && this.core.cluster?.standby() && !res.headersSent)
+        await this.forwardNow(f).catch((e2: unknown) => this.fail(res, e2));
       else this.fail(f.res, e);
     } finally {
       if (!f.streaming) inFlight?.delete(f);
@@ -106,7 +107,9 @@ export class Router {
     const op = methodToOp(method, listFlag);
     if (!op) throw unsupported();
     if (op === 'patch' && !String(f.req.headers['content-type'] ?? '').includes('merge-patch+json')) {
-      throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', { status: 415 });
+      throw new KeyholdError('unsupported', 'PATCH requires Content-Type application/merge-patch+json', {
+        status: 415,
+      });
     }
     f.path = path;
     f.query = query;
@@ -199,7 +202,13 @@ export class Router {
 
   /** Relay the request to the active node as received. */
   private forwardNow(f: Flow): Promise<void> {
-    const sent = this.core.cluster!.forward({ method: f.req.method ?? 'GET', url: f.req.url ?? '/', headers: f.req.headers, body: f.rawBody, res: f.res });
+    const sent = this.core.cluster!.forward({
+      method: f.req.method ?? 'GET',
+      url: f.req.url ?? '/',
+      headers: f.req.headers,
+      body: f.rawBody,
+      res: f.res,
+    });
     return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
 
@@ -284,9 +293,15 @@ export class Router {
     const authorizer = this.core.authorizer;
     const aclPath = f.op === 'list' ? ctx.fullPath + '/' : ctx.fullPath;
     if (authorizer.check) {
-      const r = authorizer.check(token, { operation: f.op, path: aclPath, data: requestData(f), wrapTtl: f.wrapTtl > 0 ? f.wrapTtl : undefined });
+      const r = authorizer.check(token, {
+        operation: f.op,
+        path: aclPath,
+        data: requestData(f),
+        wrapTtl: f.wrapTtl > 0 ? f.wrapTtl : undefined,
+      });
       if (r.allowed && (!route.sudo || r.rootPrivs)) return;
-    } else if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath))) return;
+    } else if (authorizer.allowed(token, f.op, aclPath) && (!route.sudo || authorizer.allowed(token, 'sudo', aclPath)))
+      return;
     return refuse(this.core, f);
   }
 
@@ -315,7 +330,8 @@ export class Router {
       const reply = handler(ctx);
       f.reply = (reply instanceof Promise ? await reply : reply) ?? undefined;
     } catch (e) {
-      if (f.audit) await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
+      if (f.audit)
+        await f.auditor!.response(f.audit, isKeyholdError(e) ? e.status : 500, { errors: [(e as Error).message] });
       throw e;
     }
   }
@@ -327,7 +343,8 @@ export class Router {
   private mfaHeader(f: Flow): Promise<void> | void {
     const h = f.req.headers['x-vault-mfa'];
     if (h === undefined || !this.core.loginMfa) return;
-    const required = (f.reply?.auth as { mfa_requirement?: { mfa_request_id?: string } | null } | undefined)?.mfa_requirement;
+    const required = (f.reply?.auth as { mfa_requirement?: { mfa_request_id?: string } | null } | undefined)
+      ?.mfa_requirement;
     if (!required?.mfa_request_id) return;
     return this.core.loginMfa.validateHeader(required.mfa_request_id, h).then(({ auth, warnings }) => {
       f.reply = { auth, data: null, ...(warnings.length ? { warnings } : {}) };
@@ -344,10 +361,18 @@ export class Router {
     if (reply && f.op === 'list' && !reply.raw && !reply.warnings?.length) {
       const data = reply.data as Record<string, unknown> | null | undefined;
       const keys = data?.keys;
-      if (keys === undefined || keys === null ? !data || Object.keys(data).length === 0 : Array.isArray(keys) && keys.length === 0) reply = undefined;
+      if (
+        keys === undefined || keys === null
+          ? !data || Object.keys(data).length === 0
+          : Array.isArray(keys) && keys.length === 0
+      )
+        reply = undefined;
     }
     if (f.unknownFields.length && reply && !f.route!.anyFields) {
-      reply.warnings = [...(reply.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${f.unknownFields.sort().join(' ')}]`];
+      reply.warnings = [
+        ...(reply.warnings ?? []),
+        `Endpoint ignored these unrecognized parameters: [${f.unknownFields.sort().join(' ')}]`,
+      ];
     }
     f.reply = reply;
   }
@@ -359,7 +384,8 @@ export class Router {
    */
   private wrapResponse(f: Flow): Promise<void> | void {
     const reply = f.reply;
-    if (f.wrapTtl <= 0 || !reply || reply.raw || reply.stream || (reply.status !== undefined && reply.status >= 400)) return;
+    if (f.wrapTtl <= 0 || !reply || reply.raw || reply.stream || (reply.status !== undefined && reply.status >= 400))
+      return;
     const original = envelopeJson(f.requestId, reply, f.mounted!.mount.type);
     const accessor = reply.wrappedAccessor ?? (typeof reply.auth?.accessor === 'string' ? reply.auth.accessor : '');
     return this.core.wrapping!.wrap(original, f.wrapTtl, trimSlashes(f.path), accessor).then((info) => {
@@ -424,7 +450,8 @@ function envelopeJson(requestId: string, reply: Reply, mountType: string): strin
 
 /** `o[k] = v` as an own data property even for "__proto__" (never a prototype change). */
 function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
   else o[k] = v;
 }
 

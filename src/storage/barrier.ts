@@ -93,7 +93,8 @@ export class Barrier implements Storage {
   ) {
     this.nonce = opts.nonce ?? randomBytes;
     const bytes = opts.cacheBytes ?? 8 * 1024 * 1024;
-    this.cache = bytes > 0 ? new Lru<string, Buffer>({ maxWeight: bytes, weigh: (k, v) => k.length + v.length + 64 }) : null;
+    this.cache =
+      bytes > 0 ? new Lru<string, Buffer>({ maxWeight: bytes, weigh: (k, v) => k.length + v.length + 64 }) : null;
   }
   get sealed(): boolean {
     return this.key === null;
@@ -148,7 +149,8 @@ export class Barrier implements Storage {
       await this.onUnknownTerm(term);
       key = this.terms?.get(term);
     }
-    if (!key) throw new Error(`barrier: record at ${path} is sealed under key term ${term}, which this keyring does not have`);
+    if (!key)
+      throw new Error(`barrier: record at ${path} is sealed under key term ${term}, which this keyring does not have`);
     return openTermRecord(key, path, rec);
   }
   /** Another process changed `path`: the next read goes to the backend. */
@@ -183,7 +185,8 @@ export class Barrier implements Storage {
     if (t0) this.observer!('get', t0);
     if (!rec) return null;
     const plain = rec[0] === 1 && !this.terms ? openRecord(key, path, rec) : await this.open(path, rec);
-    if (this.cache && plain.length <= CACHE_MAX_RECORD && began >= this.floor && (this.changed.get(path) ?? 0) <= began) this.cache.set(path, Buffer.from(plain));
+    if (this.cache && plain.length <= CACHE_MAX_RECORD && began >= this.floor && (this.changed.get(path) ?? 0) <= began)
+      this.cache.set(path, Buffer.from(plain));
     return plain;
   }
   /** Open a snapshot capture; resolves with the write index once every write begun before it has finished. */
@@ -210,7 +213,10 @@ export class Barrier implements Storage {
   }
   private async putNow(path: string, value: Buffer): Promise<void> {
     const t0 = this.observer ? performance.now() : 0;
-    const sealed = this.term === 1 ? sealRecord(this.k(), path, value, this.nonce(12)) : sealTermRecord(this.k(), this.term, path, value, this.nonce(12));
+    const sealed =
+      this.term === 1
+        ? sealRecord(this.k(), path, value, this.nonce(12))
+        : sealTermRecord(this.k(), this.term, path, value, this.nonce(12));
     this.encryptions++;
     const copy = this.cache && value.length <= CACHE_MAX_RECORD ? Buffer.from(value) : null;
     // Cached only once stored (a failed write must not be readable). A read overlapping the write may

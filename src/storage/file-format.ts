@@ -31,7 +31,11 @@ export interface ParsedOp {
  * supersedes: it stands for every segment numbered up to its own number. `last` is the highest
  * number in use (0 when none).
  */
-export function logFilesInOrder(names: string[]): { load: Array<{ name: string; no: number }>; superseded: Array<{ name: string; no: number }>; last: number } {
+export function logFilesInOrder(names: string[]): {
+  load: Array<{ name: string; no: number }>;
+  superseded: Array<{ name: string; no: number }>;
+  last: number;
+} {
   const numbered = names
     .map((n) => /^(\d{16})\.(seg|cmp)$/.exec(n))
     .filter((m): m is RegExpExecArray => m !== null)
@@ -86,7 +90,14 @@ export function readFrames(buf: Buffer): Array<{ start: number; end: number; ops
     const end = at + FRAME_HEAD + len;
     if (end > buf.length) break;
     const start = at + FRAME_HEAD;
-    if (!createHash('sha256').update(buf.subarray(start, end)).digest().subarray(0, 16).equals(buf.subarray(at + 8, at + 24))) break;
+    if (
+      !createHash('sha256')
+        .update(buf.subarray(start, end))
+        .digest()
+        .subarray(0, 16)
+        .equals(buf.subarray(at + 8, at + 24))
+    )
+      break;
     const ops: ParsedOp[] = [];
     let p = start;
     let ok = true;

@@ -21,7 +21,23 @@
  *   segment on first open and then removed.
  * A lock file (O_EXCL, holding our pid) stops a second daemon from opening the same storage.
  */
-import { closeSync, constants as fsc, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, read, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, write, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsc,
+  existsSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  read,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './backend.js';
 import { Lru } from './lru.js';
@@ -110,7 +126,10 @@ export class FileBackend implements Backend {
     this.segmentLimit = opts.segmentLimit ?? 64 * 1024 * 1024;
     this.compactMin = opts.compactMin ?? 32 * 1024 * 1024;
     this.cacheLimit = opts.cacheBytes ?? 32 * 1024 * 1024;
-    this.cache = new Lru<string, Buffer>({ maxWeight: Math.max(this.cacheLimit, 1), weigh: (k, v) => v.length + k.length });
+    this.cache = new Lru<string, Buffer>({
+      maxWeight: Math.max(this.cacheLimit, 1),
+      weigh: (k, v) => v.length + k.length,
+    });
   }
 
   /**
@@ -155,7 +174,9 @@ export class FileBackend implements Backend {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const pid = Number(readFileSync(this.lockPath, 'utf8').trim());
         if (pid && pid !== process.pid && isAlive(pid)) {
-          throw new StorageLockedError(`storage at ${this.root} is in use by another keyhold daemon (pid ${pid}); stop it first or choose another storage path`);
+          throw new StorageLockedError(
+            `storage at ${this.root} is in use by another keyhold daemon (pid ${pid}); stop it first or choose another storage path`,
+          );
         }
         unlinkSync(this.lockPath); // stale lock from a crashed daemon
       }
@@ -166,7 +187,14 @@ export class FileBackend implements Backend {
   /** Read one file's frames into the index. */
   private loadFile(name: string, no: number): void {
     const buf = readFileSync(join(this.logDir, name));
-    const file: SegFile = { name, no, fd: openSync(join(this.logDir, name), 'r'), size: buf.length, readers: 0, removed: false };
+    const file: SegFile = {
+      name,
+      no,
+      fd: openSync(join(this.logDir, name), 'r'),
+      size: buf.length,
+      readers: 0,
+      removed: false,
+    };
     this.files.set(name, file);
     this.totalBytes += buf.length;
     for (const frame of readFrames(buf)) {
@@ -203,7 +231,8 @@ export class FileBackend implements Backend {
     const walk = (dir: string, prefix: string) => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
         if (e.isDirectory()) walk(join(dir, e.name), prefix + decodeURIComponent(e.name) + '/');
-        else if (e.name.startsWith('_')) ops.push({ key: prefix + decodeURIComponent(e.name.slice(1)), value: readFileSync(join(dir, e.name)) });
+        else if (e.name.startsWith('_'))
+          ops.push({ key: prefix + decodeURIComponent(e.name.slice(1)), value: readFileSync(join(dir, e.name)) });
       }
     };
     walk(dataDir, '');
@@ -357,7 +386,9 @@ export class FileBackend implements Backend {
     try {
       ftruncateSync(this.appendFd, seg.size);
     } catch (e) {
-      this.broken = new Error(`storage segment could not be restored after a failed write (${(e as Error).message}); restart keyhold`);
+      this.broken = new Error(
+        `storage segment could not be restored after a failed write (${(e as Error).message}); restart keyhold`,
+      );
     }
   }
 

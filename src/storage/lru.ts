@@ -120,7 +120,11 @@ export class Lru<K, V> {
   }
 
   private evict(): void {
-    while (this.tail && ((this.maxEntries > 0 && this.map.size > this.maxEntries) || (this.maxWeight > 0 && this.totalWeight > this.maxWeight))) {
+    while (
+      this.tail &&
+      ((this.maxEntries > 0 && this.map.size > this.maxEntries) ||
+        (this.maxWeight > 0 && this.totalWeight > this.maxWeight))
+    ) {
       const n = this.tail;
       this.map.delete(n.key);
       this.unlink(n);

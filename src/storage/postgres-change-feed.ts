@@ -67,7 +67,11 @@ export class PostgresChangeFeed implements ChangeFeed {
   /** LISTEN on the channel (again after a lost session, with every cache reset), and start the catch-up timer. */
   async startListening(): Promise<void> {
     if (this.db.closed()) return;
-    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 5000, application_name: `keyhold-listen ${this.db.tag}` } as pg.ClientConfig);
+    const c = new pg.Client({
+      connectionString: this.db.url,
+      connectionTimeoutMillis: 5000,
+      application_name: `keyhold-listen ${this.db.tag}`,
+    } as pg.ClientConfig);
     const lost = () => {
       if (this.listener !== c) return;
       this.listener = null;
@@ -90,7 +94,9 @@ export class PostgresChangeFeed implements ChangeFeed {
     this.listening = true;
     // Anything may have changed while we were not listening: every cache starts over.
     if (wasListening) this.reset();
-    const r = await this.db.pool.query<{ m: string | null }>(`SELECT max(seq) AS m FROM ${this.ct}`).catch(() => ({ rows: [{ m: null }] }));
+    const r = await this.db.pool
+      .query<{ m: string | null }>(`SELECT max(seq) AS m FROM ${this.ct}`)
+      .catch(() => ({ rows: [{ m: null }] }));
     const top = Number(r.rows[0]?.m ?? 0);
     this.catchUpFrom = top;
     if (top > this.maxSeen) this.maxSeen = top;
@@ -152,7 +158,10 @@ export class PostgresChangeFeed implements ChangeFeed {
     if (!this.listening || this.db.closed()) return;
     try {
       const from = Math.max(0, this.catchUpFrom - 1000);
-      const r = await this.db.pool.query<{ seq: string; key: string }>(`SELECT seq, key FROM ${this.ct} WHERE seq > $1 ORDER BY seq`, [from]);
+      const r = await this.db.pool.query<{ seq: string; key: string }>(
+        `SELECT seq, key FROM ${this.ct} WHERE seq > $1 ORDER BY seq`,
+        [from],
+      );
       let top = this.catchUpFrom;
       for (const row of r.rows) {
         const seq = Number(row.seq);
@@ -191,7 +200,9 @@ export class PostgresChangeFeed implements ChangeFeed {
       const token = randomUUID();
       this.syncs.set(token, () => finish(true));
       const timer = setTimeout(() => finish(false), timeoutMs);
-      this.db.pool.query(`SELECT pg_notify($1, $2)`, [this.channel, `sync\t${this.db.nodeId}\t${token}`]).catch(() => finish(false));
+      this.db.pool
+        .query(`SELECT pg_notify($1, $2)`, [this.channel, `sync\t${this.db.nodeId}\t${token}`])
+        .catch(() => finish(false));
     });
   }
 

@@ -38,10 +38,17 @@ export function quoteIdent(name: string): string {
 export function isConnectionError(e: unknown): boolean {
   const err = e as { code?: string; message?: string };
   const code = err?.code ?? '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) return true;
+  if (
+    ['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(
+      code,
+    )
+  )
+    return true;
   // SQLSTATE classes 08 (connection exception), 57P01-57P03 (shutdown, cannot connect now), 53300 (too many connections).
   if (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(err?.message ?? '');
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(
+    err?.message ?? '',
+  );
 }
 
 /** One database as the three parts see it. */
@@ -57,7 +64,11 @@ export interface PgShared {
 }
 
 /** Run a query with retries on connection loss (50 ms doubling to 1 s, ~3 s in all); then StorageUnavailableError. */
-export async function queryWithRetry<R extends pg.QueryResultRow = pg.QueryResultRow>(db: PgShared, sql: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+export async function queryWithRetry<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: PgShared,
+  sql: string,
+  values: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
   if (db.closed()) throw new StorageUnavailableError('backend closed');
   let delay = 50;
   const deadline = Date.now() + 3000;
@@ -66,7 +77,8 @@ export async function queryWithRetry<R extends pg.QueryResultRow = pg.QueryResul
       return await db.pool.query<R>(sql, values);
     } catch (e) {
       if (!isConnectionError(e)) throw e;
-      if (Date.now() + delay > deadline || db.closed()) throw new StorageUnavailableError((e as Error).message || String((e as { code?: string }).code));
+      if (Date.now() + delay > deadline || db.closed())
+        throw new StorageUnavailableError((e as Error).message || String((e as { code?: string }).code));
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 1000);
     }

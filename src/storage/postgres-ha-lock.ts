@@ -55,7 +55,11 @@ export class PostgresHaLock {
   /** The lock session (its pid is recorded in the lock row); reconnected when lost. */
   private async lockSession(): Promise<pg.Client> {
     if (this.lockClient) return this.lockClient;
-    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 5000, application_name: `keyhold-lock ${this.db.tag}` } as pg.ClientConfig);
+    const c = new pg.Client({
+      connectionString: this.db.url,
+      connectionTimeoutMillis: 5000,
+      application_name: `keyhold-lock ${this.db.tag}`,
+    } as pg.ClientConfig);
     c.on('error', () => {
       if (this.lockClient === c) this.lockClient = null;
     });
@@ -98,11 +102,10 @@ export class PostgresHaLock {
       const c = await this.lockSession();
       // Renew only our own row and never re-insert (OpenBao PR #2100); the session must be the one
       // recorded, or a standby could already see us as gone.
-      const r = await c.query(`UPDATE ${this.ht} SET valid_until = now() + $3::interval WHERE ha_key = $1 AND ha_identity = $2 AND valid_until > now() AND ha_pid = pg_backend_pid()`, [
-        LOCK_KEY,
-        this.held,
-        `${this.lockTtlMs} milliseconds`,
-      ]);
+      const r = await c.query(
+        `UPDATE ${this.ht} SET valid_until = now() + $3::interval WHERE ha_key = $1 AND ha_identity = $2 AND valid_until > now() AND ha_pid = pg_backend_pid()`,
+        [LOCK_KEY, this.held, `${this.lockTtlMs} milliseconds`],
+      );
       if (r.rowCount === 1) return true;
     } catch {
       /* lost the session: the lock is lost too */
@@ -151,7 +154,11 @@ export class PostgresHaLock {
       `SELECT ha_identity, valid_until, ha_value FROM ${this.ht} WHERE ha_key LIKE 'echo/%' AND valid_until > now() - $1::interval`,
       [`${withinMs} milliseconds`],
     );
-    return r.rows.map((row) => ({ nodeId: row.ha_identity, lastEcho: row.valid_until, info: JSON.parse(row.ha_value) as Record<string, unknown> }));
+    return r.rows.map((row) => ({
+      nodeId: row.ha_identity,
+      lastEcho: row.valid_until,
+      info: JSON.parse(row.ha_value) as Record<string, unknown>,
+    }));
   }
 
   /** End the lock session (after releaseLock). */

@@ -26,7 +26,14 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Backend } from './backend.js';
 import { PostgresChangeFeed, type ChangeFeed } from './postgres-change-feed.js';
-import { NotActiveError, PostgresConfigError, LOCK_KEY, queryWithRetry, quoteIdent, type PgShared } from './postgres-common.js';
+import {
+  NotActiveError,
+  PostgresConfigError,
+  LOCK_KEY,
+  queryWithRetry,
+  quoteIdent,
+  type PgShared,
+} from './postgres-common.js';
 import { PostgresHaLock, type HaBackend, type LockHolder } from './postgres-ha-lock.js';
 import { readPostgresFormat, upgradePostgresFormat } from './format-version.js';
 
@@ -61,7 +68,10 @@ export function splitKey(full: string): [string, string, string] {
 
 function durationMs(s: string, what: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(s);
-  if (!m) throw new PostgresConfigError(`storage.postgresql.${what}: must be a duration such as "15s" or "500ms", got "${s}"`);
+  if (!m)
+    throw new PostgresConfigError(
+      `storage.postgresql.${what}: must be a duration such as "15s" or "500ms", got "${s}"`,
+    );
   const n = Number(m[1]);
   return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
 }
@@ -98,13 +108,23 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
   private readonly lock: PostgresHaLock;
   private readonly feed: PostgresChangeFeed;
 
-  constructor(params: PostgresParams, opts: { env?: NodeJS.ProcessEnv; log?: (msg: string, fields?: Record<string, unknown>) => void; listen?: boolean } = {}) {
+  constructor(
+    params: PostgresParams,
+    opts: {
+      env?: NodeJS.ProcessEnv;
+      log?: (msg: string, fields?: Record<string, unknown>) => void;
+      listen?: boolean;
+    } = {},
+  ) {
     const env = opts.env ?? process.env;
     this.listen = opts.listen ?? true;
     this.log = opts.log ?? (() => {});
     // Vault: VAULT_PG_CONNECTION_URL, when set, replaces connection_url; keyhold's own name wins.
     const url = env.KEYHOLD_PG_CONNECTION_URL || env.VAULT_PG_CONNECTION_URL || params.connection_url || '';
-    if (!url) throw new PostgresConfigError('storage.postgresql.connection_url: missing connection_url (or VAULT_PG_CONNECTION_URL / KEYHOLD_PG_CONNECTION_URL)');
+    if (!url)
+      throw new PostgresConfigError(
+        'storage.postgresql.connection_url: missing connection_url (or VAULT_PG_CONNECTION_URL / KEYHOLD_PG_CONNECTION_URL)',
+      );
     this.url = url;
     this.table = params.table || DEFAULT_TABLE;
     this.haTable = params.ha_table || DEFAULT_HA_TABLE;
@@ -113,9 +133,15 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     this.lockTtlMs = params.ha_lock_ttl ? durationMs(params.ha_lock_ttl, 'ha_lock_ttl') : 15_000;
     if (this.lockTtlMs < 1000) throw new PostgresConfigError('storage.postgresql.ha_lock_ttl: must be at least 1s');
     const maxParallel = params.max_parallel ? Number(params.max_parallel) : 128;
-    if (!Number.isSafeInteger(maxParallel) || maxParallel < 1) throw new PostgresConfigError(`storage.postgresql.max_parallel: must be a positive integer, got "${params.max_parallel}"`);
+    if (!Number.isSafeInteger(maxParallel) || maxParallel < 1)
+      throw new PostgresConfigError(
+        `storage.postgresql.max_parallel: must be a positive integer, got "${params.max_parallel}"`,
+      );
     const maxIdle = params.max_idle_connections ? Number(params.max_idle_connections) : undefined;
-    if (maxIdle !== undefined && (!Number.isSafeInteger(maxIdle) || maxIdle < 0)) throw new PostgresConfigError(`storage.postgresql.max_idle_connections: failed parsing max_idle_connections parameter: "${params.max_idle_connections}"`);
+    if (maxIdle !== undefined && (!Number.isSafeInteger(maxIdle) || maxIdle < 0))
+      throw new PostgresConfigError(
+        `storage.postgresql.max_idle_connections: failed parsing max_idle_connections parameter: "${params.max_idle_connections}"`,
+      );
     this.t = quoteIdent(this.table);
     this.ht = quoteIdent(this.haTable);
     this.ct = quoteIdent(`${this.table}_changes`);
@@ -162,9 +188,14 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       const r = await this.pool.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`);
       version = Number(r.rows[0]!.v);
     } catch (e) {
-      throw new PostgresConfigError(`storage.postgresql.connection_url: cannot connect to ${this.describe()}: ${(e as Error).message}`);
+      throw new PostgresConfigError(
+        `storage.postgresql.connection_url: cannot connect to ${this.describe()}: ${(e as Error).message}`,
+      );
     }
-    if (version < 100000) throw new PostgresConfigError(`storage.postgresql: PostgreSQL version must be at least 10 (server has ${version})`);
+    if (version < 100000)
+      throw new PostgresConfigError(
+        `storage.postgresql: PostgreSQL version must be at least 10 (server has ${version})`,
+      );
     // A store of a newer keyhold is refused before anything is created or written.
     const format = await readPostgresFormat((sql, v) => this.pool.query(sql, v), this.ft, `${this.table}_format`);
     if (!this.skipCreate) {
@@ -174,7 +205,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       try {
         await this.pool.query(`SELECT 1 FROM ${this.t} LIMIT 0`);
       } catch (e) {
-        throw new PostgresConfigError(`storage.postgresql.table: table ${this.table} is not usable (skip_create_table is set): ${(e as Error).message}`);
+        throw new PostgresConfigError(
+          `storage.postgresql.table: table ${this.table} is not usable (skip_create_table is set): ${(e as Error).message}`,
+        );
       }
     }
     if (this.listen) await this.feed.startListening();
@@ -193,13 +226,17 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
       } catch (e) {
         // 23505: a peer created it concurrently (OpenBao tolerates the same); 42P07: relation exists.
         const code = (e as { code?: string }).code;
-        if (code !== '23505' && code !== '42P07') throw new PostgresConfigError(`storage.postgresql.table: cannot create tables: ${(e as Error).message}`);
+        if (code !== '23505' && code !== '42P07')
+          throw new PostgresConfigError(`storage.postgresql.table: cannot create tables: ${(e as Error).message}`);
       }
     }
   }
 
   /** Run a query with retries on connection loss; then StorageUnavailableError. */
-  private q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  private q<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
     return queryWithRetry<R>(this.db, sql, values);
   }
 
@@ -220,7 +257,9 @@ export class PostgresBackend implements Backend, HaBackend, ChangeFeed {
     if (fenced && !identity) throw new NotActiveError('node is not active: writes go to the active node');
     const values: unknown[] = [key, this.channel, this.nodeId, path, k];
     const param = (v: unknown) => `$${values.push(v)}`;
-    const fence = fenced ? `SELECT 1 AS ok FROM ${this.ht} WHERE ha_key = '${LOCK_KEY}' AND ha_identity = ${param(identity)}::text AND valid_until > now() FOR SHARE` : `SELECT 1 AS ok`;
+    const fence = fenced
+      ? `SELECT 1 AS ok FROM ${this.ht} WHERE ha_key = '${LOCK_KEY}' AND ha_identity = ${param(identity)}::text AND valid_until > now() FOR SHARE`
+      : `SELECT 1 AS ok`;
     const op =
       value === null
         ? `DELETE FROM ${this.t} WHERE path = $4::text AND key = $5::text AND EXISTS (SELECT 1 FROM fence) RETURNING 1`

@@ -18,7 +18,8 @@ import { routesFor, type AnyRoute } from '../framework/route.js';
 export const SECRETS_SYNC_FLAG = 'secrets-sync';
 
 /** Vault's error when a sync endpoint is used before activation (wording of our own; Vault's is not published). */
-export const NOT_ACTIVATED = 'secrets sync is not activated; activate it once with a write to sys/activation-flags/secrets-sync/activate';
+export const NOT_ACTIVATED =
+  'secrets sync is not activated; activate it once with a write to sys/activation-flags/secrets-sync/activate';
 
 /** Whether the daemon requires activation before sys/sync answers. */
 export function activationRequired(env: NodeJS.ProcessEnv): boolean {
@@ -65,7 +66,8 @@ export const activationRoutes: AnyRoute[] = [
     fields: { feature: f.name(`Feature to activate: ${SECRETS_SYNC_FLAG}`) },
     operations: {
       update: async ({ engine, data }) => {
-        if (data.feature !== SECRETS_SYNC_FLAG) throw invalid('feature', `unknown feature "${data.feature.slice(0, 40)}"; known: ${SECRETS_SYNC_FLAG}`);
+        if (data.feature !== SECRETS_SYNC_FLAG)
+          throw invalid('feature', `unknown feature "${data.feature.slice(0, 40)}"; known: ${SECRETS_SYNC_FLAG}`);
         const b = syncOf(engine);
         await b.activate();
         return { data: await flags(b) };

@@ -47,7 +47,12 @@ export function applyOutcome(cur: LinkRecord, o: LinkOutcome, ctx: ApplyContext)
   const { now } = ctx;
   if (o.removeLink && cur.generation === o.generation) {
     // Unsynced everywhere and no set since: the link goes; its last state is what waiters see.
-    const last: LinkRecord = { ...cur, entries: Object.fromEntries([...o.results].filter(([, v]) => v !== null)) as Record<string, EntryState>, sync_status: 'UNSYNCED', updated_at: now };
+    const last: LinkRecord = {
+      ...cur,
+      entries: Object.fromEntries([...o.results].filter(([, v]) => v !== null)) as Record<string, EntryState>,
+      sync_status: 'UNSYNCED',
+      updated_at: now,
+    };
     delete last.error;
     return { drop: true, record: last };
   }
@@ -60,11 +65,14 @@ export function applyOutcome(cur: LinkRecord, o: LinkOutcome, ctx: ApplyContext)
   // A link-wide failure (mount gone, bad configuration, KV read error) applies to every entry.
   if (linkStatus && ERROR_STATUSES.has(linkStatus.status)) {
     for (const [sub, st] of Object.entries(entries)) {
-      if (!o.results.has(sub)) entries[sub] = { ...st, sync_status: linkStatus.status, error: linkStatus.error, updated_at: now };
+      if (!o.results.has(sub))
+        entries[sub] = { ...st, sync_status: linkStatus.status, error: linkStatus.error, updated_at: now };
     }
   }
   // A newer trigger is queued behind this run: what we wrote is already stale.
-  if (ctx.queuedAgain) for (const [sub, st] of Object.entries(entries)) if (st.sync_status === 'SYNCED') entries[sub] = { ...st, sync_status: 'PENDING' };
+  if (ctx.queuedAgain)
+    for (const [sub, st] of Object.entries(entries))
+      if (st.sync_status === 'SYNCED') entries[sub] = { ...st, sync_status: 'PENDING' };
   const statuses = Object.values(entries).map((e) => e.sync_status);
   let status = linkStatus?.status ?? (statuses.length ? worstStatus(statuses, 'PENDING') : cur.sync_status);
   if (ctx.queuedAgain && status === 'SYNCED') status = 'PENDING';

@@ -12,7 +12,15 @@ import type { KvSource } from './kv-source.js';
 import { linkForRemove, linkForSet, markedPending } from './link-records.js';
 import { QueueFullError } from './op-queue.js';
 import type { SyncStore } from './store.js';
-import { linkId, linkKey, worstStatus, type ActivityStatus, type DestinationType, type EntryState, type LinkRecord } from './types.js';
+import {
+  linkId,
+  linkKey,
+  worstStatus,
+  type ActivityStatus,
+  type DestinationType,
+  type EntryState,
+  type LinkRecord,
+} from './types.js';
 import type { Syncer } from './worker.js';
 import { shownType } from './type-aliases.js';
 
@@ -34,24 +42,36 @@ export class AssociationService {
   private kvMount(field: string, mountIn: string): MountInfo {
     const m = mountIn.trim() === '' ? undefined : this.kv.mount(mountIn.replace(/^\/+/, ''));
     if (!m) throw invalid(field, `no secrets engine is mounted at "${mountIn.slice(0, 128)}"`);
-    if (m.type !== 'kv' || (m.options?.version ?? '2') !== '2') throw invalid(field, `"${m.path}" is a ${m.type} mount; only KV version 2 secrets can be synced`);
+    if (m.type !== 'kv' || (m.options?.version ?? '2') !== '2')
+      throw invalid(field, `"${m.path}" is a ${m.type} mount; only KV version 2 secrets can be synced`);
     return m;
   }
 
   /** Link a secret (or refresh an existing link, retrying a failed sync); answers with the destination's associations. */
-  async set(type: DestinationType, name: string, mountIn: string, secretIn: string, canRead: (path: string) => boolean): Promise<Record<string, unknown>> {
+  async set(
+    type: DestinationType,
+    name: string,
+    mountIn: string,
+    secretIn: string,
+    canRead: (path: string) => boolean,
+  ): Promise<Record<string, unknown>> {
     const dest = await this.store.getDest(type, name);
     if (!dest) throw notFound(`destination ${type}/${name} does not exist`);
     if (dest.purge_initiated_at) throw invalid('name', 'destination is being deleted (purge in progress)');
     const secret = secretIn.replace(/^\/+/, '');
-    if (secret === '' || secret.endsWith('/')) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
+    if (secret === '' || secret.endsWith('/'))
+      throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
     const mount = this.kvMount('mount', mountIn);
-    if (!canRead(`${mount.path}data/${secret}`)) throw denied(`permission denied to read the content of the secret ${secret} in mount ${mount.path.replace(/\/$/, '')}`);
+    if (!canRead(`${mount.path}data/${secret}`))
+      throw denied(
+        `permission denied to read the content of the secret ${secret} in mount ${mount.path.replace(/\/$/, '')}`,
+      );
     // The latest version is read here (and offered to the first attempt, which then need not read it);
     // a secret whose latest version is deleted still exists when it has metadata.
     const marker = this.syncer.kvChanges;
     const latest = await this.kv.readLatest(mount, secret);
-    if (!latest && !(await this.kv.exists(mount, secret))) throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
+    if (!latest && !(await this.kv.exists(mount, secret)))
+      throw invalid('secret_name', 'secret not found; provide the full path to an existing secret');
     const id = linkId(mount.accessor, secret);
     const key = linkKey(type, name, id);
     if (!this.syncer.hasRoom(key)) throw new QueueFullError((await this.store.config()).queue_capacity);
@@ -85,7 +105,12 @@ export class AssociationService {
   }
 
   /** Unlink a secret: unsync (delete externally), then drop the link; succeeds when already absent (spec 7.12). */
-  async remove(type: DestinationType, name: string, mountIn: string, secretIn: string): Promise<Record<string, unknown>> {
+  async remove(
+    type: DestinationType,
+    name: string,
+    mountIn: string,
+    secretIn: string,
+  ): Promise<Record<string, unknown>> {
     const dest = await this.store.getDest(type, name);
     if (!dest) throw notFound(`destination ${type}/${name} does not exist`);
     const secret = secretIn.replace(/^\/+/, '');
@@ -113,7 +138,11 @@ export class AssociationService {
     const mark = this.syncer.attemptMark();
     await this.syncer.enqueue(key, { now: true });
     const final = await this.syncer.waitForAttempt(key, this.syncer.tuning.setWaitMs, mark);
-    return this.views.associations(type, name, final && (await this.store.getLink(type, name, id)) === null ? final : undefined);
+    return this.views.associations(
+      type,
+      name,
+      final && (await this.store.getLink(type, name, id)) === null ? final : undefined,
+    );
   }
 
   /** Every secret with at least one association (LIST sys/sync/associations). */
@@ -153,7 +182,12 @@ export class AssociationService {
       if (activity) l = withActivity(l, activity);
       const statuses = Object.values(l.entries).map((e) => e.sync_status);
       const shown = await this.shownTypeOf(t, n);
-      out[`${shown}/${n}`] = { type: shown, name: n, sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status, updated_at: l.updated_at };
+      out[`${shown}/${n}`] = {
+        type: shown,
+        name: n,
+        sync_status: statuses.length ? worstStatus(statuses, l.sync_status) : l.sync_status,
+        updated_at: l.updated_at,
+      };
     }
     return Object.keys(out).length ? { associated_destinations: out } : null;
   }
@@ -168,7 +202,13 @@ export class AssociationService {
   async onKvEvent(e: KvEvent): Promise<void> {
     this.syncer.noteKvChange();
     if (e.kind === 'metadata-write' || e.kind === 'metadata-patch') return;
-    if ((e.kind === 'delete' || e.kind === 'destroy') && e.currentVersion !== 0 && e.versions && !e.versions.includes(e.currentVersion)) return;
+    if (
+      (e.kind === 'delete' || e.kind === 'destroy') &&
+      e.currentVersion !== 0 &&
+      e.versions &&
+      !e.versions.includes(e.currentVersion)
+    )
+      return;
     for (const key of this.syncer.index.linksOf(e.mountAccessor, e.path)) {
       const [t, n, id] = key.split('/') as [string, string, string];
       await this.syncer.locks.run(key, async () => {
@@ -180,7 +220,10 @@ export class AssociationService {
         await this.syncer.enqueue(key, { now: true });
       } catch (err) {
         // Queue full: the link stays PENDING and the reconciliation scan queues it later.
-        this.logger.warn('sync queue full; change will be picked up by reconciliation', { destination: `${t}/${n}`, error: (err as Error).name });
+        this.logger.warn('sync queue full; change will be picked up by reconciliation', {
+          destination: `${t}/${n}`,
+          error: (err as Error).name,
+        });
       }
     }
   }

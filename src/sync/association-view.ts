@@ -49,7 +49,11 @@ export class AssociationViews {
   }
 
   /** All associations of a destination, with their latest status. */
-  async associations(type: DestinationType, name: string, overlay?: LinkRecord | null): Promise<Record<string, unknown>> {
+  async associations(
+    type: DestinationType,
+    name: string,
+    overlay?: LinkRecord | null,
+  ): Promise<Record<string, unknown>> {
     const d = await this.store.getDest(type, name);
     if (!d) throw notFound(`destination ${type}/${name} does not exist`);
     const key = `${type}/${name}`;
@@ -62,7 +66,11 @@ export class AssociationViews {
     const view = this.viewOf(type, name, v);
     if (!view || overlay) {
       const secrets = view ? this.secretsOf(view) : await this.freshRecords(type, name);
-      return { associated_secrets: overlay ? { ...secrets, ...this.linkRecords(overlay) } : secrets, store_name: name, store_type: type };
+      return {
+        associated_secrets: overlay ? { ...secrets, ...this.linkRecords(overlay) } : secrets,
+        store_name: name,
+        store_type: type,
+      };
     }
     // The map's JSON is kept with the view (one fragment per link): set and remove answer with the
     // whole map, and serializing it for every call was the largest cost of bulk association. The
@@ -78,7 +86,12 @@ export class AssociationViews {
       configurable: true,
       get: () => {
         built ??= view.gen === gen ? this.secretsOf(view) : freezePairs(pairs!);
-        Object.defineProperty(answer, 'associated_secrets', { value: built, enumerable: true, configurable: true, writable: true });
+        Object.defineProperty(answer, 'associated_secrets', {
+          value: built,
+          enumerable: true,
+          configurable: true,
+          writable: true,
+        });
         return built;
       },
     });
@@ -108,7 +121,18 @@ export class AssociationViews {
     if (!v) {
       const ids = this.store.peekIds(type, name);
       if (!ids) return null;
-      v = { ids: [...ids], pairs: [], fragments: [], cuts: [], blocks: new Map(), mounts: new Map(), dirty: new Set(), secrets: null, json: null, gen: 0 };
+      v = {
+        ids: [...ids],
+        pairs: [],
+        fragments: [],
+        cuts: [],
+        blocks: new Map(),
+        mounts: new Map(),
+        dirty: new Set(),
+        secrets: null,
+        json: null,
+        gen: 0,
+      };
       for (const id of v.ids) {
         v.cuts.push(cutAfter(id));
         v.pairs.push(this.pairsOf(this.store.peekLink(type, name, id)!, v));
@@ -155,9 +179,13 @@ export class AssociationViews {
   }
 
   /** The frozen [key, record] pairs of a link for view `v` (noting the mount path shown). */
-  private pairsOf(l: LinkRecord, v: AssociationView): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
+  private pairsOf(
+    l: LinkRecord,
+    v: AssociationView,
+  ): ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> {
     let path = v.mounts.get(l.accessor);
-    if (path === undefined && !v.mounts.has(l.accessor)) v.mounts.set(l.accessor, (path = this.kv.mount(l.accessor)?.path));
+    if (path === undefined && !v.mounts.has(l.accessor))
+      v.mounts.set(l.accessor, (path = this.kv.mount(l.accessor)?.path));
     const pairs: Array<readonly [string, Readonly<Record<string, unknown>>]> = [];
     this.eachRecord(l, path, (k, rec) => pairs.push([k, Object.freeze(rec)]));
     return pairs;
@@ -175,14 +203,24 @@ export class AssociationViews {
    * current mount (undefined when it is gone: the link's recorded path is shown). While the worker is
    * at the link, every record shows the in-flight status (SYNCING / UNSYNCING) and no error.
    */
-  private eachRecord(l: LinkRecord, mountPath: string | undefined, emit: (key: string, rec: Record<string, unknown>) => void): void {
+  private eachRecord(
+    l: LinkRecord,
+    mountPath: string | undefined,
+    emit: (key: string, rec: Record<string, unknown>) => void,
+  ): void {
     const activity = this.activityOf(linkKey(l.dest_type, l.dest_name, l.id));
     const mount = (mountPath ?? l.mount).replace(/\/$/, '');
     const subs = Object.keys(l.entries).filter((k) => k !== '');
     if (subs.length === 0) {
       const e = l.entries[''];
       const status = activity ?? e?.sync_status ?? l.sync_status;
-      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sync_status: status, updated_at: e?.updated_at ?? l.updated_at };
+      const rec: Record<string, unknown> = {
+        accessor: l.accessor,
+        mount,
+        secret_name: l.secret_name,
+        sync_status: status,
+        updated_at: e?.updated_at ?? l.updated_at,
+      };
       const err = activity ? undefined : (e?.error ?? l.error);
       if (err && ERROR_STATUSES.has(status)) rec.error = err;
       emit(`${l.accessor}/${l.secret_name}`, rec);
@@ -191,7 +229,14 @@ export class AssociationViews {
     for (const sub of subs.sort()) {
       const e = l.entries[sub]!;
       const status = activity ?? e.sync_status;
-      const rec: Record<string, unknown> = { accessor: l.accessor, mount, secret_name: l.secret_name, sub_key: sub, sync_status: status, updated_at: e.updated_at };
+      const rec: Record<string, unknown> = {
+        accessor: l.accessor,
+        mount,
+        secret_name: l.secret_name,
+        sub_key: sub,
+        sync_status: status,
+        updated_at: e.updated_at,
+      };
       if (!activity && e.error && ERROR_STATUSES.has(status)) rec.error = e.error;
       emit(`${l.accessor}/${l.secret_name}/${sub}`, rec);
     }
@@ -222,7 +267,9 @@ interface AssociationView {
 }
 
 /** One frozen map of association records from per-link pairs. */
-function freezePairs(list: ReadonlyArray<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>): Readonly<Record<string, unknown>> {
+function freezePairs(
+  list: ReadonlyArray<ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]>>,
+): Readonly<Record<string, unknown>> {
   const secrets: Record<string, unknown> = {};
   for (const pairs of list) for (const [k, rec] of pairs) secrets[k] = rec;
   return Object.freeze(secrets);

@@ -20,14 +20,24 @@ const hmac = (key: Buffer | string, s: string) => createHmac('sha256', key).upda
 
 /** `YYYYMMDDTHHMMSSZ` of `ms`. */
 export function amzDate(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /**
  * Headers that sign a POST of `body` (application/x-www-form-urlencoded) to `url` for `service` in
  * `region` at time `nowMs`.
  */
-export function signedFormHeaders(url: URL, body: string, creds: AwsCredentials, region: string, service: string, nowMs: number): Record<string, string> {
+export function signedFormHeaders(
+  url: URL,
+  body: string,
+  creds: AwsCredentials,
+  region: string,
+  service: string,
+  nowMs: number,
+): Record<string, string> {
   const date = amzDate(nowMs);
   const day = date.slice(0, 8);
   const headers: Record<string, string> = {
@@ -51,7 +61,10 @@ export function signedFormHeaders(url: URL, body: string, creds: AwsCredentials,
   const kDate = hmac(`AWS4${creds.secretAccessKey}`, day);
   const kSigning = hmac(hmac(hmac(kDate, region), service), 'aws4_request');
   const signature = createHmac('sha256', kSigning).update(toSign, 'utf8').digest('hex');
-  const out: Record<string, string> = { ...headers, authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}` };
+  const out: Record<string, string> = {
+    ...headers,
+    authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`,
+  };
   delete out.host; // node sets Host itself (same value)
   return out;
 }

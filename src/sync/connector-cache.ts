@@ -22,7 +22,14 @@ export class ConnectorCache {
   private readonly connect: ConnectFn;
 
   constructor(
-    private readonly deps: { store: SyncStore; clock: Clock; logger: Logger; timeoutMs: () => number; connect?: ConnectFn; identityToken?: IdentityTokenSigner },
+    private readonly deps: {
+      store: SyncStore;
+      clock: Clock;
+      logger: Logger;
+      timeoutMs: () => number;
+      connect?: ConnectFn;
+      identityToken?: IdentityTokenSigner;
+    },
   ) {
     this.connect = deps.connect ?? ((dest, d) => DESTINATION_TYPES[dest.type].connect(dest, d));
   }

@@ -15,7 +15,15 @@ import { NetworkGuard } from './network-guard.js';
 import type { SyncStore } from './store.js';
 import { NameTemplate, TemplateError } from './templates.js';
 import { isAlias, shownType } from './type-aliases.js';
-import { DESTINATION_TYPE_IDS, ERROR_STATUSES, linkKey, type DestinationOptions, type DestinationRecord, type DestinationType, type Granularity } from './types.js';
+import {
+  DESTINATION_TYPE_IDS,
+  ERROR_STATUSES,
+  linkKey,
+  type DestinationOptions,
+  type DestinationRecord,
+  type DestinationType,
+  type Granularity,
+} from './types.js';
 import type { Syncer } from './worker.js';
 
 /** The literal Vault shows for a stored sensitive value. */
@@ -26,7 +34,8 @@ const STORE_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Throws 400 naming `name` unless it is a valid destination or GitHub App name. */
 export function checkStoreName(name: string): void {
-  if (!STORE_NAME.test(name) || name === '.' || name === '..') throw invalid('name', 'must be 1-128 characters of letters, digits, "_", "." and "-"');
+  if (!STORE_NAME.test(name) || name === '.' || name === '..')
+    throw invalid('name', 'must be 1-128 characters of letters, digits, "_", "." and "-"');
 }
 
 /** Vault's refusal text for deleting a destination that still has associations (reference 1.4). */
@@ -82,7 +91,13 @@ export class DestinationService {
   }
 
   /** Create or update (merge) a destination; PATCH refuses a missing one. */
-  async write(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch', typeId?: string): Promise<Record<string, unknown>> {
+  async write(
+    type: DestinationType,
+    name: string,
+    input: DestinationInput,
+    mode: 'post' | 'patch',
+    typeId?: string,
+  ): Promise<Record<string, unknown>> {
     checkStoreName(name);
     const def = DESTINATION_TYPES[type];
     const existing = await this.store.getDest(type, name);
@@ -94,7 +109,11 @@ export class DestinationService {
       const v = input[field];
       if (v === undefined) continue;
       // A field stored before it existed (older record) counts as its default.
-      if (existing && def.immutable.includes(field) && !sameValue(v, existing.connection[field] ?? def.defaults[field])) {
+      if (
+        existing &&
+        def.immutable.includes(field) &&
+        !sameValue(v, existing.connection[field] ?? def.defaults[field])
+      ) {
         throw invalid(field, 'cannot be changed after the destination is created; create a new destination instead');
       }
       conn[field] = v;
@@ -107,13 +126,23 @@ export class DestinationService {
     }
     def.check?.(conn);
     if (type === 'repohost' && conn.app_name && !(await this.store.getApp(String(conn.app_name)))) {
-      throw invalid('app_name', `no GitHub App "${String(conn.app_name).slice(0, 64)}" is registered under sys/sync/github-apps`);
+      throw invalid(
+        'app_name',
+        `no GitHub App "${String(conn.app_name).slice(0, 64)}" is registered under sys/sync/github-apps`,
+      );
     }
     const resyncAll = existing ? (def.onUpdate?.(existing.connection, conn) ?? false) : false;
 
     const opts: DestinationOptions = existing
       ? { ...existing.options }
-      : { granularity: def.defaultGranularity, custom_tags: {}, allowed_ipv4_addresses: [], allowed_ipv6_addresses: [], allowed_ports: [], disable_strict_networking: false };
+      : {
+          granularity: def.defaultGranularity,
+          custom_tags: {},
+          allowed_ipv4_addresses: [],
+          allowed_ipv6_addresses: [],
+          allowed_ports: [],
+          disable_strict_networking: false,
+        };
     if (input.granularity !== undefined) opts.granularity = input.granularity as Granularity;
     if (input.secret_name_template !== undefined) {
       if (input.secret_name_template === '') delete opts.secret_name_template;
@@ -126,10 +155,13 @@ export class DestinationService {
       if (def.tagLimits) checkTagLimits(tags, def.tagLimits, type === 'provider-c-sm' ? gcpLabels : undefined);
       opts.custom_tags = tags;
     }
-    if (input.allowed_ipv4_addresses !== undefined) opts.allowed_ipv4_addresses = input.allowed_ipv4_addresses as string[];
-    if (input.allowed_ipv6_addresses !== undefined) opts.allowed_ipv6_addresses = input.allowed_ipv6_addresses as string[];
+    if (input.allowed_ipv4_addresses !== undefined)
+      opts.allowed_ipv4_addresses = input.allowed_ipv4_addresses as string[];
+    if (input.allowed_ipv6_addresses !== undefined)
+      opts.allowed_ipv6_addresses = input.allowed_ipv6_addresses as string[];
     if (input.allowed_ports !== undefined) opts.allowed_ports = input.allowed_ports as number[];
-    if (input.disable_strict_networking !== undefined) opts.disable_strict_networking = Boolean(input.disable_strict_networking);
+    if (input.disable_strict_networking !== undefined)
+      opts.disable_strict_networking = Boolean(input.disable_strict_networking);
     new NetworkGuard(opts); // validates CIDRs and ports (400 naming the field)
     checkTemplate(type, opts.secret_name_template ?? def.defaultTemplates[opts.granularity], opts.granularity);
 
@@ -157,7 +189,8 @@ export class DestinationService {
     for (const l of await this.store.links(type, name)) {
       const key = linkKey(type, name, l.id);
       if (this.syncer.busy(key) || !this.syncer.hasRoom(key)) continue;
-      if ([l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s))) await this.syncer.enqueue(key);
+      if ([l.sync_status, ...Object.values(l.entries).map((e) => e.sync_status)].some((s) => ERROR_STATUSES.has(s)))
+        await this.syncer.enqueue(key);
     }
   }
 
@@ -177,7 +210,11 @@ export class DestinationService {
   }
 
   /** Delete a destination: refused while it has associations unless purge (unsync all, then delete) or force. */
-  async delete(type: DestinationType, name: string, opts: { purge: boolean; force: boolean }): Promise<Record<string, unknown> | null> {
+  async delete(
+    type: DestinationType,
+    name: string,
+    opts: { purge: boolean; force: boolean },
+  ): Promise<Record<string, unknown> | null> {
     const d = await this.store.getDest(type, name);
     if (!d) return null;
     const ids = await this.store.linkIds(type, name);
@@ -221,7 +258,22 @@ export function checkTemplate(type: DestinationType, source: string, granularity
     throw invalid('secret name template is invalid: external name template should contain reference to the secret key');
   }
   // A sample rendering catches names that can never be valid (reserved prefix, leading digit).
-  const sample = normalizeName(type, t.render({ DestinationType: type, DestinationName: 'dest', NamespacePath: '', NamespaceBaseName: '', NamespaceID: 'root', MountPath: 'kv', MountBaseName: 'kv', MountAccessor: 'kv_1234abcd', SecretPath: 'app/config', SecretBaseName: 'config', SecretKey: 'password' }));
+  const sample = normalizeName(
+    type,
+    t.render({
+      DestinationType: type,
+      DestinationName: 'dest',
+      NamespacePath: '',
+      NamespaceBaseName: '',
+      NamespaceID: 'root',
+      MountPath: 'kv',
+      MountBaseName: 'kv',
+      MountAccessor: 'kv_1234abcd',
+      SecretPath: 'app/config',
+      SecretBaseName: 'config',
+      SecretKey: 'password',
+    }),
+  );
   const problem = nameProblem(type, sample);
   if (problem) throw invalid(`secret name template is invalid: ${problem}`);
 }

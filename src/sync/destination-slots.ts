@@ -115,7 +115,11 @@ export class DestinationSlots {
       const held = this.heldUntilOf(dest);
       if (held) {
         // Admitted before the rate limit was seen: do not send; wait with the others.
-        throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'destination rate limited by the provider; waiting before sending', { retryable: true, rateLimited: true, retryAfterMs: held - this.clock.now() });
+        throw new SyncFailure(
+          'EXTERNAL_SERVICE_ERROR',
+          'destination rate limited by the provider; waiting before sending',
+          { retryable: true, rateLimited: true, retryAfterMs: held - this.clock.now() },
+        );
       }
       return await call();
     } finally {

@@ -28,13 +28,35 @@ export class SyncFailure extends Error {
 }
 
 /** Network error codes that mean the request never reached the provider. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** A failure from an HTTP status (provider reply); `rateLimited` marks a throttling answer whatever its status. */
-export function failureFromStatus(httpStatus: number, what: string, detail: string, retryAfterMs?: number, rateLimited = false): SyncFailure {
+export function failureFromStatus(
+  httpStatus: number,
+  what: string,
+  detail: string,
+  retryAfterMs?: number,
+  rateLimited = false,
+): SyncFailure {
   const msg = `${what}: HTTP ${httpStatus}${detail ? ` ${detail}` : ''}${rateLimited ? ' (rate limited)' : ''}`;
   if (rateLimited || httpStatus === 429) {
-    return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, retryAfterMs, httpStatus, rateLimited: true });
+    return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, {
+      retryable: true,
+      retryAfterMs,
+      httpStatus,
+      rateLimited: true,
+    });
   }
   if (httpStatus === 408 || httpStatus >= 500) {
     return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, retryAfterMs, httpStatus });
@@ -52,10 +74,14 @@ export function failureFromError(e: unknown, what: string): SyncFailure {
     return new SyncFailure('UNKNOWN', `${what}: no answer within the timeout`, { retryable: true });
   }
   if (err?.name === 'AbortError') {
-    const why = (err as { cause?: { name?: string } }).cause?.name === 'TimeoutError' ? 'operation timed out' : 'aborted (shutting down)';
+    const why =
+      (err as { cause?: { name?: string } }).cause?.name === 'TimeoutError'
+        ? 'operation timed out'
+        : 'aborted (shutting down)';
     return new SyncFailure('UNKNOWN', `${what}: ${why}`, { retryable: true });
   }
-  if (err?.code && NOT_SENT.has(err.code)) return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: network error ${err.code}`, { retryable: true });
+  if (err?.code && NOT_SENT.has(err.code))
+    return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: network error ${err.code}`, { retryable: true });
   return new SyncFailure('INTERNAL_VAULT_ERROR', `${what}: ${String(err?.message ?? e).slice(0, 200)}`);
 }
 
@@ -78,7 +104,12 @@ export const DEFAULT_RATE_LIMIT_WAIT_MS = 60_000;
  * seconds); a secondary limit may carry neither, only its message, and then one minute is the wait
  * GitHub documents (docs.github.com, "Rate limits for the REST API", "Exceeding the rate limit").
  */
-export function rateLimitOf(status: number, headers: Record<string, string | string[] | undefined>, bodyText: string, now: number): { limited: boolean; retryAfterMs?: number } {
+export function rateLimitOf(
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  bodyText: string,
+  now: number,
+): { limited: boolean; retryAfterMs?: number } {
   if (status !== 403 && status !== 429) return { limited: false };
   const header = (n: string) => {
     const v = headers[n];
@@ -88,9 +119,13 @@ export function rateLimitOf(status: number, headers: Record<string, string | str
   if (retryAfter !== undefined) return { limited: true, retryAfterMs: retryAfter };
   if (header('x-ratelimit-remaining')?.trim() === '0') {
     const reset = Number(header('x-ratelimit-reset'));
-    return { limited: true, retryAfterMs: Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - now) : DEFAULT_RATE_LIMIT_WAIT_MS };
+    return {
+      limited: true,
+      retryAfterMs: Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - now) : DEFAULT_RATE_LIMIT_WAIT_MS,
+    };
   }
   if (status === 429) return { limited: true };
-  if (/secondary rate limit|rate limit exceeded|abuse detection/i.test(bodyText.slice(0, 2000))) return { limited: true, retryAfterMs: DEFAULT_RATE_LIMIT_WAIT_MS };
+  if (/secondary rate limit|rate limit exceeded|abuse detection/i.test(bodyText.slice(0, 2000)))
+    return { limited: true, retryAfterMs: DEFAULT_RATE_LIMIT_WAIT_MS };
   return { limited: false };
 }

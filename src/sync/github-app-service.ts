@@ -26,8 +26,10 @@ export class GithubAppService {
   async write(name: string, input: { app_id?: number; private_key?: string }): Promise<Record<string, unknown>> {
     checkStoreName(name);
     const existing = await this.store.getApp(name);
-    if (input.app_id !== undefined && (!Number.isSafeInteger(input.app_id) || input.app_id <= 0)) throw invalid('app_id', 'must be the numeric id of the GitHub App');
-    if (existing && input.app_id !== undefined && input.app_id !== existing.app_id) throw invalid('app_id', 'cannot be changed; register a new app instead');
+    if (input.app_id !== undefined && (!Number.isSafeInteger(input.app_id) || input.app_id <= 0))
+      throw invalid('app_id', 'must be the numeric id of the GitHub App');
+    if (existing && input.app_id !== undefined && input.app_id !== existing.app_id)
+      throw invalid('app_id', 'cannot be changed; register a new app instead');
     const appId = input.app_id ?? existing?.app_id;
     if (appId === undefined) throw invalid('app_id', 'is required');
     const pem = input.private_key ?? existing?.private_key;
@@ -36,13 +38,22 @@ export class GithubAppService {
     try {
       const key = createPrivateKey(pem);
       if (key.asymmetricKeyType !== 'rsa') throw new Error('not RSA');
-      fingerprint = createHash('sha256').update(createPublicKey(key).export({ type: 'spki', format: 'der' })).digest('base64');
+      fingerprint = createHash('sha256')
+        .update(createPublicKey(key).export({ type: 'spki', format: 'der' }))
+        .digest('base64');
     } catch {
       // Never echo the key: it is the app's credential.
       throw invalid('private_key', "must be the app's RSA private key in PEM (as GitHub generates it)");
     }
     const now = this.now();
-    const rec = { name, app_id: appId, private_key: pem, fingerprint, created_at: existing?.created_at ?? now, updated_at: now };
+    const rec = {
+      name,
+      app_id: appId,
+      private_key: pem,
+      fingerprint,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+    };
     await this.store.putApp(rec);
     // Destinations using it build their connectors again (new key: new installation tokens).
     if (existing && input.private_key !== undefined) {
@@ -70,7 +81,10 @@ export class GithubAppService {
   async delete(name: string): Promise<void> {
     for (const d of await this.store.destNames('repohost')) {
       const dest = await this.store.getDest('repohost', d);
-      if (dest?.connection.app_name === name) throw invalid(`GitHub App ${name} is used by destination repohost/${d}; change or delete that destination first`);
+      if (dest?.connection.app_name === name)
+        throw invalid(
+          `GitHub App ${name} is used by destination repohost/${d}; change or delete that destination first`,
+        );
     }
     await this.store.deleteApp(name);
   }

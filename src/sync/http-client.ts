@@ -49,21 +49,37 @@ export class HttpClient {
     } catch (e) {
       throw failureFromError(e, call.what);
     }
-    const body = call.body === undefined ? undefined : Buffer.isBuffer(call.body) ? call.body : Buffer.from(call.body, 'utf8');
+    const body =
+      call.body === undefined ? undefined : Buffer.isBuffer(call.body) ? call.body : Buffer.from(call.body, 'utf8');
     const headers: Record<string, string> = { 'User-Agent': 'keyhold-sync', ...call.headers };
     if (body) headers['Content-Length'] = String(body.length);
     return new Promise<HttpReply>((resolve, reject) => {
       const fn = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const req = fn(url, { method: call.method, headers, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http, signal }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size <= MAX_REPLY) chunks.push(c);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (e) => reject(failureFromError(e, call.what)));
-      });
+      const req = fn(
+        url,
+        {
+          method: call.method,
+          headers,
+          agent: url.protocol === 'https:' ? this.agents.https : this.agents.http,
+          signal,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size <= MAX_REPLY) chunks.push(c);
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', (e) => reject(failureFromError(e, call.what)));
+        },
+      );
       req.setTimeout(this.timeoutMs, () => {
         const e = Object.assign(new Error('timeout'), { code: 'EKEYHOLD_TIMEOUT' });
         req.destroy(e);
@@ -91,11 +107,21 @@ export function jsonOf(reply: HttpReply): Record<string, unknown> | null {
 }
 
 /** Turn a non-2xx reply into a SyncFailure; `detail` extracts the provider's error code/message. */
-export function failureOf(reply: HttpReply, what: string, detail: (body: Record<string, unknown> | null) => string, now: number): SyncFailure {
+export function failureOf(
+  reply: HttpReply,
+  what: string,
+  detail: (body: Record<string, unknown> | null) => string,
+  now: number,
+): SyncFailure {
   const d = detail(jsonOf(reply)).replace(/\s+/g, ' ').slice(0, 300);
   const limit = rateLimitOf(reply.status, reply.headers, reply.text, now);
   if (limit.limited) return failureFromStatus(reply.status, what, d, limit.retryAfterMs, true);
-  return failureFromStatus(reply.status, what, d, reply.status === 503 ? parseRetryAfter(reply.headers['retry-after'], now) : undefined);
+  return failureFromStatus(
+    reply.status,
+    what,
+    d,
+    reply.status === 503 ? parseRetryAfter(reply.headers['retry-after'], now) : undefined,
+  );
 }
 
 /** True for 2xx. */

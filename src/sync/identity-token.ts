@@ -45,7 +45,11 @@ export function identityTokenSigner(lookup: () => OidcIssuerLike | null, now: ()
   const keys = new Map<string, KeyObject>();
   const issuerOf = (): OidcIssuerLike => {
     const oidc = lookup();
-    if (!oidc) throw new SyncFailure('INTERNAL_VAULT_ERROR', 'identity token: the OIDC issuer (identity/ mount) is not available');
+    if (!oidc)
+      throw new SyncFailure(
+        'INTERNAL_VAULT_ERROR',
+        'identity token: the OIDC issuer (identity/ mount) is not available',
+      );
     return oidc;
   };
   return {
@@ -58,7 +62,11 @@ export function identityTokenSigner(lookup: () => OidcIssuerLike | null, now: ()
         await oidc.putKey(DEFAULT_IDENTITY_TOKEN_KEY, { allowed_client_ids: ['*'] });
         key = await oidc.key(keyName);
       }
-      if (!key) throw new SyncFailure('CLIENT_SIDE_ERROR', `identity token: no identity/oidc/key named "${keyName.slice(0, 64)}" (identity_token_key)`);
+      if (!key)
+        throw new SyncFailure(
+          'CLIENT_SIDE_ERROR',
+          `identity token: no identity/oidc/key named "${keyName.slice(0, 64)}" (identity_token_key)`,
+        );
       let priv = keys.get(key.current.kid);
       if (!priv) {
         if (keys.size > 16) keys.clear();

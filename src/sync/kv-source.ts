@@ -22,7 +22,8 @@ export interface KvReadable {
 export function kvSourceOf(env: EngineEnv): KvSource {
   const engine = (m: MountInfo): KvReadable => {
     const e = env.core.engineOf<KvReadable>(m.path);
-    if (!e || typeof e.readLatest !== 'function') throw internal(`the engine at ${m.path} cannot be read by secret sync`);
+    if (!e || typeof e.readLatest !== 'function')
+      throw internal(`the engine at ${m.path} cannot be read by secret sync`);
     return e;
   };
   return {

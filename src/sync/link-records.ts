@@ -8,7 +8,12 @@ import type { EntryState, Granularity, LinkRecord } from './types.js';
 /** Every entry `PENDING` at `now`; `clearErrors` also drops their errors (set, remove). */
 function pendingEntries(l: LinkRecord, now: string, clearErrors: boolean): Record<string, EntryState> {
   return Object.fromEntries(
-    Object.entries(l.entries).map(([k, e]) => [k, clearErrors ? { ...e, sync_status: 'PENDING' as const, error: undefined, updated_at: now } : { ...e, sync_status: 'PENDING' as const, updated_at: now }]),
+    Object.entries(l.entries).map(([k, e]) => [
+      k,
+      clearErrors
+        ? { ...e, sync_status: 'PENDING' as const, error: undefined, updated_at: now }
+        : { ...e, sync_status: 'PENDING' as const, updated_at: now },
+    ]),
   );
 }
 
@@ -58,7 +63,8 @@ export function linkForSet(cur: LinkRecord | null, t: LinkTarget, now: string): 
         created_at: now,
         sync_status: 'PENDING',
         updated_at: now,
-        entries: t.granularity === 'secret-path' ? { '': { sync_status: 'PENDING', updated_at: now, present: false } } : {},
+        entries:
+          t.granularity === 'secret-path' ? { '': { sync_status: 'PENDING', updated_at: now, present: false } } : {},
       };
   delete next.error;
   return next;
@@ -66,5 +72,12 @@ export function linkForSet(cur: LinkRecord | null, t: LinkTarget, now: string): 
 
 /** The record `associations/remove` stores: being removed, a new generation, every entry PENDING. */
 export function linkForRemove(cur: LinkRecord, now: string): LinkRecord {
-  return { ...cur, removing: true, generation: cur.generation + 1, sync_status: 'PENDING', updated_at: now, entries: pendingEntries(cur, now, true) };
+  return {
+    ...cur,
+    removing: true,
+    generation: cur.generation + 1,
+    sync_status: 'PENDING',
+    updated_at: now,
+    entries: pendingEntries(cur, now, true),
+  };
 }

@@ -15,7 +15,14 @@ import { nameProblem, normalizeName, valueProblem } from './name-rules.js';
 import type { SecretOffers, SecretVersion } from './secret-offers.js';
 import type { SyncStore } from './store.js';
 import { NameTemplate, type TemplateVars } from './templates.js';
-import { parseLinkKey, worstStatus, type ActivityStatus, type DestinationRecord, type EntryState, type LinkRecord } from './types.js';
+import {
+  parseLinkKey,
+  worstStatus,
+  type ActivityStatus,
+  type DestinationRecord,
+  type EntryState,
+  type LinkRecord,
+} from './types.js';
 import { entriesOf } from './values.js';
 
 /** What an attempt needs. */
@@ -70,7 +77,14 @@ class LinkSync {
   ) {}
 
   outcome(): LinkOutcome {
-    return { results: this.results, linkStatus: this.linkStatus, retry: this.retry, syncedVersion: this.syncedVersion, removeLink: this.removeLink, generation: this.link.generation };
+    return {
+      results: this.results,
+      linkStatus: this.linkStatus,
+      retry: this.retry,
+      syncedVersion: this.syncedVersion,
+      removeLink: this.removeLink,
+      generation: this.link.generation,
+    };
   }
 
   private now(): string {
@@ -87,7 +101,10 @@ class LinkSync {
     try {
       connector = this.deps.connectorFor(this.dest, () => this.deps.setActivity(this.activity));
     } catch (e) {
-      const f = isKeyholdError(e) && e.kind === 'invalid' ? new SyncFailure('CLIENT_SIDE_ERROR', `destination configuration: ${e.message}`) : failureFromError(e, 'connector');
+      const f =
+        isKeyholdError(e) && e.kind === 'invalid'
+          ? new SyncFailure('CLIENT_SIDE_ERROR', `destination configuration: ${e.message}`)
+          : failureFromError(e, 'connector');
       this.linkStatus = { status: f.status, error: f.message };
       return;
     }
@@ -102,21 +119,35 @@ class LinkSync {
     const results = this.results;
     const allGone = Object.keys(this.link.entries).every((sub) => results.get(sub)?.present === false);
     if (allGone) this.removeLink = true;
-    else if (!this.retry) this.linkStatus = { status: worstStatus([...results.values()].map((r) => r!.sync_status), 'UNKNOWN'), error: [...results.values()].find((r) => r?.error)?.error };
+    else if (!this.retry)
+      this.linkStatus = {
+        status: worstStatus(
+          [...results.values()].map((r) => r!.sync_status),
+          'UNKNOWN',
+        ),
+        error: [...results.values()].find((r) => r?.error)?.error,
+      };
   }
 
   /** Bring the provider in line with the secret's latest version (or its absence). */
   private async sync(c: Connector): Promise<void> {
     const mount = this.deps.kv.mount(this.link.accessor);
     if (!mount) {
-      this.linkStatus = { status: 'INTERNAL_VAULT_ERROR', error: `mount with accessor ${this.link.accessor} no longer exists` };
+      this.linkStatus = {
+        status: 'INTERNAL_VAULT_ERROR',
+        error: `mount with accessor ${this.link.accessor} no longer exists`,
+      };
       return;
     }
     let secret: SecretVersion | null;
     try {
       secret = this.deps.offers.take(this.key) ?? (await this.deps.kv.readLatest(mount, this.link.secret_name));
     } catch (e) {
-      const f = new SyncFailure('INTERNAL_VAULT_ERROR', `reading the secret failed: ${isKeyholdError(e) ? e.message : ((e as Error)?.name ?? 'error')}`, { retryable: true });
+      const f = new SyncFailure(
+        'INTERNAL_VAULT_ERROR',
+        `reading the secret failed: ${isKeyholdError(e) ? e.message : ((e as Error)?.name ?? 'error')}`,
+        { retryable: true },
+      );
       this.fail(f);
       this.linkStatus = { status: f.status, error: f.message };
       return;
@@ -144,12 +175,23 @@ class LinkSync {
     for (const [sub, st] of Object.entries(this.link.entries)) {
       if (this.retry) break;
       if (!st.present || !st.external_name) {
-        this.results.set(sub, { ...st, sync_status: 'UNSYNCED', error: undefined, updated_at: this.now(), present: false });
+        this.results.set(sub, {
+          ...st,
+          sync_status: 'UNSYNCED',
+          error: undefined,
+          updated_at: this.now(),
+          present: false,
+        });
         continue;
       }
       try {
         await c.remove(st.external_name, this.signal);
-        this.results.set(sub, { sync_status: 'UNSYNCED', updated_at: this.now(), external_name: st.external_name, present: false });
+        this.results.set(sub, {
+          sync_status: 'UNSYNCED',
+          updated_at: this.now(),
+          external_name: st.external_name,
+          present: false,
+        });
       } catch (e) {
         const f = failureFromError(e, 'unsync');
         this.fail(f);
@@ -171,13 +213,23 @@ class LinkSync {
       const extName = normalizeName(dest.type, template.render({ ...vars, SecretKey: sub }));
       const problem = nameProblem(dest.type, extName) ?? valueProblem(dest.type, value);
       if (problem) {
-        this.results.set(sub, { ...(old ?? { present: false }), sync_status: 'CLIENT_SIDE_ERROR', error: problem, updated_at: this.now() });
+        this.results.set(sub, {
+          ...(old ?? { present: false }),
+          sync_status: 'CLIENT_SIDE_ERROR',
+          error: problem,
+          updated_at: this.now(),
+        });
         continue;
       }
       try {
         // No record of having written this name: the connector may try "create" first.
         await c.put(extName, value, this.signal, { fresh: !(old?.present && old.external_name === extName) });
-        let state: EntryState = { sync_status: 'SYNCED', updated_at: this.now(), external_name: extName, present: true };
+        let state: EntryState = {
+          sync_status: 'SYNCED',
+          updated_at: this.now(),
+          external_name: extName,
+          present: true,
+        };
         if (old?.present && old.external_name && old.external_name !== extName) {
           // Template or granularity changed on refresh: the old name goes (reference 1.5.1).
           try {
@@ -192,7 +244,12 @@ class LinkSync {
       } catch (e) {
         const f = failureFromError(e, 'sync');
         this.fail(f);
-        this.results.set(sub, { ...(old ?? { present: false }), sync_status: f.status, error: f.message, updated_at: this.now() });
+        this.results.set(sub, {
+          ...(old ?? { present: false }),
+          sync_status: f.status,
+          error: f.message,
+          updated_at: this.now(),
+        });
       }
     }
   }

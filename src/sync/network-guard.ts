@@ -70,7 +70,8 @@ export function parseCidrs(field: string, list: string[], family: 'ipv4' | 'ipv6
     const addr = slash === -1 ? s : s.slice(0, slash);
     const prefixText = slash === -1 ? (family === 'ipv4' ? '32' : '128') : s.slice(slash + 1);
     const max = family === 'ipv4' ? 32 : 128;
-    const ok = (family === 'ipv4' ? isIPv4(addr) : isIPv6(addr)) && /^\d{1,3}$/.test(prefixText) && Number(prefixText) <= max;
+    const ok =
+      (family === 'ipv4' ? isIPv4(addr) : isIPv6(addr)) && /^\d{1,3}$/.test(prefixText) && Number(prefixText) <= max;
     if (!ok) throw invalid(field, `invalid CIDR address "${s.slice(0, 64)}"`);
     return [addr, Number(prefixText)];
   });
@@ -101,8 +102,10 @@ export class NetworkGuard {
     this.strict = !rules.disable_strict_networking;
     for (const [a, p] of BLOCKED_V4) this.blocked.addSubnet(a, p, 'ipv4');
     for (const [a, p] of BLOCKED_V6) this.blocked.addSubnet(a, p, 'ipv6');
-    for (const [a, p] of parseCidrs('allowed_ipv4_addresses', rules.allowed_ipv4_addresses, 'ipv4')) this.allowed.addSubnet(a, p, 'ipv4');
-    for (const [a, p] of parseCidrs('allowed_ipv6_addresses', rules.allowed_ipv6_addresses, 'ipv6')) this.allowed.addSubnet(a, p, 'ipv6');
+    for (const [a, p] of parseCidrs('allowed_ipv4_addresses', rules.allowed_ipv4_addresses, 'ipv4'))
+      this.allowed.addSubnet(a, p, 'ipv4');
+    for (const [a, p] of parseCidrs('allowed_ipv6_addresses', rules.allowed_ipv6_addresses, 'ipv6'))
+      this.allowed.addSubnet(a, p, 'ipv6');
     this.ports = new Set([...DEFAULT_PORTS, ...checkPorts('allowed_ports', rules.allowed_ports)]);
   }
 
@@ -122,34 +125,52 @@ export class NetworkGuard {
 
   /** Check a URL's scheme, port and (when literal) address before any connection; throws NetworkGuardError. */
   checkUrl(url: URL): void {
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new NetworkGuardError(`network guard: scheme ${url.protocol} is not allowed`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new NetworkGuardError(`network guard: scheme ${url.protocol} is not allowed`);
     if (!this.strict) return;
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-    if (!this.ports.has(port)) throw new NetworkGuardError(`network guard: port ${port} is not allowed; add it to allowed_ports`);
+    if (!this.ports.has(port))
+      throw new NetworkGuardError(`network guard: port ${port} is not allowed; add it to allowed_ports`);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && !this.addressAllowed(host)) {
-      throw new NetworkGuardError(`network guard: address ${host} is in a blocked range; add it to allowed_ipv${isIPv4(host) ? 4 : 6}_addresses`);
+      throw new NetworkGuardError(
+        `network guard: address ${host} is in a blocked range; add it to allowed_ipv${isIPv4(host) ? 4 : 6}_addresses`,
+      );
     }
   }
 
   /** A `lookup` for net.connect that drops blocked addresses (and fails when none is left). */
-  readonly lookup = (hostname: string, options: { all?: boolean; family?: number | string } | number, callback: (...args: unknown[]) => void): void => {
+  readonly lookup = (
+    hostname: string,
+    options: { all?: boolean; family?: number | string } | number,
+    callback: (...args: unknown[]) => void,
+  ): void => {
     const opts = typeof options === 'number' ? { family: options } : (options ?? {});
-    dnsLookup(hostname, { all: true, family: typeof opts.family === 'number' ? opts.family : 0 }, (err, addresses: LookupAddress[]) => {
-      if (err) return callback(err);
-      const ok = addresses.filter((a) => this.addressAllowed(a.address));
-      if (ok.length === 0) {
-        return callback(new NetworkGuardError(`network guard: ${hostname} resolves only to blocked addresses; allow them with allowed_ipv4_addresses/allowed_ipv6_addresses`));
-      }
-      if (opts.all) return callback(null, ok);
-      return callback(null, ok[0]!.address, ok[0]!.family);
-    });
+    dnsLookup(
+      hostname,
+      { all: true, family: typeof opts.family === 'number' ? opts.family : 0 },
+      (err, addresses: LookupAddress[]) => {
+        if (err) return callback(err);
+        const ok = addresses.filter((a) => this.addressAllowed(a.address));
+        if (ok.length === 0) {
+          return callback(
+            new NetworkGuardError(
+              `network guard: ${hostname} resolves only to blocked addresses; allow them with allowed_ipv4_addresses/allowed_ipv6_addresses`,
+            ),
+          );
+        }
+        if (opts.all) return callback(null, ok);
+        return callback(null, ok[0]!.address, ok[0]!.family);
+      },
+    );
   };
 
   /** Keep-alive agents that connect only through the guard's lookup. */
   agents(): { http: HttpAgent; https: HttpsAgent } {
     // Agent options are passed on to net.connect/tls.connect, `lookup` included.
-    const opts = { keepAlive: true, maxSockets: 16, lookup: this.lookup } as unknown as ConstructorParameters<typeof HttpAgent>[0];
+    const opts = { keepAlive: true, maxSockets: 16, lookup: this.lookup } as unknown as ConstructorParameters<
+      typeof HttpAgent
+    >[0];
     return { http: new HttpAgent(opts), https: new HttpsAgent(opts) };
   }
 }

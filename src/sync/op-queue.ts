@@ -13,7 +13,10 @@ import { parseLinkKey } from './types.js';
 /** Thrown when the queue holds `queue_capacity` operations. */
 export class QueueFullError extends KeyholdError {
   constructor(capacity: number) {
-    super('unavailable', `sync queue is full (queue_capacity ${capacity}); retry later or raise queue_capacity in sys/sync/config`);
+    super(
+      'unavailable',
+      `sync queue is full (queue_capacity ${capacity}); retry later or raise queue_capacity in sys/sync/config`,
+    );
   }
 }
 
@@ -85,7 +88,16 @@ export class OpQueue {
         await store.deleteOp(seq); // a duplicate left by a crash between writes
         continue;
       }
-      this.add({ seq, link: e.link, dest: destOf(e.link), attempts: e.attempts, notBefore: e.not_before, queuedAt: this.deps.clock.now(), stored: true, io: Promise.resolve() });
+      this.add({
+        seq,
+        link: e.link,
+        dest: destOf(e.link),
+        attempts: e.attempts,
+        notBefore: e.not_before,
+        queuedAt: this.deps.clock.now(),
+        stored: true,
+        io: Promise.resolve(),
+      });
     }
   }
 
@@ -110,7 +122,16 @@ export class OpQueue {
     const now = this.deps.clock.now();
     const seq = `${String(now).padStart(15, '0')}-${String(this.seqCounter++).padStart(9, '0')}`;
     // No queue entry yet (see SyncTuning.persistAfterMs): the caller has stored why the link is due.
-    this.add({ seq, link, dest: destOf(link), attempts: 0, notBefore: 0, queuedAt: now, stored: false, io: Promise.resolve() });
+    this.add({
+      seq,
+      link,
+      dest: destOf(link),
+      attempts: 0,
+      notBefore: 0,
+      queuedAt: now,
+      stored: false,
+      io: Promise.resolve(),
+    });
     ready();
     this.armPersist();
   }
@@ -197,7 +218,12 @@ export class OpQueue {
   /** Write (or rewrite) the queue entry of `op`, after its earlier writes. */
   private persist(op: Op): Promise<void> {
     op.stored = true;
-    const e: QueueEntry = { link: op.link, attempts: op.attempts, not_before: op.notBefore, enqueued_at: this.deps.clock.now() };
+    const e: QueueEntry = {
+      link: op.link,
+      attempts: op.attempts,
+      not_before: op.notBefore,
+      enqueued_at: this.deps.clock.now(),
+    };
     const p = op.io.then(() => this.deps.store.putOp(op.seq, e));
     op.io = p.catch(() => {});
     return p;
@@ -233,7 +259,10 @@ export class OpQueue {
     }
     if (younger) this.armPersist();
     for (const r of await Promise.allSettled(writes)) {
-      if (r.status === 'rejected') this.deps.logger.warn('sync: storing a queue entry failed; the link record still marks it due', { error: (r.reason as Error)?.name });
+      if (r.status === 'rejected')
+        this.deps.logger.warn('sync: storing a queue entry failed; the link record still marks it due', {
+          error: (r.reason as Error)?.name,
+        });
     }
   }
 

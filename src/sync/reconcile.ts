@@ -11,7 +11,12 @@ import type { SyncStore } from './store.js';
 import { linkKey, type DestinationRecord, type LinkRecord, type SyncStatus } from './types.js';
 
 /** Failures worth a look at without waiting for a new trigger. */
-const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set(['PENDING', 'UNKNOWN', 'INTERNAL_VAULT_ERROR', 'EXTERNAL_SERVICE_ERROR']);
+const RECONCILE_RETRY: ReadonlySet<SyncStatus> = new Set([
+  'PENDING',
+  'UNKNOWN',
+  'INTERNAL_VAULT_ERROR',
+  'EXTERNAL_SERVICE_ERROR',
+]);
 
 /** Whether a link is due by its records alone (no need to read its secret). */
 export function dueByRecord(link: LinkRecord, dest: DestinationRecord): boolean {
@@ -40,7 +45,13 @@ export class Reconciler {
   private stopped = false;
 
   constructor(
-    private readonly deps: { store: SyncStore; kv: KvSource; logger: Logger; queue: ReconcileQueue; intervalMs: () => number },
+    private readonly deps: {
+      store: SyncStore;
+      kv: KvSource;
+      logger: Logger;
+      queue: ReconcileQueue;
+      intervalMs: () => number;
+    },
   ) {}
 
   /** Queue every due link (until the queue is full); returns how many were queued. */

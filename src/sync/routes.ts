@@ -14,7 +14,9 @@ const route = routesFor<SyncEngine>();
 /** Options every destination type takes (reference 1.5.1). */
 export const OPTION_FIELDS = {
   secret_name_template: f.string('Template of external secret names (Go template subset; "" restores the default)'),
-  granularity: f.string('secret-path: the whole secret as one JSON value; secret-key: one external secret per key').oneOf('secret-path', 'secret-key'),
+  granularity: f
+    .string('secret-path: the whole secret as one JSON value; secret-key: one external secret per key')
+    .oneOf('secret-path', 'secret-key'),
   custom_tags: f.stringMap('Tags/labels added to each external secret (provider-a-sm, provider-b-kv, provider-c-sm)'),
   allowed_ipv4_addresses: f.strings('Extra IPv4 CIDRs the connector may reach (e.g. 127.0.0.1/32)'),
   allowed_ipv6_addresses: f.strings('Extra IPv6 CIDRs the connector may reach'),
@@ -64,11 +66,47 @@ function destinationRoute(id: string): AnyRoute {
         const v = await engine.service.readDestination(type, data.name);
         return v ? { data: shownAs(id, v) } : undefined;
       },
-      create: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post', id)) }),
-      update: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'post', id)) }),
-      patch: async ({ engine, data }) => ({ data: shownAs(id, await engine.service.writeDestination(type, data.name, inputOf(data, { ...def.fields, ...OPTION_FIELDS }), 'patch', id)) }),
+      create: async ({ engine, data }) => ({
+        data: shownAs(
+          id,
+          await engine.service.writeDestination(
+            type,
+            data.name,
+            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
+            'post',
+            id,
+          ),
+        ),
+      }),
+      update: async ({ engine, data }) => ({
+        data: shownAs(
+          id,
+          await engine.service.writeDestination(
+            type,
+            data.name,
+            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
+            'post',
+            id,
+          ),
+        ),
+      }),
+      patch: async ({ engine, data }) => ({
+        data: shownAs(
+          id,
+          await engine.service.writeDestination(
+            type,
+            data.name,
+            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
+            'patch',
+            id,
+          ),
+        ),
+      }),
       delete: async ({ engine, data }) => {
-        const v = await engine.service.deleteDestination(type, data.name, { purge: data.purge ?? false, force: data.force_delete ?? false });
+        const v = await engine.service.deleteDestination(type, data.name, {
+          purge: data.purge ?? false,
+          force: data.force_delete ?? false,
+        });
         return v ? { data: shownAs(id, v) } : undefined;
       },
     },
@@ -113,8 +151,16 @@ export const syncRoutes: AnyRoute[] = [
     },
     operations: {
       read: async ({ engine }) => ({ data: { ...(await engine.service.config()) } }),
-      update: async ({ engine, data }) => ({ data: { ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })) } }),
-      patch: async ({ engine, data }) => ({ data: { ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })) } }),
+      update: async ({ engine, data }) => ({
+        data: {
+          ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })),
+        },
+      }),
+      patch: async ({ engine, data }) => ({
+        data: {
+          ...(await engine.service.updateConfig({ disabled: data.disabled, queue_capacity: data.queue_capacity })),
+        },
+      }),
       delete: async ({ engine }) => {
         await engine.service.resetConfig();
       },
@@ -159,7 +205,8 @@ export const syncRoutes: AnyRoute[] = [
     summary: 'Associations of a destination with the latest sync status of each',
     fields: assocFields,
     operations: {
-      read: async ({ engine, data }) => answer(engine, await engine.service.associations(checkType(data.type), data.name), data.type),
+      read: async ({ engine, data }) =>
+        answer(engine, await engine.service.associations(checkType(data.type), data.name), data.type),
     },
   }),
   route({
@@ -171,7 +218,14 @@ export const syncRoutes: AnyRoute[] = [
       secret_name: f.string('Path of the secret within the mount').required(),
     },
     operations: {
-      update: async ({ engine, data, allowed }) => answer(engine, await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) => allowed('read', p)), data.type),
+      update: async ({ engine, data, allowed }) =>
+        answer(
+          engine,
+          await engine.service.setAssociation(checkType(data.type), data.name, data.mount, data.secret_name, (p) =>
+            allowed('read', p),
+          ),
+          data.type,
+        ),
     },
   }),
   route({
@@ -187,7 +241,17 @@ export const syncRoutes: AnyRoute[] = [
     },
     rules: [{ kind: 'oneOf', fields: ['secret_name', 'name'] }],
     operations: {
-      update: async ({ engine, data }) => answer(engine, await engine.service.removeAssociation(checkType(data.type), data.destination, data.mount, (data.secret_name ?? data.name)!), data.type),
+      update: async ({ engine, data }) =>
+        answer(
+          engine,
+          await engine.service.removeAssociation(
+            checkType(data.type),
+            data.destination,
+            data.mount,
+            (data.secret_name ?? data.name)!,
+          ),
+          data.type,
+        ),
     },
   }),
   route({
@@ -215,8 +279,12 @@ export const syncRoutes: AnyRoute[] = [
         const v = await engine.service.readGithubApp(data.name);
         return v ? { data: v } : undefined;
       },
-      create: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
-      update: async ({ engine, data }) => ({ data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }) }),
+      create: async ({ engine, data }) => ({
+        data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }),
+      }),
+      update: async ({ engine, data }) => ({
+        data: await engine.service.writeGithubApp(data.name, { app_id: data.app_id, private_key: data.private_key }),
+      }),
       delete: async ({ engine, data }) => {
         await engine.service.deleteGithubApp(data.name);
       },

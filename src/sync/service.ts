@@ -66,12 +66,22 @@ export class SyncService {
   }
 
   /** Create or update (merge) a destination; PATCH refuses a missing one. */
-  writeDestination(type: DestinationType, name: string, input: DestinationInput, mode: 'post' | 'patch', typeId?: string): Promise<Record<string, unknown>> {
+  writeDestination(
+    type: DestinationType,
+    name: string,
+    input: DestinationInput,
+    mode: 'post' | 'patch',
+    typeId?: string,
+  ): Promise<Record<string, unknown>> {
     return this.destinations.write(type, name, input, mode, typeId);
   }
 
   /** Delete a destination: refused while it has associations unless purge (unsync all, then delete) or force. */
-  deleteDestination(type: DestinationType, name: string, opts: { purge: boolean; force: boolean }): Promise<Record<string, unknown> | null> {
+  deleteDestination(
+    type: DestinationType,
+    name: string,
+    opts: { purge: boolean; force: boolean },
+  ): Promise<Record<string, unknown> | null> {
     return this.destinations.delete(type, name, opts);
   }
 
@@ -88,12 +98,23 @@ export class SyncService {
   }
 
   /** Link a secret (or refresh an existing link, retrying a failed sync); answers with the destination's associations. */
-  setAssociation(type: DestinationType, name: string, mountIn: string, secretIn: string, canRead: (path: string) => boolean): Promise<Record<string, unknown>> {
+  setAssociation(
+    type: DestinationType,
+    name: string,
+    mountIn: string,
+    secretIn: string,
+    canRead: (path: string) => boolean,
+  ): Promise<Record<string, unknown>> {
     return this.links.set(type, name, mountIn, secretIn, canRead);
   }
 
   /** Unlink a secret: unsync (delete externally), then drop the link; succeeds when already absent (spec 7.12). */
-  removeAssociation(type: DestinationType, name: string, mountIn: string, secretIn: string): Promise<Record<string, unknown>> {
+  removeAssociation(
+    type: DestinationType,
+    name: string,
+    mountIn: string,
+    secretIn: string,
+  ): Promise<Record<string, unknown>> {
     return this.links.remove(type, name, mountIn, secretIn);
   }
 

@@ -8,7 +8,13 @@
  *   activation                  { activated, at } (sys/activation-flags)
  */
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
-import { DEFAULT_SYNC_CONFIG, type DestinationRecord, type DestinationType, type LinkRecord, type SyncConfig } from './types.js';
+import {
+  DEFAULT_SYNC_CONFIG,
+  type DestinationRecord,
+  type DestinationType,
+  type LinkRecord,
+  type SyncConfig,
+} from './types.js';
 
 /** A GitHub App registered under sys/sync/github-apps (reference sync-wire.md 1.9). */
 export interface GithubAppRecord {

@@ -22,11 +22,26 @@ export class SyncEngine {
     const store = new SyncStore(env.storage);
     const kv = kvSourceOf(env);
     // Federation signs with keyhold's OIDC issuer, reached through the identity mount's instance.
-    const identityToken = identityTokenSigner(() => env.core.engineOf<{ oidc?: OidcIssuerLike }>('identity/')?.oidc ?? null, () => env.clock.now());
-    this.syncer = new Syncer({ store, kv, clock: env.clock, logger: env.logger, tuning: tuningFromEnv(process.env), identityToken });
+    const identityToken = identityTokenSigner(
+      () => env.core.engineOf<{ oidc?: OidcIssuerLike }>('identity/')?.oidc ?? null,
+      () => env.clock.now(),
+    );
+    this.syncer = new Syncer({
+      store,
+      kv,
+      clock: env.clock,
+      logger: env.logger,
+      tuning: tuningFromEnv(process.env),
+      identityToken,
+    });
     this.service = new SyncService(store, this.syncer, kv, env.clock, env.logger);
     this.unsubscribe = env.events.on('kv', (e) => {
-      this.service.onKvEvent(e).catch((err) => env.logger.error('sync: handling a KV event failed', { error: (err as Error)?.name, message: (err as Error)?.message }));
+      this.service.onKvEvent(e).catch((err) =>
+        env.logger.error('sync: handling a KV event failed', {
+          error: (err as Error)?.name,
+          message: (err as Error)?.message,
+        }),
+      );
     });
     // The worker writes (queue, status): on a cluster only the active node runs it.
     if (!env.standby) this.startWhenMounted(0);
@@ -45,7 +60,9 @@ export class SyncEngine {
           this.startWhenMounted(attempt + 1);
           return;
         }
-        this.syncer.start().catch((e) => this.env.logger.error('sync: worker failed to start', { error: (e as Error)?.message }));
+        this.syncer
+          .start()
+          .catch((e) => this.env.logger.error('sync: worker failed to start', { error: (e as Error)?.message }));
       },
       attempt === 0 ? 0 : 20,
     );
@@ -58,13 +75,17 @@ export class SyncEngine {
   /** Whether secret sync counts as activated (always, unless the daemon requires activation). */
   async activated(): Promise<boolean> {
     if (!this.requireActivation) return true;
-    this.activatedCache ??= (await getJSON<{ activated?: boolean }>(this.env.storage, 'activation'))?.activated === true;
+    this.activatedCache ??=
+      (await getJSON<{ activated?: boolean }>(this.env.storage, 'activation'))?.activated === true;
     return this.activatedCache;
   }
 
   /** Activate secret sync (idempotent; stored, so it survives restarts). */
   async activate(): Promise<void> {
-    await putJSON(this.env.storage, 'activation', { activated: true, at: new Date(this.env.clock.now()).toISOString() });
+    await putJSON(this.env.storage, 'activation', {
+      activated: true,
+      at: new Date(this.env.clock.now()).toISOString(),
+    });
     this.activatedCache = true;
   }
 

@@ -132,7 +132,8 @@ function operand(tok: string, fields: Set<TemplateField>): Operand {
   if (tok.startsWith('"')) return { literal: tok.slice(1) };
   if (tok.startsWith('.')) {
     const name = tok.slice(1);
-    if (!(TEMPLATE_FIELDS as readonly string[]).includes(name)) throw new TemplateError(`unknown field "${tok.slice(0, 40)}"`);
+    if (!(TEMPLATE_FIELDS as readonly string[]).includes(name))
+      throw new TemplateError(`unknown field "${tok.slice(0, 40)}"`);
     fields.add(name as TemplateField);
     return { field: name as TemplateField };
   }
@@ -151,15 +152,20 @@ function parsePipeline(action: string, fields: Set<TemplateField>): Command[] {
     if (stage.length === 0) throw new TemplateError('missing command in pipeline');
     const head = stage[0]!;
     if (head.startsWith('.') || head.startsWith('"')) {
-      if (stage.length > 1) throw new TemplateError(`unexpected "${stage[1]!.slice(0, 40)}" after ${head.slice(0, 40)}`);
+      if (stage.length > 1)
+        throw new TemplateError(`unexpected "${stage[1]!.slice(0, 40)}" after ${head.slice(0, 40)}`);
       if (i > 0) throw new TemplateError(`cannot pipe into "${head.slice(0, 40)}"`);
       return { value: operand(head, fields) };
     }
     const spec = FUNCTIONS[head];
-    if (!spec) throw new TemplateError(`function "${head.slice(0, 40)}" not defined (known: ${Object.keys(FUNCTIONS).join(', ')})`);
+    if (!spec)
+      throw new TemplateError(
+        `function "${head.slice(0, 40)}" not defined (known: ${Object.keys(FUNCTIONS).join(', ')})`,
+      );
     const args = stage.slice(1).map((t) => operand(t, fields));
     const given = args.length + (i > 0 ? 1 : 0);
-    if (given !== spec.arity) throw new TemplateError(`wrong number of arguments for ${head}: want ${spec.arity}, got ${given}`);
+    if (given !== spec.arity)
+      throw new TemplateError(`wrong number of arguments for ${head}: want ${spec.arity}, got ${given}`);
     return { fn: head, args };
   });
 }

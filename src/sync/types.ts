@@ -1,7 +1,14 @@
 /** Records and statuses of secret sync (reference sync-wire.md sections 1.4-1.10). */
 
 /** Destination type ids (neutral names of the interface document, spec 2.5; gitlab from issue 31). */
-export const DESTINATION_TYPE_IDS = ['provider-a-sm', 'provider-b-kv', 'provider-c-sm', 'repohost', 'hosting-project', 'gitlab'] as const;
+export const DESTINATION_TYPE_IDS = [
+  'provider-a-sm',
+  'provider-b-kv',
+  'provider-c-sm',
+  'repohost',
+  'hosting-project',
+  'gitlab',
+] as const;
 
 /** One of the six destination types. */
 export type DestinationType = (typeof DESTINATION_TYPE_IDS)[number];
@@ -15,7 +22,16 @@ export function isDestinationType(s: string): s is DestinationType {
 export type Granularity = 'secret-path' | 'secret-key';
 
 /** Sync statuses (reference 1.10); every transition is documented in docs/sync.md. */
-export type SyncStatus = 'PENDING' | 'SYNCING' | 'UNSYNCING' | 'SYNCED' | 'UNSYNCED' | 'UNKNOWN' | 'INTERNAL_VAULT_ERROR' | 'CLIENT_SIDE_ERROR' | 'EXTERNAL_SERVICE_ERROR';
+export type SyncStatus =
+  | 'PENDING'
+  | 'SYNCING'
+  | 'UNSYNCING'
+  | 'SYNCED'
+  | 'UNSYNCED'
+  | 'UNKNOWN'
+  | 'INTERNAL_VAULT_ERROR'
+  | 'CLIENT_SIDE_ERROR'
+  | 'EXTERNAL_SERVICE_ERROR';
 
 /**
  * In-flight statuses (reference 1.10: the Vault UI's status badge and test double know them): shown
@@ -25,10 +41,25 @@ export type SyncStatus = 'PENDING' | 'SYNCING' | 'UNSYNCING' | 'SYNCED' | 'UNSYN
 export type ActivityStatus = 'SYNCING' | 'UNSYNCING';
 
 /** Statuses that mean the last operation failed. */
-export const ERROR_STATUSES: ReadonlySet<SyncStatus> = new Set(['UNKNOWN', 'INTERNAL_VAULT_ERROR', 'CLIENT_SIDE_ERROR', 'EXTERNAL_SERVICE_ERROR']);
+export const ERROR_STATUSES: ReadonlySet<SyncStatus> = new Set([
+  'UNKNOWN',
+  'INTERNAL_VAULT_ERROR',
+  'CLIENT_SIDE_ERROR',
+  'EXTERNAL_SERVICE_ERROR',
+]);
 
 /** Severity order for summarizing several entries into one status. */
-const SEVERITY: SyncStatus[] = ['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING', 'UNKNOWN', 'EXTERNAL_SERVICE_ERROR', 'CLIENT_SIDE_ERROR', 'INTERNAL_VAULT_ERROR'];
+const SEVERITY: SyncStatus[] = [
+  'SYNCED',
+  'UNSYNCED',
+  'PENDING',
+  'SYNCING',
+  'UNSYNCING',
+  'UNKNOWN',
+  'EXTERNAL_SERVICE_ERROR',
+  'CLIENT_SIDE_ERROR',
+  'INTERNAL_VAULT_ERROR',
+];
 
 /** The worst of several statuses (errors first, then PENDING); `fallback` for none. */
 export function worstStatus(list: SyncStatus[], fallback: SyncStatus): SyncStatus {

@@ -71,11 +71,30 @@ export class Syncer {
   ) {
     const { store, kv, clock, logger } = deps;
     this.random = deps.random ?? Math.random;
-    this.queue = new OpQueue({ store, clock, logger, persistAfterMs: () => this.deps.tuning.persistAfterMs, onWake: () => this.pump() });
+    this.queue = new OpQueue({
+      store,
+      clock,
+      logger,
+      persistAfterMs: () => this.deps.tuning.persistAfterMs,
+      onWake: () => this.pump(),
+    });
     this.slots = new DestinationSlots(clock, () => this.deps.tuning.perDestination);
-    this.connectors = new ConnectorCache({ store, clock, logger, timeoutMs: () => this.deps.tuning.timeoutMs, connect: deps.connect, ...(deps.identityToken ? { identityToken: deps.identityToken } : {}) });
+    this.connectors = new ConnectorCache({
+      store,
+      clock,
+      logger,
+      timeoutMs: () => this.deps.tuning.timeoutMs,
+      connect: deps.connect,
+      ...(deps.identityToken ? { identityToken: deps.identityToken } : {}),
+    });
     this.offers = new SecretOffers(clock);
-    this.reconciler = new Reconciler({ store, kv, logger, queue: this, intervalMs: () => this.deps.tuning.reconcileMs });
+    this.reconciler = new Reconciler({
+      store,
+      kv,
+      logger,
+      queue: this,
+      intervalMs: () => this.deps.tuning.reconcileMs,
+    });
   }
 
   get tuning(): SyncTuning {
@@ -215,10 +234,18 @@ export class Syncer {
     const release = () => {
       if (giveBack()) this.pump();
     };
-    const timer = setTimeout(() => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })), this.deps.tuning.opTimeoutMs);
+    const timer = setTimeout(
+      () => ctrl.abort(Object.assign(new Error('operation timed out'), { name: 'TimeoutError' })),
+      this.deps.tuning.opTimeoutMs,
+    );
     timer.unref?.();
     const p = this.runOp(op, ctrl.signal, release, this.waiters.next())
-      .catch((e) => this.deps.logger.error('sync operation failed unexpectedly', { link: safeLinkLabel(op.link), error: (e as Error)?.name }))
+      .catch((e) =>
+        this.deps.logger.error('sync operation failed unexpectedly', {
+          link: safeLinkLabel(op.link),
+          error: (e as Error)?.name,
+        }),
+      )
       .finally(() => {
         clearTimeout(timer);
         this.setActivity(op.link, null);
@@ -259,7 +286,10 @@ export class Syncer {
   private holdDestination(dest: string, until: number): void {
     if (!this.slots.hold(dest, until)) return;
     this.queue.wakeAt(until);
-    this.deps.logger.warn('sync: destination rate limited; its operations wait', { destination: dest, wait_ms: Math.max(0, until - this.deps.clock.now()) });
+    this.deps.logger.warn('sync: destination rate limited; its operations wait', {
+      destination: dest,
+      wait_ms: Math.max(0, until - this.deps.clock.now()),
+    });
   }
 
   /** Bring one link to its desired state; returns the failure that should be retried, if any. */
@@ -269,7 +299,8 @@ export class Syncer {
       kv: this.deps.kv,
       clock: this.deps.clock,
       offers: this.offers,
-      connectorFor: (dest, onCall) => this.slots.gated(this.connectors.of(dest), `${dest.type}/${dest.name}`, signal, onCall),
+      connectorFor: (dest, onCall) =>
+        this.slots.gated(this.connectors.of(dest), `${dest.type}/${dest.name}`, signal, onCall),
       setActivity: (a) => this.setActivity(key, a),
     });
     if (attempt.kind === 'missing') return { link: null };
@@ -286,7 +317,8 @@ export class Syncer {
     const final = await this.storeOutcome(key, dest, outcome);
     this.setActivity(key, null);
     if (outcome.removeLink) await this.afterLinkRemoved(dest.type, dest.name);
-    else if (dest.purge_initiated_at && !outcome.retry && final) await this.notePurgeError(dest.type, dest.name, final.error ?? 'unsync failed');
+    else if (dest.purge_initiated_at && !outcome.retry && final)
+      await this.notePurgeError(dest.type, dest.name, final.error ?? 'unsync failed');
     return { failure: outcome.retry, link: final };
   }
 
@@ -299,7 +331,11 @@ export class Syncer {
       const cur = await store.getLink(type, name, id);
       if (!cur) return;
       const now = new Date(clock.now()).toISOString();
-      const applied = applyOutcome(cur, outcome, { now, queuedAgain: this.queue.has(key) && !cur.removing, destRevision: dest.revision });
+      const applied = applyOutcome(cur, outcome, {
+        now,
+        queuedAgain: this.queue.has(key) && !cur.removing,
+        destRevision: dest.revision,
+      });
       if (applied.drop) {
         final = applied.record;
         await store.deleteLink(type, name, id);

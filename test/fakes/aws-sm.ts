@@ -15,8 +15,16 @@ export interface AwsSecret {
   deletedAt?: number;
 }
 
-const awsErr = (status: number, type: string, message: string): FakeReply => ({ status, json: { __type: type, message }, headers: { 'Content-Type': 'application/x-amz-json-1.1', 'x-amzn-ErrorType': type } });
-const ok = (json: unknown): FakeReply => ({ status: 200, json, headers: { 'Content-Type': 'application/x-amz-json-1.1' } });
+const awsErr = (status: number, type: string, message: string): FakeReply => ({
+  status,
+  json: { __type: type, message },
+  headers: { 'Content-Type': 'application/x-amz-json-1.1', 'x-amzn-ErrorType': type },
+});
+const ok = (json: unknown): FakeReply => ({
+  status: 200,
+  json,
+  headers: { 'Content-Type': 'application/x-amz-json-1.1' },
+});
 
 /** Secrets Manager fake for one account and region. */
 export class AwsSmFake extends FakeProvider {
@@ -47,16 +55,34 @@ export class AwsSmFake extends FakeProvider {
     const arn = `arn:aws:secretsmanager:us-east-1:123456789012:secret:${id}-AbCdEf`;
     switch (op) {
       case 'CreateSecret': {
-        if (this.denyCreate) return awsErr(400, 'AccessDeniedException', 'User is not authorized to perform: secretsmanager:CreateSecret');
-        if (s?.deletedAt !== undefined) return awsErr(400, 'InvalidRequestException', "You can't create this secret because a secret with this name is already scheduled for deletion.");
-        if (s) return awsErr(400, 'ResourceExistsException', `The operation failed because the secret ${id} already exists.`);
-        const tags = Object.fromEntries(((b.Tags ?? []) as Array<{ Key: string; Value: string }>).map((t) => [t.Key, t.Value]));
+        if (this.denyCreate)
+          return awsErr(400, 'AccessDeniedException', 'User is not authorized to perform: secretsmanager:CreateSecret');
+        if (s?.deletedAt !== undefined)
+          return awsErr(
+            400,
+            'InvalidRequestException',
+            "You can't create this secret because a secret with this name is already scheduled for deletion.",
+          );
+        if (s)
+          return awsErr(
+            400,
+            'ResourceExistsException',
+            `The operation failed because the secret ${id} already exists.`,
+          );
+        const tags = Object.fromEntries(
+          ((b.Tags ?? []) as Array<{ Key: string; Value: string }>).map((t) => [t.Key, t.Value]),
+        );
         this.secrets.set(id, { value: String(b.SecretString ?? ''), tags });
         return ok({ ARN: arn, Name: id, VersionId: 'v1' });
       }
       case 'PutSecretValue': {
         if (!s) return awsErr(400, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
-        if (s.deletedAt !== undefined) return awsErr(400, 'InvalidRequestException', "You can't perform this operation on the secret because it was marked for deletion.");
+        if (s.deletedAt !== undefined)
+          return awsErr(
+            400,
+            'InvalidRequestException',
+            "You can't perform this operation on the secret because it was marked for deletion.",
+          );
         s.value = String(b.SecretString ?? '');
         return ok({ ARN: arn, Name: id, VersionId: 'v2' });
       }

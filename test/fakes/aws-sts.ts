@@ -37,7 +37,14 @@ export class StsFront {
   readonly secrets = new Map<string, string>([['testing', 'testing']]);
   trusted: TrustedIssuer | null = null;
   /** STS calls seen: action, role, external id, session name, and for web identity the token. */
-  readonly stsCalls: Array<{ action: string; roleArn?: string; externalId?: string; sessionName?: string; token?: string; accessKeyId?: string }> = [];
+  readonly stsCalls: Array<{
+    action: string;
+    roleArn?: string;
+    externalId?: string;
+    sessionName?: string;
+    token?: string;
+    accessKeyId?: string;
+  }> = [];
   /** Access key ids of the Secrets Manager calls, in order. */
   readonly smKeys: string[] = [];
   /** Refusals given, by code. */
@@ -72,7 +79,13 @@ export class StsFront {
     }
     const form = new URLSearchParams(r.text);
     const action = form.get('Action') ?? '';
-    const call = { action, roleArn: form.get('RoleArn') ?? undefined, externalId: form.get('ExternalId') ?? undefined, sessionName: form.get('RoleSessionName') ?? undefined, accessKeyId: keyId };
+    const call = {
+      action,
+      roleArn: form.get('RoleArn') ?? undefined,
+      externalId: form.get('ExternalId') ?? undefined,
+      sessionName: form.get('RoleSessionName') ?? undefined,
+      accessKeyId: keyId,
+    };
     if (action === 'AssumeRole') {
       this.stsCalls.push(call);
       const why = await this.checkSignature(r, keyId);
@@ -84,11 +97,16 @@ export class StsFront {
       const t = this.trusted;
       if (!t) return this.refuse(400, 'InvalidIdentityToken', 'No OpenIDConnect provider found in your account');
       try {
-        const { payload } = await jwtVerify(token, createLocalJWKSet(await t.jwks()), { issuer: t.issuer, audience: t.audiences });
-        if (t.subject && payload.sub !== t.subject) return this.refuse(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+        const { payload } = await jwtVerify(token, createLocalJWKSet(await t.jwks()), {
+          issuer: t.issuer,
+          audience: t.audiences,
+        });
+        if (t.subject && payload.sub !== t.subject)
+          return this.refuse(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
         if (!payload.exp || !payload.iat) return this.refuse(400, 'InvalidIdentityToken', 'token lacks exp or iat');
       } catch (e) {
-        const code = (e as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'ExpiredTokenException' : 'InvalidIdentityToken';
+        const code =
+          (e as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'ExpiredTokenException' : 'InvalidIdentityToken';
         return this.refuse(400, code, `Couldn't verify the token: ${(e as Error).message}`);
       }
     }
@@ -106,17 +124,46 @@ export class StsFront {
     if (!scope) return 'malformed credential scope';
     const headers: Record<string, string> = {};
     for (const h of signedHeaders) headers[h] = String(r.headers[h] ?? '');
-    const signer = new SignatureV4({ credentials: { accessKeyId: keyId, secretAccessKey: secret, ...(r.headers['x-amz-security-token'] ? { sessionToken: String(r.headers['x-amz-security-token']) } : {}) }, region: scope[2]!, service: scope[3]!, sha256: Sha256, applyChecksum: false });
+    const signer = new SignatureV4({
+      credentials: {
+        accessKeyId: keyId,
+        secretAccessKey: secret,
+        ...(r.headers['x-amz-security-token'] ? { sessionToken: String(r.headers['x-amz-security-token']) } : {}),
+      },
+      region: scope[2]!,
+      service: scope[3]!,
+      sha256: Sha256,
+      applyChecksum: false,
+    });
     const amzDate = String(r.headers['x-amz-date'] ?? '');
-    const when = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-    if (Number.isNaN(when.getTime()) || Math.abs(Date.now() - when.getTime()) > 15 * 60_000) return 'x-amz-date missing or more than 15 minutes off';
-    const signed = await signer.sign(
-      { method: r.method, protocol: 'http:', hostname: r.url.hostname, port: Number(r.url.port), path: r.url.pathname, query: {}, headers: { ...headers }, body: r.text },
-      { signingDate: when, unsignableHeaders: new Set(Object.keys(r.headers).filter((h) => !signedHeaders.includes(h))) },
+    const when = new Date(
+      `${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`,
     );
-    const expected = /Signature=([0-9a-f]+)/.exec(String(signed.headers.authorization ?? signed.headers.Authorization ?? ''))?.[1];
+    if (Number.isNaN(when.getTime()) || Math.abs(Date.now() - when.getTime()) > 15 * 60_000)
+      return 'x-amz-date missing or more than 15 minutes off';
+    const signed = await signer.sign(
+      {
+        method: r.method,
+        protocol: 'http:',
+        hostname: r.url.hostname,
+        port: Number(r.url.port),
+        path: r.url.pathname,
+        query: {},
+        headers: { ...headers },
+        body: r.text,
+      },
+      {
+        signingDate: when,
+        unsignableHeaders: new Set(Object.keys(r.headers).filter((h) => !signedHeaders.includes(h))),
+      },
+    );
+    const expected = /Signature=([0-9a-f]+)/.exec(
+      String(signed.headers.authorization ?? signed.headers.Authorization ?? ''),
+    )?.[1];
     const got = /Signature=([0-9a-f]+)/.exec(auth)?.[1];
-    return expected && expected === got ? null : 'The request signature we calculated does not match the signature you provided';
+    return expected && expected === got
+      ? null
+      : 'The request signature we calculated does not match the signature you provided';
   }
 
   private forward(r: FakeRequest): Promise<FakeReply> {
@@ -124,15 +171,29 @@ export class StsFront {
     return new Promise((resolve, reject) => {
       const headers = { ...r.headers };
       delete headers['content-length'];
-      const req = request({ host: t.hostname, port: t.port, path: r.url.pathname + r.url.search, method: r.method, headers: { ...headers, 'content-length': String(r.body.length) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const h: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && !['content-length', 'connection', 'transfer-encoding', 'keep-alive'].includes(k)) h[k] = v;
-          resolve({ status: res.statusCode ?? 502, text: Buffer.concat(chunks).toString('utf8'), headers: h });
-        });
-      });
+      const req = request(
+        {
+          host: t.hostname,
+          port: t.port,
+          path: r.url.pathname + r.url.search,
+          method: r.method,
+          headers: { ...headers, 'content-length': String(r.body.length) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const h: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers))
+              if (
+                typeof v === 'string' &&
+                !['content-length', 'connection', 'transfer-encoding', 'keep-alive'].includes(k)
+              )
+                h[k] = v;
+            resolve({ status: res.statusCode ?? 502, text: Buffer.concat(chunks).toString('utf8'), headers: h });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(r.body);
     });
@@ -143,7 +204,9 @@ export class StsFront {
 class Sha256 {
   private readonly h: Hash | Hmac;
   constructor(secret?: string | Uint8Array) {
-    this.h = secret ? createHmac('sha256', typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret) : createHash('sha256');
+    this.h = secret
+      ? createHmac('sha256', typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret)
+      : createHash('sha256');
   }
   update(data: string | Uint8Array): void {
     this.h.update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);

@@ -121,19 +121,37 @@ export class FakeServer {
     if (failure?.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
     if (res.destroyed) return;
     if (failure?.status) {
-      reply = { status: failure.status, json: { error: { code: 'Injected', message: 'injected failure' } }, headers: failure.retryAfter !== undefined ? { 'Retry-After': String(failure.retryAfter) } : {} };
+      reply = {
+        status: failure.status,
+        json: { error: { code: 'Injected', message: 'injected failure' } },
+        headers: failure.retryAfter !== undefined ? { 'Retry-After': String(failure.retryAfter) } : {},
+      };
     } else {
       try {
-        reply = await this.handler({ method: req.method ?? 'GET', url, headers: req.headers, body, text: body.toString('utf8') });
+        reply = await this.handler({
+          method: req.method ?? 'GET',
+          url,
+          headers: req.headers,
+          body,
+          text: body.toString('utf8'),
+        });
       } catch (e) {
         reply = { status: 500, json: { error: { message: `fake crashed: ${(e as Error).message}` } } };
       }
     }
     const target = req.headers['x-amz-target'];
-    this.log.push({ method: req.method ?? 'GET', path: url.pathname, status: reply.status, ...(typeof target === 'string' ? { target, secretId: secretIdOf(body) } : {}) });
+    this.log.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      status: reply.status,
+      ...(typeof target === 'string' ? { target, secretId: secretIdOf(body) } : {}),
+    });
     if (this.log.length > 5000) this.log.splice(0, 1000);
     const payload = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? '');
-    const headers: Record<string, string> = { ...(reply.json !== undefined ? { 'Content-Type': 'application/json' } : {}), ...reply.headers };
+    const headers: Record<string, string> = {
+      ...(reply.json !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...reply.headers,
+    };
     if (reply.status === 204) {
       res.writeHead(204, headers);
       res.end();

@@ -14,7 +14,10 @@ import { FakeProvider, bearerOf, jsonBody, type FakeReply, type FakeRequest } fr
 
 const sodium = sodiumMod as unknown as typeof import('libsodium-wrappers');
 
-const gh = (status: number, message: string): FakeReply => ({ status, json: { message, documentation_url: 'https://docs.github.com/rest' } });
+const gh = (status: number, message: string): FakeReply => ({
+  status,
+  json: { message, documentation_url: 'https://docs.github.com/rest' },
+});
 
 /** GitHub fake for one repository. */
 export class GithubFake extends FakeProvider {
@@ -25,7 +28,6 @@ export class GithubFake extends FakeProvider {
   keyId = '';
   /** Scope ("" for repository, environment name otherwise) -> secret name -> plaintext. */
   readonly secrets = new Map<string, Map<string, string>>();
-
 
   override async start(): Promise<this> {
     await sodium.ready;
@@ -101,12 +103,27 @@ export class GithubFake extends FakeProvider {
     this.rateLimited++;
     const waitS = Math.max(1, Math.ceil((this.limitedUntil - now) / 1000));
     if (kind === 'secondary') {
-      return { status: 403, json: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' }, headers: { 'retry-after': String(waitS) } };
+      return {
+        status: 403,
+        json: {
+          message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+          documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+        },
+        headers: { 'retry-after': String(waitS) },
+      };
     }
     return {
       status: 403,
-      json: { message: 'API rate limit exceeded for installation.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
-      headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-used': '5000', 'x-ratelimit-reset': String(Math.ceil(this.limitedUntil / 1000)) },
+      json: {
+        message: 'API rate limit exceeded for installation.',
+        documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+      },
+      headers: {
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-used': '5000',
+        'x-ratelimit-reset': String(Math.ceil(this.limitedUntil / 1000)),
+      },
     };
   }
 
@@ -124,13 +141,23 @@ export class GithubFake extends FakeProvider {
       return 'undecodable JWT';
     }
     if (header.alg !== 'RS256') return 'alg must be RS256';
-    if (!verify('sha256', Buffer.from(`${h}.${c}`, 'ascii'), createPublicKey(this.appKeys.privateKey), Buffer.from(sig, 'base64url'))) return 'signature does not verify with the app public key';
+    if (
+      !verify(
+        'sha256',
+        Buffer.from(`${h}.${c}`, 'ascii'),
+        createPublicKey(this.appKeys.privateKey),
+        Buffer.from(sig, 'base64url'),
+      )
+    )
+      return 'signature does not verify with the app public key';
     if (String(claims.iss) !== String(this.appId)) return 'iss is not the app id';
     const now = Date.now() / 1000;
     if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number') return 'iat and exp are required';
     if (claims.exp - claims.iat > 600) return "'Expiration time' claim ('exp') is too far in the future";
-    if (claims.exp <= now) return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
-    if (claims.iat > now + 60) return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
+    if (claims.exp <= now)
+      return "'Expiration time' claim ('exp') must be a numeric value representing the future time";
+    if (claims.iat > now + 60)
+      return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
     return null;
   }
 
@@ -146,7 +173,15 @@ export class GithubFake extends FakeProvider {
     const expires = Date.now() + this.installationTtlS * 1000;
     this.installationTokens.set(token, expires);
     this.installationTokensIssued++;
-    return { status: 201, json: { token, expires_at: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z'), permissions: { secrets: 'write', organization_secrets: 'write' }, repository_selection: 'all' } };
+    return {
+      status: 201,
+      json: {
+        token,
+        expires_at: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        permissions: { secrets: 'write', organization_secrets: 'write' },
+        repository_selection: 'all',
+      },
+    };
   }
 
   private authorized(r: FakeRequest): boolean {
@@ -161,28 +196,57 @@ export class GithubFake extends FakeProvider {
     this.repoLookups++;
     const id = owner.toLowerCase() === this.org.toLowerCase() ? this.orgRepos.get(name.toLowerCase()) : undefined;
     if (id === undefined) return gh(404, 'Not Found');
-    return { status: 200, json: { id, node_id: 'R_' + Buffer.from(String(id)).toString('base64'), name, full_name: `${this.org}/${name}`, private: true, owner: { login: this.org, type: 'Organization' } } };
+    return {
+      status: 200,
+      json: {
+        id,
+        node_id: 'R_' + Buffer.from(String(id)).toString('base64'),
+        name,
+        full_name: `${this.org}/${name}`,
+        private: true,
+        owner: { login: this.org, type: 'Organization' },
+      },
+    };
   }
 
   private orgSecret(r: FakeRequest, name: string): FakeReply {
-    if (name === 'public-key' && r.method === 'GET') return { status: 200, json: { key_id: this.orgKeyId, key: Buffer.from(this.orgKeyPair.publicKey).toString('base64') } };
+    if (name === 'public-key' && r.method === 'GET')
+      return {
+        status: 200,
+        json: { key_id: this.orgKeyId, key: Buffer.from(this.orgKeyPair.publicKey).toString('base64') },
+      };
     const upper = name.toUpperCase();
     if (r.method === 'PUT') {
-      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_')) return gh(422, 'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_');
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_'))
+        return gh(
+          422,
+          'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_',
+        );
       const b = jsonBody(r);
-      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string') return gh(422, 'Invalid request: encrypted_value and key_id are required');
-      if (!['all', 'private', 'selected'].includes(String(b.visibility))) return gh(422, 'Invalid request: visibility must be one of all, private, selected');
+      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string')
+        return gh(422, 'Invalid request: encrypted_value and key_id are required');
+      if (!['all', 'private', 'selected'].includes(String(b.visibility)))
+        return gh(422, 'Invalid request: visibility must be one of all, private, selected');
       const ids = b.selected_repository_ids;
-      if (b.visibility === 'selected' && (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))) return gh(422, 'Invalid request: selected_repository_ids must be an array of integers');
+      if (b.visibility === 'selected' && (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x))))
+        return gh(422, 'Invalid request: selected_repository_ids must be an array of integers');
       if (b.key_id !== this.orgKeyId) return gh(422, 'Bad request - improperly encrypted secret (key_id)');
       let plain: Uint8Array;
       try {
-        plain = sodium.crypto_box_seal_open(Buffer.from(b.encrypted_value, 'base64'), this.orgKeyPair.publicKey, this.orgKeyPair.privateKey);
+        plain = sodium.crypto_box_seal_open(
+          Buffer.from(b.encrypted_value, 'base64'),
+          this.orgKeyPair.publicKey,
+          this.orgKeyPair.privateKey,
+        );
       } catch {
         return gh(422, 'Bad request - improperly encrypted secret');
       }
       const existed = this.orgSecrets.has(upper);
-      this.orgSecrets.set(upper, { value: Buffer.from(plain).toString('utf8'), visibility: String(b.visibility), ...(b.visibility === 'selected' ? { selected_repository_ids: ids as number[] } : {}) });
+      this.orgSecrets.set(upper, {
+        value: Buffer.from(plain).toString('utf8'),
+        visibility: String(b.visibility),
+        ...(b.visibility === 'selected' ? { selected_repository_ids: ids as number[] } : {}),
+      });
       return existed ? { status: 204 } : { status: 201, json: {} };
     }
     if (r.method === 'DELETE') return this.orgSecrets.delete(upper) ? { status: 204 } : gh(404, 'Not Found');
@@ -200,7 +264,10 @@ export class GithubFake extends FakeProvider {
     if (r.headers['x-github-api-version'] !== '2022-11-28') return gh(400, 'Invalid API version');
     const p = r.url.pathname;
     const org = /^\/orgs\/([^/]+)\/actions\/secrets\/([^/]+)$/.exec(p);
-    if (org) return decodeURIComponent(org[1]!) === this.org ? this.orgSecret(r, decodeURIComponent(org[2]!)) : gh(404, 'Not Found');
+    if (org)
+      return decodeURIComponent(org[1]!) === this.org
+        ? this.orgSecret(r, decodeURIComponent(org[2]!))
+        : gh(404, 'Not Found');
     const repo = /^\/repos\/([^/]+)\/([^/]+)$/.exec(p);
     if (repo && r.method === 'GET') return this.repository(decodeURIComponent(repo[1]!), decodeURIComponent(repo[2]!));
     const prefix = `/repos/${this.owner}/${this.repo}`;
@@ -210,17 +277,27 @@ export class GithubFake extends FakeProvider {
     if (!m) return gh(404, 'Not Found');
     const env = m[1] ? decodeURIComponent(m[1]) : '';
     const name = decodeURIComponent(m[2]!);
-    if (name === 'public-key' && r.method === 'GET') return { status: 200, json: { key_id: this.keyId, key: Buffer.from(this.keyPair.publicKey).toString('base64') } };
+    if (name === 'public-key' && r.method === 'GET')
+      return { status: 200, json: { key_id: this.keyId, key: Buffer.from(this.keyPair.publicKey).toString('base64') } };
     const scope = this.secrets.get(env) ?? new Map<string, string>();
     const upper = name.toUpperCase();
     if (r.method === 'PUT') {
-      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_')) return gh(422, 'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_');
+      if (!/^[A-Z_][A-Z0-9_]*$/.test(upper) || upper.startsWith('GITHUB_'))
+        return gh(
+          422,
+          'Secret names can only contain alphanumeric characters or underscores, must not start with a number or GITHUB_',
+        );
       const b = jsonBody(r);
-      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string') return gh(422, 'Invalid request: encrypted_value and key_id are required');
+      if (typeof b?.encrypted_value !== 'string' || typeof b?.key_id !== 'string')
+        return gh(422, 'Invalid request: encrypted_value and key_id are required');
       if (b.key_id !== this.keyId) return gh(422, 'Bad request - improperly encrypted secret (key_id)');
       let plain: Uint8Array;
       try {
-        plain = sodium.crypto_box_seal_open(Buffer.from(b.encrypted_value, 'base64'), this.keyPair.publicKey, this.keyPair.privateKey);
+        plain = sodium.crypto_box_seal_open(
+          Buffer.from(b.encrypted_value, 'base64'),
+          this.keyPair.publicKey,
+          this.keyPair.privateKey,
+        );
       } catch {
         return gh(422, 'Bad request - improperly encrypted secret');
       }
@@ -236,7 +313,10 @@ export class GithubFake extends FakeProvider {
     }
     if (r.method === 'GET') {
       if (!scope.has(upper)) return gh(404, 'Not Found');
-      return { status: 200, json: { name: upper, created_at: new Date().toISOString(), updated_at: new Date().toISOString() } };
+      return {
+        status: 200,
+        json: { name: upper, created_at: new Date().toISOString(), updated_at: new Date().toISOString() },
+      };
     }
     return gh(404, 'Not Found');
   }

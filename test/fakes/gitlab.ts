@@ -79,8 +79,10 @@ export class GitlabFake extends FakeProvider {
 
   private ownerOf(kind: string, id: string): string | null {
     const decoded = decodeURIComponent(id);
-    if (kind === 'projects' && (decoded === String(this.projectId) || decoded === this.projectPath)) return `projects/${this.projectId}`;
-    if (kind === 'groups' && (decoded === String(this.groupId) || decoded === this.groupPath)) return `groups/${this.groupId}`;
+    if (kind === 'projects' && (decoded === String(this.projectId) || decoded === this.projectPath))
+      return `projects/${this.projectId}`;
+    if (kind === 'groups' && (decoded === String(this.groupId) || decoded === this.groupPath))
+      return `groups/${this.groupId}`;
     return null;
   }
 
@@ -94,9 +96,23 @@ export class GitlabFake extends FakeProvider {
       if (this.throttleNext > 0) this.throttleNext--;
       this.throttled++;
       const reset = Math.ceil((this.windowStart + this.windowMs) / 1000);
-      return { status: 429, text: 'Retry later', headers: { 'Retry-After': '1', 'RateLimit-Limit': String(this.rateLimit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset), 'RateLimit-Observed': String(this.windowCount) } };
+      return {
+        status: 429,
+        text: 'Retry later',
+        headers: {
+          'Retry-After': '1',
+          'RateLimit-Limit': String(this.rateLimit),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(reset),
+          'RateLimit-Observed': String(this.windowCount),
+        },
+      };
     }
-    const auth = r.headers['private-token'] ?? (String(r.headers.authorization ?? '').startsWith('Bearer ') ? String(r.headers.authorization).slice(7) : undefined);
+    const auth =
+      r.headers['private-token'] ??
+      (String(r.headers.authorization ?? '').startsWith('Bearer ')
+        ? String(r.headers.authorization).slice(7)
+        : undefined);
     const tok = typeof auth === 'string' ? this.tokens.get(auth) : undefined;
     if (!tok) return { status: 401, json: { message: '401 Unauthorized' } };
     const m = /^\/api\/v4\/(projects|groups)\/([^/]+)\/variables(?:\/([^/]+))?$/.exec(r.url.pathname);
@@ -107,7 +123,14 @@ export class GitlabFake extends FakeProvider {
     if (!owner || (tok.resource && tok.resource !== owner)) return notFound;
     const write = r.method !== 'GET';
     if (!tok.scopes.includes('api') && (write || !tok.scopes.includes('read_api'))) {
-      return { status: 403, json: { error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api' } };
+      return {
+        status: 403,
+        json: {
+          error: 'insufficient_scope',
+          error_description: 'The request requires higher privileges than provided by the access token.',
+          scope: 'api',
+        },
+      };
     }
     const list = this.vars.get(owner)!;
     const key = m[3] === undefined ? undefined : decodeURIComponent(m[3]);
@@ -119,7 +142,13 @@ export class GitlabFake extends FakeProvider {
     const scope = r.url.searchParams.get('filter[environment_scope]');
     const matching = list.filter((v) => v.key === key && (scope === null || v.environment_scope === scope));
     if (matching.length === 0) return { status: 404, json: { message: '404 Variable Not Found' } };
-    if (matching.length > 1) return { status: 409, json: { message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'" } };
+    if (matching.length > 1)
+      return {
+        status: 409,
+        json: {
+          message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'",
+        },
+      };
     const v = matching[0]!;
     if (r.method === 'GET') return { status: 200, json: v };
     if (r.method === 'DELETE') {
@@ -132,7 +161,11 @@ export class GitlabFake extends FakeProvider {
       next.key = v.key;
       const bad = invalidOf(next);
       if (bad) return bad;
-      if (next.environment_scope !== v.environment_scope && list.some((o) => o !== v && o.key === v.key && o.environment_scope === next.environment_scope)) return taken(v.key);
+      if (
+        next.environment_scope !== v.environment_scope &&
+        list.some((o) => o !== v && o.key === v.key && o.environment_scope === next.environment_scope)
+      )
+        return taken(v.key);
       Object.assign(v, next);
       return { status: 200, json: v };
     }
@@ -143,7 +176,17 @@ export class GitlabFake extends FakeProvider {
     const b = jsonBody(r);
     if (!b || typeof b.key !== 'string') return { status: 400, json: { error: 'key is missing' } };
     if (typeof b.value !== 'string') return { status: 400, json: { error: 'value is missing' } };
-    const v: GitlabVariable = { key: b.key, value: '', variable_type: 'env_var', protected: false, masked: false, raw: false, environment_scope: '*', description: null, ...pick(b) };
+    const v: GitlabVariable = {
+      key: b.key,
+      value: '',
+      variable_type: 'env_var',
+      protected: false,
+      masked: false,
+      raw: false,
+      environment_scope: '*',
+      description: null,
+      ...pick(b),
+    };
     const bad = invalidOf(v);
     if (bad) return bad;
     if (list.some((o) => o.key === v.key && o.environment_scope === v.environment_scope)) return taken(v.key);
@@ -161,7 +204,14 @@ export class GitlabFake extends FakeProvider {
     return {
       status: 200,
       json: items,
-      headers: { 'X-Page': String(page), 'X-Per-Page': String(per), 'X-Next-Page': page < pages ? String(page + 1) : '', 'X-Total': String(list.length), 'X-Total-Pages': String(pages), Link: links.join(', ') },
+      headers: {
+        'X-Page': String(page),
+        'X-Per-Page': String(per),
+        'X-Next-Page': page < pages ? String(page + 1) : '',
+        'X-Total': String(list.length),
+        'X-Total-Pages': String(pages),
+        Link: links.join(', '),
+      },
     };
   }
 }
@@ -171,7 +221,8 @@ function pick(b: Record<string, unknown>): Partial<GitlabVariable> {
   if (typeof b.key === 'string') out.key = b.key;
   if (typeof b.value === 'string') out.value = b.value;
   if (typeof b.variable_type === 'string') out.variable_type = b.variable_type;
-  for (const k of ['protected', 'masked', 'raw'] as const) if (b[k] !== undefined) out[k] = b[k] === true || b[k] === 'true';
+  for (const k of ['protected', 'masked', 'raw'] as const)
+    if (b[k] !== undefined) out[k] = b[k] === true || b[k] === 'true';
   if (typeof b.environment_scope === 'string') out.environment_scope = b.environment_scope;
   if (typeof b.description === 'string') out.description = b.description;
   return out;
@@ -182,9 +233,12 @@ function taken(key: string): FakeReply {
 }
 
 function invalidOf(v: GitlabVariable): FakeReply | null {
-  if (!KEY.test(v.key)) return { status: 400, json: { message: { key: ["can contain only letters, digits and '_'."] } } };
-  if (v.variable_type !== 'env_var' && v.variable_type !== 'file') return { status: 400, json: { error: 'variable_type does not have a valid value' } };
-  if (v.value.length > 10_000) return { status: 400, json: { message: { value: ['is too long (maximum is 10000 characters)'] } } };
+  if (!KEY.test(v.key))
+    return { status: 400, json: { message: { key: ["can contain only letters, digits and '_'."] } } };
+  if (v.variable_type !== 'env_var' && v.variable_type !== 'file')
+    return { status: 400, json: { error: 'variable_type does not have a valid value' } };
+  if (v.value.length > 10_000)
+    return { status: 400, json: { message: { value: ['is too long (maximum is 10000 characters)'] } } };
   if (v.masked && !MASKABLE.test(v.value)) return { status: 400, json: { message: { value: ['is invalid'] } } };
   return null;
 }

@@ -38,7 +38,10 @@ export class OidcProvider {
   readonly clients = new Map<string, { secret: string; redirectUris: string[] }>();
   private server: Server | null = null;
   private readonly codes = new Map<string, Grant>();
-  private readonly sessions = new Map<string, { clientId: string; redirectUri: string; state: string; nonce: string; challenge: string; method: string }>();
+  private readonly sessions = new Map<
+    string,
+    { clientId: string; redirectUri: string; state: string; nonce: string; challenge: string; method: string }
+  >();
 
   /** Add a signing key published in the JWKS (kid defaults to alg-based). */
   async addKey(alg: string, kid = `${alg.toLowerCase()}-${this.keys.length + 1}`): Promise<SigningKey> {
@@ -69,11 +72,16 @@ export class OidcProvider {
   }
 
   /** Sign `claims` with the key of `alg` (first such key unless `kid`). */
-  async sign(claims: Record<string, unknown>, opts: { alg?: string; kid?: string; header?: Record<string, unknown> } = {}): Promise<string> {
+  async sign(
+    claims: Record<string, unknown>,
+    opts: { alg?: string; kid?: string; header?: Record<string, unknown> } = {},
+  ): Promise<string> {
     const alg = opts.alg ?? 'RS256';
     const key = this.keys.find((k) => (opts.kid ? k.kid === opts.kid : k.alg === alg));
     if (!key) throw new Error(`no key for ${alg}`);
-    return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...opts.header }).sign(key.privateKey);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...opts.header })
+      .sign(key.privateKey);
   }
 
   /** Claims shaped like a GitHub Actions OIDC token (docs.github.com/en/actions/reference/security/oidc). */
@@ -172,12 +180,26 @@ export class OidcProvider {
       const q = url.searchParams;
       const client = this.clients.get(q.get('client_id') ?? '');
       const redirectUri = q.get('redirect_uri') ?? '';
-      if (!client || !client.redirectUris.includes(redirectUri)) return this.json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' });
-      if (q.get('response_type') !== 'code' || !q.get('scope')?.split(' ').includes('openid')) return this.json(res, 400, { error: 'invalid_request' });
-      if (q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return this.json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' });
+      if (!client || !client.redirectUris.includes(redirectUri))
+        return this.json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' });
+      if (q.get('response_type') !== 'code' || !q.get('scope')?.split(' ').includes('openid'))
+        return this.json(res, 400, { error: 'invalid_request' });
+      if (q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+        return this.json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' });
       const session = randomBytes(12).toString('hex');
-      this.sessions.set(session, { clientId: q.get('client_id')!, redirectUri, state: q.get('state') ?? '', nonce: q.get('nonce') ?? '', challenge: q.get('code_challenge')!, method: 'S256' });
-      res.writeHead(200, { 'content-type': 'text/html' }).end(`<form method="post" action="/login"><input type="hidden" name="session" value="${session}"><input name="username"><input name="password" type="password"><button>Sign in</button></form>`);
+      this.sessions.set(session, {
+        clientId: q.get('client_id')!,
+        redirectUri,
+        state: q.get('state') ?? '',
+        nonce: q.get('nonce') ?? '',
+        challenge: q.get('code_challenge')!,
+        method: 'S256',
+      });
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<form method="post" action="/login"><input type="hidden" name="session" value="${session}"><input name="username"><input name="password" type="password"><button>Sign in</button></form>`,
+        );
       return;
     }
     if (url.pathname === '/login' && req.method === 'POST') {
@@ -191,7 +213,16 @@ export class OidcProvider {
       }
       const user = f.get('username') ?? '';
       const code = randomBytes(16).toString('hex');
-      this.codes.set(code, { clientId: s.clientId, redirectUri: s.redirectUri, challenge: s.challenge, nonce: s.nonce, sub: `user-${user}`, email: `${user}@example.com`, groups: ['engineering', 'oncall'], used: false });
+      this.codes.set(code, {
+        clientId: s.clientId,
+        redirectUri: s.redirectUri,
+        challenge: s.challenge,
+        nonce: s.nonce,
+        sub: `user-${user}`,
+        email: `${user}@example.com`,
+        groups: ['engineering', 'oncall'],
+        used: false,
+      });
       const back = new URL(s.redirectUri);
       back.searchParams.set('code', code);
       back.searchParams.set('state', s.state);
@@ -202,18 +233,39 @@ export class OidcProvider {
       this.tokenRequests++;
       const f = await this.body(req);
       const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
-      const [id, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':').map(decodeURIComponent) : [f.get('client_id'), f.get('client_secret')];
+      const [id, secret] = basic
+        ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':').map(decodeURIComponent)
+        : [f.get('client_id'), f.get('client_secret')];
       const client = this.clients.get(id ?? '');
       if (!client || client.secret !== secret) return this.json(res, 401, { error: 'invalid_client' });
       const g = this.codes.get(f.get('code') ?? '');
       if (!g || g.used || g.clientId !== id) return this.json(res, 400, { error: 'invalid_grant' });
       g.used = true;
-      if (f.get('grant_type') !== 'authorization_code' || f.get('redirect_uri') !== g.redirectUri) return this.json(res, 400, { error: 'invalid_grant', error_description: 'redirect_uri mismatch' });
+      if (f.get('grant_type') !== 'authorization_code' || f.get('redirect_uri') !== g.redirectUri)
+        return this.json(res, 400, { error: 'invalid_grant', error_description: 'redirect_uri mismatch' });
       const verifier = f.get('code_verifier') ?? '';
-      if (createHash('sha256').update(verifier).digest('base64url') !== g.challenge) return this.json(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+      if (createHash('sha256').update(verifier).digest('base64url') !== g.challenge)
+        return this.json(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
       const now = Math.floor(Date.now() / 1000);
-      const idToken = await this.sign({ iss: this.issuer, sub: g.sub, aud: id, email: g.email, groups: g.groups, nonce: g.nonce, iat: now, exp: now + 300 }, { alg: 'RS256' });
-      return this.json(res, 200, { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token: idToken });
+      const idToken = await this.sign(
+        {
+          iss: this.issuer,
+          sub: g.sub,
+          aud: id,
+          email: g.email,
+          groups: g.groups,
+          nonce: g.nonce,
+          iat: now,
+          exp: now + 300,
+        },
+        { alg: 'RS256' },
+      );
+      return this.json(res, 200, {
+        access_token: randomBytes(16).toString('hex'),
+        token_type: 'Bearer',
+        expires_in: 300,
+        id_token: idToken,
+      });
     }
     this.json(res, 404, { error: 'not found' });
   }

@@ -21,7 +21,10 @@ export interface VercelEnv {
   updatedAt: number;
 }
 
-const verr = (status: number, code: string, message: string): FakeReply => ({ status, json: { error: { code, message } } });
+const verr = (status: number, code: string, message: string): FakeReply => ({
+  status,
+  json: { error: { code, message } },
+});
 const TARGETS = new Set(['production', 'preview', 'development']);
 const TYPES = new Set(['encrypted', 'sensitive', 'plain', 'system', 'secret']);
 
@@ -31,7 +34,6 @@ export class VercelFake extends FakeProvider {
   readonly projectId = 'prj_' + randomBytes(8).toString('hex');
   readonly teamId = 'team_' + randomBytes(8).toString('hex');
   readonly envs: VercelEnv[] = [];
-
 
   /** Value of a variable by key, or undefined. */
   valueOf(key: string): string | undefined {
@@ -49,9 +51,14 @@ export class VercelFake extends FakeProvider {
     if (bearerOf(r) !== this.token) return verr(403, 'forbidden', 'Not authorized');
     const m = /^\/v(\d+)\/projects\/([^/]+)\/env(?:\/([^/]+))?$/.exec(r.url.pathname);
     if (!m) return verr(404, 'not_found', 'no such path');
-    if (decodeURIComponent(m[2]!) !== this.projectId || r.url.searchParams.get('teamId') !== this.teamId) return verr(404, 'not_found', 'Project not found');
+    if (decodeURIComponent(m[2]!) !== this.projectId || r.url.searchParams.get('teamId') !== this.teamId)
+      return verr(404, 'not_found', 'Project not found');
     const id = m[3] ? decodeURIComponent(m[3]) : undefined;
-    if (!id && r.method === 'GET') return { status: 200, json: { envs: this.envs.map(({ value: _v, ...rest }) => ({ ...rest, decrypted: false })) } };
+    if (!id && r.method === 'GET')
+      return {
+        status: 200,
+        json: { envs: this.envs.map(({ value: _v, ...rest }) => ({ ...rest, decrypted: false })) },
+      };
     if (!id && r.method === 'POST') return this.create(r);
     if (id) {
       const i = this.envs.findIndex((e) => e.id === id);
@@ -66,8 +73,10 @@ export class VercelFake extends FakeProvider {
         if (typeof b.value === 'string') e.value = b.value;
         if (b.target !== undefined) {
           const t = b.target;
-          if (!Array.isArray(t) || t.length === 0 || !t.every((x) => typeof x === 'string' && TARGETS.has(x))) return verr(400, 'invalid_target', 'invalid target');
-          if (this.envs.some((o) => o !== e && o.key === e.key && o.target.some((x) => t.includes(x)))) return verr(400, 'ENV_CONFLICT', `A variable with the name ${e.key} already exists for one of the targets`);
+          if (!Array.isArray(t) || t.length === 0 || !t.every((x) => typeof x === 'string' && TARGETS.has(x)))
+            return verr(400, 'invalid_target', 'invalid target');
+          if (this.envs.some((o) => o !== e && o.key === e.key && o.target.some((x) => t.includes(x))))
+            return verr(400, 'ENV_CONFLICT', `A variable with the name ${e.key} already exists for one of the targets`);
           e.target = t as string[];
         }
         if (typeof b.type === 'string') {
@@ -94,21 +103,41 @@ export class VercelFake extends FakeProvider {
     const failed: unknown[] = [];
     for (const it of list) {
       const key = it.key;
-      if (typeof key !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return verr(400, 'invalid_key', 'The name of your Environment Variable must begin with a letter and contain only letters, digits and underscores');
+      if (typeof key !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+        return verr(
+          400,
+          'invalid_key',
+          'The name of your Environment Variable must begin with a letter and contain only letters, digits and underscores',
+        );
       if (typeof it.value !== 'string') return verr(400, 'invalid_value', 'value is required');
       if (typeof it.type !== 'string' || !TYPES.has(it.type)) return verr(400, 'invalid_type', 'invalid type');
       const target = it.target;
-      if (!Array.isArray(target) || target.length === 0 || !target.every((t) => typeof t === 'string' && TARGETS.has(t))) return verr(400, 'invalid_target', 'invalid target');
-      if (it.type === 'sensitive' && target.includes('development')) return verr(400, 'invalid_target', 'sensitive variables cannot target development');
+      if (
+        !Array.isArray(target) ||
+        target.length === 0 ||
+        !target.every((t) => typeof t === 'string' && TARGETS.has(t))
+      )
+        return verr(400, 'invalid_target', 'invalid target');
+      if (it.type === 'sensitive' && target.includes('development'))
+        return verr(400, 'invalid_target', 'sensitive variables cannot target development');
       const clash = this.envs.find((e) => e.key === key && e.target.some((t) => target.includes(t)));
       if (clash && !upsert) {
-        failed.push({ error: { code: 'ENV_ALREADY_EXISTS', message: `A variable with the name ${key} already exists for the target` } });
+        failed.push({
+          error: {
+            code: 'ENV_ALREADY_EXISTS',
+            message: `A variable with the name ${key} already exists for the target`,
+          },
+        });
         continue;
       }
       const now = Date.now();
       const sameTargets = (a: string[], b: string[]) => a.length === b.length && a.every((t) => b.includes(t));
       if (clash && !sameTargets(clash.target, target as string[])) {
-        return verr(400, 'ENV_CONFLICT', `The environment variable ${key} already exists with different targets (${clash.target.join(', ')})`);
+        return verr(
+          400,
+          'ENV_CONFLICT',
+          `The environment variable ${key} already exists with different targets (${clash.target.join(', ')})`,
+        );
       }
       if (clash) {
         clash.value = it.value;
@@ -117,7 +146,15 @@ export class VercelFake extends FakeProvider {
         clash.updatedAt = now;
         created.push({ ...clash, value: undefined });
       } else {
-        const e: VercelEnv = { id: randomBytes(8).toString('hex'), key, value: it.value, type: it.type, target: target as string[], createdAt: now, updatedAt: now };
+        const e: VercelEnv = {
+          id: randomBytes(8).toString('hex'),
+          key,
+          value: it.value,
+          type: it.type,
+          target: target as string[],
+          createdAt: now,
+          updatedAt: now,
+        };
         this.envs.push(e);
         created.push({ ...e, value: undefined });
       }

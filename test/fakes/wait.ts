@@ -7,7 +7,8 @@ export async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, 
   for (;;) {
     last = await fn();
     if (ok(last)) return last;
-    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms; last value: ${JSON.stringify(last)?.slice(0, 2000)}`);
+    if (Date.now() > end)
+      throw new Error(`condition not met within ${ms} ms; last value: ${JSON.stringify(last)?.slice(0, 2000)}`);
     await new Promise((r) => setTimeout(r, every));
   }
 }

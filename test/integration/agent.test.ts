@@ -19,7 +19,8 @@ let d: Daemon;
 let roleId: string;
 
 function ok(r: Answer, status = 200): Answer {
-  if (r.status !== status && !(status === 200 && r.status === 204)) throw new Error(`expected ${status}, got ${r.status}: ${r.text.slice(0, 300)}`);
+  if (r.status !== status && !(status === 200 && r.status === 204))
+    throw new Error(`expected ${status}, got ${r.status}: ${r.text.slice(0, 300)}`);
   return r;
 }
 
@@ -51,7 +52,11 @@ const started = new Set<ChildProcess>();
 
 function startAgent(configs: string[], cwd: string, daemon: Daemon, env: Record<string, string> = {}): RunningAgent {
   const args = [BIN, 'agent', ...configs.flatMap((c) => ['-config', c])];
-  const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, VAULT_ADDR: daemon.addr, KEYHOLD_HOME: cwd, VAULT_TOKEN: '', KEYHOLD_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, VAULT_ADDR: daemon.addr, KEYHOLD_HOME: cwd, VAULT_TOKEN: '', KEYHOLD_TOKEN: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -77,8 +82,18 @@ async function setUp(daemon: Daemon, roleTtl = '1h'): Promise<string> {
   const mounts = ok(await daemon.req('GET', 'sys/mounts')).body.data ?? {};
   if (!mounts['secret/']) ok(await daemon.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }));
   ok(await daemon.req('POST', 'sys/auth/approle', { type: 'approle' }));
-  ok(await daemon.req('PUT', 'sys/policies/acl/app', { policy: 'path "secret/data/*" { capabilities = ["read"] }\npath "secret/events" { capabilities = ["read"] }' }));
-  ok(await daemon.req('POST', 'auth/approle/role/web', { token_policies: 'app', token_ttl: roleTtl, token_max_ttl: '24h' }));
+  ok(
+    await daemon.req('PUT', 'sys/policies/acl/app', {
+      policy: 'path "secret/data/*" { capabilities = ["read"] }\npath "secret/events" { capabilities = ["read"] }',
+    }),
+  );
+  ok(
+    await daemon.req('POST', 'auth/approle/role/web', {
+      token_policies: 'app',
+      token_ttl: roleTtl,
+      token_max_ttl: '24h',
+    }),
+  );
   ok(await daemon.req('POST', 'secret/data/app', { data: { user: 'app', password: 'first' } }));
   return ok(await daemon.req('GET', 'auth/approle/role/web/role-id')).body.data.role_id;
 }
@@ -98,12 +113,17 @@ describe('approle-templates.hcl', () => {
     const w = workdir();
     writeFileSync(join(w, 'role_id'), roleId);
     writeFileSync(join(w, 'secret_id'), await newSecretId());
-    writeFileSync(join(w, 'app.ctmpl'), '{{ with secret "secret/data/app" }}user={{ .Data.data.user }}\npassword={{ .Data.data.password }}\n{{ end }}');
+    writeFileSync(
+      join(w, 'app.ctmpl'),
+      '{{ with secret "secret/data/app" }}user={{ .Data.data.user }}\npassword={{ .Data.data.password }}\n{{ end }}',
+    );
     const a = startAgent([join(FIX, 'approle-templates.hcl')], w, d);
     try {
       const token = await until(() => read(join(w, 'token')), 'the token sink');
       expect(statSync(join(w, 'token')).mode & 0o777).toBe(0o640);
-      expect(ok(await d.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.policies).toContain('app');
+      expect(ok(await d.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.policies).toContain(
+        'app',
+      );
       expect(existsSync(join(w, 'secret_id'))).toBe(false); // remove_secret_id_file_after_reading
       const wrapped = JSON.parse(await until(() => read(join(w, 'token.wrapped')), 'the wrapped sink'));
       expect(wrapped.ttl).toBe(300);
@@ -114,18 +134,33 @@ describe('approle-templates.hcl', () => {
       await until(() => read(join(w, 'out/app.conf')) === 'user=app\npassword=first\n', 'the rendered file');
       expect(statSync(join(w, 'out/app.conf')).mode & 0o777).toBe(0o600);
       await until(() => read(join(w, 'out/user.txt')) === 'user=app\n', 'the inline template with <% %> delimiters');
-      await until(() => read(join(w, 'commands.log')).includes('rendered\n') && read(join(w, 'commands.log')).includes('user-rendered\n'), 'both commands');
+      await until(
+        () =>
+          read(join(w, 'commands.log')).includes('rendered\n') &&
+          read(join(w, 'commands.log')).includes('user-rendered\n'),
+        'both commands',
+      );
 
       // A change on the server: rendered again within static_secret_render_interval (1s), command run again.
       const changedAt = Date.now();
       ok(await d.req('POST', 'secret/data/app', { data: { user: 'app', password: 'second' } }));
       await until(() => read(join(w, 'out/app.conf')).includes('password=second'), 'the re-render', 5000);
       expect(Date.now() - changedAt).toBeLessThan(3000);
-      await until(() => read(join(w, 'commands.log')).split('\n').filter((l) => l === 'rendered').length === 2, 'the second command run');
+      await until(
+        () =>
+          read(join(w, 'commands.log'))
+            .split('\n')
+            .filter((l) => l === 'rendered').length === 2,
+        'the second command run',
+      );
       expect(read(join(w, 'out/app.conf.bak'))).toBe('user=app\npassword=first\n'); // backup = true
       // Unchanged content is not rewritten and the command does not run again.
       await new Promise((r) => setTimeout(r, 1500));
-      expect(read(join(w, 'commands.log')).split('\n').filter((l) => l === 'rendered').length).toBe(2);
+      expect(
+        read(join(w, 'commands.log'))
+          .split('\n')
+          .filter((l) => l === 'rendered').length,
+      ).toBe(2);
 
       // Revoke the agent's token: it logs in again (the secret ID was cached when the file was removed).
       ok(await d.req('POST', 'auth/token/revoke', { token }));
@@ -148,8 +183,21 @@ describe('jwt-ci.hcl', () => {
     const { generateKeyPairSync, createSign } = await import('node:crypto');
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     ok(await d.req('POST', 'sys/auth/jwt', { type: 'jwt' }));
-    ok(await d.req('POST', 'auth/jwt/config', { jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })], bound_issuer: 'ci' }));
-    ok(await d.req('POST', 'auth/jwt/role/ci', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['keyhold'], token_policies: 'app', token_ttl: '10m' }));
+    ok(
+      await d.req('POST', 'auth/jwt/config', {
+        jwt_validation_pubkeys: [publicKey.export({ type: 'spki', format: 'pem' })],
+        bound_issuer: 'ci',
+      }),
+    );
+    ok(
+      await d.req('POST', 'auth/jwt/role/ci', {
+        role_type: 'jwt',
+        user_claim: 'sub',
+        bound_audiences: ['keyhold'],
+        token_policies: 'app',
+        token_ttl: '10m',
+      }),
+    );
     const now = Math.floor(Date.now() / 1000);
     const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const head = `${b64({ alg: 'ES256', typ: 'JWT' })}.${b64({ iss: 'ci', sub: 'pipeline-1', aud: 'keyhold', iat: now, nbf: now - 5, exp: now + 600 })}`;
@@ -159,8 +207,12 @@ describe('jwt-ci.hcl', () => {
     const a = startAgent([join(FIX, 'jwt-ci.hcl')], w, d);
     expect(await a.exited, a.output()).toBe(0);
     const token = read(join(w, 'vault-token'));
-    expect(ok(await d.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.meta).toMatchObject({ role: 'ci' });
-    expect(read(join(w, 'deploy.env'))).toBe(`\nDEPLOY_USER=app\nDEPLOY_KEY=${Buffer.from((await d.req('GET', 'secret/data/app')).body.data.data.password).toString('base64')}\n`);
+    expect(ok(await d.req('GET', 'auth/token/lookup-self', undefined, { token })).body.data.meta).toMatchObject({
+      role: 'ci',
+    });
+    expect(read(join(w, 'deploy.env'))).toBe(
+      `\nDEPLOY_USER=app\nDEPLOY_KEY=${Buffer.from((await d.req('GET', 'secret/data/app')).body.data.data.password).toString('base64')}\n`,
+    );
     expect(existsSync(join(w, 'ci-token.jwt'))).toBe(true); // remove_jwt_after_reading = false
     cleanup(w);
   }, 60_000);
@@ -177,7 +229,7 @@ setInterval(() => {}, 1000);
 `;
 
 describe('exec-env.hcl', () => {
-  test('the child gets the rendered variables, is restarted when they change, gets signals, and its exit code is the agent\'s', async () => {
+  test("the child gets the rendered variables, is restarted when they change, gets signals, and its exit code is the agent's", async () => {
     const w = workdir();
     writeFileSync(join(w, 'child.js'), CHILD);
     const login = ok(await d.req('POST', 'auth/token/create', { policies: ['app'], ttl: '1h' })).body.auth.client_token;
@@ -186,7 +238,11 @@ describe('exec-env.hcl', () => {
     const a = startAgent([join(FIX, 'exec-env.hcl')], w, d);
     await until(() => read(join(w, 'child.log')).includes('start APP exec-1 argv='), 'the child with its variables');
     ok(await d.req('POST', 'secret/data/app', { data: { user: 'app', password: 'exec-2' } }));
-    await until(() => read(join(w, 'child.log')).includes('term\nstart APP exec-2'), 'the restart with the new value', 6000);
+    await until(
+      () => read(join(w, 'child.log')).includes('term\nstart APP exec-2'),
+      'the restart with the new value',
+      6000,
+    );
     a.proc.kill('SIGUSR1');
     await until(() => read(join(w, 'child.log')).endsWith('usr1\n'), 'the signal passed on');
     a.proc.kill('SIGUSR2');
@@ -196,25 +252,48 @@ describe('exec-env.hcl', () => {
   }, 60_000);
 });
 
-function agentReq(socket: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer & { ms: number }> {
+function agentReq(
+  socket: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer & { ms: number }> {
   const t0 = process.hrtime.bigint();
   return new Promise((res, rej) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const r = request({ socketPath: socket, path, method, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}) } }, (resp) => {
-      const chunks: Buffer[] = [];
-      resp.on('data', (c: Buffer) => chunks.push(c));
-      resp.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        res({ status: resp.statusCode ?? 0, body: text ? JSON.parse(text) : null, headers: resp.headers, text, ms: Number(process.hrtime.bigint() - t0) / 1e6 });
-      });
-    });
+    const r = request(
+      {
+        socketPath: socket,
+        path,
+        method,
+        headers: {
+          ...headers,
+          ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        },
+      },
+      (resp) => {
+        const chunks: Buffer[] = [];
+        resp.on('data', (c: Buffer) => chunks.push(c));
+        resp.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          res({
+            status: resp.statusCode ?? 0,
+            body: text ? JSON.parse(text) : null,
+            headers: resp.headers,
+            text,
+            ms: Number(process.hrtime.bigint() - t0) / 1e6,
+          });
+        });
+      },
+    );
     r.on('error', rej);
     r.end(payload);
   });
 }
 
 describe('proxy-cache.hcl', () => {
-  test('the agent\'s token on every request; logins cached; KV reads cached and never stale after a change', async () => {
+  test("the agent's token on every request; logins cached; KV reads cached and never stale after a change", async () => {
     const w = workdir();
     writeFileSync(join(w, 'role_id'), roleId);
     const secretId = await newSecretId();
@@ -228,7 +307,10 @@ describe('proxy-cache.hcl', () => {
       const first = await agentReq(sock, 'GET', '/v1/secret/data/app', undefined, { 'X-Vault-Token': 'not-a-token' });
       expect(first.status, first.text).toBe(200);
       expect(first.body.data.data.user).toBe('app');
-      await until(async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT', 'a cached KV read');
+      await until(
+        async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT',
+        'a cached KV read',
+      );
 
       // Write through the server, read through the agent at once: never the old value.
       const delays: number[] = [];
@@ -237,11 +319,15 @@ describe('proxy-cache.hcl', () => {
         ok(await d.req('POST', 'secret/data/app', { data: { user: 'app', password: value } }));
         const start = Date.now();
         let r = await agentReq(sock, 'GET', '/v1/secret/data/app');
-        while (r.body.data.data.password !== value && Date.now() - start < 1000) r = await agentReq(sock, 'GET', '/v1/secret/data/app');
+        while (r.body.data.data.password !== value && Date.now() - start < 1000)
+          r = await agentReq(sock, 'GET', '/v1/secret/data/app');
         delays.push(Date.now() - start);
         expect(r.body.data.data.password).toBe(value);
         // Cached again afterwards.
-        await until(async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT', 'cached again');
+        await until(
+          async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT',
+          'cached again',
+        );
       }
       console.log(`agent cache: new value visible through the agent after ${delays.join(', ')} ms`);
       expect(Math.max(...delays)).toBeLessThan(100);
@@ -254,8 +340,14 @@ describe('proxy-cache.hcl', () => {
       expect(l2.headers['x-cache']).toBe('HIT');
 
       // cache-clear by request path: the next read goes to the server.
-      await until(async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT', 'cached');
-      expect((await agentReq(sock, 'POST', '/agent/v1/cache-clear', { type: 'request_path', value: '/v1/secret/data/' })).status).toBe(200);
+      await until(
+        async () => (await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache'] === 'HIT',
+        'cached',
+      );
+      expect(
+        (await agentReq(sock, 'POST', '/agent/v1/cache-clear', { type: 'request_path', value: '/v1/secret/data/' }))
+          .status,
+      ).toBe(200);
       expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache']).toBe('MISS');
       expect((await agentReq(sock, 'POST', '/agent/v1/cache-clear', { type: 'nonsense' })).status).toBe(400);
 
@@ -281,7 +373,7 @@ describe('proxy-cache.hcl', () => {
 });
 
 describe('use_auto_auth_token = true', () => {
-  test('a request without a token gets the agent\'s; one with a token keeps it', async () => {
+  test("a request without a token gets the agent's; one with a token keeps it", async () => {
     const w = workdir();
     writeFileSync(join(w, 'role_id'), roleId);
     writeFileSync(join(w, 'secret_id'), await newSecretId());
@@ -296,8 +388,13 @@ describe('use_auto_auth_token = true', () => {
       // The agent's token (policy app) reads the secret but not the policy list; root's reads both.
       expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).status).toBe(200);
       expect((await agentReq(sock, 'GET', '/v1/sys/policies/acl?list=true')).status).toBe(403);
-      expect((await agentReq(sock, 'GET', '/v1/sys/policies/acl?list=true', undefined, { 'X-Vault-Token': d.token })).status).toBe(200);
-      expect((await agentReq(sock, 'GET', '/v1/auth/token/lookup-self', undefined, { Authorization: `Bearer ${d.token}` })).body.data.policies).toEqual(['root']);
+      expect(
+        (await agentReq(sock, 'GET', '/v1/sys/policies/acl?list=true', undefined, { 'X-Vault-Token': d.token })).status,
+      ).toBe(200);
+      expect(
+        (await agentReq(sock, 'GET', '/v1/auth/token/lookup-self', undefined, { Authorization: `Bearer ${d.token}` }))
+          .body.data.policies,
+      ).toEqual(['root']);
       // No cache stanza: no cache headers, every read goes to the server.
       expect((await agentReq(sock, 'GET', '/v1/secret/data/app')).headers['x-cache']).toBeUndefined();
     } finally {
@@ -312,7 +409,9 @@ describe('approle-wrapped.json', () => {
   test('a response-wrapped secret ID is unwrapped (creation path checked) and the login wrapped for the sink', async () => {
     const w = workdir();
     writeFileSync(join(w, 'role_id'), roleId);
-    const wrappedId = ok(await d.req('POST', 'auth/approle/role/web/secret-id', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } })).body.wrap_info.token;
+    const wrappedId = ok(
+      await d.req('POST', 'auth/approle/role/web/secret-id', {}, { headers: { 'X-Vault-Wrap-TTL': '60s' } }),
+    ).body.wrap_info.token;
     writeFileSync(join(w, 'secret_id.wrapped'), wrappedId);
     const a = startAgent([join(FIX, 'approle-wrapped.json')], w, d);
     expect(await a.exited, a.output()).toBe(0);
@@ -371,18 +470,35 @@ describe('generate-config', () => {
     const w = workdir();
     ok(await d.req('POST', 'secret/data/gen/app', { data: { password: 'gen-pw', user: 'gen-user' } }));
     const file = join(w, 'agent.hcl');
-    const r = await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/app', `-exec=${process.execPath} -e console.log(process.env.APP_PASSWORD+"/"+process.env.APP_USER)`, file]);
+    const r = await d.cli([
+      'agent',
+      'generate-config',
+      '-type=env-template',
+      '-path=secret/gen/app',
+      `-exec=${process.execPath} -e console.log(process.env.APP_PASSWORD+"/"+process.env.APP_USER)`,
+      file,
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Successfully generated "${file}" configuration file!`);
     const text = read(file);
-    expect(text).toContain('env_template "APP_PASSWORD" {\n  contents             = "{{ with secret \\"secret/data/gen/app\\" }}{{ .Data.data.password }}{{ end }}"\n  error_on_missing_key = true\n}');
+    expect(text).toContain(
+      'env_template "APP_PASSWORD" {\n  contents             = "{{ with secret \\"secret/data/gen/app\\" }}{{ .Data.data.password }}{{ end }}"\n  error_on_missing_key = true\n}',
+    );
     expect(text).toContain('restart_on_secret_changes = "always"');
-    expect((await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/app', file])).stderr).toMatch(/already exists/);
+    expect(
+      (await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/app', file])).stderr,
+    ).toMatch(/already exists/);
     // A path ending in /* takes every secret under it.
     ok(await d.req('POST', 'secret/data/gen/more/db', { data: { host: 'h' } }));
     const all = join(w, 'all.hcl');
-    expect((await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/*', all])).exitCode).toBe(0);
-    expect(read(all).match(/env_template "[A-Z_]+"/g)).toEqual(['env_template "APP_PASSWORD"', 'env_template "APP_USER"', 'env_template "DB_HOST"']);
+    expect((await d.cli(['agent', 'generate-config', '-type=env-template', '-path=secret/gen/*', all])).exitCode).toBe(
+      0,
+    );
+    expect(read(all).match(/env_template "[A-Z_]+"/g)).toEqual([
+      'env_template "APP_PASSWORD"',
+      'env_template "APP_USER"',
+      'env_template "DB_HOST"',
+    ]);
     // Its token_file auto-auth reads the CLI's login token file; exec runs the command and ends with it.
     writeFileSync(join(d.dir, 'token'), d.token);
     const a = startAgent([file], w, d);
@@ -399,7 +515,10 @@ describe('renewal and template errors', () => {
     const w = workdir();
     writeFileSync(join(w, 'role_id'), rid);
     writeFileSync(join(w, 'secret_id'), await newSecretId(d, 'short'));
-    writeFileSync(join(w, 'agent.hcl'), 'auto_auth {\n  method "approle" {\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id" }\n  }\n  sink "file" { config = { path = "./token" } }\n}\n');
+    writeFileSync(
+      join(w, 'agent.hcl'),
+      'auto_auth {\n  method "approle" {\n    config = { role_id_file_path = "./role_id", secret_id_file_path = "./secret_id" }\n  }\n  sink "file" { config = { path = "./token" } }\n}\n',
+    );
     const a = startAgent(['agent.hcl'], w, d, { VAULT_LOG_LEVEL: 'debug' });
     try {
       const token = await until(() => read(join(w, 'token')), 'the token');
@@ -422,8 +541,14 @@ describe('renewal and template errors', () => {
     const w = workdir();
     const login = ok(await d.req('POST', 'auth/token/create', { policies: ['app'], ttl: '1h' })).body.auth.client_token;
     writeFileSync(join(w, 'login-token'), login);
-    writeFileSync(join(w, 'bad.ctmpl'), 'line one\n{{ with secret "secret/data/app" }}\n{{ .Data.data.user }\n{{ end }}\n');
-    writeFileSync(join(w, 'agent.hcl'), 'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate {\n  source = "./bad.ctmpl"\n  destination = "./out.txt"\n}\n');
+    writeFileSync(
+      join(w, 'bad.ctmpl'),
+      'line one\n{{ with secret "secret/data/app" }}\n{{ .Data.data.user }\n{{ end }}\n',
+    );
+    writeFileSync(
+      join(w, 'agent.hcl'),
+      'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate {\n  source = "./bad.ctmpl"\n  destination = "./out.txt"\n}\n',
+    );
     const a = startAgent(['agent.hcl'], w, d);
     expect(await a.exited).toBe(1);
     expect(a.output()).toMatch(/template: \.\/bad\.ctmpl:3: /);
@@ -435,10 +560,15 @@ describe('renewal and template errors', () => {
     const login = ok(await d.req('POST', 'auth/token/create', { policies: ['app'], ttl: '1h' })).body.auth.client_token;
     writeFileSync(join(w, 'login-token'), login);
     writeFileSync(join(w, 'app.ctmpl'), '{{ with secret "secret/data/app" }}\nuser={{ .Data.data.nope }}\n{{ end }}');
-    writeFileSync(join(w, 'agent.hcl'), 'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate_config { exit_on_retry_failure = true }\ntemplate {\n  source = "./app.ctmpl"\n  destination = "./out.txt"\n  error_on_missing_key = true\n}\n');
+    writeFileSync(
+      join(w, 'agent.hcl'),
+      'auto_auth { method "token_file" { config = { token_file_path = "./login-token" } } }\ntemplate_config { exit_on_retry_failure = true }\ntemplate {\n  source = "./app.ctmpl"\n  destination = "./out.txt"\n  error_on_missing_key = true\n}\n',
+    );
     const a = startAgent(['agent.hcl'], w, d);
     expect(await a.exited).toBe(1);
-    expect(a.output()).toContain('template: ./app.ctmpl:2:13: executing "./app.ctmpl" at <.Data.data.nope>: map has no entry for key "nope"');
+    expect(a.output()).toContain(
+      'template: ./app.ctmpl:2:13: executing "./app.ctmpl" at <.Data.data.nope>: map has no entry for key "nope"',
+    );
     expect(existsSync(join(w, 'out.txt'))).toBe(false);
     cleanup(w);
   }, 30_000);

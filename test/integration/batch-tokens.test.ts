@@ -55,8 +55,16 @@ beforeAll(async () => {
   await boot();
   await must('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } });
   await must('POST', 'sys/auth/approle', { type: 'approle' });
-  await must('POST', 'sys/policies/acl/reader', { policy: 'path "secret/data/*" { capabilities = ["read", "create", "update"] }\npath "auth/token/create" { capabilities = ["update"] }' });
-  await must('POST', 'auth/approle/role/ci', { token_policies: 'reader', token_type: 'batch', token_ttl: '2s', token_max_ttl: '1h' });
+  await must('POST', 'sys/policies/acl/reader', {
+    policy:
+      'path "secret/data/*" { capabilities = ["read", "create", "update"] }\npath "auth/token/create" { capabilities = ["update"] }',
+  });
+  await must('POST', 'auth/approle/role/ci', {
+    token_policies: 'reader',
+    token_type: 'batch',
+    token_ttl: '2s',
+    token_max_ttl: '1h',
+  });
   await must('POST', 'auth/approle/role/svc', { token_policies: 'reader', token_ttl: '1h' });
 }, 30_000);
 afterAll(async () => {
@@ -83,17 +91,34 @@ describe('batch tokens from logins', () => {
     expect((await must('POST', 'auth/approle/login', svc, 200)).body.auth.token_type).toBe('service');
     expect(storageBytes().length).toBeGreaterThan(before);
     expect(auth.client_token).toMatch(/^hvb\.[A-Za-z0-9_-]+$/);
-    expect(auth).toMatchObject({ accessor: '', token_type: 'batch', renewable: false, orphan: true, lease_duration: 2, policies: ['default', 'reader'] });
+    expect(auth).toMatchObject({
+      accessor: '',
+      token_type: 'batch',
+      renewable: false,
+      orphan: true,
+      lease_duration: 2,
+      policies: ['default', 'reader'],
+    });
     // Usable for requests its policy allows, and for lookup-self.
     await must('POST', 'secret/data/batch', { data: { v: 1 } }, 200, auth.client_token);
     const self = (await must('GET', 'auth/token/lookup-self', undefined, 200, auth.client_token)).body.data;
-    expect(self).toMatchObject({ id: auth.client_token, type: 'batch', accessor: '', renewable: false, orphan: true, path: 'auth/approle/login', role: 'ci', num_uses: 0, creation_ttl: 2 });
+    expect(self).toMatchObject({
+      id: auth.client_token,
+      type: 'batch',
+      accessor: '',
+      renewable: false,
+      orphan: true,
+      path: 'auth/approle/login',
+      role: 'ci',
+      num_uses: 0,
+      creation_ttl: 2,
+    });
     expect(self.entity_id).toBe(auth.entity_id);
     // Its policy still applies: a path outside it is denied.
     expect((await d.req('GET', 'sys/policies/acl/reader', undefined, { token: auth.client_token })).status).toBe(403);
   });
 
-  it('refuses renewal, revocation, child tokens and cubbyholes with Vault\'s messages', async () => {
+  it("refuses renewal, revocation, child tokens and cubbyholes with Vault's messages", async () => {
     const { client_token: t } = await approleLogin('ci');
     const renew = await d.req('POST', 'auth/token/renew-self', {}, { token: t });
     expect(renew.status).toBe(400);
@@ -117,10 +142,22 @@ describe('batch tokens from logins', () => {
 
   it('can ask for a wrapped answer (the wrapping token is a service token), and is no wrapping token itself', async () => {
     const { client_token: t } = await approleLogin('ci');
-    await must('POST', 'sys/policies/acl/wrapper', { policy: 'path "sys/wrapping/wrap" { capabilities = ["update"] }' });
-    await must('POST', 'auth/approle/role/ci', { token_policies: 'reader,wrapper', token_type: 'batch', token_ttl: '2s', token_max_ttl: '1h' });
+    await must('POST', 'sys/policies/acl/wrapper', {
+      policy: 'path "sys/wrapping/wrap" { capabilities = ["update"] }',
+    });
+    await must('POST', 'auth/approle/role/ci', {
+      token_policies: 'reader,wrapper',
+      token_type: 'batch',
+      token_ttl: '2s',
+      token_max_ttl: '1h',
+    });
     const { client_token: w } = await approleLogin('ci');
-    const wrapped = await d.req('POST', 'sys/wrapping/wrap', { hello: 'batch' }, { token: w, headers: { 'X-Vault-Wrap-TTL': '60s' } });
+    const wrapped = await d.req(
+      'POST',
+      'sys/wrapping/wrap',
+      { hello: 'batch' },
+      { token: w, headers: { 'X-Vault-Wrap-TTL': '60s' } },
+    );
     expect(wrapped.status, wrapped.text).toBe(200);
     expect(wrapped.body.wrap_info.token).toMatch(/^hvs\./);
     const un = await d.req('POST', 'sys/wrapping/unwrap', {}, { token: wrapped.body.wrap_info.token });
@@ -128,7 +165,12 @@ describe('batch tokens from logins', () => {
     const notWrap = await d.req('POST', 'sys/wrapping/unwrap', { token: t }, { token: rootToken });
     expect(notWrap.status).toBe(400);
     expect(notWrap.body.errors).toEqual(['wrapping token is not valid or does not exist']);
-    await must('POST', 'auth/approle/role/ci', { token_policies: 'reader', token_type: 'batch', token_ttl: '2s', token_max_ttl: '1h' });
+    await must('POST', 'auth/approle/role/ci', {
+      token_policies: 'reader',
+      token_type: 'batch',
+      token_ttl: '2s',
+      token_max_ttl: '1h',
+    });
   });
 
   it('ends at its TTL (403 afterwards)', async () => {
@@ -153,22 +195,56 @@ describe('batch tokens from logins', () => {
   });
 
   it('role validation: batch with token_period or token_num_uses is refused', async () => {
-    const a = await d.req('POST', 'auth/approle/role/bad', { token_type: 'batch', token_period: '1h' }, { token: rootToken });
+    const a = await d.req(
+      'POST',
+      'auth/approle/role/bad',
+      { token_type: 'batch', token_period: '1h' },
+      { token: rootToken },
+    );
     expect(a.status).toBe(400);
-    expect(a.body.errors).toEqual(["'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens"]);
-    const b = await d.req('POST', 'auth/approle/role/bad', { token_type: 'batch', token_num_uses: 3 }, { token: rootToken });
-    expect(b.body.errors).toEqual(["'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count"]);
+    expect(a.body.errors).toEqual([
+      "'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens",
+    ]);
+    const b = await d.req(
+      'POST',
+      'auth/approle/role/bad',
+      { token_type: 'batch', token_num_uses: 3 },
+      { token: rootToken },
+    );
+    expect(b.body.errors).toEqual([
+      "'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count",
+    ]);
   });
 });
 
 describe('batch tokens from auth/token/create', () => {
   it('type=batch: usable, lookup by token works, and the field rules of Vault apply', async () => {
-    const r = await must('POST', 'auth/token/create', { type: 'batch', policies: ['reader'], ttl: '1h', meta: { team: 'ci' } }, 200);
-    expect(r.body.auth).toMatchObject({ token_type: 'batch', accessor: '', renewable: false, orphan: false, metadata: { team: 'ci' } });
+    const r = await must(
+      'POST',
+      'auth/token/create',
+      { type: 'batch', policies: ['reader'], ttl: '1h', meta: { team: 'ci' } },
+      200,
+    );
+    expect(r.body.auth).toMatchObject({
+      token_type: 'batch',
+      accessor: '',
+      renewable: false,
+      orphan: false,
+      metadata: { team: 'ci' },
+    });
     const look = (await must('POST', 'auth/token/lookup', { token: r.body.auth.client_token }, 200)).body.data;
     expect(look).toMatchObject({ type: 'batch', meta: { team: 'ci' }, path: 'auth/token/create', creation_ttl: 3600 });
-    for (const [field, value] of [['explicit_max_ttl', '1h'], ['num_uses', 2], ['period', '1h']] as const) {
-      const bad = await d.req('POST', 'auth/token/create', { type: 'batch', policies: ['reader'], [field]: value }, { token: rootToken });
+    for (const [field, value] of [
+      ['explicit_max_ttl', '1h'],
+      ['num_uses', 2],
+      ['period', '1h'],
+    ] as const) {
+      const bad = await d.req(
+        'POST',
+        'auth/token/create',
+        { type: 'batch', policies: ['reader'], [field]: value },
+        { token: rootToken },
+      );
       expect(bad.status).toBe(400);
       expect(bad.body.errors).toEqual([`batch tokens cannot have "${field}" set`]);
     }
@@ -180,10 +256,15 @@ describe('batch tokens from auth/token/create', () => {
   });
 
   it('a batch token with a parent dies with its parent; an orphan one does not', async () => {
-    const parent = (await must('POST', 'auth/token/create', { policies: ['reader'], ttl: '1h' }, 200)).body.auth.client_token;
-    const child = (await must('POST', 'auth/token/create', { type: 'batch', policies: ['reader'], ttl: '1h' }, 200, parent)).body.auth;
+    const parent = (await must('POST', 'auth/token/create', { policies: ['reader'], ttl: '1h' }, 200)).body.auth
+      .client_token;
+    const child = (
+      await must('POST', 'auth/token/create', { type: 'batch', policies: ['reader'], ttl: '1h' }, 200, parent)
+    ).body.auth;
     expect(child.orphan).toBe(false);
-    const orphan = (await must('POST', 'auth/token/create-orphan', { type: 'batch', policies: ['reader'], ttl: '1h' }, 200)).body.auth.client_token;
+    const orphan = (
+      await must('POST', 'auth/token/create-orphan', { type: 'batch', policies: ['reader'], ttl: '1h' }, 200)
+    ).body.auth.client_token;
     await must('GET', 'auth/token/lookup-self', undefined, 200, child.client_token);
     await must('POST', 'auth/token/revoke', { token: parent });
     expect((await d.req('GET', 'auth/token/lookup-self', undefined, { token: child.client_token })).status).toBe(403);
@@ -198,21 +279,43 @@ describe('batch tokens from auth/token/create', () => {
     expect((await must('POST', 'auth/token/create/ci', { type: 'service' }, 200)).body.auth.token_type).toBe('batch');
     await must('POST', 'auth/token/roles/maybe', { allowed_policies: 'reader', token_type: 'default-batch' });
     expect((await must('POST', 'auth/token/create/maybe', {}, 200)).body.auth.token_type).toBe('batch');
-    expect((await must('POST', 'auth/token/create/maybe', { type: 'service' }, 200)).body.auth.token_type).toBe('service');
-    const bad = await d.req('POST', 'auth/token/roles/bad', { token_type: 'batch', token_period: '1h' }, { token: rootToken });
-    expect(bad.body.errors).toEqual(["'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens"]);
+    expect((await must('POST', 'auth/token/create/maybe', { type: 'service' }, 200)).body.auth.token_type).toBe(
+      'service',
+    );
+    const bad = await d.req(
+      'POST',
+      'auth/token/roles/bad',
+      { token_type: 'batch', token_period: '1h' },
+      { token: rootToken },
+    );
+    expect(bad.body.errors).toEqual([
+      "'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens",
+    ]);
   });
 });
 
 describe('batch tokens are checked, not trusted', () => {
   it('tampered, truncated and made-up hvb. tokens are refused (403), and nothing 5xx', async () => {
     const { client_token: t } = await approleLogin('svc-batch-probe').catch(async () => {
-      await must('POST', 'auth/approle/role/svc-batch-probe', { token_policies: 'reader', token_type: 'batch', token_ttl: '1h' });
+      await must('POST', 'auth/approle/role/svc-batch-probe', {
+        token_policies: 'reader',
+        token_type: 'batch',
+        token_ttl: '1h',
+      });
       return approleLogin('svc-batch-probe');
     });
     const body = t.slice(4);
     const flip = (i: number) => 'hvb.' + body.slice(0, i) + (body[i] === 'A' ? 'B' : 'A') + body.slice(i + 1);
-    for (const bad of [flip(2), flip(Math.floor(body.length / 2)), flip(body.length - 3), t.slice(0, -10), 'hvb.', 'hvb.AAAA', 'hvb.' + 'A'.repeat(9000), 'hvb.!!!']) {
+    for (const bad of [
+      flip(2),
+      flip(Math.floor(body.length / 2)),
+      flip(body.length - 3),
+      t.slice(0, -10),
+      'hvb.',
+      'hvb.AAAA',
+      'hvb.' + 'A'.repeat(9000),
+      'hvb.!!!',
+    ]) {
       const r = await d.req('GET', 'auth/token/lookup-self', undefined, { token: bad });
       expect(r.status, bad.slice(0, 40)).toBe(403);
     }

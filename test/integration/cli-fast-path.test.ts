@@ -19,8 +19,18 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
   });
 
   it('takes only plain flags and leaves everything else to the full CLI', () => {
-    expect(parseFast(['transit', 'encrypt', 'k', '--field', 'ciphertext'])).toMatchObject({ op: 'encrypt', name: 'k', field: 'ciphertext', mount: 'transit' });
-    expect(parseFast(['transit', 'decrypt', 'k', 'vault:v1:x', '--base64', '--mount=/t2/'])).toMatchObject({ op: 'decrypt', ciphertext: 'vault:v1:x', base64: true, mount: 't2' });
+    expect(parseFast(['transit', 'encrypt', 'k', '--field', 'ciphertext'])).toMatchObject({
+      op: 'encrypt',
+      name: 'k',
+      field: 'ciphertext',
+      mount: 'transit',
+    });
+    expect(parseFast(['transit', 'decrypt', 'k', 'vault:v1:x', '--base64', '--mount=/t2/'])).toMatchObject({
+      op: 'decrypt',
+      ciphertext: 'vault:v1:x',
+      base64: true,
+      mount: 't2',
+    });
     for (const argv of [
       ['transit', 'encrypt', 'k', '--envelope'],
       ['transit', 'encrypt', 'k', '--context', 'YQ=='],
@@ -31,7 +41,8 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
       ['transit', 'decrypt', 'k', '--file', 'x'],
       ['transit', 'sign', 'k'],
       ['kv', 'get', 'x'],
-    ]) expect(parseFast(argv), argv.join(' ')).toBeNull();
+    ])
+      expect(parseFast(argv), argv.join(' ')).toBeNull();
   });
 
   it('encrypts stdin and prints the same table shape as the full CLI', async () => {
@@ -73,7 +84,9 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
   });
 
   it('works over TCP with --address, and names an unreachable daemon with exit 1', async () => {
-    const enc = await d.cli(['transit', 'encrypt', 'fp', '--address', d.tcp!, '--field', 'ciphertext'], { input: 'over tcp' });
+    const enc = await d.cli(['transit', 'encrypt', 'fp', '--address', d.tcp!, '--field', 'ciphertext'], {
+      input: 'over tcp',
+    });
     expect(enc.exitCode).toBe(0);
     const dec = await d.cli(['transit', 'decrypt', 'fp', enc.stdout, '--address', d.tcp!]);
     expect(dec.stdout).toBe('over tcp');
@@ -86,8 +99,22 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
     const full = { KEYHOLD_NO_FAST_PATH: '1' };
     expect(parseFast(['status', '--format', 'json'])).toMatchObject({ op: 'status', format: 'json' });
     expect(parseFast(['--version'])).toMatchObject({ op: 'version' });
-    for (const argv of [['status', 'extra'], ['status', '--mount', 'x'], ['status', '--format', 'yaml'], ['status', '--help'], ['--version', 'x'], ['kv', '--version']]) expect(parseFast(argv), argv.join(' ')).toBeNull();
-    for (const args of [['status'], ['status', '--format', 'json'], ['status', '--field', 'sealed'], ['--version'], ['-v']]) {
+    for (const argv of [
+      ['status', 'extra'],
+      ['status', '--mount', 'x'],
+      ['status', '--format', 'yaml'],
+      ['status', '--help'],
+      ['--version', 'x'],
+      ['kv', '--version'],
+    ])
+      expect(parseFast(argv), argv.join(' ')).toBeNull();
+    for (const args of [
+      ['status'],
+      ['status', '--format', 'json'],
+      ['status', '--field', 'sealed'],
+      ['--version'],
+      ['-v'],
+    ]) {
       const fast = await d.cli(args);
       const slow = await d.cli(args, { env: full });
       expect(fast.exitCode, args.join(' ')).toBe(slow.exitCode);
@@ -114,7 +141,8 @@ describe('CLI fast path for transit encrypt/decrypt', () => {
     const esm = join(root, 'dist', 'cli', 'fast-path.js');
     writeFileSync(bundle, "exports.runFast = async () => { process.stdout.write('bundle'); return true; };\n");
     writeFileSync(esm, "export async function runFast() { process.stdout.write('dist'); return true; }\n");
-    const run = () => spawnSync(process.execPath, [join(root, 'bin', 'keyhold.js'), '--version'], { encoding: 'utf8' }).stdout;
+    const run = () =>
+      spawnSync(process.execPath, [join(root, 'bin', 'keyhold.js'), '--version'], { encoding: 'utf8' }).stdout;
     utimesSync(esm, new Date(1_000_000), new Date(1_000_000));
     utimesSync(bundle, new Date(2_000_000), new Date(2_000_000));
     expect(run()).toBe('bundle');

@@ -20,10 +20,20 @@ afterAll(async () => {
   if (d) cleanup(d.dir);
 });
 
-const env = () => ({ ...process.env, KEYHOLD_HOME: d.dir, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, NO_COLOR: '1' });
+const env = () => ({
+  ...process.env,
+  KEYHOLD_HOME: d.dir,
+  KEYHOLD_ADDR: d.addr,
+  KEYHOLD_TOKEN: d.token,
+  NO_COLOR: '1',
+});
 
 /** Run the CLI with stdout or stderr already closed by its reader; the exit status and the other stream. */
-function withClosed(stream: 'stdout' | 'stderr', args: string[], input?: string): Promise<{ code: number | null; signal: string | null; other: string }> {
+function withClosed(
+  stream: 'stdout' | 'stderr',
+  args: string[],
+  input?: string,
+): Promise<{ code: number | null; signal: string | null; other: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
     // The reader goes away before the CLI has written anything: its first write gets EPIPE.
@@ -63,7 +73,11 @@ describe('a closed pipe ends the CLI quietly with 141', () => {
 
   it('through a shell pipe into head: no stack trace, 141 in PIPESTATUS', async () => {
     const out = await new Promise<string>((resolve) => {
-      const p = spawn('bash', ['-c', `node ${BIN} openapi --offline | head -c 10 >/dev/null; echo "status=\${PIPESTATUS[0]}"`], { env: env() });
+      const p = spawn(
+        'bash',
+        ['-c', `node ${BIN} openapi --offline | head -c 10 >/dev/null; echo "status=\${PIPESTATUS[0]}"`],
+        { env: env() },
+      );
       let s = '';
       p.stdout.on('data', (c: Buffer) => (s += c.toString()));
       p.stderr.on('data', (c: Buffer) => (s += c.toString()));
@@ -85,7 +99,10 @@ async function until(test: () => boolean, what: string, ms = 30_000): Promise<vo
 describe('Ctrl-C during a long command exits 130', () => {
   it('envelope encrypt: the partial --output file is removed', async () => {
     const out = join(d.dir, 'partial.khev');
-    const p = spawn(process.execPath, [BIN, 'transit', 'encrypt', 'pipes', '--envelope', '--output', out], { env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [BIN, 'transit', 'encrypt', 'pipes', '--envelope', '--output', out], {
+      env: env(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     p.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const exit = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
@@ -100,7 +117,10 @@ describe('Ctrl-C during a long command exits 130', () => {
   });
 
   it('sync status --watch: rounds until Ctrl-C', async () => {
-    const p = spawn(process.execPath, [BIN, 'sync', 'status', '--watch', '0.2'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [BIN, 'sync', 'status', '--watch', '0.2'], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let all = '';
     p.stdout.on('data', (c: Buffer) => (all += c.toString()));
     p.stderr.on('data', (c: Buffer) => (all += c.toString()));

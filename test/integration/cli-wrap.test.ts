@@ -14,7 +14,14 @@ afterAll(async () => {
 
 describe('CLI: -wrap-ttl and keyhold unwrap', () => {
   it('writes wrapped, prints the wrapping token, unwraps once from stdin', async () => {
-    const w = await d.cli(['write', '-wrap-ttl=60s', 'sys/wrapping/wrap', 'password=s3cret', '--field', 'wrapping_token']);
+    const w = await d.cli([
+      'write',
+      '-wrap-ttl=60s',
+      'sys/wrapping/wrap',
+      'password=s3cret',
+      '--field',
+      'wrapping_token',
+    ]);
     expect(w.exitCode, w.stderr).toBe(0);
     expect(w.stdout).toMatch(/^hvs\.\S+$/);
     expect(w.stdout).not.toContain('s3cret');

@@ -24,18 +24,26 @@ async function cluster(pg: TestPostgres, table: string, count: number, lockTtl =
   all.push(...nodes);
   const init = await nodes[0]!.req('POST', 'sys/init', { keychain: false });
   expect(init.status).toBe(200);
-  for (const n of nodes.slice(1)) expect((await n.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
-  await until(async () => (await Promise.all(nodes.map(roleOf))).filter((r) => r === 'standby').length === count - 1, 'standbys');
+  for (const n of nodes.slice(1))
+    expect((await n.req('POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
+  await until(
+    async () => (await Promise.all(nodes.map(roleOf))).filter((r) => r === 'standby').length === count - 1,
+    'standbys',
+  );
   const root = init.body.root_token as string;
   await until(() => activeOf(nodes), 'an active node');
-  expect((await nodes[0]!.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root })).status).toBe(204);
+  expect(
+    (await nodes[0]!.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: root }))
+      .status,
+  ).toBe(204);
   expect((await nodes[0]!.req('POST', 'sys/mounts/transit', { type: 'transit' }, { token: root })).status).toBe(204);
   expect((await nodes[0]!.req('POST', 'transit/keys/k', {}, { token: root })).status).toBeLessThan(300);
   return { nodes, root, recovery: init.body.keys[0] };
 }
 
 async function activeOf(nodes: ClusterNode[]): Promise<ClusterNode | null> {
-  for (const n of nodes) if (n.proc && n.proc.exitCode === null && !n.proc.signalCode && (await roleOf(n)) === 'active') return n;
+  for (const n of nodes)
+    if (n.proc && n.proc.exitCode === null && !n.proc.signalCode && (await roleOf(n)) === 'active') return n;
   return null;
 }
 
@@ -91,7 +99,10 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
       await n.start();
       expect((await n.req('POST', 'sys/unseal', { key: recovery })).body.sealed).toBe(false);
       // Usually a standby; it is the active when the next round killed the active while it restarted.
-      await until(async () => ['standby', 'active'].includes(await roleOf(n)), 'the restarted node back in the cluster');
+      await until(
+        async () => ['standby', 'active'].includes(await roleOf(n)),
+        'the restarted node back in the cluster',
+      );
     };
     for (let round = 0; round < 20; round++) {
       // The node killed two rounds ago is back; the one killed last round may still be starting.
@@ -121,7 +132,9 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     stop = true;
     await Promise.all(writers);
     times.sort((a, b) => a - b);
-    console.log(`failover (kill -9 -> first 200 from the new active) over ${times.length} rounds: p50 ${pct(times, 0.5).toFixed(0)} ms, max ${times[times.length - 1]!.toFixed(0)} ms`);
+    console.log(
+      `failover (kill -9 -> first 200 from the new active) over ${times.length} rounds: p50 ${pct(times, 0.5).toFixed(0)} ms, max ${times[times.length - 1]!.toFixed(0)} ms`,
+    );
     expect(pct(times, 0.5)).toBeLessThan(5000);
     expect(bad).toEqual([]);
     expect(acked.size).toBeGreaterThan(50);
@@ -151,7 +164,9 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
       expect((await b.req('POST', 'secret/data/fenced', { data: { by: 'b' } }, { token: root })).status).toBe(200);
       a.proc!.kill('SIGCONT');
       const r = await inflight;
-      console.log(`fencing: the paused active's in-flight write answered ${r.status} ${r.status === 200 ? '(forwarded to the new active)' : r.text.trim()}`);
+      console.log(
+        `fencing: the paused active's in-flight write answered ${r.status} ${r.status === 200 ? '(forwarded to the new active)' : r.text.trim()}`,
+      );
       // Either fenced by the database (503 naming the lock) or, when the old node had already stepped
       // down, forwarded to the new active (whose answer carries its X-Vault-Index). Never its own write.
       if (r.status === 200) expect(r.headers['x-vault-index']).toBeTruthy();
@@ -198,15 +213,24 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     const t0 = performance.now();
     await until(async () => (await activeOf(nodes)) !== null, 'an active node after the restart', 30_000);
     const a = (await activeOf(nodes))!;
-    await until(async () => (await a.req('POST', 'secret/data/after', { data: { ok: 1 } }, { token: root })).status === 200, 'a write after the restart', 30_000);
-    console.log(`PostgreSQL restart: writes accepted again ${(performance.now() - t0).toFixed(0)} ms after it came back; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    await until(
+      async () => (await a.req('POST', 'secret/data/after', { data: { ok: 1 } }, { token: root })).status === 200,
+      'a write after the restart',
+      30_000,
+    );
+    console.log(
+      `PostgreSQL restart: writes accepted again ${(performance.now() - t0).toFixed(0)} ms after it came back; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
     stop = true;
     await load;
     const fiveXX = [...statuses.keys()].filter((s) => s >= 500 && s !== 503);
     expect(fiveXX).toEqual([]);
     // Requests in the gap either waited out the storage retries (200) or got 503: nothing else. On a
     // quiet machine a short gap is covered by the retries alone, so 503 is allowed but not required.
-    expect([...statuses.keys()].every((s) => s === 200 || s === 503), JSON.stringify(Object.fromEntries(statuses))).toBe(true);
+    expect(
+      [...statuses.keys()].every((s) => s === 200 || s === 503),
+      JSON.stringify(Object.fromEntries(statuses)),
+    ).toBe(true);
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
     for (const n of nodes) expect(['active', 'standby']).toContain(await roleOf(n));
   }, 120_000);
@@ -217,11 +241,14 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     const stray = other.nodes[0]!;
     await stray.stop();
     // The node's config now names the first cluster's table.
-    const cfg = readFileSync(stray.config, 'utf8').replace(/table = "other"/, 'table = "one"').replace(/ha_table = "other_ha"/, 'ha_table = "one_ha"');
+    const cfg = readFileSync(stray.config, 'utf8')
+      .replace(/table = "other"/, 'table = "one"')
+      .replace(/ha_table = "other_ha"/, 'ha_table = "one_ha"');
     writeFileSync(stray.config, cfg);
     await expect(stray.start()).rejects.toThrow(/exited with 1/);
-    expect(stray.output()).toMatch(/storage\.postgresql: this node belongs to the cluster with storage id [0-9a-f-]+ .* holds another cluster's data \(storage id [0-9a-f-]+, different barrier keys\)/);
-    expect((await roleOf(one.nodes[0]!))).toBe('active');
+    expect(stray.output()).toMatch(
+      /storage\.postgresql: this node belongs to the cluster with storage id [0-9a-f-]+ .* holds another cluster's data \(storage id [0-9a-f-]+, different barrier keys\)/,
+    );
+    expect(await roleOf(one.nodes[0]!)).toBe('active');
   }, 60_000);
 });
-

@@ -53,7 +53,8 @@ describe.skipIf(!!skip)('operator migrate', () => {
     await d.req('POST', 'sys/mounts/transit', { type: 'transit' }, as);
     await d.req('POST', 'transit/keys/mk', {}, as);
     await d.req('POST', 'transit/keys/mk/rotate', {}, as);
-    const ct = (await d.req('POST', 'transit/encrypt/mk', { plaintext: 'bWlncmF0ZQ==' }, as)).body.data.ciphertext as string;
+    const ct = (await d.req('POST', 'transit/encrypt/mk', { plaintext: 'bWlncmF0ZQ==' }, as)).body.data
+      .ciphertext as string;
     expect(ct.startsWith('vault:v2:')).toBe(true);
     await d.req('POST', 'secret/data/app', { data: { v: 1 } }, as);
     await d.req('POST', 'secret/data/app', { data: { v: 2 } }, as);
@@ -63,7 +64,10 @@ describe.skipIf(!!skip)('operator migrate', () => {
     const cfgDir = mkdtempSync(join(tmpdir(), 'keyhold-migrate-'));
     dirs.push(cfgDir);
     const toPg = join(cfgDir, 'to-pg.hcl');
-    writeFileSync(toPg, `storage_source "file" {\n  path = "${store}"\n}\nstorage_destination "postgresql" {\n  connection_url = "${pg.url}"\n}\n`);
+    writeFileSync(
+      toPg,
+      `storage_source "file" {\n  path = "${store}"\n}\nstorage_destination "postgresql" {\n  connection_url = "${pg.url}"\n}\n`,
+    );
     // The source is in use by a running server: refused.
     const busy = await cli(['operator', 'migrate', '-config', toPg]);
     expect(busy.code).toBe(2);
@@ -80,7 +84,10 @@ describe.skipIf(!!skip)('operator migrate', () => {
 
     const back = join(cfgDir, 'back');
     const toFile = join(cfgDir, 'to-file.hcl');
-    writeFileSync(toFile, `storage_source "postgresql" {\n  connection_url = "${pg.url}"\n}\nstorage_destination "file" {\n  path = "${back}"\n}\n`);
+    writeFileSync(
+      toFile,
+      `storage_source "postgresql" {\n  connection_url = "${pg.url}"\n}\nstorage_destination "file" {\n  path = "${back}"\n}\n`,
+    );
     const m2 = await cli(['operator', 'migrate', '-config', toFile]);
     expect(m2.code, m2.err).toBe(0);
     const before = await records(store);
@@ -93,7 +100,9 @@ describe.skipIf(!!skip)('operator migrate', () => {
     try {
       expect((await node.req('POST', 'sys/unseal', { key: recovery })).body.sealed).toBe(false);
       await until(async () => (await roleOf(node)) === 'active', 'the migrated node to serve');
-      expect((await node.req('POST', 'transit/decrypt/mk', { ciphertext: ct }, as)).body.data.plaintext).toBe('bWlncmF0ZQ==');
+      expect((await node.req('POST', 'transit/decrypt/mk', { ciphertext: ct }, as)).body.data.plaintext).toBe(
+        'bWlncmF0ZQ==',
+      );
       expect((await node.req('GET', 'transit/keys/mk', undefined, as)).body.data.latest_version).toBe(2);
       const kv = await node.req('GET', 'secret/data/app', undefined, as);
       expect(kv.body.data.data.v).toBe(2);
@@ -106,7 +115,10 @@ describe.skipIf(!!skip)('operator migrate', () => {
       fb.openSync();
       await fb.put('core/migration', Buffer.from(JSON.stringify({ start: '2026-01-01T00:00:00Z' })));
       await fb.close();
-      const refused = await cli(['server', '--storage-path', back, '--socket', join(cfgDir, 's.sock'), '--keychain', 'none'], { KEYHOLD_HOME: cfgDir });
+      const refused = await cli(
+        ['server', '--storage-path', back, '--socket', join(cfgDir, 's.sock'), '--keychain', 'none'],
+        { KEYHOLD_HOME: cfgDir },
+      );
       expect(refused.code).toBe(1);
       expect(refused.err + refused.out).toMatch(/storage migration in progress \(started: 2026-01-01T00:00:00Z\)/);
       const locked = await cli(['operator', 'migrate', '-config', lockCfg]);
@@ -125,7 +137,10 @@ describe.skipIf(!!skip)('operator migrate', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keyhold-migrate-'));
     dirs.push(dir);
     const bad = join(dir, 'bad.hcl');
-    writeFileSync(bad, 'storage_source "file" {\n  path = "/x"\n}\nstorage_destination "postgresql" {\n  conection_url = "x"\n}\n');
+    writeFileSync(
+      bad,
+      'storage_source "file" {\n  path = "/x"\n}\nstorage_destination "postgresql" {\n  conection_url = "x"\n}\n',
+    );
     const r = await cli(['operator', 'migrate', '-config', bad]);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`config ${bad}:5: storage_destination.postgresql.conection_url: unknown key`);

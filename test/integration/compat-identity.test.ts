@@ -22,7 +22,12 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function goReq(method: string, path: string, body?: unknown, token: string | null = 'root'): Promise<{ status: number; json: any }> {
+function goReq(
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = 'root',
+): Promise<{ status: number; json: any }> {
   const u = new URL(d.tcp!);
   const headers: Record<string, string> = { 'X-Vault-Request': 'true', 'User-Agent': 'Go-http-client/1.1' };
   if (token) headers['X-Vault-Token'] = token;
@@ -43,26 +48,52 @@ const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v);
 
 describe('Go api: sys/auth', () => {
   it('vault auth enable approle (EnableAuthOptions with zero values) then vault auth list decodes typed mounts', async () => {
-    const en = await goReq('POST', 'sys/auth/approle', { type: 'approle', description: '', config: { default_lease_ttl: '', max_lease_ttl: '', force_no_cache: false, token_type: '' }, local: false, seal_wrap: false, external_entropy_access: false, options: null });
+    const en = await goReq('POST', 'sys/auth/approle', {
+      type: 'approle',
+      description: '',
+      config: { default_lease_ttl: '', max_lease_ttl: '', force_no_cache: false, token_type: '' },
+      local: false,
+      seal_wrap: false,
+      external_entropy_access: false,
+      options: null,
+    });
     expect(en.status, JSON.stringify(en.json)).toBe(204);
     const list = await goReq('GET', 'sys/auth');
     for (const [path, m] of Object.entries(list.json.data as Record<string, Record<string, unknown>>)) {
       expect(path.endsWith('/')).toBe(true);
-      for (const k of ['type', 'description', 'accessor', 'uuid', 'plugin_version', 'running_plugin_version']) expect(typeof m[k], `${path}.${k}`).toBe('string');
+      for (const k of ['type', 'description', 'accessor', 'uuid', 'plugin_version', 'running_plugin_version'])
+        expect(typeof m[k], `${path}.${k}`).toBe('string');
       for (const k of ['local', 'seal_wrap', 'external_entropy_access']) expect(typeof m[k]).toBe('boolean');
       const c = m.config as Record<string, unknown>;
-      expect(isInt(c.default_lease_ttl) && isInt(c.max_lease_ttl) && typeof c.force_no_cache === 'boolean' && typeof c.token_type === 'string').toBe(true);
+      expect(
+        isInt(c.default_lease_ttl) &&
+          isInt(c.max_lease_ttl) &&
+          typeof c.force_no_cache === 'boolean' &&
+          typeof c.token_type === 'string',
+      ).toBe(true);
     }
   });
 
   it('vault login -method=approle: PUT auth/approle/login, SecretAuth typed (metadata map[string]string)', async () => {
-    await goReq('PUT', 'auth/approle/role/go', { token_policies: ['default'], secret_id_ttl: '10m0s', token_ttl: '20m0s' });
+    await goReq('PUT', 'auth/approle/role/go', {
+      token_policies: ['default'],
+      secret_id_ttl: '10m0s',
+      token_ttl: '20m0s',
+    });
     const rid = (await goReq('GET', 'auth/approle/role/go/role-id')).json.data.role_id;
     const sid = (await goReq('PUT', 'auth/approle/role/go/secret-id', null)).json.data.secret_id;
     const r = await goReq('PUT', 'auth/approle/login', { role_id: rid, secret_id: sid }, null);
     expect(r.status).toBe(200);
     const a = r.json.auth;
-    expect(typeof a.client_token === 'string' && typeof a.accessor === 'string' && isInt(a.lease_duration) && typeof a.renewable === 'boolean' && typeof a.orphan === 'boolean' && isInt(a.num_uses) && typeof a.entity_id === 'string').toBe(true);
+    expect(
+      typeof a.client_token === 'string' &&
+        typeof a.accessor === 'string' &&
+        isInt(a.lease_duration) &&
+        typeof a.renewable === 'boolean' &&
+        typeof a.orphan === 'boolean' &&
+        isInt(a.num_uses) &&
+        typeof a.entity_id === 'string',
+    ).toBe(true);
     for (const v of Object.values(a.metadata)) expect(typeof v).toBe('string');
     expect(a.lease_duration).toBe(1200);
   });

@@ -41,8 +41,24 @@ describe('node-vault: transit through generic read/write/list/delete', () => {
     expect(created.data).toMatchObject({ name: 'nv-aes', type: 'aes256-gcm96', latest_version: 1 });
     const r = await vault.read('transit/keys/nv-aes');
     expect(r.request_id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(r).toMatchObject({ lease_id: '', renewable: false, lease_duration: 0, wrap_info: null, warnings: null, auth: null });
-    expect(r.data).toMatchObject({ name: 'nv-aes', type: 'aes256-gcm96', supports_encryption: true, supports_decryption: true, supports_signing: false, derived: false, exportable: false, deletion_allowed: false });
+    expect(r).toMatchObject({
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    });
+    expect(r.data).toMatchObject({
+      name: 'nv-aes',
+      type: 'aes256-gcm96',
+      supports_encryption: true,
+      supports_decryption: true,
+      supports_signing: false,
+      derived: false,
+      exportable: false,
+      deletion_allowed: false,
+    });
     expect(Object.keys(r.data.keys)).toEqual(['1']);
     expect(typeof r.data.keys['1']).toBe('number');
   });
@@ -132,7 +148,10 @@ describe('node-vault: KV v2', () => {
     const w = await vault.write('secret/data/nv/app', { data: { user: 'alice', pass: 's3cret' } });
     expect(w.data).toMatchObject({ version: 1, destroyed: false, deletion_time: '' });
     expect(w.data.created_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
-    const w2 = await vault.write('secret/data/nv/app', { data: { user: 'alice', pass: 'rotated' }, options: { cas: 1 } });
+    const w2 = await vault.write('secret/data/nv/app', {
+      data: { user: 'alice', pass: 'rotated' },
+      options: { cas: 1 },
+    });
     expect(w2.data.version).toBe(2);
 
     const r = await vault.read('secret/data/nv/app');
@@ -175,7 +194,13 @@ describe('node-vault: tokens, policies, mounts, health, status', () => {
     expect(creator.token).toBe(t.auth.client_token);
 
     const look = await vault.tokenLookup({ token: t.auth.client_token });
-    expect(look.data).toMatchObject({ id: t.auth.client_token, accessor: t.auth.accessor, display_name: 'token-nv', num_uses: 0, path: 'auth/token/create' });
+    expect(look.data).toMatchObject({
+      id: t.auth.client_token,
+      accessor: t.auth.accessor,
+      display_name: 'token-nv',
+      num_uses: 0,
+      path: 'auth/token/create',
+    });
     expect(look.data.policies).toEqual(['default']);
     expect(look.data.ttl).toBeGreaterThan(3500);
     const self = await creator.tokenLookupSelf();
@@ -187,7 +212,10 @@ describe('node-vault: tokens, policies, mounts, health, status', () => {
   });
 
   it('adds, reads, lists and removes a policy through sys/policy, and the policy takes effect', async () => {
-    await vault.addPolicy({ name: 'nv-pol', rules: 'path "secret/data/nv/*" { capabilities = ["read", "create", "update"] }' });
+    await vault.addPolicy({
+      name: 'nv-pol',
+      rules: 'path "secret/data/nv/*" { capabilities = ["read", "create", "update"] }',
+    });
     const p = await vault.getPolicy({ name: 'nv-pol' });
     expect(p.data.name).toBe('nv-pol');
     expect(p.data.rules).toContain('secret/data/nv/*');

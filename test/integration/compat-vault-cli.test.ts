@@ -28,9 +28,18 @@ interface GoAnswer {
 }
 
 /** A request shaped like hashicorp/vault api's: no Content-Type, compact JSON body, Vault headers. */
-function goReq(method: string, path: string, body?: unknown, opts: { token?: string | null; headers?: Record<string, string>; base?: string } = {}): Promise<GoAnswer> {
+function goReq(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string | null; headers?: Record<string, string>; base?: string } = {},
+): Promise<GoAnswer> {
   const u = new URL(opts.base ?? d.tcp!);
-  const headers: Record<string, string> = { 'X-Vault-Request': 'true', 'User-Agent': 'Go-http-client/1.1', ...opts.headers };
+  const headers: Record<string, string> = {
+    'X-Vault-Request': 'true',
+    'User-Agent': 'Go-http-client/1.1',
+    ...opts.headers,
+  };
   const token = opts.token === undefined ? 'root' : opts.token;
   if (token) headers['X-Vault-Token'] = token;
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -73,7 +82,21 @@ function typed(obj: Record<string, unknown>, spec: Record<string, (v: unknown) =
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function parseSecret(text: string): any {
   const s = JSON.parse(text) as Record<string, unknown>;
-  typed(s, { request_id: isStr, lease_id: isStr, lease_duration: isInt, renewable: isBool, data: isObj, warnings: isStrList, auth: isObj, wrap_info: isObj, mount_type: isStr }, 'secret');
+  typed(
+    s,
+    {
+      request_id: isStr,
+      lease_id: isStr,
+      lease_duration: isInt,
+      renewable: isBool,
+      data: isObj,
+      warnings: isStrList,
+      auth: isObj,
+      wrap_info: isObj,
+      mount_type: isStr,
+    },
+    'secret',
+  );
   if (isObj(s.auth)) {
     typed(
       s.auth,
@@ -103,7 +126,8 @@ function logicalResult(a: GoAnswer) {
     const s = parseSecret(a.text);
     return s.data && Object.keys(s.data).length ? s : s.warnings?.length ? s : null;
   }
-  if (a.status >= 400) throw new Error(`Error making API request. Code: ${a.status}. Errors: ${goErrors(a).join('; ')}`);
+  if (a.status >= 400)
+    throw new Error(`Error making API request. Code: ${a.status}. Errors: ${goErrors(a).join('; ')}`);
   return a.status === 204 ? null : parseSecret(a.text);
 }
 
@@ -117,9 +141,44 @@ function goErrors(a: GoAnswer): string[] {
 /** mapstructure.Decode into api.MountOutput (no weak typing). */
 function decodeMountOutput(path: string, m: unknown): void {
   if (!isObj(m)) throw new Error(`${path}: not an object`);
-  typed(m, { uuid: isStr, type: isStr, description: isStr, accessor: isStr, config: isObj, options: (v) => isObj(v) && Object.values(v).every(isStr), local: isBool, seal_wrap: isBool, external_entropy_access: isBool, plugin_version: isStr, running_plugin_version: isStr, running_sha256: isStr, deprecation_status: isStr }, path);
+  typed(
+    m,
+    {
+      uuid: isStr,
+      type: isStr,
+      description: isStr,
+      accessor: isStr,
+      config: isObj,
+      options: (v) => isObj(v) && Object.values(v).every(isStr),
+      local: isBool,
+      seal_wrap: isBool,
+      external_entropy_access: isBool,
+      plugin_version: isStr,
+      running_plugin_version: isStr,
+      running_sha256: isStr,
+      deprecation_status: isStr,
+    },
+    path,
+  );
   if (isObj(m.config)) {
-    typed(m.config, { default_lease_ttl: isInt, max_lease_ttl: isInt, force_no_cache: isBool, audit_non_hmac_request_keys: isStrList, audit_non_hmac_response_keys: isStrList, listing_visibility: isStr, passthrough_request_headers: isStrList, allowed_response_headers: isStrList, token_type: isStr, allowed_managed_keys: isStrList, identity_token_key: isStr, plugin_name: isStr }, `${path}.config`);
+    typed(
+      m.config,
+      {
+        default_lease_ttl: isInt,
+        max_lease_ttl: isInt,
+        force_no_cache: isBool,
+        audit_non_hmac_request_keys: isStrList,
+        audit_non_hmac_response_keys: isStrList,
+        listing_visibility: isStr,
+        passthrough_request_headers: isStrList,
+        allowed_response_headers: isStrList,
+        token_type: isStr,
+        allowed_managed_keys: isStrList,
+        identity_token_key: isStr,
+        plugin_name: isStr,
+      },
+      `${path}.config`,
+    );
   }
 }
 
@@ -135,11 +194,18 @@ async function kvPreflight(path: string, token = 'root'): Promise<{ mountPath: s
 }
 function addPrefix(p: string, mountPath: string, apiPrefix: string): string {
   if (p === mountPath || p === mountPath.replace(/\/$/, '')) return mountPath.replace(/\/$/, '') + '/' + apiPrefix;
-  return [mountPath.replace(/\/$/, ''), apiPrefix, p.slice(mountPath.length)].filter(Boolean).join('/').replace(/\/+$/, '');
+  return [mountPath.replace(/\/$/, ''), apiPrefix, p.slice(mountPath.length)]
+    .filter(Boolean)
+    .join('/')
+    .replace(/\/+$/, '');
 }
 
 /** `vault kv <cmd> <path>`: preflight, then the rewritten v2 path. */
-async function kvPath(path: string, apiPrefix: 'data' | 'metadata' | 'delete' | 'undelete' | 'destroy', token = 'root'): Promise<string> {
+async function kvPath(
+  path: string,
+  apiPrefix: 'data' | 'metadata' | 'delete' | 'undelete' | 'destroy',
+  token = 'root',
+): Promise<string> {
   const { mountPath, version } = await kvPreflight(path, token);
   expect(version).toBe(2);
   return addPrefix(path, mountPath, apiPrefix);
@@ -160,8 +226,26 @@ describe('response envelope and errors as Vault clients read them', () => {
     expect(a.status).toBe(200);
     expect(a.headers['content-type']).toBe('application/json');
     const s = parseSecret(a.text);
-    expect(Object.keys(s)).toEqual(expect.arrayContaining(['request_id', 'lease_id', 'renewable', 'lease_duration', 'data', 'wrap_info', 'warnings', 'auth']));
-    expect(s).toMatchObject({ lease_id: '', renewable: false, lease_duration: 0, wrap_info: null, warnings: null, auth: null });
+    expect(Object.keys(s)).toEqual(
+      expect.arrayContaining([
+        'request_id',
+        'lease_id',
+        'renewable',
+        'lease_duration',
+        'data',
+        'wrap_info',
+        'warnings',
+        'auth',
+      ]),
+    );
+    expect(s).toMatchObject({
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    });
     expect(s.request_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(parseSecret(b.text).request_id).not.toBe(s.request_id);
   });
@@ -198,12 +282,21 @@ describe('response envelope and errors as Vault clients read them', () => {
   });
 
   it('accepts the token in X-Vault-Token or Authorization: Bearer; X-Vault-Token wins', async () => {
-    const bearer = await goReq('GET', 'auth/token/lookup-self', undefined, { token: null, headers: { Authorization: 'Bearer root' } });
+    const bearer = await goReq('GET', 'auth/token/lookup-self', undefined, {
+      token: null,
+      headers: { Authorization: 'Bearer root' },
+    });
     expect(bearer.status).toBe(200);
     expect(parseSecret(bearer.text).data.id).toBe('root');
-    const both = await goReq('GET', 'auth/token/lookup-self', undefined, { token: 'root', headers: { Authorization: 'Bearer not-a-token' } });
+    const both = await goReq('GET', 'auth/token/lookup-self', undefined, {
+      token: 'root',
+      headers: { Authorization: 'Bearer not-a-token' },
+    });
     expect(both.status).toBe(200);
-    const wrongFirst = await goReq('GET', 'auth/token/lookup-self', undefined, { token: 'not-a-token', headers: { Authorization: 'Bearer root' } });
+    const wrongFirst = await goReq('GET', 'auth/token/lookup-self', undefined, {
+      token: 'not-a-token',
+      headers: { Authorization: 'Bearer root' },
+    });
     expect(wrongFirst.status).toBe(403);
   });
 
@@ -232,11 +325,26 @@ describe('response envelope and errors as Vault clients read them', () => {
 
   it('returns a typed auth block from token create (vault token create)', async () => {
     // command/token_create.go -> api TokenCreateRequest: omitempty fields dropped, display_name/num_uses/type/entity_alias always sent.
-    const a = await goReq('POST', 'auth/token/create', { policies: ['default'], ttl: '1h', display_name: '', num_uses: 0, renewable: true, type: 'service', entity_alias: '' });
+    const a = await goReq('POST', 'auth/token/create', {
+      policies: ['default'],
+      ttl: '1h',
+      display_name: '',
+      num_uses: 0,
+      renewable: true,
+      type: 'service',
+      entity_alias: '',
+    });
     expect(a.status).toBe(200);
     const s = parseSecret(a.text);
     expect(s.data).toBeNull();
-    expect(s.auth).toMatchObject({ policies: ['default'], token_policies: ['default'], lease_duration: 3600, renewable: true, orphan: false, token_type: 'service' });
+    expect(s.auth).toMatchObject({
+      policies: ['default'],
+      token_policies: ['default'],
+      lease_duration: 3600,
+      renewable: true,
+      orphan: false,
+      token_type: 'service',
+    });
     expect(s.auth.client_token).toMatch(/\S/);
   });
 });
@@ -245,39 +353,126 @@ describe('vault status, login and token lookup', () => {
   it('status: seal-status and leader decode into the Go structs', async () => {
     const ss = await goReq('GET', 'sys/seal-status', undefined, { token: null });
     expect(ss.status).toBe(200);
-    typed(ss.json, { type: isStr, initialized: isBool, sealed: isBool, t: isInt, n: isInt, progress: isInt, nonce: isStr, version: isStr, build_date: isStr, migration: isBool, cluster_name: isStr, cluster_id: isStr, recovery_seal: isBool, storage_type: isStr, warnings: isStrList }, 'seal-status');
+    typed(
+      ss.json,
+      {
+        type: isStr,
+        initialized: isBool,
+        sealed: isBool,
+        t: isInt,
+        n: isInt,
+        progress: isInt,
+        nonce: isStr,
+        version: isStr,
+        build_date: isStr,
+        migration: isBool,
+        cluster_name: isStr,
+        cluster_id: isStr,
+        recovery_seal: isBool,
+        storage_type: isStr,
+        warnings: isStrList,
+      },
+      'seal-status',
+    );
     expect(ss.json).toMatchObject({ initialized: true, sealed: false });
     const leader = await goReq('GET', 'sys/leader');
     expect(leader.status).toBe(200);
-    typed(leader.json, { ha_enabled: isBool, is_self: isBool, leader_address: isStr, leader_cluster_address: isStr, performance_standby: isBool, performance_standby_last_remote_wal: isInt, active_time: isStr }, 'leader');
+    typed(
+      leader.json,
+      {
+        ha_enabled: isBool,
+        is_self: isBool,
+        leader_address: isStr,
+        leader_cluster_address: isStr,
+        performance_standby: isBool,
+        performance_standby_last_remote_wal: isInt,
+        active_time: isStr,
+      },
+      'leader',
+    );
     expect(Number.isNaN(Date.parse(leader.json.active_time))).toBe(false);
   });
 
   it('login with a token: lookup-self carries what the token CLI handler reads', async () => {
-    const created = parseSecret((await goReq('POST', 'auth/token/create', { policies: ['env-pol'], ttl: '30m', meta: { who: 'cli' }, display_name: 'cli', num_uses: 0, type: 'service', entity_alias: '' })).text);
+    const created = parseSecret(
+      (
+        await goReq('POST', 'auth/token/create', {
+          policies: ['env-pol'],
+          ttl: '30m',
+          meta: { who: 'cli' },
+          display_name: 'cli',
+          num_uses: 0,
+          type: 'service',
+          entity_alias: '',
+        })
+      ).text,
+    );
     const tok = created.auth.client_token as string;
     const a = await goReq('GET', 'auth/token/lookup-self', undefined, { token: tok });
     expect(a.status).toBe(200);
     const s = parseSecret(a.text);
     // api/secret.go TokenID/TokenAccessor/TokenPolicies/TokenTTL/TokenIsRenewable/TokenMetadata.
-    typed(s.data, { id: isStr, accessor: isStr, policies: isStrList, identity_policies: isStrList, ttl: isInt, renewable: isBool, meta: isObj, entity_id: isStr, display_name: isStr, num_uses: isInt, orphan: isBool, creation_ttl: isInt, creation_time: isInt, explicit_max_ttl: isInt, path: isStr, type: isStr }, 'lookup');
-    expect(s.data).toMatchObject({ id: tok, accessor: created.auth.accessor, policies: ['default', 'env-pol'], renewable: true, meta: { who: 'cli' }, display_name: 'token-cli' });
+    typed(
+      s.data,
+      {
+        id: isStr,
+        accessor: isStr,
+        policies: isStrList,
+        identity_policies: isStrList,
+        ttl: isInt,
+        renewable: isBool,
+        meta: isObj,
+        entity_id: isStr,
+        display_name: isStr,
+        num_uses: isInt,
+        orphan: isBool,
+        creation_ttl: isInt,
+        creation_time: isInt,
+        explicit_max_ttl: isInt,
+        path: isStr,
+        type: isStr,
+      },
+      'lookup',
+    );
+    expect(s.data).toMatchObject({
+      id: tok,
+      accessor: created.auth.accessor,
+      policies: ['default', 'env-pol'],
+      renewable: true,
+      meta: { who: 'cli' },
+      display_name: 'token-cli',
+    });
     expect(s.data.ttl).toBeGreaterThan(1700);
     expect(s.data.expire_time).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('token lookup <token> posts the token in the body; -accessor uses lookup-accessor', async () => {
-    const created = parseSecret((await goReq('POST', 'auth/token/create', { policies: ['default'], display_name: 'x', num_uses: 0, type: 'service', entity_alias: '' })).text);
+    const created = parseSecret(
+      (
+        await goReq('POST', 'auth/token/create', {
+          policies: ['default'],
+          display_name: 'x',
+          num_uses: 0,
+          type: 'service',
+          entity_alias: '',
+        })
+      ).text,
+    );
     const look = parseSecret((await goReq('POST', 'auth/token/lookup', { token: created.auth.client_token })).text);
     expect(look.data.id).toBe(created.auth.client_token);
-    const acc = parseSecret((await goReq('POST', 'auth/token/lookup-accessor', { accessor: created.auth.accessor })).text);
+    const acc = parseSecret(
+      (await goReq('POST', 'auth/token/lookup-accessor', { accessor: created.auth.accessor })).text,
+    );
     expect(acc.data.accessor).toBe(created.auth.accessor);
     expect(acc.data.id).toBe('');
   });
 
   it('token create with an empty display_name (as `vault token create` sends) is named "token"', async () => {
     // hashicorp/vault vault/token_store.go: the "token-" prefix is only added when display_name is non-empty.
-    const created = parseSecret((await goReq('POST', 'auth/token/create', { display_name: '', num_uses: 0, type: 'service', entity_alias: '' })).text);
+    const created = parseSecret(
+      (await goReq('POST', 'auth/token/create', { display_name: '', num_uses: 0, type: 'service', entity_alias: '' }))
+        .text,
+    );
     const look = parseSecret((await goReq('POST', 'auth/token/lookup', { token: created.auth.client_token })).text);
     expect(look.data.display_name).toBe('token');
   });
@@ -296,12 +491,28 @@ describe('vault policy, token capabilities, auth list', () => {
   });
 
   it('token capabilities <path>: capabilities-self answers per path and under "capabilities"', async () => {
-    await goReq('PUT', 'sys/policies/acl/cap-pol', { policy: 'path "secret/data/cap/*" { capabilities = ["read", "list"] }' });
-    const tok = parseSecret((await goReq('POST', 'auth/token/create', { policies: ['cap-pol'], display_name: 'cap', num_uses: 0, type: 'service', entity_alias: '' })).text).auth.client_token as string;
-    const s = logicalResult(await goReq('POST', 'sys/capabilities-self', { paths: ['secret/data/cap/x'] }, { token: tok }));
+    await goReq('PUT', 'sys/policies/acl/cap-pol', {
+      policy: 'path "secret/data/cap/*" { capabilities = ["read", "list"] }',
+    });
+    const tok = parseSecret(
+      (
+        await goReq('POST', 'auth/token/create', {
+          policies: ['cap-pol'],
+          display_name: 'cap',
+          num_uses: 0,
+          type: 'service',
+          entity_alias: '',
+        })
+      ).text,
+    ).auth.client_token as string;
+    const s = logicalResult(
+      await goReq('POST', 'sys/capabilities-self', { paths: ['secret/data/cap/x'] }, { token: tok }),
+    );
     expect(s.data['secret/data/cap/x']).toEqual(['list', 'read']);
     expect(s.data.capabilities).toEqual(['list', 'read']);
-    const none = logicalResult(await goReq('POST', 'sys/capabilities-self', { paths: ['transit/keys'] }, { token: tok }));
+    const none = logicalResult(
+      await goReq('POST', 'sys/capabilities-self', { paths: ['transit/keys'] }, { token: tok }),
+    );
     expect(none.data.capabilities).toEqual(['deny']);
   });
 
@@ -310,7 +521,13 @@ describe('vault policy, token capabilities, auth list', () => {
     expect(a.status).toBe(200);
     const s = parseSecret(a.text);
     expect(Object.keys(s.data)).toEqual(['token/']);
-    expect(s.data['token/']).toMatchObject({ type: 'token', description: 'token based credentials', local: false, seal_wrap: false, options: null });
+    expect(s.data['token/']).toMatchObject({
+      type: 'token',
+      description: 'token based credentials',
+      local: false,
+      seal_wrap: false,
+      options: null,
+    });
     decodeMountOutput('token/', s.data['token/']);
     expect(s['token/']).toEqual(s.data['token/']);
     const ui = parseSecret((await goReq('GET', 'sys/internal/ui/mounts/auth/token/lookup-self')).text);
@@ -321,7 +538,9 @@ describe('vault policy, token capabilities, auth list', () => {
 describe('vault read/write/list/delete (PUT writes, GET ?list=true lists)', () => {
   it('writes a key with PUT, encrypts with PUT, lists with GET ?list=true, deletes', async () => {
     expect((await goReq('PUT', 'transit/keys/cli-k', {})).status).toBe(200);
-    const enc = logicalResult(await goReq('PUT', 'transit/encrypt/cli-k', { plaintext: Buffer.from('cli').toString('base64') }));
+    const enc = logicalResult(
+      await goReq('PUT', 'transit/encrypt/cli-k', { plaintext: Buffer.from('cli').toString('base64') }),
+    );
     expect(enc.data.ciphertext).toMatch(/^vault:v1:/);
     const dec = logicalResult(await goReq('PUT', 'transit/decrypt/cli-k', { ciphertext: enc.data.ciphertext }));
     expect(Buffer.from(dec.data.plaintext, 'base64').toString()).toBe('cli');
@@ -346,7 +565,14 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     const a = await goReq('GET', 'sys/internal/ui/mounts/secret/app/config');
     expect(a.status).toBe(200);
     const s = parseSecret(a.text);
-    expect(s.data).toMatchObject({ path: 'secret/', type: 'kv', options: { version: '2' }, description: expect.any(String), local: false, seal_wrap: false });
+    expect(s.data).toMatchObject({
+      path: 'secret/',
+      type: 'kv',
+      options: { version: '2' },
+      description: expect.any(String),
+      local: false,
+      seal_wrap: false,
+    });
     expect(s.data.accessor).toMatch(/^kv_/);
     decodeMountOutput('ui-mount', s.data);
     const mounts = parseSecret((await goReq('GET', 'sys/mounts')).text);
@@ -361,7 +587,9 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     expect((await kvPreflight('team/kv/x/y')).mountPath).toBe('team/kv/');
     const other = await goReq('GET', 'sys/internal/ui/mounts/secretx/foo');
     expect(other.status).toBe(403);
-    expect(goErrors(other)[0]).toBe('preflight capability check returned 403, please ensure client\'s policies grant access to path "secretx/foo/"');
+    expect(goErrors(other)[0]).toBe(
+      'preflight capability check returned 403, please ensure client\'s policies grant access to path "secretx/foo/"',
+    );
   });
 
   it('answers 403 for no token, a bad token, an unknown mount (even for root) and a token without access', async () => {
@@ -372,14 +600,29 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     expect(goErrors(unknown)[0]).toContain('preflight capability check returned 403');
 
     await goReq('PUT', 'sys/policies/acl/only-transit', { policy: 'path "transit/*" { capabilities = ["read"] }' });
-    await goReq('PUT', 'sys/policies/acl/deep-secret', { policy: 'path "secret/data/team/app" { capabilities = ["read"] }' });
+    await goReq('PUT', 'sys/policies/acl/deep-secret', {
+      policy: 'path "secret/data/team/app" { capabilities = ["read"] }',
+    });
     await goReq('PUT', 'sys/policies/acl/deny-secret', { policy: 'path "secret/*" { capabilities = ["deny"] }' });
-    const mk = async (p: string) => parseSecret((await goReq('POST', 'auth/token/create', { policies: [p], display_name: p, num_uses: 0, type: 'service', entity_alias: '' })).text).auth.client_token as string;
+    const mk = async (p: string) =>
+      parseSecret(
+        (
+          await goReq('POST', 'auth/token/create', {
+            policies: [p],
+            display_name: p,
+            num_uses: 0,
+            type: 'service',
+            entity_alias: '',
+          })
+        ).text,
+      ).auth.client_token as string;
     const onlyTransit = await mk('only-transit');
     const deep = await mk('deep-secret');
     const denyAll = await mk('deny-secret');
     expect((await goReq('GET', 'sys/internal/ui/mounts/secret/x', undefined, { token: onlyTransit })).status).toBe(403);
-    expect((await goReq('GET', 'sys/internal/ui/mounts/transit/keys', undefined, { token: onlyTransit })).status).toBe(200);
+    expect((await goReq('GET', 'sys/internal/ui/mounts/transit/keys', undefined, { token: onlyTransit })).status).toBe(
+      200,
+    );
     // A capability on any path under the mount is enough (Vault's hasMountAccess walks the policy paths).
     const viaDeep = await goReq('GET', 'sys/internal/ui/mounts/secret/team/app', undefined, { token: deep });
     expect(viaDeep.status).toBe(200);
@@ -400,21 +643,38 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     const putPath = await kvPath('secret/cli/app', 'data');
     expect(putPath).toBe('secret/data/cli/app');
     const put = logicalResult(await goReq('PUT', putPath, { data: { user: 'alice' }, options: {} }));
-    typed(put.data, { created_time: isStr, deletion_time: isStr, destroyed: isBool, version: isInt, custom_metadata: isObj }, 'kv put');
+    typed(
+      put.data,
+      { created_time: isStr, deletion_time: isStr, destroyed: isBool, version: isInt, custom_metadata: isObj },
+      'kv put',
+    );
     expect(put.data.version).toBe(1);
 
     // `vault kv put -mount=secret cli/app2 ...` preflights the mount path alone.
     const { mountPath } = await kvPreflight('secret');
     expect(mountPath).toBe('secret/');
-    expect(logicalResult(await goReq('PUT', addPrefix('secret/cli/app2', mountPath, 'data'), { data: { n: '2' }, options: { cas: 0 } })).data.version).toBe(1);
+    expect(
+      logicalResult(
+        await goReq('PUT', addPrefix('secret/cli/app2', mountPath, 'data'), { data: { n: '2' }, options: { cas: 0 } }),
+      ).data.version,
+    ).toBe(1);
 
-    const patch = await goReq('PATCH', await kvPath('secret/cli/app', 'data'), { data: { pass: 'pw' }, options: {} }, { headers: { 'Content-Type': 'application/merge-patch+json' } });
+    const patch = await goReq(
+      'PATCH',
+      await kvPath('secret/cli/app', 'data'),
+      { data: { pass: 'pw' }, options: {} },
+      { headers: { 'Content-Type': 'application/merge-patch+json' } },
+    );
     expect(patch.status).toBe(200);
     expect(parseSecret(patch.text).data.version).toBe(2);
 
     const got = logicalResult(await goReq('GET', await kvPath('secret/cli/app', 'data')));
     expect(got.data.data).toEqual({ user: 'alice', pass: 'pw' });
-    typed(got.data.metadata, { created_time: isStr, deletion_time: isStr, destroyed: isBool, version: isInt }, 'kv get metadata');
+    typed(
+      got.data.metadata,
+      { created_time: isStr, deletion_time: isStr, destroyed: isBool, version: isInt },
+      'kv get metadata',
+    );
     expect(logicalResult(await goReq('GET', 'secret/data/cli/app?version=1')).data.data).toEqual({ user: 'alice' });
 
     const listPath = await kvPath('secret/cli', 'metadata');
@@ -426,7 +686,20 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     expect(logicalResult(await goReq('GET', rootList + '?list=true')).data.keys).toEqual(['cli/']);
 
     const meta = logicalResult(await goReq('GET', await kvPath('secret/cli/app', 'metadata')));
-    typed(meta.data, { cas_required: isBool, created_time: isStr, current_version: isInt, max_versions: isInt, oldest_version: isInt, updated_time: isStr, versions: isObj, delete_version_after: isStr }, 'kv metadata');
+    typed(
+      meta.data,
+      {
+        cas_required: isBool,
+        created_time: isStr,
+        current_version: isInt,
+        max_versions: isInt,
+        oldest_version: isInt,
+        updated_time: isStr,
+        versions: isObj,
+        delete_version_after: isStr,
+      },
+      'kv metadata',
+    );
     expect(Object.keys(meta.data.versions)).toEqual(['1', '2']);
   });
 
@@ -446,16 +719,34 @@ describe('sys/internal/ui/mounts and `vault kv`', () => {
     const meta = logicalResult(await goReq('GET', 'secret/metadata/cli/app'));
     expect(meta.data.versions['1'].destroyed).toBe(true);
 
-    const mput = await goReq('PUT', await kvPath('secret/cli/app', 'metadata'), { max_versions: 4, custom_metadata: { owner: 'ops' } });
+    const mput = await goReq('PUT', await kvPath('secret/cli/app', 'metadata'), {
+      max_versions: 4,
+      custom_metadata: { owner: 'ops' },
+    });
     expect(mput.status).toBe(204);
-    expect(logicalResult(await goReq('GET', 'secret/metadata/cli/app')).data).toMatchObject({ max_versions: 4, custom_metadata: { owner: 'ops' } });
+    expect(logicalResult(await goReq('GET', 'secret/metadata/cli/app')).data).toMatchObject({
+      max_versions: 4,
+      custom_metadata: { owner: 'ops' },
+    });
     expect((await goReq('DELETE', await kvPath('secret/cli/app', 'metadata'))).status).toBe(204);
     expect(logicalResult(await goReq('GET', 'secret/metadata/cli/app'))).toBeNull();
   });
 
   it('kv works for a token whose policy only covers secret/data/... (preflight allowed by the path walk)', async () => {
-    await goReq('PUT', 'sys/policies/acl/kv-user', { policy: 'path "secret/data/team/*" { capabilities = ["create", "read", "update"] }' });
-    const tok = parseSecret((await goReq('POST', 'auth/token/create', { policies: ['kv-user'], display_name: 'kv', num_uses: 0, type: 'service', entity_alias: '' })).text).auth.client_token as string;
+    await goReq('PUT', 'sys/policies/acl/kv-user', {
+      policy: 'path "secret/data/team/*" { capabilities = ["create", "read", "update"] }',
+    });
+    const tok = parseSecret(
+      (
+        await goReq('POST', 'auth/token/create', {
+          policies: ['kv-user'],
+          display_name: 'kv',
+          num_uses: 0,
+          type: 'service',
+          entity_alias: '',
+        })
+      ).text,
+    ).auth.client_token as string;
     const p = await kvPath('secret/team/db', 'data', tok);
     expect((await goReq('PUT', p, { data: { pw: 'x' }, options: {} }, { token: tok })).status).toBe(200);
     expect(logicalResult(await goReq('GET', p, undefined, { token: tok })).data.data).toEqual({ pw: 'x' });
@@ -471,7 +762,15 @@ describe('vault secrets list / enable / disable', () => {
 
   it('secrets enable -version=2 kv: the CLI body mounts KV v2 and kv put works on it', async () => {
     // command/secrets_enable.go: MountInput with Config TTLs as duration strings ("0s"), trailing slash in the path.
-    const body = { type: 'kv', description: '', config: { options: null, default_lease_ttl: '0s', max_lease_ttl: '0s', force_no_cache: false }, local: false, seal_wrap: false, external_entropy_access: false, options: { version: '2' } };
+    const body = {
+      type: 'kv',
+      description: '',
+      config: { options: null, default_lease_ttl: '0s', max_lease_ttl: '0s', force_no_cache: false },
+      local: false,
+      seal_wrap: false,
+      external_entropy_access: false,
+      options: { version: '2' },
+    };
     expect((await goReq('POST', 'sys/mounts/cli-kv/', body)).status).toBe(204);
     const p = await kvPath('cli-kv/a', 'data');
     expect(p).toBe('cli-kv/data/a');
@@ -504,9 +803,33 @@ describe('vault operator init / unseal / seal and status while sealed (non-dev d
       const base = nd.tcp!;
       expect((await goReq('GET', 'sys/init', undefined, { token: null, base })).json).toEqual({ initialized: false });
       // command/operator_init.go -> api.InitRequest (all fields sent).
-      const init = await goReq('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1, stored_shares: 0, pgp_keys: null, recovery_shares: 0, recovery_threshold: 0, recovery_pgp_keys: null, root_token_pgp_key: '' }, { token: null, base });
+      const init = await goReq(
+        'PUT',
+        'sys/init',
+        {
+          secret_shares: 1,
+          secret_threshold: 1,
+          stored_shares: 0,
+          pgp_keys: null,
+          recovery_shares: 0,
+          recovery_threshold: 0,
+          recovery_pgp_keys: null,
+          root_token_pgp_key: '',
+        },
+        { token: null, base },
+      );
       expect(init.status).toBe(200);
-      typed(init.json, { keys: isStrList, keys_base64: isStrList, recovery_keys: isStrList, recovery_keys_base64: isStrList, root_token: isStr }, 'InitResponse');
+      typed(
+        init.json,
+        {
+          keys: isStrList,
+          keys_base64: isStrList,
+          recovery_keys: isStrList,
+          recovery_keys_base64: isStrList,
+          root_token: isStr,
+        },
+        'InitResponse',
+      );
       expect(init.json.keys).toHaveLength(1);
       await nd.stop();
 
@@ -521,7 +844,23 @@ describe('vault operator init / unseal / seal and status while sealed (non-dev d
 
       const un = await goReq('PUT', 'sys/unseal', { key: init.json.keys[0] }, { token: null, base: b2 });
       expect(un.status).toBe(200);
-      typed(un.json, { type: isStr, initialized: isBool, sealed: isBool, t: isInt, n: isInt, progress: isInt, nonce: isStr, version: isStr, migration: isBool, recovery_seal: isBool, storage_type: isStr }, 'unseal');
+      typed(
+        un.json,
+        {
+          type: isStr,
+          initialized: isBool,
+          sealed: isBool,
+          t: isInt,
+          n: isInt,
+          progress: isInt,
+          nonce: isStr,
+          version: isStr,
+          migration: isBool,
+          recovery_seal: isBool,
+          storage_type: isStr,
+        },
+        'unseal',
+      );
       expect(un.json).toMatchObject({ sealed: false, t: 1, n: 1, progress: 0 });
 
       expect((await goReq('PUT', 'sys/seal', undefined, { token: init.json.root_token, base: b2 })).status).toBe(204);

@@ -27,8 +27,18 @@ beforeAll(async () => {
   ok(await d.req('POST', 'payments/keys/card', {}));
   ok(await d.req('POST', 'secret/data/app/db', { data: { password: 'x' } }));
   ok(await d.req('POST', 'secret/data/top', { data: { a: '1' } }));
-  ok(await d.req('POST', 'sys/sync/destinations/repohost/gh1', { repository_owner: 'acme', repository_name: 'app', access_token: 'not-a-real-token' }));
-  ok(await d.req('POST', 'sys/policies/acl/keys-reader', { policy: 'path "transit/keys/*" { capabilities = ["read"] }' }));
+  ok(
+    await d.req('POST', 'sys/sync/destinations/repohost/gh1', {
+      repository_owner: 'acme',
+      repository_name: 'app',
+      access_token: 'not-a-real-token',
+    }),
+  );
+  ok(
+    await d.req('POST', 'sys/policies/acl/keys-reader', {
+      policy: 'path "transit/keys/*" { capabilities = ["read"] }',
+    }),
+  );
 });
 afterAll(async () => {
   await d?.stop();
@@ -49,7 +59,15 @@ describe('GET sys/internal/specs/openapi', () => {
     expect(r.body.openapi).toBe('3.0.2');
     expect(await valid(r.body)).toBe(true);
     const paths = Object.keys(r.body.paths);
-    for (const p of ['/transit/keys/{name}', '/payments/keys/{name}', '/secret/data/{path}', '/sys/mounts', '/auth/token/lookup-self', '/sys/internal/specs/openapi']) expect(paths).toContain(p);
+    for (const p of [
+      '/transit/keys/{name}',
+      '/payments/keys/{name}',
+      '/secret/data/{path}',
+      '/sys/mounts',
+      '/auth/token/lookup-self',
+      '/sys/internal/specs/openapi',
+    ])
+      expect(paths).toContain(p);
     expect(paths.some((p) => p.startsWith('/sys/sync/'))).toBe(true);
   });
 
@@ -122,7 +140,9 @@ describe('keyhold openapi and path-help', () => {
   });
 
   it('path-help falls back to the dev mounts, saying so, without a daemon', async () => {
-    const r = await d.cli(['path-help', 'transit/encrypt/app'], { env: { KEYHOLD_ADDR: `unix://${join(d.dir, 'nothing.sock')}` } });
+    const r = await d.cli(['path-help', 'transit/encrypt/app'], {
+      env: { KEYHOLD_ADDR: `unix://${join(d.dir, 'nothing.sock')}` },
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toContain('assuming transit/ and secret/ mounts');
     expect(r.stdout).toMatch(/^Matching Route: encrypt\/NAME$/m);
@@ -162,7 +182,10 @@ describe('shell completion', () => {
       // spawnSync keeps the output byte for byte (execa would strip the final newline).
       const r = spawnSync(process.execPath, [BIN, 'completion', shell!], { encoding: 'utf8' });
       expect(r.status).toBe(0);
-      expect(r.stdout === readFileSync(join(ROOT, file!), 'utf8'), `keyhold completion ${shell} differs from ${file}: run \`npm run docs\``).toBe(true);
+      expect(
+        r.stdout === readFileSync(join(ROOT, file!), 'utf8'),
+        `keyhold completion ${shell} differs from ${file}: run \`npm run docs\``,
+      ).toBe(true);
     }
   });
 
@@ -179,7 +202,11 @@ describe('shell completion', () => {
   });
 
   it('__complete stays quiet (exit 0, no output) without a daemon or with a bad token', async () => {
-    for (const env of [{ KEYHOLD_ADDR: `unix://${join(d.dir, 'nothing.sock')}` }, { KEYHOLD_ADDR: 'http://127.0.0.1:1' }, { KEYHOLD_TOKEN: 'bad-token' }]) {
+    for (const env of [
+      { KEYHOLD_ADDR: `unix://${join(d.dir, 'nothing.sock')}` },
+      { KEYHOLD_ADDR: 'http://127.0.0.1:1' },
+      { KEYHOLD_TOKEN: 'bad-token' },
+    ]) {
       const r = await d.cli(['__complete', 'transit-keys', '--', 'transit', 'keys', 'read', ''], { env });
       expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
     }
@@ -190,7 +217,15 @@ describe('shell completion', () => {
     expect(readFileSync(join(ROOT, 'completions/keyhold.bash'), 'utf8')).not.toMatch(/_kh_subs='[^']*__complete/);
   });
 
-  const shellEnv = () => ({ ...process.env, PATH: `${bin}:${process.env.PATH}`, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, HOME: d.dir, XDG_CONFIG_HOME: join(d.dir, 'cfg'), XDG_DATA_HOME: join(d.dir, 'xdg') });
+  const shellEnv = () => ({
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    KEYHOLD_ADDR: d.addr,
+    KEYHOLD_TOKEN: d.token,
+    HOME: d.dir,
+    XDG_CONFIG_HOME: join(d.dir, 'cfg'),
+    XDG_DATA_HOME: join(d.dir, 'xdg'),
+  });
   const sh = (cmd: string, args: string[]) => {
     const r = spawnSync(cmd, args, { encoding: 'utf8', env: shellEnv(), timeout: 60_000 });
     if (r.status !== 0) throw new Error(`${cmd}: ${r.stderr}`);
@@ -220,7 +255,11 @@ describe('shell completion', () => {
   });
 
   it('fish completes key names and destination names from the daemon', () => {
-    const out = sh('fish', ['--no-config', '-c', `source ${join(ROOT, 'completions/keyhold.fish')}; complete -C 'keyhold transit sign '; complete -C 'keyhold sync dest read repohost '`]);
+    const out = sh('fish', [
+      '--no-config',
+      '-c',
+      `source ${join(ROOT, 'completions/keyhold.fish')}; complete -C 'keyhold transit sign '; complete -C 'keyhold sync dest read repohost '`,
+    ]);
     expect(out.map((l) => l.split('\t')[0])).toEqual(['app', 'release', 'gh1']);
   });
 });
@@ -231,7 +270,12 @@ function runBlock(b: DocBlock, cwd: string, env: NodeJS.ProcessEnv): Promise<{ c
     // -e: a failing command fails the block (commands expected to fail are written as `if ...; then exit 1; fi`).
     // No pipefail: a reader's shell has none, and `keyhold ... | head` ends keyhold with 141 by design.
     // Its own process group, so a timeout ends whatever the block started too.
-    const p = spawn('bash', ['--noprofile', '--norc', '-e', '-c', b.code], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const p = spawn('bash', ['--noprofile', '--norc', '-e', '-c', b.code], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     p.stdout.on('data', (c: Buffer) => (out += c.toString()));
     p.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -244,16 +288,25 @@ function runBlock(b: DocBlock, cwd: string, env: NodeJS.ProcessEnv): Promise<{ c
 }
 
 describe('command blocks of the README and docs/ run against a dev daemon', () => {
-  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
 
   it('finds the pages and their blocks, and every fenced block names its language', () => {
     expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/tutorial.md', 'docs/transit.md', 'docs/kv.md']));
-    for (const f of files) for (const b of docBlocks(readFileSync(join(ROOT, f), 'utf8'))) expect(b.lang, `${f}:${b.line}: a fence without a language (use text for layouts)`).not.toBe('');
+    for (const f of files)
+      for (const b of docBlocks(readFileSync(join(ROOT, f), 'utf8')))
+        expect(b.lang, `${f}:${b.line}: a fence without a language (use text for layouts)`).not.toBe('');
     const readmeText = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const readme = docBlocks(readmeText);
     expect(readme.filter((b) => b.run).length).toBeGreaterThan(4);
     // Every page is reachable from the README's table of pages.
-    for (const f of files.filter((x) => x !== 'README.md')) expect(readmeText, `README.md does not link ${f}`).toContain(`](${f})`);
+    for (const f of files.filter((x) => x !== 'README.md'))
+      expect(readmeText, `README.md does not link ${f}`).toContain(`](${f})`);
   });
 
   // Pages run side by side (each has its own daemon and folder): the RSA-4096 wrapping key of the
@@ -262,7 +315,11 @@ describe('command blocks of the README and docs/ run against a dev daemon', () =
     it.concurrent(`${f}: every command block runs (or says why not)`, async ({ expect }) => {
       const blocks = docBlocks(readFileSync(join(ROOT, f), 'utf8'));
       for (const b of blocks) {
-        if (b.command && !b.run) expect(b.skipReason, `${f}:${b.line}: a ${b.lang} block must be \`sh\` and run, or start with "${DOC_SKIP_MARKER} <reason>"`).toBeTruthy();
+        if (b.command && !b.run)
+          expect(
+            b.skipReason,
+            `${f}:${b.line}: a ${b.lang} block must be \`sh\` and run, or start with "${DOC_SKIP_MARKER} <reason>"`,
+          ).toBeTruthy();
       }
       const runnable = blocks.filter((b) => b.run);
       if (!runnable.length) return;
@@ -274,11 +331,24 @@ describe('command blocks of the README and docs/ run against a dev daemon', () =
         const binDir = join(dd.dir, 'bin');
         for (const dir of [work, home, binDir]) mkdirSync(dir, { recursive: true });
         symlinkSync(BIN, join(binDir, 'keyhold'));
-        const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, HOME: home, KEYHOLD_HOME: join(home, '.keyhold'), XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), KEYHOLD_ADDR: dd.addr, KEYHOLD_TOKEN: dd.token, NO_COLOR: '1' };
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          PATH: `${binDir}:${process.env.PATH}`,
+          HOME: home,
+          KEYHOLD_HOME: join(home, '.keyhold'),
+          XDG_CONFIG_HOME: join(home, '.config'),
+          XDG_DATA_HOME: join(home, '.local', 'share'),
+          KEYHOLD_ADDR: dd.addr,
+          KEYHOLD_TOKEN: dd.token,
+          NO_COLOR: '1',
+        };
         for (const key of ['VAULT_ADDR', 'VAULT_TOKEN', 'KEYHOLD_FORMAT']) delete env[key];
         for (const b of runnable) {
           const r = await runBlock(b, work, env);
-          if (r.code !== 0) expect.fail(`${f}:${b.line}: the block exited ${r.code}:\n${b.code}\n--- output ---\n${r.out.slice(-3000)}`);
+          if (r.code !== 0)
+            expect.fail(
+              `${f}:${b.line}: the block exited ${r.code}:\n${b.code}\n--- output ---\n${r.out.slice(-3000)}`,
+            );
         }
       } finally {
         await dd.stop();

@@ -23,7 +23,18 @@ afterAll(async () => {
 const POLICY = 'path "secret/data/app" {\n  capabilities = ["read"]\n}\n';
 /** Run the CLI with no address or token from the environment unless given. */
 const bare = (args: string[], env: Record<string, string | undefined> = {}, input?: string) =>
-  d.cli(args, { input, keepNewline: true, env: { KEYHOLD_ADDR: undefined, KEYHOLD_TOKEN: undefined, VAULT_ADDR: undefined, VAULT_TOKEN: undefined, KEYHOLD_HOME: join(work, 'nohome'), ...env } });
+  d.cli(args, {
+    input,
+    keepNewline: true,
+    env: {
+      KEYHOLD_ADDR: undefined,
+      KEYHOLD_TOKEN: undefined,
+      VAULT_ADDR: undefined,
+      VAULT_TOKEN: undefined,
+      KEYHOLD_HOME: join(work, 'nohome'),
+      ...env,
+    },
+  });
 
 describe('CLI: where the daemon is', () => {
   it('uses --address, then KEYHOLD_ADDR, then VAULT_ADDR, with unix:// and http:// addresses', async () => {
@@ -40,7 +51,10 @@ describe('CLI: where the daemon is', () => {
       const r = await bare([...flags, 'read', 'sys/mounts', '--format', 'json'], { ...env, KEYHOLD_TOKEN: 'root' });
       expect(r.exitCode, `${flags.join(' ')} ${JSON.stringify(env)}: ${r.stderr}`).toBe(code);
       if (code === 0) expect(JSON.parse(r.stdout).data['transit/'].type).toBe('transit');
-      else expect(r.stderr).toMatch(/^Error: cannot reach keyhold at unix:\/\/\/nonexistent\/keyhold\.sock: is the daemon running\?/);
+      else
+        expect(r.stderr).toMatch(
+          /^Error: cannot reach keyhold at unix:\/\/\/nonexistent\/keyhold\.sock: is the daemon running\?/,
+        );
     }
   });
 
@@ -48,7 +62,10 @@ describe('CLI: where the daemon is', () => {
     const home = join(work, 'home-default');
     mkdirSync(join(home, 'run'), { recursive: true });
     symlinkSync(d.socket, join(home, 'run', 'keyhold.sock'));
-    const r = await bare(['read', 'sys/mounts', '--field', 'transit/.type'], { KEYHOLD_HOME: home, KEYHOLD_TOKEN: 'root' });
+    const r = await bare(['read', 'sys/mounts', '--field', 'transit/.type'], {
+      KEYHOLD_HOME: home,
+      KEYHOLD_TOKEN: 'root',
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe('transit');
   });
@@ -93,7 +110,11 @@ describe('CLI: which token', () => {
     expect(who.exitCode, who.stderr).toBe(0);
     expect(JSON.parse(who.stdout).data.id).toBe(t); // the vault envelope (issue 34 item 1)
     // The environment still wins over the saved token.
-    const env = await bare(['token', 'lookup', '--field', 'policies'], { KEYHOLD_HOME: home, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: 'root' });
+    const env = await bare(['token', 'lookup', '--field', 'policies'], {
+      KEYHOLD_HOME: home,
+      KEYHOLD_ADDR: d.addr,
+      KEYHOLD_TOKEN: 'root',
+    });
     expect(env.stdout).toBe('["root"]');
   });
 });
@@ -106,21 +127,29 @@ describe('CLI: generic read, write, list, delete', () => {
     expect(w1.exitCode, w1.stderr).toBe(0);
     expect(w1.stderr).toBe('Success! Data written to: sys/policies/acl/cli-file\n');
     expect((await cli(['write', 'sys/policies/acl/cli-stdin', 'policy=-'], { input: POLICY })).exitCode).toBe(0);
-    expect((await cli(['write', 'sys/policies/acl/cli-inline', 'policy=path "x" { capabilities = ["read"] }'])).exitCode).toBe(0);
+    expect(
+      (await cli(['write', 'sys/policies/acl/cli-inline', 'policy=path "x" { capabilities = ["read"] }'])).exitCode,
+    ).toBe(0);
 
     const field = await cli(['read', 'sys/policies/acl/cli-file', '--field', 'policy']);
     expect(field.stdoutBuffer.equals(Buffer.from(POLICY))).toBe(true);
     // k=- strips one trailing newline, like `vault write k=-`.
-    expect((await cli(['read', 'sys/policies/acl/cli-stdin', '--field', 'policy'])).stdout).toBe(POLICY.replace(/\n$/, ''));
+    expect((await cli(['read', 'sys/policies/acl/cli-stdin', '--field', 'policy'])).stdout).toBe(
+      POLICY.replace(/\n$/, ''),
+    );
     // json/yaml: the whole envelope, as `vault read -format=json` (issue 34 item 1).
     const json = JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'json'])).stdout);
     expect(json.data).toEqual({ name: 'cli-inline', policy: 'path "x" { capabilities = ["read"] }' });
-    expect(Object.keys(json)).toEqual(expect.arrayContaining(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings']));
+    expect(Object.keys(json)).toEqual(
+      expect.arrayContaining(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings']),
+    );
     const yaml = parseYaml((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'yaml'])).stdout);
     expect(yaml.data).toEqual(json.data);
     const tableOut = (await cli(['read', 'sys/policies/acl/cli-inline'])).stdout;
     expect(tableOut.split('\n').slice(0, 3)).toEqual(['Key       Value', '---       -----', 'name      cli-inline']);
-    expect(JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'raw'])).stdout)).toEqual(json.data);
+    expect(JSON.parse((await cli(['read', 'sys/policies/acl/cli-inline', '--format', 'raw'])).stdout)).toEqual(
+      json.data,
+    );
   });
 
   it('lists with a Keys column or a JSON array, and deletes', async () => {
@@ -136,17 +165,27 @@ describe('CLI: generic read, write, list, delete', () => {
     const gone = await cli(['read', 'sys/policies/acl/cli-file']);
     expect(gone.exitCode).toBe(2);
     expect(gone.stdout).toBe('');
-    expect(gone.stderr).toBe('Error: No value found at sys/policies/acl/cli-file (HTTP 404: GET sys/policies/acl/cli-file)\n');
+    expect(gone.stderr).toBe(
+      'Error: No value found at sys/policies/acl/cli-file (HTTP 404: GET sys/policies/acl/cli-file)\n',
+    );
   });
 
   it('fails locally (exit 1) on a bad pair or an unreadable @file, and on usage errors, with one line', async () => {
     for (const [args, msg] of [
       [['write', 'sys/policies/acl/x', 'novalue'], 'Error: expected key=value, got "novalue"\n'],
-      [['write', 'sys/policies/acl/x', `policy=@${join(work, 'missing.hcl')}`], `Error: cannot read ${join(work, 'missing.hcl')}: ENOENT\n`],
+      [
+        ['write', 'sys/policies/acl/x', `policy=@${join(work, 'missing.hcl')}`],
+        `Error: cannot read ${join(work, 'missing.hcl')}: ENOENT\n`,
+      ],
       [['bogus'], "Error: unknown command 'bogus' (see keyhold --help)\n"],
       [['read'], "Error: missing required argument 'path' (see keyhold --help)\n"],
       [['read', 'x', '--nope'], "Error: unknown option '--nope' (see keyhold --help)\n"],
-      [['--format', 'xml', 'read', 'x'], expect.stringMatching(/^Error: option '--format <format>' argument 'xml' is invalid\. Allowed choices are table, json, yaml, raw, dotenv, shell, jwk, jwks, pem\. \(see keyhold --help\)\n$/)],
+      [
+        ['--format', 'xml', 'read', 'x'],
+        expect.stringMatching(
+          /^Error: option '--format <format>' argument 'xml' is invalid\. Allowed choices are table, json, yaml, raw, dotenv, shell, jwk, jwks, pem\. \(see keyhold --help\)\n$/,
+        ),
+      ],
     ] as const) {
       const r = await cli([...args]);
       expect(r.exitCode, args.join(' ')).toBe(1);
@@ -169,12 +208,28 @@ describe('CLI: status, token, policy, secrets', () => {
   it('shows status and exits 0 when unsealed', async () => {
     const r = await cli(['status', '--format', 'json']);
     expect(r.exitCode).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ initialized: true, sealed: false, storage_type: 'inmem', version: expect.any(String) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      initialized: true,
+      sealed: false,
+      storage_type: 'inmem',
+      version: expect.any(String),
+    });
     expect((await cli(['status'])).stdout).toMatch(/^sealed\s+false$/m);
   });
 
   it('creates, looks up and revokes tokens', async () => {
-    const c = await cli(['token', 'create', '--policy', 'default', '--ttl', '1h', '--num-uses', '5', '--format', 'json']);
+    const c = await cli([
+      'token',
+      'create',
+      '--policy',
+      'default',
+      '--ttl',
+      '1h',
+      '--num-uses',
+      '5',
+      '--format',
+      'json',
+    ]);
     expect(c.exitCode, c.stderr).toBe(0);
     // The vault envelope (issue 34 item 1): the token is .auth.client_token.
     const auth = JSON.parse(c.stdout).auth;
@@ -202,12 +257,22 @@ describe('CLI: status, token, policy, secrets', () => {
     const w = await cli(['policy', 'write', 'team', f]);
     expect(w.exitCode, w.stderr).toBe(0);
     expect(w.stderr).toBe('Success! Uploaded policy: team\n');
-    expect((await cli(['policy', 'write', 'team-json', '-'], { input: JSON.stringify({ path: { 'a/*': { capabilities: ['list'] } } }) })).exitCode).toBe(0);
+    expect(
+      (
+        await cli(['policy', 'write', 'team-json', '-'], {
+          input: JSON.stringify({ path: { 'a/*': { capabilities: ['list'] } } }),
+        })
+      ).exitCode,
+    ).toBe(0);
     expect((await cli(['policy', 'read', 'team'])).stdout).toBe(POLICY + '\n');
-    expect(JSON.parse((await cli(['policy', 'list', '--format', 'json'])).stdout)).toEqual(expect.arrayContaining(['team', 'team-json']));
+    expect(JSON.parse((await cli(['policy', 'list', '--format', 'json'])).stdout)).toEqual(
+      expect.arrayContaining(['team', 'team-json']),
+    );
     const bad = await cli(['policy', 'write', 'broken', '-'], { input: 'path "a" { capabilities = ["fly"] }' });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/^Error: failed to parse policy: path "a": invalid capability "fly" \(HTTP 400: POST sys\/policies\/acl\/broken\)\n$/);
+    expect(bad.stderr).toMatch(
+      /^Error: failed to parse policy: path "a": invalid capability "fly" \(HTTP 400: POST sys\/policies\/acl\/broken\)\n$/,
+    );
     expect((await cli(['policy', 'delete', 'team'])).exitCode).toBe(0);
     expect((await cli(['policy', 'read', 'team'])).exitCode).toBe(2);
   });
@@ -236,7 +301,17 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 describe.skipIf(!hasScript)('CLI: colour', () => {
   const onTty = (env: Record<string, string>) => {
     const cmd = `${process.execPath} ${BIN} read sys/no-such-path`;
-    return execFileSync('script', ['-qec', cmd, '/dev/null'], { env: { PATH: process.env.PATH, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: 'root', KEYHOLD_HOME: work, TERM: 'xterm', ...env }, encoding: 'utf8' });
+    return execFileSync('script', ['-qec', cmd, '/dev/null'], {
+      env: {
+        PATH: process.env.PATH,
+        KEYHOLD_ADDR: d.addr,
+        KEYHOLD_TOKEN: 'root',
+        KEYHOLD_HOME: work,
+        TERM: 'xterm',
+        ...env,
+      },
+      encoding: 'utf8',
+    });
   };
 
   it('colours errors on a TTY', () => {

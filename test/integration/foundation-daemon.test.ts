@@ -26,8 +26,14 @@ function tmp(): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Spawn `keyhold server ...` directly (no helper defaults), collecting its output. */
-function spawnServer(args: string[], env: Record<string, string | undefined>): { proc: ChildProcess; out: () => string; exit: Promise<number | null> } {
-  const proc = spawn(process.execPath, [BIN, 'server', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnServer(
+  args: string[],
+  env: Record<string, string | undefined>,
+): { proc: ChildProcess; out: () => string; exit: Promise<number | null> } {
+  const proc = spawn(process.execPath, [BIN, 'server', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   procs.push(proc);
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c));
@@ -42,7 +48,10 @@ async function waitFor(cond: () => boolean, what: string, out: () => string): Pr
   }
   throw new Error(`timed out waiting for ${what}: ${out()}`);
 }
-async function stopProc(p: { proc: ChildProcess; exit: Promise<number | null> }, sig: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+async function stopProc(
+  p: { proc: ChildProcess; exit: Promise<number | null> },
+  sig: NodeJS.Signals = 'SIGTERM',
+): Promise<number | null> {
   p.proc.kill(sig);
   return p.exit;
 }
@@ -58,9 +67,17 @@ async function selfSigned(dir: string): Promise<{ cert: string; key: string }> {
     notAfter: new Date(Date.now() + 86_400_000),
     signingAlgorithm: alg,
     keys,
-    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '127.0.0.1' }, { type: 'dns', value: 'localhost' }])],
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.SubjectAlternativeNameExtension([
+        { type: 'ip', value: '127.0.0.1' },
+        { type: 'dns', value: 'localhost' },
+      ]),
+    ],
   });
-  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey as unknown as webcrypto.CryptoKey));
+  const pkcs8 = Buffer.from(
+    await webcrypto.subtle.exportKey('pkcs8', keys.privateKey as unknown as webcrypto.CryptoKey),
+  );
   const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END PRIVATE KEY-----\n`;
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
@@ -116,17 +133,31 @@ describe('listeners', () => {
     expect(d.tcp).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const u = new URL(d.tcp!);
     const status = await new Promise<number>((res, rej) => {
-      const q = httpsRequest({ host: u.hostname, port: u.port, path: '/v1/sys/mounts', headers: { 'X-Vault-Token': 'root' }, ca: [readFileSync(cert)] }, (r) => {
-        r.resume();
-        r.on('end', () => res(r.statusCode!));
-      });
+      const q = httpsRequest(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: '/v1/sys/mounts',
+          headers: { 'X-Vault-Token': 'root' },
+          ca: [readFileSync(cert)],
+        },
+        (r) => {
+          r.resume();
+          r.on('end', () => res(r.statusCode!));
+        },
+      );
       q.on('error', rej);
       q.end();
     });
     expect(status).toBe(200);
     const c = await rawConnect(d.tcp!);
     try {
-      await c.write(rawRequest('POST', '/v1/sys/policies/acl/tls1', { token: 'root', body: JSON.stringify({ policy: 'path "a" { capabilities = ["read"] }' }) }));
+      await c.write(
+        rawRequest('POST', '/v1/sys/policies/acl/tls1', {
+          token: 'root',
+          body: JSON.stringify({ policy: 'path "a" { capabilities = ["read"] }' }),
+        }),
+      );
       expect((await c.read()).status).toBe(204);
       await c.write(rawRequest('LIST', '/v1/sys/policies/acl', { token: 'root' }));
       expect(JSON.parse((await c.read()).body).data.keys).toContain('tls1');
@@ -139,12 +170,16 @@ describe('listeners', () => {
     const untrusted = await d.cli(['list', 'sys/policies/acl'], { env: { KEYHOLD_ADDR: d.tcp } });
     expect(untrusted.exitCode).toBe(1);
     expect(untrusted.stderr).toMatch(/^Error: cannot reach keyhold at https:.*certificate/);
-    const skip = await d.cli(['list', 'sys/policies/acl'], { env: { VAULT_ADDR: d.tcp, KEYHOLD_ADDR: undefined, VAULT_SKIP_VERIFY: 'true' } });
+    const skip = await d.cli(['list', 'sys/policies/acl'], {
+      env: { VAULT_ADDR: d.tcp, KEYHOLD_ADDR: undefined, VAULT_SKIP_VERIFY: 'true' },
+    });
     expect(skip.exitCode, skip.stderr).toBe(0);
   });
 
   it('rejects --tls-cert without --tls-key and a malformed --listen', async () => {
-    const a = spawnServer(['--dev', '--listen', '127.0.0.1:0', '--tls-cert', '/x.pem', '--no-socket'], { KEYHOLD_HOME: tmp() });
+    const a = spawnServer(['--dev', '--listen', '127.0.0.1:0', '--tls-cert', '/x.pem', '--no-socket'], {
+      KEYHOLD_HOME: tmp(),
+    });
     expect(await a.exit).toBe(1);
     expect(a.out()).toContain('Error: --tls-cert and --tls-key go together');
     const b = spawnServer(['--dev', '--listen', 'nohostport'], { KEYHOLD_HOME: tmp() });
@@ -160,7 +195,16 @@ describe('config file', () => {
     const cfg = join(dir, 'keyhold.json');
     writeFileSync(
       cfg,
-      JSON.stringify({ storage: { type: 'file', path: join(dir, 'store') }, listeners: [{ type: 'unix', path: sock }, { type: 'tcp', address: '127.0.0.1:0' }], max_request_size: 4096, log_level: 'error', keychain: 'none' }),
+      JSON.stringify({
+        storage: { type: 'file', path: join(dir, 'store') },
+        listeners: [
+          { type: 'unix', path: sock },
+          { type: 'tcp', address: '127.0.0.1:0' },
+        ],
+        max_request_size: 4096,
+        log_level: 'error',
+        keychain: 'none',
+      }),
     );
     let s = spawnServer(['--config', cfg], { KEYHOLD_HOME: join(dir, 'home') });
     await waitFor(() => /Listening on: http:\/\/127\.0\.0\.1:\d+/.test(s.out()), 'the TCP listener', s.out);
@@ -172,17 +216,41 @@ describe('config file', () => {
     expect(init.body.keychain).toBe(false); // keychain "none" from the file
     const root = init.body.root_token;
     const big = JSON.stringify({ policy: 'path "a" { capabilities = ["read"] } # ' + 'x'.repeat(5000) });
-    expect((await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/big', undefined, { token: root, raw: big })).status).toBe(413);
-    expect((await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/small', { policy: 'path "a" { capabilities = ["read"] }' }, { token: root })).status).toBe(204);
+    expect(
+      (await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/big', undefined, { token: root, raw: big })).status,
+    ).toBe(413);
+    expect(
+      (
+        await httpReq(
+          { base: tcp },
+          'PUT',
+          'sys/policies/acl/small',
+          { policy: 'path "a" { capabilities = ["read"] }' },
+          { token: root },
+        )
+      ).status,
+    ).toBe(204);
     expect(await stopProc(s)).toBe(0);
     expect(s.out()).not.toMatch(/"level":"info"/);
 
-    s = spawnServer(['--config', cfg, '--max-request-size', '100000', '--log-level', 'info', '--socket', join(dir, 'flag.sock')], { KEYHOLD_HOME: join(dir, 'home') });
+    s = spawnServer(
+      ['--config', cfg, '--max-request-size', '100000', '--log-level', 'info', '--socket', join(dir, 'flag.sock')],
+      { KEYHOLD_HOME: join(dir, 'home') },
+    );
     await waitFor(() => s.out().includes('Listening on: http://'), 'the restart', s.out);
     expect(s.out()).toContain(`Listening on: unix://${join(dir, 'flag.sock')}`);
     expect(s.out()).not.toContain(`unix://${sock}`);
-    expect((await httpReq({ socket: join(dir, 'flag.sock') }, 'POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed).toBe(false);
-    expect((await httpReq({ socket: join(dir, 'flag.sock') }, 'PUT', 'sys/policies/acl/big', undefined, { token: root, raw: big })).status).toBe(204);
+    expect(
+      (await httpReq({ socket: join(dir, 'flag.sock') }, 'POST', 'sys/unseal', { key: init.body.keys[0] })).body.sealed,
+    ).toBe(false);
+    expect(
+      (
+        await httpReq({ socket: join(dir, 'flag.sock') }, 'PUT', 'sys/policies/acl/big', undefined, {
+          token: root,
+          raw: big,
+        })
+      ).status,
+    ).toBe(204);
     expect(await stopProc(s)).toBe(0);
     expect(s.out()).toMatch(/"level":"info","msg":"shutting down"/);
   });
@@ -191,13 +259,28 @@ describe('config file', () => {
     const dir = tmp();
     const sock = join(dir, 'l.sock');
     const cfg = join(dir, 'keyhold.json');
-    writeFileSync(cfg, JSON.stringify({ dev: true, dev_root_token: 'root', max_request_size: 8192, listeners: [{ type: 'unix', path: sock }, { type: 'tcp', address: '127.0.0.1:0', max_request_size: 1000 }] }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        dev: true,
+        dev_root_token: 'root',
+        max_request_size: 8192,
+        listeners: [
+          { type: 'unix', path: sock },
+          { type: 'tcp', address: '127.0.0.1:0', max_request_size: 1000 },
+        ],
+      }),
+    );
     const s = spawnServer(['--config', cfg, '--log-level', 'warn'], { KEYHOLD_HOME: join(dir, 'home') });
     await waitFor(() => /Listening on: http:\/\/127\.0\.0\.1:\d+/.test(s.out()), 'the TCP listener', s.out);
     const tcp = /Listening on: (http:\/\/[^\s]+)/.exec(s.out())![1]!;
     const body = JSON.stringify({ policy: 'path "a" { capabilities = ["read"] } # ' + 'x'.repeat(2000) });
-    expect((await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status).toBe(413);
-    expect((await httpReq({ socket: sock }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status).toBe(204);
+    expect(
+      (await httpReq({ base: tcp }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status,
+    ).toBe(413);
+    expect(
+      (await httpReq({ socket: sock }, 'PUT', 'sys/policies/acl/p', undefined, { token: 'root', raw: body })).status,
+    ).toBe(204);
     expect(await stopProc(s)).toBe(0);
   });
 
@@ -208,7 +291,9 @@ describe('config file', () => {
     writeFileSync(cfg, '{"listners": []}');
     const s = spawnServer(['--config', cfg], { KEYHOLD_HOME: join(dir, 'home') });
     expect(await s.exit).toBe(1);
-    expect(s.out()).toBe(`Error: config ${cfg}: unknown key "listners" (allowed: storage, listeners, max_request_size, log_level, keychain, dev, dev_root_token)\n`);
+    expect(s.out()).toBe(
+      `Error: config ${cfg}: unknown key "listners" (allowed: storage, listeners, max_request_size, log_level, keychain, dev, dev_root_token)\n`,
+    );
   });
 });
 
@@ -240,7 +325,9 @@ describe('graceful stop', () => {
     await c.write(body.subarray(10));
     const r = await c.read();
     expect(r.status).toBe(204);
-    const code = await new Promise<number | null>((res) => (d.proc.exitCode !== null ? res(d.proc.exitCode) : d.proc.once('exit', (x) => res(x))));
+    const code = await new Promise<number | null>((res) =>
+      d.proc.exitCode !== null ? res(d.proc.exitCode) : d.proc.once('exit', (x) => res(x)),
+    );
     expect(code).toBe(0);
     daemons.splice(daemons.indexOf(d), 1);
     expect(existsSync(d.socket)).toBe(false);
@@ -249,7 +336,9 @@ describe('graceful stop', () => {
     const again = await startDaemon({ dev: false, dir, args: ['--keychain', 'none'] });
     daemons.push(again);
     await again.req('POST', 'sys/unseal', { key: init.body.keys[0] }, { token: null });
-    expect((await again.req('GET', 'sys/policies/acl/inflight', undefined, { token: root })).body.data.policy).toBe('path "inflight" { capabilities = ["read"] }');
+    expect((await again.req('GET', 'sys/policies/acl/inflight', undefined, { token: root })).body.data.policy).toBe(
+      'path "inflight" { capabilities = ["read"] }',
+    );
     expect(await again.stop()).toBe(0);
     daemons.splice(daemons.indexOf(again), 1);
   });

@@ -21,9 +21,26 @@ describe('HTTP conventions: envelope and statuses', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.headers['cache-control']).toBe('no-store');
-    expect(Object.keys(r.body)).toEqual(['request_id', 'lease_id', 'renewable', 'lease_duration', 'data', 'wrap_info', 'warnings', 'auth', 'mount_type']);
+    expect(Object.keys(r.body)).toEqual([
+      'request_id',
+      'lease_id',
+      'renewable',
+      'lease_duration',
+      'data',
+      'wrap_info',
+      'warnings',
+      'auth',
+      'mount_type',
+    ]);
     expect(r.body.request_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(r.body).toMatchObject({ lease_id: '', renewable: false, lease_duration: 0, wrap_info: null, warnings: null, auth: null });
+    expect(r.body).toMatchObject({
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    });
     expect(r.body.data.policies).toEqual(['root']);
     expect(r.text.endsWith('}\n')).toBe(true);
   });
@@ -88,7 +105,10 @@ describe('HTTP conventions: envelope and statuses', () => {
   });
 
   it('answers malformed JSON with 400 "error parsing JSON"', async () => {
-    const r = await d.req('POST', 'sys/policies/acl/x', undefined, { raw: '{"policy": "path', headers: { 'Content-Type': 'application/json' } });
+    const r = await d.req('POST', 'sys/policies/acl/x', undefined, {
+      raw: '{"policy": "path',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.errors[0]).toMatch(/^error parsing JSON/);
   });
@@ -110,14 +130,22 @@ describe('HTTP conventions: envelope and statuses', () => {
 describe('HTTP conventions: request data', () => {
   it('accepts a form-encoded body like a JSON one', async () => {
     const form = 'policy=' + encodeURIComponent(POLICY);
-    const w = await d.req('POST', 'sys/policies/acl/formpol', undefined, { raw: form, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const w = await d.req('POST', 'sys/policies/acl/formpol', undefined, {
+      raw: form,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(w.status).toBe(204);
     const r = await d.req('GET', 'sys/policies/acl/formpol');
     expect(r.body.data.policy).toBe(POLICY);
   });
 
   it('coerces "true", "5" and "1h" by field type', async () => {
-    const c = await d.req('POST', 'auth/token/create', { policies: 'default', ttl: '1h', num_uses: '5', renewable: 'false' });
+    const c = await d.req('POST', 'auth/token/create', {
+      policies: 'default',
+      ttl: '1h',
+      num_uses: '5',
+      renewable: 'false',
+    });
     expect(c.status).toBe(200);
     expect(c.body.auth).toMatchObject({ lease_duration: 3600, renewable: false, num_uses: 5 });
     const bad = await d.req('POST', 'auth/token/create', { ttl: 'soon' });
@@ -134,12 +162,25 @@ describe('HTTP conventions: request data', () => {
   it('accepts the token as Authorization: Bearer, and X-Vault-Token wins over it', async () => {
     const ok = await d.req('GET', 'sys/mounts', undefined, { token: null, headers: { Authorization: 'Bearer root' } });
     expect(ok.status).toBe(200);
-    const both = await d.req('GET', 'sys/mounts', undefined, { token: 'hvs.wrong', headers: { Authorization: 'Bearer root' } });
+    const both = await d.req('GET', 'sys/mounts', undefined, {
+      token: 'hvs.wrong',
+      headers: { Authorization: 'Bearer root' },
+    });
     expect(both.status).toBe(403);
   });
 
   it('never answers 500 to random bodies, paths and verbs', async () => {
-    const paths = ['sys/mounts/x', 'sys/policies/acl/x', 'auth/token/create', 'auth/token/lookup', 'sys/plugins/reload/backend', 'sys/capabilities-self', 'sys/mounts/x/tune', 'sys/unseal', 'sys/init'];
+    const paths = [
+      'sys/mounts/x',
+      'sys/policies/acl/x',
+      'auth/token/create',
+      'auth/token/lookup',
+      'sys/plugins/reload/backend',
+      'sys/capabilities-self',
+      'sys/mounts/x/tune',
+      'sys/unseal',
+      'sys/init',
+    ];
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...paths),
@@ -194,15 +235,21 @@ describe('HTTP conventions: LIST', () => {
         const l1 = await c.read();
         expect(l1.status).toBe(200);
         expect(JSON.parse(l1.body).data.keys).toContain(`ka-${transport}-1`);
-        await c.write(rawRequest('POST', `/v1/sys/policies/acl/ka-${transport}-2`, { token: 'root', body, chunked: true }));
+        await c.write(
+          rawRequest('POST', `/v1/sys/policies/acl/ka-${transport}-2`, { token: 'root', body, chunked: true }),
+        );
         expect((await c.read()).status).toBe(204);
         // A body holding the bytes "LIST " must not be mistaken for a request.
         const tricky = JSON.stringify({ policy: POLICY, note: 'LIST /v1/sys/policies/acl HTTP/1.1' });
-        await c.write(rawRequest('POST', `/v1/sys/policies/acl/ka-${transport}-3`, { token: 'root', body: tricky, chunked: true }));
+        await c.write(
+          rawRequest('POST', `/v1/sys/policies/acl/ka-${transport}-3`, { token: 'root', body: tricky, chunked: true }),
+        );
         expect((await c.read()).status).toBe(204);
         await c.write(rawRequest('LIST', '/v1/sys/policies/acl', { token: 'root' }));
         const l2 = await c.read();
-        expect(JSON.parse(l2.body).data.keys).toEqual(expect.arrayContaining([`ka-${transport}-1`, `ka-${transport}-2`, `ka-${transport}-3`]));
+        expect(JSON.parse(l2.body).data.keys).toEqual(
+          expect.arrayContaining([`ka-${transport}-1`, `ka-${transport}-2`, `ka-${transport}-3`]),
+        );
         await c.write(rawRequest('GET', '/v1/sys/policies/acl?list=true', { token: 'root' }));
         expect(JSON.parse((await c.read()).body).data).toEqual(JSON.parse(l2.body).data);
         expect(c.closed).toBe(false);
@@ -219,7 +266,9 @@ describe('HTTP conventions: LIST', () => {
       const h = await c.read();
       expect(h.status).toBe(200);
       expect(JSON.parse(h.body)).toMatchObject({ initialized: true, sealed: false });
-      await c.write(rawRequest('POST', 'http://proxy.example:8200/v1/transit/keys/absolute', { token: 'root', body: '{}' }));
+      await c.write(
+        rawRequest('POST', 'http://proxy.example:8200/v1/transit/keys/absolute', { token: 'root', body: '{}' }),
+      );
       expect((await c.read()).status).toBeLessThan(300);
       await c.write(rawRequest('GET', 'http://proxy.example/v1/transit/keys?list=true', { token: 'root' }));
       const l = await c.read();
@@ -294,7 +343,11 @@ describe('HTTP conventions: body size limit', () => {
 
   it('answers a 33 MiB body with 413, and the client receives it (no reset)', async () => {
     const body = Buffer.concat([Buffer.from('{"policy":"'), big(), Buffer.from('"}')]);
-    const r = await httpReq({ socket: d.socket }, 'POST', 'sys/policies/acl/huge', undefined, { token: 'root', raw: body, headers: { 'Content-Type': 'application/json' } });
+    const r = await httpReq({ socket: d.socket }, 'POST', 'sys/policies/acl/huge', undefined, {
+      token: 'root',
+      raw: body,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(413);
     expect(r.body.errors[0]).toMatch(/too large/);
     // The daemon is fine afterwards.
@@ -303,10 +356,18 @@ describe('HTTP conventions: body size limit', () => {
 
   it('answers a 33 MiB chunked body (no Content-Length) with 413 too', async () => {
     const status = await new Promise<number>((res, rej) => {
-      const q = request({ socketPath: d.socket, path: '/v1/sys/policies/acl/huge2', method: 'POST', headers: { 'X-Vault-Token': 'root', 'Content-Type': 'application/json' } }, (r) => {
-        r.resume();
-        r.on('end', () => res(r.statusCode!));
-      });
+      const q = request(
+        {
+          socketPath: d.socket,
+          path: '/v1/sys/policies/acl/huge2',
+          method: 'POST',
+          headers: { 'X-Vault-Token': 'root', 'Content-Type': 'application/json' },
+        },
+        (r) => {
+          r.resume();
+          r.on('end', () => res(r.statusCode!));
+        },
+      );
       q.on('error', rej);
       q.on('socket', (sock) => sock.on('error', () => {})); // a late EPIPE after the 413 is expected
       const chunk = Buffer.alloc(1024 * 1024, 0x61);
@@ -328,18 +389,29 @@ describe('HTTP conventions: body size limit', () => {
     // the client tolerates the server closing early (EPIPE/ECONNRESET).
     const status = await new Promise<number>((resolve, reject) => {
       const size = 33 * 1024 * 1024;
-      const req = request({ socketPath: d.socket, path: '/v1/transit/encrypt/e', method: 'POST', headers: { 'X-Vault-Token': d.token, 'Content-Type': 'application/json', 'Content-Length': String(size) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
+      const req = request(
+        {
+          socketPath: d.socket,
+          path: '/v1/transit/encrypt/e',
+          method: 'POST',
+          headers: { 'X-Vault-Token': d.token, 'Content-Type': 'application/json', 'Content-Length': String(size) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e),
+      );
       const chunk = Buffer.alloc(1024 * 1024, 0x41);
       chunk.write('{"plaintext":"', 0);
       let sent = 0;
       const pump = (): void => {
         while (sent < size) {
           sent += chunk.length;
-          if (!req.write(sent <= size ? chunk : chunk.subarray(0, size - (sent - chunk.length)))) return void req.once('drain', pump);
+          if (!req.write(sent <= size ? chunk : chunk.subarray(0, size - (sent - chunk.length))))
+            return void req.once('drain', pump);
         }
         req.end();
       };
@@ -349,7 +421,11 @@ describe('HTTP conventions: body size limit', () => {
   });
 
   it('over TCP too', async () => {
-    const r = await httpReq({ base: d.tcp }, 'POST', 'sys/policies/acl/huge3', undefined, { token: 'root', raw: big(), headers: { 'Content-Type': 'application/json' } });
+    const r = await httpReq({ base: d.tcp }, 'POST', 'sys/policies/acl/huge3', undefined, {
+      token: 'root',
+      raw: big(),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(413);
   });
 });

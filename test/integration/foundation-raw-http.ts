@@ -32,7 +32,8 @@ export class RawConn {
     for (const w of this.waiters.splice(0)) w();
   }
   private async more(deadline: number): Promise<void> {
-    if (this.closed) throw new Error(`connection closed; unparsed: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))}`);
+    if (this.closed)
+      throw new Error(`connection closed; unparsed: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))}`);
     if (Date.now() > deadline) throw new Error('timed out waiting for a response');
     await new Promise<void>((r) => {
       this.waiters.push(r);
@@ -113,7 +114,11 @@ export async function rawConnect(target: string): Promise<RawConn> {
 }
 
 /** Build one request's bytes. */
-export function rawRequest(method: string, path: string, opts: { token?: string; body?: string; chunked?: boolean; close?: boolean; headers?: Record<string, string> } = {}): string {
+export function rawRequest(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: string; chunked?: boolean; close?: boolean; headers?: Record<string, string> } = {},
+): string {
   const h = [`${method} ${path} HTTP/1.1`, 'Host: keyhold'];
   if (opts.token) h.push(`X-Vault-Token: ${opts.token}`);
   for (const [k, v] of Object.entries(opts.headers ?? {})) h.push(`${k}: ${v}`);
@@ -122,9 +127,12 @@ export function rawRequest(method: string, path: string, opts: { token?: string;
     h.push('Content-Type: application/json', 'Transfer-Encoding: chunked');
     const b = Buffer.from(opts.body);
     const half = Math.floor(b.length / 2);
-    const chunks = [b.subarray(0, half), b.subarray(half)].filter((c) => c.length).map((c) => `${c.length.toString(16)}\r\n${c.toString('latin1')}\r\n`);
+    const chunks = [b.subarray(0, half), b.subarray(half)]
+      .filter((c) => c.length)
+      .map((c) => `${c.length.toString(16)}\r\n${c.toString('latin1')}\r\n`);
     return `${h.join('\r\n')}\r\n\r\n${chunks.join('')}0\r\n\r\n`;
   }
-  if (opts.body !== undefined) h.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(opts.body)}`);
+  if (opts.body !== undefined)
+    h.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(opts.body)}`);
   return `${h.join('\r\n')}\r\n\r\n${opts.body ?? ''}`;
 }

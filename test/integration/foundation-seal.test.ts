@@ -28,7 +28,8 @@ async function stop(d: Daemon): Promise<void> {
 
 // The keychain tests need a Secret Service; scripts/with-keyring.sh starts one and says whether it works.
 const secretService = process.env.KEYHOLD_SECRET_SERVICE === '1';
-const skipReason = process.env.KEYHOLD_SECRET_SERVICE_UNAVAILABLE ?? 'not run under scripts/with-keyring.sh (use `npm test`)';
+const skipReason =
+  process.env.KEYHOLD_SECRET_SERVICE_UNAVAILABLE ?? 'not run under scripts/with-keyring.sh (use `npm test`)';
 if (!secretService) process.stderr.write(`foundation-seal: keychain tests skipped: ${skipReason}\n`);
 
 describe.skipIf(!secretService)('keychain unseal (real Secret Service: gnome-keyring)', () => {
@@ -47,14 +48,26 @@ describe.skipIf(!secretService)('keychain unseal (real Secret Service: gnome-key
     expect(root).toMatch(/^hvs\./);
 
     const seal = (await d.req('GET', 'sys/seal-status', undefined, { token: null })).body;
-    expect(seal).toMatchObject({ initialized: true, sealed: false, keychain: 'secret-service', keychain_unseal: true, storage_type: 'file' });
+    expect(seal).toMatchObject({
+      initialized: true,
+      sealed: false,
+      keychain: 'secret-service',
+      keychain_unseal: true,
+      storage_type: 'file',
+    });
     // An independent client (libsecret's secret-tool) finds the master key under service "keyhold":
     // the same 32 bytes the recovery key encodes.
-    const found = execFileSync('secret-tool', ['search', '--all', 'service', 'keyhold'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const found = execFileSync('secret-tool', ['search', '--all', 'service', 'keyhold'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(found).toMatch(/storage-[0-9a-f-]{36}/);
     expect(found).toContain(`secret = ${recovery}`);
 
-    expect((await d.req('PUT', 'sys/policies/acl/kept', { policy: 'path "a" { capabilities = ["read"] }' }, { token: root })).status).toBe(204);
+    expect(
+      (await d.req('PUT', 'sys/policies/acl/kept', { policy: 'path "a" { capabilities = ["read"] }' }, { token: root }))
+        .status,
+    ).toBe(204);
     await stop(d);
 
     d = await start(dir);
@@ -91,7 +104,11 @@ describe('recovery-key unseal (no keychain)', () => {
     await stop(d);
 
     d = await start(dir, ['--keychain', 'none']);
-    expect((await d.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ initialized: true, sealed: true, keychain_unseal: false });
+    expect((await d.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({
+      initialized: true,
+      sealed: true,
+      keychain_unseal: false,
+    });
     expect((await d.req('GET', 'sys/health', undefined, { token: null })).status).toBe(503);
     for (const [m, p] of [
       ['GET', 'sys/mounts'],

@@ -38,9 +38,28 @@ describe('storage at rest', () => {
     const marker = `marker-${randomBytes(8).toString('hex')}`;
     // Policy names are storage keys (visible as file names, as in Vault); their bodies are not.
     const pol = `pol-${randomBytes(4).toString('hex')}`;
-    expect((await d.req('PUT', `sys/policies/acl/${pol}`, { policy: `path "secret/${marker}" { capabilities = ["read"] }` }, { token: root })).status).toBe(204);
-    const child = (await d.req('POST', 'auth/token/create', { policies: [pol], display_name: marker, meta: { owner: marker } }, { token: root })).body.auth;
-    expect((await d.req('POST', `sys/mounts/${marker}`, { type: 'transit', description: `desc-${marker}` }, { token: root })).status).toBe(204);
+    expect(
+      (
+        await d.req(
+          'PUT',
+          `sys/policies/acl/${pol}`,
+          { policy: `path "secret/${marker}" { capabilities = ["read"] }` },
+          { token: root },
+        )
+      ).status,
+    ).toBe(204);
+    const child = (
+      await d.req(
+        'POST',
+        'auth/token/create',
+        { policies: [pol], display_name: marker, meta: { owner: marker } },
+        { token: root },
+      )
+    ).body.auth;
+    expect(
+      (await d.req('POST', `sys/mounts/${marker}`, { type: 'transit', description: `desc-${marker}` }, { token: root }))
+        .status,
+    ).toBe(204);
     expect((await d.req('POST', 'sys/mounts/kvm', { type: 'kv-v2' }, { token: root })).status).toBe(204);
     // KV is another team's engine: include its secret when the route exists.
     const kv = await d.req('POST', 'kvm/data/app', { data: { password: `pw-${marker}` } }, { token: root });
@@ -61,11 +80,13 @@ describe('storage at rest', () => {
       }
       expect(bytes.includes(master), `master key bytes in ${f}`).toBe(false);
       // Nor do key paths (inside the log now): mounts live under their UUID, tokens and accessors under salted hashes.
-      for (const s of [marker, root, child.client_token, child.accessor]) expect(f.includes(s), `${s} in file name ${f}`).toBe(false);
+      for (const s of [marker, root, child.client_token, child.accessor])
+        expect(f.includes(s), `${s} in file name ${f}`).toBe(false);
     }
     expect(kv.status === 200 || kv.status === 404 || kv.status === 405).toBe(true);
     // Records 0600 and folders 0700.
-    for (const p of walk(join(dir, 'data'))) expect(statSync(p).mode & 0o777).toBe(statSync(p).isDirectory() ? 0o700 : 0o600);
+    for (const p of walk(join(dir, 'data')))
+      expect(statSync(p).mode & 0o777).toBe(statSync(p).isDirectory() ? 0o700 : 0o600);
   });
 
   it('keeps every acknowledged write across a kill -9 in the middle of a burst', async () => {
@@ -77,7 +98,12 @@ describe('storage at rest', () => {
       while (!killed && next < 3000) {
         const i = next++;
         try {
-          const r = await d.req('PUT', `sys/policies/acl/burst-${i}`, { policy: `path "burst/${i}" { capabilities = ["read"] }` }, { token: root });
+          const r = await d.req(
+            'PUT',
+            `sys/policies/acl/burst-${i}`,
+            { policy: `path "burst/${i}" { capabilities = ["read"] }` },
+            { token: root },
+          );
           if (r.status === 204) acked.push(i);
         } catch {
           /* connection cut by the kill: not acknowledged */
@@ -114,11 +140,21 @@ describe('storage at rest', () => {
 describe('storage lock', () => {
   it('refuses a second daemon on the same storage with a clear message, and frees the lock on stop', async () => {
     const { d, dir } = await fresh();
-    const second = await startDaemon({ dev: false, dir: mkdtempSync(join(tmpdir(), 'keyhold-second-')), args: ['--keychain', 'none', '--storage-path', join(dir, 'data')], wait: false });
+    const second = await startDaemon({
+      dev: false,
+      dir: mkdtempSync(join(tmpdir(), 'keyhold-second-')),
+      args: ['--keychain', 'none', '--storage-path', join(dir, 'data')],
+      wait: false,
+    });
     dirs.push(second.dir);
     const code = await new Promise<number | null>((r) => second.proc.once('exit', (c) => r(c)));
     expect(code).toBe(1);
-    expect(second.output()).toMatch(new RegExp(`^Error: storage at ${join(dir, 'data').replace(/[/.]/g, '\\$&')} is in use by another keyhold daemon \\(pid ${d.proc.pid}\\)`, 'm'));
+    expect(second.output()).toMatch(
+      new RegExp(
+        `^Error: storage at ${join(dir, 'data').replace(/[/.]/g, '\\$&')} is in use by another keyhold daemon \\(pid ${d.proc.pid}\\)`,
+        'm',
+      ),
+    );
     expect(await d.stop()).toBe(0);
     daemons.splice(daemons.indexOf(d), 1);
     expect(readdirSync(join(dir, 'data'))).not.toContain('keyhold.lock');

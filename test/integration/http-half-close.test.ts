@@ -26,7 +26,9 @@ describe('half-closed client connections', () => {
 
   it('still answers a request whose handler takes a while (RSA key generation) after the client sent FIN', async () => {
     const body = JSON.stringify({ type: 'rsa-2048' });
-    const answer = await halfClose(`POST /v1/transit/keys/halfclosed HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const answer = await halfClose(
+      `POST /v1/transit/keys/halfclosed HTTP/1.1\r\nHost: x\r\nX-Vault-Token: root\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 (200|204) /);
     const read = await d.req('GET', 'transit/keys/halfclosed');
     expect(read.status).toBe(200);

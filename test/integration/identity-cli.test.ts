@@ -18,7 +18,9 @@ let op: OidcProvider;
 beforeAll(async () => {
   op = await new OidcProvider().start();
   d = await startDaemon();
-  await d.req('PUT', 'sys/policies/acl/sign-only', { policy: 'path "transit/sign/release" { capabilities = ["update"] }' });
+  await d.req('PUT', 'sys/policies/acl/sign-only', {
+    policy: 'path "transit/sign/release" { capabilities = ["update"] }',
+  });
 }, 30_000);
 afterAll(async () => {
   await d?.stop();
@@ -36,7 +38,10 @@ describe('keyhold auth', () => {
     expect(list.stdout).toMatch(/token\/\s+token\s+auth_token_[0-9a-f]{8}/);
     const tune = await d.cli(['auth', 'tune', '-default-lease-ttl=1h', '-max-lease-ttl=2h', 'svc']);
     expect(tune.exitCode, tune.stderr).toBe(0);
-    expect((await d.req('GET', 'sys/auth/svc/tune')).body.data).toMatchObject({ default_lease_ttl: 3600, max_lease_ttl: 7200 });
+    expect((await d.req('GET', 'sys/auth/svc/tune')).body.data).toMatchObject({
+      default_lease_ttl: 3600,
+      max_lease_ttl: 7200,
+    });
     expect((await d.cli(['auth', 'disable', 'svc'])).exitCode).toBe(0);
     expect((await d.req('GET', 'sys/auth')).body.data['svc/']).toBeUndefined();
   });
@@ -65,13 +70,21 @@ describe('keyhold login', () => {
   it('-method=jwt role=ci jwt=@FILE and jwt=- log in with a CI token', async () => {
     await d.req('POST', 'sys/auth/jwt', { type: 'jwt' });
     await d.req('POST', 'auth/jwt/config', { oidc_discovery_url: op.issuer, bound_issuer: op.issuer });
-    await d.req('POST', 'auth/jwt/role/ci', { role_type: 'jwt', user_claim: 'repository', bound_audiences: 'https://github.com/octo-org', bound_claims: { repository: 'octo-org/octo-repo', ref: 'refs/heads/main' }, token_policies: 'sign-only' });
+    await d.req('POST', 'auth/jwt/role/ci', {
+      role_type: 'jwt',
+      user_claim: 'repository',
+      bound_audiences: 'https://github.com/octo-org',
+      bound_claims: { repository: 'octo-org/octo-repo', ref: 'refs/heads/main' },
+      token_policies: 'sign-only',
+    });
     const file = join(d.dir, 'id-token.jwt');
     writeFileSync(file, (await op.sign(op.githubClaims())) + '\n');
     const a = await d.cli(['login', '-method=jwt', 'role=ci', `jwt=@${file}`]);
     expect(a.exitCode, a.stderr).toBe(0);
     expect(a.stdout).toMatch(/token_meta_role\s+ci/);
-    const b = await d.cli(['login', '-method=jwt', 'role=ci', 'jwt=-', '--format', 'json'], { input: await op.sign(op.githubClaims(), { alg: 'EdDSA' }) });
+    const b = await d.cli(['login', '-method=jwt', 'role=ci', 'jwt=-', '--format', 'json'], {
+      input: await op.sign(op.githubClaims(), { alg: 'EdDSA' }),
+    });
     expect(b.exitCode, b.stderr).toBe(0);
     expect(JSON.parse(b.stdout).auth.token_policies).toEqual(['default', 'sign-only']); // the vault envelope (issue 34 item 1)
   });
@@ -81,8 +94,17 @@ describe('keyhold login', () => {
     const redirect = `http://localhost:${port}/oidc/callback`;
     op.clients.set('cli', { secret: 'cli-secret', redirectUris: [redirect] });
     await d.req('POST', 'sys/auth/oidc', { type: 'oidc' });
-    await d.req('POST', 'auth/oidc/config', { oidc_discovery_url: op.issuer, oidc_client_id: 'cli', oidc_client_secret: 'cli-secret', default_role: 'people' });
-    await d.req('POST', 'auth/oidc/role/people', { user_claim: 'email', allowed_redirect_uris: 'http://localhost:8250/oidc/callback', token_policies: 'sign-only' });
+    await d.req('POST', 'auth/oidc/config', {
+      oidc_discovery_url: op.issuer,
+      oidc_client_id: 'cli',
+      oidc_client_secret: 'cli-secret',
+      default_role: 'people',
+    });
+    await d.req('POST', 'auth/oidc/role/people', {
+      user_claim: 'email',
+      allowed_redirect_uris: 'http://localhost:8250/oidc/callback',
+      token_policies: 'sign-only',
+    });
     const proc = execa(process.execPath, [BIN, 'login', '-method=oidc', `port=${port}`, 'skip_browser=true'], {
       env: { KEYHOLD_HOME: d.dir, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: undefined, NO_COLOR: '1' },
       reject: false,
@@ -101,11 +123,15 @@ describe('keyhold login', () => {
     // The browser: open the authorize page, post the login, follow the redirect to the CLI's listener.
     const http = (u: string, method = 'GET', body?: string) =>
       new Promise<{ status: number; location?: string; text: string }>((resolve, reject) => {
-        const r = request(u, { method, headers: body ? { 'content-type': 'application/x-www-form-urlencoded' } : {} }, (res) => {
-          let t = '';
-          res.on('data', (c: Buffer) => (t += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, text: t }));
-        });
+        const r = request(
+          u,
+          { method, headers: body ? { 'content-type': 'application/x-www-form-urlencoded' } : {} },
+          (res) => {
+            let t = '';
+            res.on('data', (c: Buffer) => (t += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, text: t }));
+          },
+        );
         r.on('error', reject);
         r.end(body);
       });
@@ -120,7 +146,9 @@ describe('keyhold login', () => {
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(String(r.stdout)).toMatch(/token_policies\s+\[default sign-only\]/);
     const saved = readFileSync(join(d.dir, 'token'), 'utf8').trim();
-    expect((await d.req('GET', 'auth/token/lookup-self', undefined, { token: saved })).body.data.display_name).toBe('oidc-ana@example.com');
+    expect((await d.req('GET', 'auth/token/lookup-self', undefined, { token: saved })).body.data.display_name).toBe(
+      'oidc-ana@example.com',
+    );
   }, 40_000);
 });
 
@@ -132,6 +160,11 @@ describe('keyhold token create', () => {
     const out = JSON.parse(r.stdout).auth; // the vault envelope (issue 34 item 1)
     expect(out.lease_duration).toBe(86400);
     const look = await d.req('GET', 'auth/token/lookup-self', undefined, { token: out.client_token });
-    expect(look.body.data).toMatchObject({ orphan: true, period: 86400, role: 'deployer', policies: ['default', 'sign-only'] });
+    expect(look.body.data).toMatchObject({
+      orphan: true,
+      period: 86400,
+      role: 'deployer',
+      policies: ['default', 'sign-only'],
+    });
   });
 });

@@ -34,7 +34,12 @@ beforeAll(async () => {
   d = await startDaemon({ dev: true });
   await must('POST', 'identity/oidc/config', { issuer: 'https://keyhold.test:8200' }, 204);
   await must('POST', 'sys/auth/approle', { type: 'approle' }, 204);
-  await must('POST', 'sys/policies/acl/idtok', { policy: 'path "identity/oidc/token/*" { capabilities = ["read"] }' }, 204);
+  await must(
+    'POST',
+    'sys/policies/acl/idtok',
+    { policy: 'path "identity/oidc/token/*" { capabilities = ["read"] }' },
+    204,
+  );
   await must('POST', 'auth/approle/role/app', { token_policies: 'idtok', token_ttl: '1h' }, 204);
   login = await approleLogin();
 }, 60_000);
@@ -46,18 +51,40 @@ afterAll(async () => {
 
 describe('identity tokens', () => {
   it('issues a token for the login entity that verifies against the published JWKS', async () => {
-    await must('POST', 'identity/oidc/key/k1', { algorithm: 'ES256', allowed_client_ids: ['*'], verification_ttl: '2h', rotation_period: '1h' }, 204);
-    await must('POST', 'identity/oidc/role/r1', { key: 'k1', ttl: '30m', template: '{"who": {{identity.entity.name}}, "meta": {{identity.entity.metadata}}}' }, 204);
+    await must(
+      'POST',
+      'identity/oidc/key/k1',
+      { algorithm: 'ES256', allowed_client_ids: ['*'], verification_ttl: '2h', rotation_period: '1h' },
+      204,
+    );
+    await must(
+      'POST',
+      'identity/oidc/role/r1',
+      { key: 'k1', ttl: '30m', template: '{"who": {{identity.entity.name}}, "meta": {{identity.entity.metadata}}}' },
+      204,
+    );
     const role = (await must('GET', 'identity/oidc/role/r1')).body.data;
     expect(role).toMatchObject({ key: 'k1', ttl: 1800 });
     expect(role.client_id).toMatch(/^[A-Za-z0-9]{26}$/);
-    expect((await must('GET', 'identity/oidc/key/k1')).body.data).toEqual({ algorithm: 'ES256', allowed_client_ids: ['*'], rotation_period: 3600, verification_ttl: 7200 });
+    expect((await must('GET', 'identity/oidc/key/k1')).body.data).toEqual({
+      algorithm: 'ES256',
+      allowed_client_ids: ['*'],
+      rotation_period: 3600,
+      verification_ttl: 7200,
+    });
 
     const issued = (await must('GET', 'identity/oidc/token/r1', undefined, 200, login.client_token)).body.data;
     expect(issued).toMatchObject({ client_id: role.client_id, ttl: 1800 });
     const discovery = (await must('GET', 'identity/oidc/.well-known/openid-configuration', undefined, 200, null)).body;
-    expect(discovery).toMatchObject({ issuer: ISSUER, jwks_uri: `${ISSUER}/.well-known/keys`, response_types_supported: ['id_token'] });
-    const { payload, protectedHeader } = await jwtVerify(issued.token, await jwks(), { issuer: discovery.issuer, audience: role.client_id });
+    expect(discovery).toMatchObject({
+      issuer: ISSUER,
+      jwks_uri: `${ISSUER}/.well-known/keys`,
+      response_types_supported: ['id_token'],
+    });
+    const { payload, protectedHeader } = await jwtVerify(issued.token, await jwks(), {
+      issuer: discovery.issuer,
+      audience: role.client_id,
+    });
     expect(protectedHeader.alg).toBe('ES256');
     expect(payload.sub).toBe(login.entity_id);
     expect(payload.namespace).toBe('root');
@@ -67,8 +94,15 @@ describe('identity tokens', () => {
 
     // The same signature checked with node:crypto alone (JWS ES256: r||s over header.payload).
     const [h, p, sig] = issued.token.split('.');
-    const jwk = (await must('GET', 'identity/oidc/.well-known/keys', undefined, 200, null)).body.keys.find((k: { kid: string }) => k.kid === protectedHeader.kid);
-    const ok = cryptoVerify('sha256', Buffer.from(`${h}.${p}`), { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }, Buffer.from(sig!, 'base64url'));
+    const jwk = (await must('GET', 'identity/oidc/.well-known/keys', undefined, 200, null)).body.keys.find(
+      (k: { kid: string }) => k.kid === protectedHeader.kid,
+    );
+    const ok = cryptoVerify(
+      'sha256',
+      Buffer.from(`${h}.${p}`),
+      { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' },
+      Buffer.from(sig!, 'base64url'),
+    );
     expect(ok).toBe(true);
   });
 
@@ -100,12 +134,17 @@ describe('identity tokens', () => {
 
   it('introspects: active, tampered, wrong audience', async () => {
     const role = (await must('GET', 'identity/oidc/role/r1')).body.data;
-    const t = (await must('GET', 'identity/oidc/token/r1', undefined, 200, login.client_token)).body.data.token as string;
-    expect((await must('POST', 'identity/oidc/introspect', { token: t, client_id: role.client_id })).body.data).toEqual({ active: true });
+    const t = (await must('GET', 'identity/oidc/token/r1', undefined, 200, login.client_token)).body.data
+      .token as string;
+    expect((await must('POST', 'identity/oidc/introspect', { token: t, client_id: role.client_id })).body.data).toEqual(
+      { active: true },
+    );
     const [h, p, s] = t.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'someone-else' })).toString('base64url')}.${s}`;
     expect((await must('POST', 'identity/oidc/introspect', { token: forged })).body.data.active).toBe(false);
-    expect((await must('POST', 'identity/oidc/introspect', { token: t, client_id: 'not-the-audience' })).body.data.active).toBe(false);
+    expect(
+      (await must('POST', 'identity/oidc/introspect', { token: t, client_id: 'not-the-audience' })).body.data.active,
+    ).toBe(false);
   });
 
   it("refuses as Vault: no entity, a key that does not allow the role's client, a referenced key, reserved claims", async () => {
@@ -116,7 +155,9 @@ describe('identity tokens', () => {
     await must('POST', 'identity/oidc/role/strict', { key: 'strict', ttl: '10m' }, 204);
     const refused = await d.req('GET', 'identity/oidc/token/strict', undefined, { token: login.client_token });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors.join()).toContain('does not list the client ID of the role "strict" as an allowed client ID');
+    expect(refused.body.errors.join()).toContain(
+      'does not list the client ID of the role "strict" as an allowed client ID',
+    );
     const del = await d.req('DELETE', 'identity/oidc/key/strict');
     expect(del.status).toBe(400);
     expect(del.text).toContain('currently referenced by these roles: strict');
@@ -129,6 +170,8 @@ describe('identity tokens', () => {
     const longTtl = await d.req('POST', 'identity/oidc/role/long', { key: 'k1', ttl: '3h' });
     expect(longTtl.status).toBe(400);
     expect(longTtl.text).toContain('verification_ttl');
-    expect((await must('LIST', 'identity/oidc/role')).body.data.keys).toEqual(expect.arrayContaining(['r1', 'r2', 'strict']));
+    expect((await must('LIST', 'identity/oidc/role')).body.data.keys).toEqual(
+      expect.arrayContaining(['r1', 'r2', 'strict']),
+    );
   });
 });

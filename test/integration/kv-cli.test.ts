@@ -18,7 +18,9 @@ describe('kv put and get', () => {
   it('writes k=v, k=@file and k=- pairs and reads them back', async () => {
     const file = join(d.dir, 'pw.txt');
     writeFileSync(file, 'from-file');
-    const put = await d.cli(['kv', 'put', 'secret/cli/db', 'user=admin', `pw=@${file}`, 'token=-'], { input: 'from-stdin\n' });
+    const put = await d.cli(['kv', 'put', 'secret/cli/db', 'user=admin', `pw=@${file}`, 'token=-'], {
+      input: 'from-stdin\n',
+    });
     expect(put.exitCode).toBe(0);
     expect(put.stdout).toContain('secret/data/cli/db');
     expect(put.stdout).toMatch(/version\s+1$/m);
@@ -44,7 +46,7 @@ describe('kv put and get', () => {
     expect(missing.exitCode).toBe(1);
   });
 
-  it('prints Vault\'s JSON shape with --format json', async () => {
+  it("prints Vault's JSON shape with --format json", async () => {
     const g = await d.cli(['--format', 'json', 'kv', 'get', 'secret/cli/db']);
     expect(g.exitCode).toBe(0);
     const body = JSON.parse(g.stdout);
@@ -67,7 +69,7 @@ describe('kv put and get', () => {
     expect((await d.req('GET', 'secret/data/cli/json')).body.data.data).toEqual({ a: { b: 1 }, c: 'd' });
   });
 
-  it('checks --cas and exits 2 with the server\'s message on mismatch', async () => {
+  it("checks --cas and exits 2 with the server's message on mismatch", async () => {
     expect((await d.cli(['kv', 'put', '--cas', '0', 'secret/cli/cas', 'a=1'])).exitCode).toBe(0);
     const again = await d.cli(['kv', 'put', '--cas', '0', 'secret/cli/cas', 'a=2']);
     expect(again.exitCode).toBe(2);
@@ -144,10 +146,30 @@ describe('kv list, delete, undelete, destroy', () => {
 describe('kv metadata', () => {
   it('puts settings and custom metadata, gets them with version sections, patches and deletes', async () => {
     await d.cli(['kv', 'put', 'secret/cli/m', 'a=1']);
-    const put = await d.cli(['kv', 'metadata', 'put', '--max-versions', '5', '--cas-required', 'true', '--delete-version-after', '1h', '--custom-metadata', 'owner=ops', '--custom-metadata', 'tier=gold', 'secret/cli/m']);
+    const put = await d.cli([
+      'kv',
+      'metadata',
+      'put',
+      '--max-versions',
+      '5',
+      '--cas-required',
+      'true',
+      '--delete-version-after',
+      '1h',
+      '--custom-metadata',
+      'owner=ops',
+      '--custom-metadata',
+      'tier=gold',
+      'secret/cli/m',
+    ]);
     expect(put.exitCode).toBe(0);
     const m = (await d.req('GET', 'secret/metadata/cli/m')).body.data;
-    expect(m).toMatchObject({ max_versions: 5, cas_required: true, delete_version_after: '1h0m0s', custom_metadata: { owner: 'ops', tier: 'gold' } });
+    expect(m).toMatchObject({
+      max_versions: 5,
+      cas_required: true,
+      delete_version_after: '1h0m0s',
+      custom_metadata: { owner: 'ops', tier: 'gold' },
+    });
 
     const get = await d.cli(['kv', 'metadata', 'get', 'secret/cli/m']);
     expect(get.exitCode).toBe(0);
@@ -155,9 +177,21 @@ describe('kv metadata', () => {
     expect(get.stdout).toMatch(/max_versions\s+5/);
     expect(get.stdout).toMatch(/=+ Version 1 =+/);
 
-    const patch = await d.cli(['kv', 'metadata', 'patch', '--remove-custom-metadata', 'tier', '--custom-metadata', 'team=a', 'secret/cli/m']);
+    const patch = await d.cli([
+      'kv',
+      'metadata',
+      'patch',
+      '--remove-custom-metadata',
+      'tier',
+      '--custom-metadata',
+      'team=a',
+      'secret/cli/m',
+    ]);
     expect(patch.exitCode).toBe(0);
-    expect((await d.req('GET', 'secret/metadata/cli/m')).body.data.custom_metadata).toEqual({ owner: 'ops', team: 'a' });
+    expect((await d.req('GET', 'secret/metadata/cli/m')).body.data.custom_metadata).toEqual({
+      owner: 'ops',
+      team: 'a',
+    });
 
     const json = await d.cli(['--format', 'json', 'kv', 'metadata', 'get', 'secret/cli/m']);
     expect(JSON.parse(json.stdout).data.current_version).toBe(1);

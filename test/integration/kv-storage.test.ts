@@ -40,22 +40,43 @@ describe('KV v2 on file storage', () => {
   it('keeps values, secret names and custom metadata off the disk in clear, and survives a restart', async () => {
     d = await startDaemon({ dev: false, args: ['--keychain', 'none'] });
     dir = d.dir;
-    const init = await d.req('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1, keychain: false }, { token: null });
+    const init = await d.req(
+      'POST',
+      'sys/init',
+      { secret_shares: 1, secret_threshold: 1, keychain: false },
+      { token: null },
+    );
     expect(init.status).toBe(200);
     const key = init.body.keys[0] as string;
     const root = init.body.root_token as string;
     await unseal(d, key);
-    expect((await d.req('POST', 'sys/mounts/vault-kv', { type: 'kv', options: { version: '2' } }, { token: root })).status).toBe(204);
-    const w = await d.req('POST', `vault-kv/data/team/${NAME}`, { data: { amount: VALUE, base64: Buffer.from(VALUE).toString('base64') } }, { token: root });
+    expect(
+      (await d.req('POST', 'sys/mounts/vault-kv', { type: 'kv', options: { version: '2' } }, { token: root })).status,
+    ).toBe(204);
+    const w = await d.req(
+      'POST',
+      `vault-kv/data/team/${NAME}`,
+      { data: { amount: VALUE, base64: Buffer.from(VALUE).toString('base64') } },
+      { token: root },
+    );
     expect(w.status).toBe(200);
     await d.req('POST', `vault-kv/data/team/${NAME}`, { data: { amount: VALUE + '-v2' } }, { token: root });
-    expect((await d.req('POST', `vault-kv/metadata/team/${NAME}`, { custom_metadata: { note: META } }, { token: root })).status).toBe(204);
+    expect(
+      (await d.req('POST', `vault-kv/metadata/team/${NAME}`, { custom_metadata: { note: META } }, { token: root }))
+        .status,
+    ).toBe(204);
     await d.stop();
 
     const files = walk(join(dir, 'data'));
     // The log holds every record (key paths and values) in segment files.
     expect(files.some((f) => f.abs.endsWith('.seg'))).toBe(true);
-    const needles = [VALUE, NAME, META, Buffer.from(VALUE).toString('base64'), Buffer.from(VALUE, 'utf8').toString('hex')];
+    const needles = [
+      VALUE,
+      NAME,
+      META,
+      Buffer.from(VALUE).toString('base64'),
+      Buffer.from(VALUE, 'utf8').toString('hex'),
+    ];
     for (const f of files) {
       for (const n of needles) expect(f.rel, `file name ${f.rel}`).not.toContain(n);
       const content = readFileSync(f.abs);

@@ -21,7 +21,12 @@ describe('KV version 1 over HTTP', () => {
     expect((await d.req('POST', 'kv1/app/db', { user: 'admin', password: 's3cr3t', ttl: '1h' })).status).toBe(204);
     const r = await d.req('GET', 'kv1/app/db');
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ data: { user: 'admin', password: 's3cr3t', ttl: '1h' }, lease_duration: 3600, lease_id: '', renewable: false });
+    expect(r.body).toMatchObject({
+      data: { user: 'admin', password: 's3cr3t', ttl: '1h' },
+      lease_duration: 3600,
+      lease_id: '',
+      renewable: false,
+    });
     await d.req('PUT', 'kv1/app/plain', { k: 'v' });
     expect((await d.req('GET', 'kv1/app/plain')).body.lease_duration).toBe(768 * 3600);
     // Replaced whole on write.
@@ -43,7 +48,11 @@ describe('KV version 1 over HTTP', () => {
   });
 
   it('sys/internal/ui/mounts reports version 1; generic is KV version 1 keeping its type', async () => {
-    expect((await d.req('GET', 'sys/internal/ui/mounts/kv1/app/db')).body.data).toMatchObject({ type: 'kv', options: { version: '1' }, path: 'kv1/' });
+    expect((await d.req('GET', 'sys/internal/ui/mounts/kv1/app/db')).body.data).toMatchObject({
+      type: 'kv',
+      options: { version: '1' },
+      path: 'kv1/',
+    });
     expect((await d.req('POST', 'sys/mounts/gen', { type: 'generic' })).status).toBe(204);
     await d.req('POST', 'gen/k', { v: 'x' });
     expect((await d.req('GET', 'gen/k')).body.data).toEqual({ v: 'x' });

@@ -140,14 +140,27 @@ describe.skipIf(!hasOathtool)('keyhold login with TOTP MFA', () => {
     await must('POST', 'auth/approle/role/svc', { token_policies: 'default' });
     const roleId = (await must('GET', 'auth/approle/role/svc/role-id', undefined, 200)).body.data.role_id;
     const secretId = (await must('POST', 'auth/approle/role/svc/secret-id', {}, 200)).body.data.secret_id;
-    const entity = (await d.req('POST', 'auth/approle/login', { role_id: roleId, secret_id: secretId }, { token: null })).body.auth.entity_id;
+    const entity = (
+      await d.req('POST', 'auth/approle/login', { role_id: roleId, secret_id: secretId }, { token: null })
+    ).body.auth.entity_id;
     const method = (await must('POST', 'identity/mfa/method/totp', { issuer: 'keyhold-svc' }, 200)).body.data.method_id;
-    const url = new URL((await must('POST', 'identity/mfa/method/totp/admin-generate', { method_id: method, entity_id: entity }, 200)).body.data.url);
-    await must('POST', 'identity/mfa/login-enforcement/machines', { mfa_method_ids: [method], auth_method_types: ['approle'] });
+    const url = new URL(
+      (await must('POST', 'identity/mfa/method/totp/admin-generate', { method_id: method, entity_id: entity }, 200))
+        .body.data.url,
+    );
+    await must('POST', 'identity/mfa/login-enforcement/machines', {
+      mfa_method_ids: [method],
+      auth_method_types: ['approle'],
+    });
     const sidFile = join(d.dir, 'sid');
     writeFileSync(sidFile, secretId, { mode: 0o600 });
-    const code = execFileSync('oathtool', ['--totp', '-b', url.searchParams.get('secret')!], { encoding: 'utf8' }).trim();
-    const r = await d.cli(['login', '-method=approle', `role_id=${roleId}`, `secret_id=@${sidFile}`, '-no-store', '-format=json'], { input: `${code}\n`, token: null });
+    const code = execFileSync('oathtool', ['--totp', '-b', url.searchParams.get('secret')!], {
+      encoding: 'utf8',
+    }).trim();
+    const r = await d.cli(
+      ['login', '-method=approle', `role_id=${roleId}`, `secret_id=@${sidFile}`, '-no-store', '-format=json'],
+      { input: `${code}\n`, token: null },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).auth.client_token).toMatch(/^hvs\./); // the vault envelope (issue 34 item 1)
   });

@@ -33,7 +33,10 @@ describe('userpass logins and the event loop', () => {
     })();
     const t0 = performance.now();
     for (let i = 0; i < 10; i++) {
-      const [ok, bad] = await Promise.all([d.req('POST', 'auth/userpass/login/u', { password: 'pw-u' }, { token: null }), d.req('POST', 'auth/userpass/login/u', { password: 'nope' }, { token: null })]);
+      const [ok, bad] = await Promise.all([
+        d.req('POST', 'auth/userpass/login/u', { password: 'pw-u' }, { token: null }),
+        d.req('POST', 'auth/userpass/login/u', { password: 'nope' }, { token: null }),
+      ]);
       expect(ok.status).toBe(200);
       expect(bad.status).toBe(400);
     }
@@ -42,7 +45,9 @@ describe('userpass logins and the event loop', () => {
     await pinger;
     lat.sort((a, b) => a - b);
     const p50 = lat[lat.length >> 1]!;
-    console.log(`userpass: 20 logins in ${elapsed.toFixed(0)} ms; health p50 ${p50.toFixed(1)} ms, p99 ${lat[Math.floor(lat.length * 0.99)]!.toFixed(1)} ms (${lat.length} requests)`);
+    console.log(
+      `userpass: 20 logins in ${elapsed.toFixed(0)} ms; health p50 ${p50.toFixed(1)} ms, p99 ${lat[Math.floor(lat.length * 0.99)]!.toFixed(1)} ms (${lat.length} requests)`,
+    );
     expect(p50).toBeLessThan(50);
   }, 120_000);
 
@@ -62,7 +67,9 @@ describe('userpass logins and the event loop', () => {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
     const ratio = median(unknown) / median(wrong);
-    console.log(`userpass (daemon): unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, ratio ${ratio.toFixed(3)}`);
+    console.log(
+      `userpass (daemon): unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, ratio ${ratio.toFixed(3)}`,
+    );
     expect(ratio).toBeGreaterThan(0.8);
     expect(ratio).toBeLessThan(1.25);
   }, 120_000);

@@ -4,7 +4,13 @@
  * when the holder's session ends, renew never steals), write fencing, and the change feed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotActiveError, PostgresBackend, PostgresConfigError, StorageUnavailableError, splitKey } from '../../src/storage/postgres.js';
+import {
+  NotActiveError,
+  PostgresBackend,
+  PostgresConfigError,
+  StorageUnavailableError,
+  splitKey,
+} from '../../src/storage/postgres.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 
 const skip = postgresUnavailable();
@@ -41,7 +47,9 @@ describe.skipIf(!!skip)('PostgreSQL backend', () => {
     await b.put('a%b/c_d', Buffer.from('v4'));
     expect((await b.get('logical/abc/metadata/app'))?.toString()).toBe('v1');
     expect(await b.get('logical/abc/missing')).toBeNull();
-    expect(pg.psql(`SELECT parent_path || '|' || path || '|' || key FROM vault_kv_store WHERE key = 'app'`).trim()).toBe('/logical/abc/|/logical/abc/metadata/|app');
+    expect(
+      pg.psql(`SELECT parent_path || '|' || path || '|' || key FROM vault_kv_store WHERE key = 'app'`).trim(),
+    ).toBe('/logical/abc/|/logical/abc/metadata/|app');
     expect(await b.list('')).toEqual(['a%b/', 'logical/', 'top']);
     expect(await b.list('logical/')).toEqual(['abc/']);
     expect(await b.list('logical/abc/')).toEqual(['data', 'metadata/']);
@@ -63,7 +71,10 @@ describe.skipIf(!!skip)('PostgreSQL backend', () => {
     const t0 = performance.now();
     expect(await b.list('logical/other/')).toEqual(['x']);
     const ms = performance.now() - t0;
-    const plan = pg.psql(`EXPLAIN SELECT key FROM vault_kv_store WHERE path = '/logical/other/' UNION SELECT DISTINCT substring(substr(path, 16) from '^[^/]*/') FROM vault_kv_store WHERE parent_path LIKE '/logical/other/%'`, 'big');
+    const plan = pg.psql(
+      `EXPLAIN SELECT key FROM vault_kv_store WHERE path = '/logical/other/' UNION SELECT DISTINCT substring(substr(path, 16) from '^[^/]*/') FROM vault_kv_store WHERE parent_path LIKE '/logical/other/%'`,
+      'big',
+    );
     expect(plan).not.toMatch(/Seq Scan/);
     expect(plan).toMatch(/Index/);
     expect(ms).toBeLessThan(2000); // a full scan of 100k rows would still pass; the plan is the real check
@@ -72,14 +83,19 @@ describe.skipIf(!!skip)('PostgreSQL backend', () => {
 
   it('names connection_url when the password or database is wrong', async () => {
     const bad = new PostgresBackend({ connection_url: pg.url.replace(pg.password, 'wrong') }, { env: {} });
-    await expect(bad.open()).rejects.toThrow(/^storage\.postgresql\.connection_url: cannot connect .*password authentication failed/);
+    await expect(bad.open()).rejects.toThrow(
+      /^storage\.postgresql\.connection_url: cannot connect .*password authentication failed/,
+    );
     await bad.close();
     const nodb = new PostgresBackend({ connection_url: pg.urlFor('absent') }, { env: {} });
     await expect(nodb.open()).rejects.toThrow(PostgresConfigError);
     await nodb.close();
     expect(() => new PostgresBackend({}, { env: {} })).toThrow(/missing connection_url/);
     // VAULT_PG_CONNECTION_URL replaces connection_url.
-    const viaEnv = new PostgresBackend({ connection_url: 'postgres://nobody@nowhere/x' }, { env: { VAULT_PG_CONNECTION_URL: pg.url } });
+    const viaEnv = new PostgresBackend(
+      { connection_url: 'postgres://nobody@nowhere/x' },
+      { env: { VAULT_PG_CONNECTION_URL: pg.url } },
+    );
     await viaEnv.open();
     await viaEnv.close();
   });
@@ -105,7 +121,10 @@ describe.skipIf(!!skip)('PostgreSQL backend', () => {
     await b.put('k', Buffer.from('from b'));
     expect((await a.get('k'))?.toString()).toBe('from b');
     // b's lock session ends (a killed process): a takes the lock at once, well before the TTL.
-    pg.psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'keyhold-lock%' AND pid = (SELECT ha_pid FROM vault_ha_locks WHERE ha_key = 'core/lock')`, 'ha');
+    pg.psql(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'keyhold-lock%' AND pid = (SELECT ha_pid FROM vault_ha_locks WHERE ha_key = 'core/lock')`,
+      'ha',
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(await a.tryLock('node-a')).toBe(eb! + 1);
   });
@@ -115,9 +134,15 @@ describe.skipIf(!!skip)('PostgreSQL backend', () => {
     const a = await backend({}, 'feed');
     const b = await backend({}, 'feed');
     const seen: string[] = [];
-    b.subscribe((k) => seen.push(k), () => seen.push('*reset*'));
+    b.subscribe(
+      (k) => seen.push(k),
+      () => seen.push('*reset*'),
+    );
     const own: string[] = [];
-    a.subscribe((k) => own.push(k), () => {});
+    a.subscribe(
+      (k) => own.push(k),
+      () => {},
+    );
     await a.put('x/1', Buffer.from('1'));
     await a.delete('x/1');
     const idx = a.writtenIndex();

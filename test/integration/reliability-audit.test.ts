@@ -27,14 +27,30 @@ describe('audit devices on a dev daemon', () => {
     const en = await d.cli(['audit', 'enable', 'file', `path=${file}`]);
     expect(en.exitCode, en.stderr).toBe(0);
     expect(en.stderr).toBe('Success! Enabled the file audit device at: file/');
-    const en2 = await d.cli(['audit', 'enable', '--path', 'backup', '--description', 'second copy', 'file', `file_path=${join(d.dir, 'b.log')}`, 'mode=0640']);
+    const en2 = await d.cli([
+      'audit',
+      'enable',
+      '--path',
+      'backup',
+      '--description',
+      'second copy',
+      'file',
+      `file_path=${join(d.dir, 'b.log')}`,
+      'mode=0640',
+    ]);
     expect(en2.exitCode, en2.stderr).toBe(0);
     const list = await d.cli(['audit', 'list', '--detailed']);
     expect(list.stdout).toMatch(/^Path\s+Type\s+Description\s+Options\n/);
     expect(list.stdout).toContain(`file/      file`);
     expect(list.stdout).toContain(`backup/    file    second copy    file_path=${join(d.dir, 'b.log')} mode=0640`);
     const json = JSON.parse((await d.cli(['audit', 'list', '--format', 'json'])).stdout);
-    expect(json['file/']).toEqual({ path: 'file/', type: 'file', description: '', options: { file_path: file }, local: false });
+    expect(json['file/']).toEqual({
+      path: 'file/',
+      type: 'file',
+      description: '',
+      options: { file_path: file },
+      local: false,
+    });
     expect(statSync(join(d.dir, 'b.log')).mode & 0o777).toBe(0o640);
     expect((await d.cli(['audit', 'disable', 'backup'])).exitCode).toBe(0);
     expect((await d.cli(['audit', 'disable', 'file'])).exitCode).toBe(0);
@@ -56,7 +72,12 @@ describe('audit devices on a dev daemon', () => {
     const mine = entries(file).filter((e) => e.request.id === r.body.request_id);
     expect(mine.map((e) => e.type)).toEqual(['request', 'response']);
     const [rq, rs] = mine;
-    expect(rq!.request).toMatchObject({ operation: 'update', path: 'transit/encrypt/aud', remote_address: '127.0.0.1', mount_type: 'transit' });
+    expect(rq!.request).toMatchObject({
+      operation: 'update',
+      path: 'transit/encrypt/aud',
+      remote_address: '127.0.0.1',
+      mount_type: 'transit',
+    });
     expect(rq!.auth.client_token).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(rq!.auth.accessor).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(Date.parse(rq!.time)).toBeGreaterThan(Date.now() - 60_000);
@@ -67,7 +88,11 @@ describe('audit devices on a dev daemon', () => {
     expect(rq!.auth.client_token).toBe(await hash('root'));
     // Errors are logged with their status and message.
     const bad = await d.req('POST', 'transit/decrypt/aud', { ciphertext: 'vault:v1:AAAA' });
-    const err = entries(file).find((e) => e.type === 'response' && e.request.id === bad.body?.request_id) ?? entries(file).filter((e) => e.type === 'response').at(-1)!;
+    const err =
+      entries(file).find((e) => e.type === 'response' && e.request.id === bad.body?.request_id) ??
+      entries(file)
+        .filter((e) => e.type === 'response')
+        .at(-1)!;
     expect(err.response.status).toBe(400);
     expect(err.error).toBeTruthy();
     // An unknown device: Vault's 400 `unknown audit backend "<path>/"` (hvac's tests match the words).
@@ -80,16 +105,25 @@ describe('audit devices on a dev daemon', () => {
   it('needs sudo: a token without it cannot list, enable or disable devices; refusals are audited', async () => {
     const file = join(d.dir, 'denied.log');
     await must(d, 'PUT', 'sys/audit/denied', { type: 'file', options: { file_path: file } });
-    await must(d, 'PUT', 'sys/policies/acl/auditor', { policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list"] }' });
+    await must(d, 'PUT', 'sys/policies/acl/auditor', {
+      policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list"] }',
+    });
     const t = (await must(d, 'POST', 'auth/token/create', { policies: ['auditor'] })).body.auth.client_token;
     expect((await d.req('GET', 'sys/audit', undefined, { token: t })).status).toBe(403);
     const refused = entries(file).filter((e) => e.type === 'response' && e.response.status === 403);
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ error: 'permission denied', request: { path: 'sys/audit', operation: 'read' } });
-    expect(refused[0]!.auth.client_token).toBe((await must(d, 'POST', 'sys/audit-hash/denied', { input: t })).body.data.hash);
+    expect(refused[0]!.auth.client_token).toBe(
+      (await must(d, 'POST', 'sys/audit-hash/denied', { input: t })).body.data.hash,
+    );
     await must(d, 'DELETE', 'sys/audit/denied');
-    expect((await d.req('PUT', 'sys/audit/x', { type: 'file', options: { file_path: join(d.dir, 'x.log') } }, { token: t })).status).toBe(403);
-    await must(d, 'PUT', 'sys/policies/acl/auditor', { policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list", "sudo"] }' });
+    expect(
+      (await d.req('PUT', 'sys/audit/x', { type: 'file', options: { file_path: join(d.dir, 'x.log') } }, { token: t }))
+        .status,
+    ).toBe(403);
+    await must(d, 'PUT', 'sys/policies/acl/auditor', {
+      policy: 'path "sys/audit*" { capabilities = ["read", "update", "delete", "list", "sudo"] }',
+    });
     expect((await d.req('GET', 'sys/audit', undefined, { token: t })).status).toBe(200);
   });
 

@@ -25,7 +25,9 @@ function versionOf(ct: string): number {
 }
 
 describe('concurrency: 50 clients encrypt and decrypt while others rotate, raise min_decryption_version and trim', () => {
-  it('gives every operation a correct result or the documented error, loses no rotation, ends with the exact version count', { timeout: 120_000 }, async () => {
+  it('gives every operation a correct result or the documented error, loses no rotation, ends with the exact version count', {
+    timeout: 120_000,
+  }, async () => {
     expect((await d.req('POST', 'transit/keys/conc', { type: 'aes256-gcm96' })).status).toBe(200);
     const pool: Array<{ ct: string; pt: string }> = [];
     const counts = { encrypt: 0, decrypt: 0, tooOld: 0, rotate: 0, config: 0, trim: 0 };
@@ -70,7 +72,10 @@ describe('concurrency: 50 clients encrypt and decrypt while others rotate, raise
         const k = await d.req('GET', 'transit/keys/conc');
         const latest: number = k.body.data.latest_version;
         const floor = Math.max(k.body.data.min_decryption_version, latest - 3);
-        const cfg = await d.req('POST', 'transit/keys/conc/config', { min_decryption_version: floor, min_encryption_version: floor });
+        const cfg = await d.req('POST', 'transit/keys/conc/config', {
+          min_decryption_version: floor,
+          min_encryption_version: floor,
+        });
         expect(cfg.status, cfg.text).toBe(200);
         counts.config++;
         const t = await d.req('POST', 'transit/keys/conc/trim', { min_available_version: floor });
@@ -91,33 +96,58 @@ describe('concurrency: 50 clients encrypt and decrypt while others rotate, raise
     const k = (await d.req('GET', 'transit/keys/conc')).body.data;
     expect(k.latest_version).toBe(1 + ROTATORS * ROTATIONS_EACH);
     const minDec: number = k.min_decryption_version;
-    expect(Object.keys(k.keys).map(Number).sort((a, b) => a - b)).toEqual(Array.from({ length: k.latest_version - minDec + 1 }, (_, i) => minDec + i));
+    expect(
+      Object.keys(k.keys)
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: k.latest_version - minDec + 1 }, (_, i) => minDec + i));
     // Every ciphertext at or above the final floor still decrypts; every refused one was below it.
     const keep = pool.filter((p) => versionOf(p.ct) >= minDec);
     for (let i = 0; i < keep.length; i += 500) {
       const chunk = keep.slice(i, i + 500);
       const r = await d.req('POST', 'transit/decrypt/conc', { batch_input: chunk.map((p) => ({ ciphertext: p.ct })) });
       expect(r.status).toBe(200);
-      r.body.data.batch_results.forEach((res: { plaintext: string }, j: number) => expect(res.plaintext).toBe(chunk[j]!.pt));
+      r.body.data.batch_results.forEach((res: { plaintext: string }, j: number) =>
+        expect(res.plaintext).toBe(chunk[j]!.pt),
+      );
     }
     const checked = counts.encrypt + counts.decrypt + counts.rotate + counts.config + counts.trim + keep.length;
-    console.log(`concurrency: ${checked} operations checked (${JSON.stringify(counts)}), final latest ${k.latest_version}, min_decryption_version ${minDec}`);
+    console.log(
+      `concurrency: ${checked} operations checked (${JSON.stringify(counts)}), final latest ${k.latest_version}, min_decryption_version ${minDec}`,
+    );
     expect(counts.encrypt).toBe(CLIENTS * OPS_PER_CLIENT);
   });
 });
 
 describe('two daemons on one file storage', () => {
-  it('refuses to start the second with a clear message naming the storage and the holder', { timeout: 60_000 }, async () => {
+  it('refuses to start the second with a clear message naming the storage and the holder', {
+    timeout: 60_000,
+  }, async () => {
     const first = await startFileDaemon();
     try {
       await initialize(first);
-      const r = await execa(process.execPath, [BIN, 'server', '--storage-path', join(first.dir, 'data'), '--socket', join(first.dir, 'second.sock'), '--keychain', 'none'], {
-        reject: false,
-        timeout: 20_000,
-        env: { KEYHOLD_HOME: first.dir },
-      });
+      const r = await execa(
+        process.execPath,
+        [
+          BIN,
+          'server',
+          '--storage-path',
+          join(first.dir, 'data'),
+          '--socket',
+          join(first.dir, 'second.sock'),
+          '--keychain',
+          'none',
+        ],
+        {
+          reject: false,
+          timeout: 20_000,
+          env: { KEYHOLD_HOME: first.dir },
+        },
+      );
       expect(r.exitCode).not.toBe(0);
-      expect(r.stderr).toContain(`storage at ${join(first.dir, 'data')} is in use by another keyhold daemon (pid ${first.proc.pid})`);
+      expect(r.stderr).toContain(
+        `storage at ${join(first.dir, 'data')} is in use by another keyhold daemon (pid ${first.proc.pid})`,
+      );
       // The first is unharmed.
       expect((await first.req('GET', 'sys/health')).status).toBe(200);
     } finally {

@@ -3,7 +3,20 @@ import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanup, type Daemon } from '../support/daemon.js';
-import { Ledger, SYNC_DEST, initialize, must, prng, runLoad, seed, startFileDaemon, syncWorker, unseal, verify, verifySync } from '../support/crash-harness.js';
+import {
+  Ledger,
+  SYNC_DEST,
+  initialize,
+  must,
+  prng,
+  runLoad,
+  seed,
+  startFileDaemon,
+  syncWorker,
+  unseal,
+  verify,
+  verifySync,
+} from '../support/crash-harness.js';
 import { VercelFake } from '../fakes/vercel.js';
 import { until } from '../fakes/wait.js';
 
@@ -11,7 +24,13 @@ const KILLS = Number(process.env.CRASH_KILLS ?? 50);
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 2 ** 31);
 
 // Fast sync retries so the queue drains within the test.
-const SYNC_ENV = { KEYHOLD_SYNC_SET_WAIT_MS: '0', KEYHOLD_SYNC_RETRY_BASE_MS: '100', KEYHOLD_SYNC_RETRY_MAX_MS: '500', KEYHOLD_SYNC_TIMEOUT_MS: '5000', KEYHOLD_SYNC_RECONCILE_MS: '1000' };
+const SYNC_ENV = {
+  KEYHOLD_SYNC_SET_WAIT_MS: '0',
+  KEYHOLD_SYNC_RETRY_BASE_MS: '100',
+  KEYHOLD_SYNC_RETRY_MAX_MS: '500',
+  KEYHOLD_SYNC_TIMEOUT_MS: '5000',
+  KEYHOLD_SYNC_RECONCILE_MS: '1000',
+};
 
 const dirs: string[] = [];
 const fake = new VercelFake();
@@ -33,7 +52,9 @@ function walk(root: string): Array<{ path: string; mode: number; dir: boolean }>
 }
 
 describe('crash safety (SIGKILL during mixed load, restart on the same file storage)', () => {
-  it(`survives ${KILLS} kills: acknowledged writes present, nothing half-written, old ciphertexts decrypt`, { timeout: 600_000 }, async () => {
+  it(`survives ${KILLS} kills: acknowledged writes present, nothing half-written, old ciphertexts decrypt`, {
+    timeout: 600_000,
+  }, async () => {
     console.log(`crash harness seed=${SEED} kills=${KILLS} (replay: CRASH_SEED=${SEED})`);
     const rnd = prng(SEED);
     const dir = mkdtempSync(join(tmpdir(), 'keyhold-crash-'));
@@ -79,9 +100,16 @@ describe('crash safety (SIGKILL during mixed load, restart on the same file stor
     for (const name of ledger.syncAssociated) {
       const slot = ledger.kv.get(name)!;
       const envName = `VAULT_${accessor}_${name.replace('/', '_')}_V`.toUpperCase();
-      await until(() => fake.valueOf(envName), (v) => v === slot.versions.get(slot.latest)!.V, 30_000, 100);
+      await until(
+        () => fake.valueOf(envName),
+        (v) => v === slot.versions.get(slot.latest)!.V,
+        30_000,
+        100,
+      );
     }
-    console.log(`crash harness: ${survived} kills survived, ${ledger.acked} acknowledged writes, ${ledger.checked} checks, ${ledger.keys.size} keys, ${ledger.syncAssociated.size} synced secrets`);
+    console.log(
+      `crash harness: ${survived} kills survived, ${ledger.acked} acknowledged writes, ${ledger.checked} checks, ${ledger.keys.size} keys, ${ledger.syncAssociated.size} synced secrets`,
+    );
     expect(survived).toBe(KILLS);
     expect(ledger.acked).toBeGreaterThan(KILLS);
     // Storage files 0600, folders 0700 (no leftover temp file is readable by others either).
@@ -90,7 +118,8 @@ describe('crash safety (SIGKILL during mixed load, restart on the same file stor
     expect(segments.length).toBeGreaterThan(0);
     // 50 restarts each began a segment; compaction keeps them from piling up (each holds a descriptor).
     expect(segments.length).toBeLessThanOrEqual(18);
-    for (const f of files) expect({ path: f.path, mode: f.mode }).toEqual({ path: f.path, mode: f.dir ? 0o700 : 0o600 });
+    for (const f of files)
+      expect({ path: f.path, mode: f.mode }).toEqual({ path: f.path, mode: f.dir ? 0o700 : 0o600 });
     await d.stop();
   });
 });

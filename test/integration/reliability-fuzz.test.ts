@@ -99,7 +99,10 @@ async function send(c: FuzzCase): Promise<Answer> {
     timer = setTimeout(() => reject(new Error(`no answer within ${HANG_MS} ms: ${c.method} ${c.path}`)), HANG_MS);
   });
   try {
-    return await Promise.race([httpReq({ socket: d.socket }, c.method, c.path, undefined, { token: d.token, headers: c.headers, raw: c.body }), hang]);
+    return await Promise.race([
+      httpReq({ socket: d.socket }, c.method, c.path, undefined, { token: d.token, headers: c.headers, raw: c.body }),
+      hang,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -109,25 +112,32 @@ async function send(c: FuzzCase): Promise<Answer> {
 function judge(c: FuzzCase, a: Answer): string | null {
   if (a.status >= 500) {
     const msgs: string[] = Array.isArray(a.body?.errors) ? a.body.errors : [a.text];
-    if (!msgs.every((m) => VAULT_DOCUMENTED_500.some((re) => re.test(m)))) return `${a.status} ${JSON.stringify(msgs).slice(0, 300)}`;
+    if (!msgs.every((m) => VAULT_DOCUMENTED_500.some((re) => re.test(m))))
+      return `${a.status} ${JSON.stringify(msgs).slice(0, 300)}`;
   }
   // Every ciphertext the fuzz sends is forged: it must never decrypt.
   if (/^transit\/(decrypt|rewrap)\//.test(c.path) && a.status === 200) {
     const data = a.body?.data ?? {};
     // (Vault's batch items always carry "plaintext"/"ciphertext", empty when the item failed.)
     if (data.plaintext || data.ciphertext) return 'a forged ciphertext decrypted';
-    for (const r of data.batch_results ?? []) if (r.plaintext || r.ciphertext) return 'a forged ciphertext decrypted in a batch';
+    for (const r of data.batch_results ?? [])
+      if (r.plaintext || r.ciphertext) return 'a forged ciphertext decrypted in a batch';
   }
   if (/^transit\/verify\//.test(c.path) && a.status === 200) {
     const data = a.body?.data ?? {};
-    if (data.valid === true || (data.batch_results ?? []).some((r: { valid?: boolean }) => r.valid === true)) return 'a forged signature or HMAC verified';
+    if (data.valid === true || (data.batch_results ?? []).some((r: { valid?: boolean }) => r.valid === true))
+      return 'a forged signature or HMAC verified';
   }
   return null;
 }
 
 describe('fuzz: every route with hostile methods, paths, fields and bodies', () => {
-  it(`answers ${RUNS} random requests without a 5xx for client mistakes, a crash, a hang or unbounded memory`, { timeout: 900_000 }, async () => {
-    console.log(`fuzz seed=${SEED} runs=${RUNS} routes=${targets.length} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS})`);
+  it(`answers ${RUNS} random requests without a 5xx for client mistakes, a crash, a hang or unbounded memory`, {
+    timeout: 900_000,
+  }, async () => {
+    console.log(
+      `fuzz seed=${SEED} runs=${RUNS} routes=${targets.length} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS})`,
+    );
     const pid = d.proc.pid!;
     const rss0 = rssMb(pid);
     let rssMax = rss0;
@@ -155,8 +165,13 @@ describe('fuzz: every route with hostile methods, paths, fields and bodies', () 
     );
     rssMax = Math.max(rssMax, rssMb(pid));
     for (const [sig, example] of found) console.log(`FOUND ${sig}\n    e.g. ${example.slice(0, 400)}`);
-    const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, k]) => `${s}:${k}`).join(' ');
-    console.log(`fuzz: ${n} cases, statuses ${summary}, ${templates.size} method/route pairs, daemon RSS ${rss0.toFixed(0)} -> max ${rssMax.toFixed(0)} MB`);
+    const summary = [...statuses.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, k]) => `${s}:${k}`)
+      .join(' ');
+    console.log(
+      `fuzz: ${n} cases, statuses ${summary}, ${templates.size} method/route pairs, daemon RSS ${rss0.toFixed(0)} -> max ${rssMax.toFixed(0)} MB`,
+    );
     expect(d.proc.exitCode).toBeNull();
     expect((await d.req('GET', 'sys/health')).status).toBe(200);
     expect(rssMax).toBeLessThan(RSS_LIMIT_MB);

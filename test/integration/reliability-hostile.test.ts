@@ -45,13 +45,22 @@ describe('tampered and truncated ciphertexts fail authentication and never decry
       const p = payload(ct);
       expect(p.length).toBe(nonce + Buffer.from(PT, 'base64').length + 16);
       // Independent check of the format with the exported key: nonce || ciphertext || tag.
-      const key = Buffer.from((await must(d, 'GET', `transit/export/encryption-key/${name}/1`)).body.data.keys['1'], 'base64');
+      const key = Buffer.from(
+        (await must(d, 'GET', `transit/export/encryption-key/${name}/1`)).body.data.keys['1'],
+        'base64',
+      );
       const local = (buf: Buffer): Buffer => {
         const n = buf.subarray(0, nonce);
         const body = buf.subarray(nonce, buf.length - 16);
         const tag = buf.subarray(buf.length - 16);
-        if (type === 'xchacha20-poly1305') return Buffer.from(xchacha20poly1305(key, n).decrypt(Buffer.concat([body, tag])));
-        const dec = createDecipheriv(type === 'chacha20-poly1305' ? 'chacha20-poly1305' : type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm', key, n, { authTagLength: 16 } as never);
+        if (type === 'xchacha20-poly1305')
+          return Buffer.from(xchacha20poly1305(key, n).decrypt(Buffer.concat([body, tag])));
+        const dec = createDecipheriv(
+          type === 'chacha20-poly1305' ? 'chacha20-poly1305' : type === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm',
+          key,
+          n,
+          { authTagLength: 16 } as never,
+        );
         dec.setAuthTag(tag);
         return Buffer.concat([dec.update(body), dec.final()]);
       };
@@ -71,7 +80,9 @@ describe('tampered and truncated ciphertexts fail authentication and never decry
         expect(r.body.data?.plaintext).toBeUndefined();
       }
       // In a batch, the forged items fail and the genuine one succeeds.
-      const batch = await d.req('POST', `transit/decrypt/${name}`, { batch_input: [{ ciphertext: ct }, ...forged.slice(0, 20).map((c) => ({ ciphertext: c }))] });
+      const batch = await d.req('POST', `transit/decrypt/${name}`, {
+        batch_input: [{ ciphertext: ct }, ...forged.slice(0, 20).map((c) => ({ ciphertext: c }))],
+      });
       expect(batch.body.data.batch_results[0].plaintext).toBe(PT);
       for (const r of batch.body.data.batch_results.slice(1)) {
         expect(r.plaintext ?? '').toBe(''); // Vault's batch item always carries "plaintext", empty on error
@@ -100,9 +111,12 @@ describe('tampered and truncated ciphertexts fail authentication and never decry
     await must(d, 'POST', 'transit/keys/derived', { derived: true });
     const ctx1 = Buffer.from('tenant-1').toString('base64');
     const ctx2 = Buffer.from('tenant-2').toString('base64');
-    const ct: string = (await must(d, 'POST', 'transit/encrypt/derived', { plaintext: PT, context: ctx1 })).body.data.ciphertext;
+    const ct: string = (await must(d, 'POST', 'transit/encrypt/derived', { plaintext: PT, context: ctx1 })).body.data
+      .ciphertext;
     expect((await d.req('POST', 'transit/decrypt/derived', { ciphertext: ct, context: ctx2 })).status).toBe(400);
-    expect((await must(d, 'POST', 'transit/decrypt/derived', { ciphertext: ct, context: ctx1 })).body.data.plaintext).toBe(PT);
+    expect(
+      (await must(d, 'POST', 'transit/decrypt/derived', { ciphertext: ct, context: ctx1 })).body.data.plaintext,
+    ).toBe(PT);
   });
 });
 
@@ -121,7 +135,10 @@ describe('malformed fields answer 4xx naming the field', () => {
 
   it('a nonce on a key that does not take one is refused, whatever its size, and yields no ciphertext', async () => {
     for (const n of [0, 8, 12, 16, 24]) {
-      const r = await d.req('POST', 'transit/encrypt/b64', { plaintext: PT, nonce: Buffer.alloc(n, 1).toString('base64') });
+      const r = await d.req('POST', 'transit/encrypt/b64', {
+        plaintext: PT,
+        nonce: Buffer.alloc(n, 1).toString('base64'),
+      });
       if (n === 0) continue; // an empty nonce is "no nonce"
       // Vault answers 500 "provided nonce not allowed for this key" here (reference transit-wire.md); keyhold may say 400.
       expect([400, 500]).toContain(r.status);
@@ -131,10 +148,20 @@ describe('malformed fields answer 4xx naming the field', () => {
   });
 
   it('invalid UTF-8 in a JSON body and in the URL is a 4xx, never a 5xx', async () => {
-    const bad = Buffer.concat([Buffer.from('{"plaintext":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]);
-    const r = await d.req('POST', 'transit/encrypt/b64', undefined, { raw: bad, headers: { 'Content-Type': 'application/json' } });
+    const bad = Buffer.concat([
+      Buffer.from('{"plaintext":"'),
+      Buffer.from([0xc3, 0x28, 0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
+    const r = await d.req('POST', 'transit/encrypt/b64', undefined, {
+      raw: bad,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(r.status).toBe(400);
-    const kv = await d.req('POST', 'secret/data/utf', undefined, { raw: Buffer.concat([Buffer.from('{"data":{"k":"'), Buffer.from([0xff, 0xc0, 0x80]), Buffer.from('"}}')]), headers: { 'Content-Type': 'application/json' } });
+    const kv = await d.req('POST', 'secret/data/utf', undefined, {
+      raw: Buffer.concat([Buffer.from('{"data":{"k":"'), Buffer.from([0xff, 0xc0, 0x80]), Buffer.from('"}}')]),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(kv.status).toBeLessThan(500);
     for (const p of ['transit/keys/%ff%fe', 'transit/keys/%c0%ae%c0%ae', 'secret/data/%ed%a0%80', 'transit/keys/%zz']) {
       const a = await d.req('GET', p);
@@ -142,19 +169,31 @@ describe('malformed fields answer 4xx naming the field', () => {
     }
   });
 
-  it('bodies over the JSON limits get 400 with Vault\'s message; over the size limit 413', async () => {
+  it("bodies over the JSON limits get 400 with Vault's message; over the size limit 413", async () => {
     const cases: Array<[string, string]> = [
       ['{"a":'.repeat(501) + '1' + '}'.repeat(501), 'JSON input exceeds allowed nesting depth'],
       ['{"plaintext":"' + 'A'.repeat(1024 * 1024 + 4) + '"}', 'JSON string value exceeds allowed length'],
-      ['{"batch_input":[' + Array.from({ length: 10_001 }, () => '{}').join(',') + ']}', 'JSON array exceeds allowed element count'],
-      ['{' + Array.from({ length: 10_001 }, (_, i) => `"f${i}":1`).join(',') + '}', 'JSON object exceeds allowed entry count'],
+      [
+        '{"batch_input":[' + Array.from({ length: 10_001 }, () => '{}').join(',') + ']}',
+        'JSON array exceeds allowed element count',
+      ],
+      [
+        '{' + Array.from({ length: 10_001 }, (_, i) => `"f${i}":1`).join(',') + '}',
+        'JSON object exceeds allowed entry count',
+      ],
     ];
     for (const [body, msg] of cases) {
-      const r = await d.req('POST', 'transit/encrypt/b64', undefined, { raw: body, headers: { 'Content-Type': 'application/json' } });
+      const r = await d.req('POST', 'transit/encrypt/b64', undefined, {
+        raw: body,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual([msg]);
     }
-    const big = await d.req('POST', 'transit/encrypt/b64', undefined, { raw: Buffer.alloc(33 * 1024 * 1024, 0x20), headers: { 'Content-Type': 'application/json' } });
+    const big = await d.req('POST', 'transit/encrypt/b64', undefined, {
+      raw: Buffer.alloc(33 * 1024 * 1024, 0x20),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(big.status).toBe(413);
     expect((await d.req('GET', 'sys/health')).status).toBe(200);
   });
@@ -162,10 +201,13 @@ describe('malformed fields answer 4xx naming the field', () => {
   it('unknown HTTP methods get 405 and the daemon keeps serving', async () => {
     for (const m of ['PROPFIND', 'TRACE', 'OPTIONS', 'MKCOL']) {
       const status = await new Promise<number>((resolve, reject) => {
-        const r = request({ socketPath: d.socket, path: '/v1/transit/keys/b64', method: m, headers: { 'X-Vault-Token': d.token } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const r = request(
+          { socketPath: d.socket, path: '/v1/transit/keys/b64', method: m, headers: { 'X-Vault-Token': d.token } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         r.on('error', reject);
         r.end();
       });
@@ -179,7 +221,15 @@ describe('path traversal in key and secret names stays inside the mount and the 
   it('names with .., encoded slashes and dots are refused or stored literally, never escaping', async () => {
     const outside = join(d.dir, 'outside');
     mkdirSync(outside);
-    const names = ['..', '.', '%2e%2e', '..%2f..%2fsys', 'a%2f..%2f..%2fb', '%2e%2e%2f%2e%2e%2foutside%2fpwned', '..%5c..%5cwin'];
+    const names = [
+      '..',
+      '.',
+      '%2e%2e',
+      '..%2f..%2fsys',
+      'a%2f..%2f..%2fb',
+      '%2e%2e%2f%2e%2e%2foutside%2fpwned',
+      '..%5c..%5cwin',
+    ];
     for (const n of names) {
       const r = await d.req('POST', `transit/keys/${n}`, {});
       expect({ n, status: r.status < 500 }).toEqual({ n, status: true });
@@ -195,7 +245,8 @@ describe('path traversal in key and secret names stays inside the mount and the 
     const top = readdirSync(d.dir).sort();
     for (const f of top) expect(['data', 'keyhold.sock', 'outside', 'run']).toContain(f);
     // Every stored file sits under the storage root's data folder.
-    const walk = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)]));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)]));
     for (const f of walk(join(d.dir, 'data'))) expect(f.startsWith(join(d.dir, 'data') + '/')).toBe(true);
   });
 

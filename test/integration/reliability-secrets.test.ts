@@ -47,7 +47,10 @@ function forms(): Array<{ name: string; needle: Buffer }> {
   ] as const) {
     out.push({ name, needle: Buffer.from(v) });
     const raw = Buffer.from(v, 'base64');
-    out.push({ name: `${name} (raw)`, needle: raw }, { name: `${name} (hex)`, needle: Buffer.from(raw.toString('hex')) });
+    out.push(
+      { name: `${name} (raw)`, needle: raw },
+      { name: `${name} (hex)`, needle: Buffer.from(raw.toString('hex')) },
+    );
   }
   return out;
 }
@@ -99,8 +102,16 @@ beforeAll(async () => {
   expect((await d.req('GET', 'auth/token/lookup-self', undefined, { token: childToken })).status).toBe(200);
 
   // Destination credentials (no association: nothing is sent anywhere).
-  await must(d, 'POST', 'sys/sync/destinations/provider-a-sm/leak', { access_key_id: 'AKIDEXAMPLE', secret_access_key: S.awsSecret, region: 'us-east-1' });
-  await must(d, 'POST', 'sys/sync/destinations/hosting-project/leak', { access_token: S.hostToken, project_id: 'prj_x', deployment_environments: ['production'] });
+  await must(d, 'POST', 'sys/sync/destinations/provider-a-sm/leak', {
+    access_key_id: 'AKIDEXAMPLE',
+    secret_access_key: S.awsSecret,
+    region: 'us-east-1',
+  });
+  await must(d, 'POST', 'sys/sync/destinations/hosting-project/leak', {
+    access_token: S.hostToken,
+    project_id: 'prj_x',
+    deployment_environments: ['production'],
+  });
   const dest = await must(d, 'GET', 'sys/sync/destinations/provider-a-sm/leak');
   responses.push(dest.text);
 
@@ -141,13 +152,15 @@ describe('secrets stay secret (debug logging on, audit device on)', () => {
   it('the daemon log (debug level) holds none of the secrets', () => {
     const log = Buffer.from(d.output());
     expect(log.length).toBeGreaterThan(0);
-    for (const f of forms()) expect({ secret: f.name, found: log.includes(f.needle) }).toEqual({ secret: f.name, found: false });
+    for (const f of forms())
+      expect({ secret: f.name, found: log.includes(f.needle) }).toEqual({ secret: f.name, found: false });
   });
 
   it('the audit log holds none of the secrets outside the HMACs, and every request is in it, hashed', async () => {
     const text = readFileSync(auditFile, 'utf8');
     const outside = Buffer.from(text.replace(/hmac-sha256:[0-9a-f]{64}/g, ''));
-    for (const f of forms()) expect({ secret: f.name, found: outside.includes(f.needle) }).toEqual({ secret: f.name, found: false });
+    for (const f of forms())
+      expect({ secret: f.name, found: outside.includes(f.needle) }).toEqual({ secret: f.name, found: false });
     // The values were logged (hashed): sys/audit-hash finds them.
     for (const v of [b64(S.plaintext), S.kv, childToken, root, S.awsSecret, exported]) {
       const h = (await must(d, 'POST', 'sys/audit-hash/file', { input: v })).body.data.hash;
@@ -166,18 +179,25 @@ describe('secrets stay secret (debug logging on, audit device on)', () => {
     expect(all.some((f) => f.endsWith('.seg'))).toBe(true);
     for (const p of all) {
       const buf = readFileSync(p);
-      for (const f of forms()) expect({ file: p, secret: f.name, found: buf.includes(f.needle) }).toEqual({ file: p, secret: f.name, found: false });
+      for (const f of forms())
+        expect({ file: p, secret: f.name, found: buf.includes(f.needle) }).toEqual({
+          file: p,
+          secret: f.name,
+          found: false,
+        });
     }
   });
 
   it('error messages and destination reads hold none of the secrets', () => {
     const joined = Buffer.from(responses.join('\n'));
-    for (const f of forms()) expect({ secret: f.name, found: joined.includes(f.needle) }).toEqual({ secret: f.name, found: false });
+    for (const f of forms())
+      expect({ secret: f.name, found: joined.includes(f.needle) }).toEqual({ secret: f.name, found: false });
   });
 
   it('the CLI takes secrets from stdin or @file and echoes none of them on stderr or in errors', () => {
     const joined = Buffer.from(cliErrors.join('\n'));
-    for (const f of forms()) expect({ secret: f.name, found: joined.includes(f.needle) }).toEqual({ secret: f.name, found: false });
+    for (const f of forms())
+      expect({ secret: f.name, found: joined.includes(f.needle) }).toEqual({ secret: f.name, found: false });
   });
 
   it('creates the socket 0600 and storage files 0600 in folders 0700', () => {
@@ -204,7 +224,8 @@ describe('tokens: root tokens can be revoked, tokens expire', () => {
   });
 
   it('a token with a 1s TTL stops working once expired', { timeout: 30_000 }, async () => {
-    const t = (await must(d, 'POST', 'auth/token/create', { policies: ['default'], ttl: '1s' })).body.auth.client_token as string;
+    const t = (await must(d, 'POST', 'auth/token/create', { policies: ['default'], ttl: '1s' })).body.auth
+      .client_token as string;
     expect((await d.req('GET', 'auth/token/lookup-self', undefined, { token: t })).status).toBe(200);
     let status = 200;
     for (let i = 0; i < 100 && status === 200; i++) {

@@ -32,7 +32,12 @@ function newDir(): string {
   return dir;
 }
 async function start(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<Daemon> {
-  const d = await startDaemon({ dev: false, dir, args: ['--keychain', 'none', ...args], env: { ...hsm.env, VAULT_HSM_PIN: PIN, ...env } });
+  const d = await startDaemon({
+    dev: false,
+    dir,
+    args: ['--keychain', 'none', ...args],
+    env: { ...hsm.env, VAULT_HSM_PIN: PIN, ...env },
+  });
   daemons.push(d);
   return d;
 }
@@ -63,18 +68,41 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
     const dir = newDir();
     const cfg = hsmConfig(dir);
     let node = await start(dir, ['--config', cfg]);
-    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ type: 'pkcs11', initialized: false, recovery_seal: true });
-    const init = await node.cli(['operator', 'init', '-recovery-shares=3', '-recovery-threshold=2', '--format', 'json'], { token: null });
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({
+      type: 'pkcs11',
+      initialized: false,
+      recovery_seal: true,
+    });
+    const init = await node.cli(
+      ['operator', 'init', '-recovery-shares=3', '-recovery-threshold=2', '--format', 'json'],
+      { token: null },
+    );
     expect(init.exitCode, init.stderr).toBe(0);
     const out = JSON.parse(init.stdout);
     expect(out).toMatchObject({ unseal_keys_b64: [], recovery_keys_shares: 3, recovery_keys_threshold: 2 });
-    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ type: 'pkcs11', sealed: false, t: 2, n: 3, recovery_seal: true, recovery_seal_type: 'shamir' });
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({
+      type: 'pkcs11',
+      sealed: false,
+      t: 2,
+      n: 3,
+      recovery_seal: true,
+      recovery_seal_type: 'shamir',
+    });
     await node.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } }, { token: out.root_token });
     await node.req('POST', 'secret/data/h', { data: { v: 'in-hsm' } }, { token: out.root_token });
     await stop(node);
 
     // The key lives in the token and cannot leave it (pkcs11-tool, an independent PKCS#11 client).
-    const objs = hsm.tool(['--token-label', 'keyhold-seal', '--login', '--pin', PIN, '--list-objects', '--type', 'secrkey']);
+    const objs = hsm.tool([
+      '--token-label',
+      'keyhold-seal',
+      '--login',
+      '--pin',
+      PIN,
+      '--list-objects',
+      '--type',
+      'secrkey',
+    ]);
     expect(objs).toMatch(/Secret Key Object; AES length 32/);
     expect(objs).toMatch(/label:\s+keyhold-master/);
     expect(objs).toMatch(/Access:.*sensitive/);
@@ -83,10 +111,15 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
     node = await start(dir, ['--config', cfg]);
     await waitUnsealed(node);
     expect(node.output()).toMatch(/Seal: pkcs11/);
-    expect((await node.req('GET', 'secret/data/h', undefined, { token: out.root_token })).body.data.data.v).toBe('in-hsm');
+    expect((await node.req('GET', 'secret/data/h', undefined, { token: out.root_token })).body.data.data.v).toBe(
+      'in-hsm',
+    );
     // After sys/seal the recovery keys unseal (the HSM unwraps once they are verified).
     expect((await node.req('PUT', 'sys/seal', {}, { token: out.root_token })).status).toBe(204);
-    const un = await node.cli(['operator', 'unseal', '--format', 'json'], { input: `${out.recovery_keys_b64[1]}\n${out.recovery_keys_b64[0]}\n`, token: null });
+    const un = await node.cli(['operator', 'unseal', '--format', 'json'], {
+      input: `${out.recovery_keys_b64[1]}\n${out.recovery_keys_b64[0]}\n`,
+      token: null,
+    });
     expect(JSON.parse(un.stdout).sealed).toBe(false);
     expect(node.output()).not.toContain(PIN);
     await stop(node);
@@ -103,13 +136,21 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
   it('migrates a Shamir (keychain-less) store to the HSM seal and back with `operator unseal -migrate`', async () => {
     const dir = newDir();
     let node = await start(dir);
-    const init = (await node.req('PUT', 'sys/init', { secret_shares: 2, secret_threshold: 2, keychain: false }, { token: null })).body;
+    const init = (
+      await node.req('PUT', 'sys/init', { secret_shares: 2, secret_threshold: 2, keychain: false }, { token: null })
+    ).body;
     const shares: string[] = init.keys_base64;
     await stop(node);
 
     node = await start(dir, ['--config', hsmConfig(dir, { label: 'migrated-key' })]);
-    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ type: 'shamir', migration: true });
-    const mig = await node.cli(['operator', 'unseal', '-migrate', '--format', 'json'], { input: shares.join('\n'), token: null });
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({
+      type: 'shamir',
+      migration: true,
+    });
+    const mig = await node.cli(['operator', 'unseal', '-migrate', '--format', 'json'], {
+      input: shares.join('\n'),
+      token: null,
+    });
     expect(mig.exitCode, mig.stderr).toBe(0);
     expect(JSON.parse(mig.stdout)).toMatchObject({ sealed: false, type: 'pkcs11', recovery_seal: true, t: 2, n: 2 });
     await stop(node);
@@ -118,7 +159,10 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
     await stop(node);
 
     node = await start(dir, ['--config', hsmConfig(dir, { label: 'migrated-key', disabled: true })]);
-    const back = await node.cli(['operator', 'unseal', '-migrate', '--format', 'json'], { input: shares.join('\n'), token: null });
+    const back = await node.cli(['operator', 'unseal', '-migrate', '--format', 'json'], {
+      input: shares.join('\n'),
+      token: null,
+    });
     expect(JSON.parse(back.stdout)).toMatchObject({ sealed: false, type: 'shamir', recovery_seal: false, t: 2, n: 2 });
     await stop(node);
     node = await start(dir);
@@ -136,7 +180,16 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
     const init = await node.req('PUT', 'sys/init', { recovery_shares: 1, recovery_threshold: 1 }, { token: null });
     expect(init.status, JSON.stringify(init.body)).toBe(200);
     await stop(node);
-    const objs = hsm.tool(['--token-label', 'keyhold-seal', '--login', '--pin', PIN, '--list-objects', '--type', 'privkey']);
+    const objs = hsm.tool([
+      '--token-label',
+      'keyhold-seal',
+      '--login',
+      '--pin',
+      PIN,
+      '--list-objects',
+      '--type',
+      'privkey',
+    ]);
     expect(objs).toMatch(/Private Key Object; RSA[\s\S]*label:\s+rsa-master/);
     node = await start(dir, ['--config', hsmConfig(dir)], env);
     await waitUnsealed(node);
@@ -146,20 +199,40 @@ describe.skipIf(missing !== null)('seal "pkcs11" (SoftHSM2)', () => {
 
   it('VAULT_SEAL_TYPE=pkcs11 with VAULT_HSM_* configures the seal without a stanza', async () => {
     const dir = newDir();
-    const node = await start(dir, [], { VAULT_SEAL_TYPE: 'pkcs11', VAULT_HSM_LIB: SOFTHSM_MODULE, VAULT_HSM_TOKEN_LABEL: 'keyhold-seal', VAULT_HSM_KEY_LABEL: 'env-key', VAULT_HSM_GENERATE_KEY: 'true' });
-    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({ type: 'pkcs11', recovery_seal: true });
+    const node = await start(dir, [], {
+      VAULT_SEAL_TYPE: 'pkcs11',
+      VAULT_HSM_LIB: SOFTHSM_MODULE,
+      VAULT_HSM_TOKEN_LABEL: 'keyhold-seal',
+      VAULT_HSM_KEY_LABEL: 'env-key',
+      VAULT_HSM_GENERATE_KEY: 'true',
+    });
+    expect((await node.req('GET', 'sys/seal-status', undefined, { token: null })).body).toMatchObject({
+      type: 'pkcs11',
+      recovery_seal: true,
+    });
     const init = await node.req('PUT', 'sys/init', {}, { token: null });
     expect(init.status, JSON.stringify(init.body)).toBe(200);
     expect(init.body.recovery_keys).toHaveLength(1);
-    expect(hsm.tool(['--token-label', 'keyhold-seal', '--login', '--pin', PIN, '--list-objects', '--type', 'secrkey'])).toMatch(/label:\s+env-key/);
+    expect(
+      hsm.tool(['--token-label', 'keyhold-seal', '--login', '--pin', PIN, '--list-objects', '--type', 'secrkey']),
+    ).toMatch(/label:\s+env-key/);
     await stop(node);
   });
 
   it('bad stanzas stop the server naming the parameter', async () => {
     const dir = newDir();
     const file = join(dir, 'bad.hcl');
-    writeFileSync(file, `seal "pkcs11" {\n  lib = "${SOFTHSM_MODULE}"\n  token_label = "keyhold-seal"\n  key_label = "k"\n  mechanism = "0x1085"\n}\n`);
-    const d = await startDaemon({ dev: false, dir, args: ['--keychain', 'none', '--config', file], env: { ...hsm.env, VAULT_HSM_PIN: PIN }, wait: false });
+    writeFileSync(
+      file,
+      `seal "pkcs11" {\n  lib = "${SOFTHSM_MODULE}"\n  token_label = "keyhold-seal"\n  key_label = "k"\n  mechanism = "0x1085"\n}\n`,
+    );
+    const d = await startDaemon({
+      dev: false,
+      dir,
+      args: ['--keychain', 'none', '--config', file],
+      env: { ...hsm.env, VAULT_HSM_PIN: PIN },
+      wait: false,
+    });
     expect(await new Promise<number | null>((r) => d.proc.once('exit', (c) => r(c)))).toBe(1);
     expect(d.output()).toMatch(/seal "pkcs11": mechanism "0x1085" is not supported/);
   });

@@ -88,14 +88,18 @@ describe.skipIf(process.platform !== 'linux' || !hasAnalyze)('keyhold service on
       FAKE_SYSTEMCTL_LOG: join(dir, 'systemctl.log'),
       FAKE_SYSTEMCTL_STATE: join(dir, 'systemctl.state'),
     };
-    writeFileSync(join(dir, 'server.json'), JSON.stringify({ storage: { type: 'file', path: join(dir, 'storage') }, keychain: 'none', log_level: 'warn' }));
+    writeFileSync(
+      join(dir, 'server.json'),
+      JSON.stringify({ storage: { type: 'file', path: join(dir, 'storage') }, keychain: 'none', log_level: 'warn' }),
+    );
   });
   afterAll(async () => {
     await cli(['service', 'uninstall']).catch(() => undefined);
     cleanup(dir);
   });
 
-  const cli = (args: string[]) => execa(process.execPath, [BIN, ...args], { env, extendEnv: true, reject: false, timeout: 60_000 });
+  const cli = (args: string[]) =>
+    execa(process.execPath, [BIN, ...args], { env, extendEnv: true, reject: false, timeout: 60_000 });
 
   it('install writes the unit, enables and starts it; the CLI finds the daemon with no address given', async () => {
     const r = await cli(['service', 'install', '--config', join(dir, 'server.json')]);
@@ -104,21 +108,32 @@ describe.skipIf(process.platform !== 'linux' || !hasAnalyze)('keyhold service on
     expect(r.stderr).toContain(`keyhold.service written to ${unitFile}, enabled and started`);
     expect(r.stderr).toContain(`unix://${join(dir, 'run', 'keyhold', 'keyhold.sock')}, where the CLI looks by default`);
     expect(readFileSync(unitFile, 'utf8')).toContain(`"--config" "${join(dir, 'server.json')}"`);
-    expect(readFileSync(join(dir, 'systemctl.log'), 'utf8').split('\n')).toEqual(expect.arrayContaining(['--user daemon-reload', '--user enable --now keyhold.service']));
+    expect(readFileSync(join(dir, 'systemctl.log'), 'utf8').split('\n')).toEqual(
+      expect.arrayContaining(['--user daemon-reload', '--user enable --now keyhold.service']),
+    );
     // The daemon started by the unit answers on the default socket (sealed: never initialised).
     let st = await cli(['status', '--format', 'json']);
     for (let i = 0; i < 100 && st.exitCode === 1; i++) {
       await new Promise((res) => setTimeout(res, 100));
       st = await cli(['status', '--format', 'json']);
     }
-    expect(st.exitCode, `${st.stderr}\n${existsSync(join(dir, 'systemctl.log.daemon')) ? readFileSync(join(dir, 'systemctl.log.daemon'), 'utf8') : ''}`).toBe(2);
+    expect(
+      st.exitCode,
+      `${st.stderr}\n${existsSync(join(dir, 'systemctl.log.daemon')) ? readFileSync(join(dir, 'systemctl.log.daemon'), 'utf8') : ''}`,
+    ).toBe(2);
     expect(JSON.parse(st.stdout)).toMatchObject({ initialized: false, sealed: true });
   });
 
   it('status reports the unit enabled and active and the daemon answering', async () => {
     const r = await cli(['service', 'status', '--format', 'json']);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ manager: 'systemd', installed: true, enabled: 'enabled', active: 'active', socket: `unix://${join(dir, 'run', 'keyhold', 'keyhold.sock')}` });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      manager: 'systemd',
+      installed: true,
+      enabled: 'enabled',
+      active: 'active',
+      socket: `unix://${join(dir, 'run', 'keyhold', 'keyhold.sock')}`,
+    });
     expect(JSON.parse(r.stdout).daemon).toMatch(/^answering \(sealed: true/);
   });
 
@@ -130,7 +145,12 @@ describe.skipIf(process.platform !== 'linux' || !hasAnalyze)('keyhold service on
     expect(existsSync(join(dir, 'run', 'keyhold', 'keyhold.sock'))).toBe(false);
     const s = await cli(['service', 'status', '--format', 'json']);
     expect(s.exitCode).toBe(1);
-    expect(JSON.parse(s.stdout)).toMatchObject({ installed: false, enabled: 'disabled', active: 'inactive', daemon: 'not answering' });
+    expect(JSON.parse(s.stdout)).toMatchObject({
+      installed: false,
+      enabled: 'disabled',
+      active: 'inactive',
+      daemon: 'not answering',
+    });
     expect((await cli(['service', 'uninstall'])).stderr).toContain('Nothing to remove');
   });
 
@@ -148,11 +168,20 @@ describe.skipIf(process.platform !== 'linux' || !hasAnalyze)('keyhold service on
     // A systemctl that cannot reach a user manager, as on this machine without the stand-in.
     const broken = join(dir, 'brokenbin');
     mkdirSync(broken);
-    writeFileSync(join(broken, 'systemctl'), '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n');
+    writeFileSync(
+      join(broken, 'systemctl'),
+      '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n',
+    );
     chmodSync(join(broken, 'systemctl'), 0o755);
-    const f = await execa(process.execPath, [BIN, 'service', 'install'], { env: { ...env, PATH: `${broken}:${process.env.PATH}` }, extendEnv: true, reject: false });
+    const f = await execa(process.execPath, [BIN, 'service', 'install'], {
+      env: { ...env, PATH: `${broken}:${process.env.PATH}` },
+      extendEnv: true,
+      reject: false,
+    });
     expect(f.exitCode).toBe(1);
-    expect(f.stderr).toContain('systemctl --user daemon-reload failed: Failed to connect to bus: No medium found (the unit is written at');
+    expect(f.stderr).toContain(
+      'systemctl --user daemon-reload failed: Failed to connect to bus: No medium found (the unit is written at',
+    );
     await cli(['service', 'uninstall']);
   });
 });

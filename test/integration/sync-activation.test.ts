@@ -28,10 +28,21 @@ describe('activation flags', () => {
     const flags = await d.req('GET', 'sys/activation-flags', undefined, { token });
     expect(flags.status, flags.text).toBe(200);
     expect(flags.body.data).toEqual({ activated: [], unactivated: ['secrets-sync'] });
-    for (const [method, path] of [['GET', 'sys/sync/config'], ['LIST', 'sys/sync/destinations'], ['POST', 'sys/sync/destinations/hosting-project/x']] as const) {
-      const r = await d.req(method, path, method === 'POST' ? { access_token: 't', project_id: 'p', deployment_environments: ['production'] } : undefined, { token });
+    for (const [method, path] of [
+      ['GET', 'sys/sync/config'],
+      ['LIST', 'sys/sync/destinations'],
+      ['POST', 'sys/sync/destinations/hosting-project/x'],
+    ] as const) {
+      const r = await d.req(
+        method,
+        path,
+        method === 'POST' ? { access_token: 't', project_id: 'p', deployment_environments: ['production'] } : undefined,
+        { token },
+      );
       expect(r.status, `${method} ${path}`).toBe(400);
-      expect(r.body.errors.join(' ')).toMatch(/secrets sync is not activated; activate it once with a write to sys\/activation-flags\/secrets-sync\/activate/);
+      expect(r.body.errors.join(' ')).toMatch(
+        /secrets sync is not activated; activate it once with a write to sys\/activation-flags\/secrets-sync\/activate/,
+      );
     }
   });
 
@@ -45,12 +56,16 @@ describe('activation flags', () => {
     const a = await d.req('PUT', 'sys/activation-flags/secrets-sync/activate', {}, { token });
     expect(a.status, a.text).toBe(200);
     expect(a.body.data).toEqual({ activated: ['secrets-sync'], unactivated: [] });
-    expect((await d.req('POST', 'sys/activation-flags/secrets-sync/activate', {}, { token })).body.data.activated).toEqual(['secrets-sync']);
+    expect(
+      (await d.req('POST', 'sys/activation-flags/secrets-sync/activate', {}, { token })).body.data.activated,
+    ).toEqual(['secrets-sync']);
     expect((await d.req('GET', 'sys/sync/config', undefined, { token })).status).toBe(200);
     await d.stop();
     d = await startDaemon({ dev: false, dir: d.dir, args: ['--keychain', 'none'], env });
     expect((await d.req('POST', 'sys/unseal', { key: recoveryKey }, { token: null })).status).toBe(200);
-    expect((await d.req('GET', 'sys/activation-flags', undefined, { token })).body.data.activated).toEqual(['secrets-sync']);
+    expect((await d.req('GET', 'sys/activation-flags', undefined, { token })).body.data.activated).toEqual([
+      'secrets-sync',
+    ]);
     expect((await d.req('GET', 'sys/sync/config', undefined, { token })).status).toBe(200);
   });
 });

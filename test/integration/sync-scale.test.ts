@@ -58,26 +58,41 @@ describe('sync at scale', () => {
     });
     expect(dest.status, dest.text).toBe(200);
     await d.req('POST', 'secret/data/warmup', { data: { v: 'w' } });
-    await d.req('POST', 'sys/sync/destinations/provider-b-kv/bulk/associations/set', { mount: 'secret', secret_name: 'warmup' });
+    await d.req('POST', 'sys/sync/destinations/provider-b-kv/bulk/associations/set', {
+      mount: 'secret',
+      secret_name: 'warmup',
+    });
     const before = rssKiB(d.proc.pid!);
 
     await pool(N, 16, async (i) => {
       const w = await d.req('POST', `secret/data/bulk/s${i}`, { data: { n: String(i), pad: 'x'.repeat(512) } });
       if (w.status !== 200) throw new Error(`kv write ${i}: ${w.status}`);
-      const s = await d.req('POST', 'sys/sync/destinations/provider-b-kv/bulk/associations/set', { mount: 'secret', secret_name: `bulk/s${i}` });
+      const s = await d.req('POST', 'sys/sync/destinations/provider-b-kv/bulk/associations/set', {
+        mount: 'secret',
+        secret_name: `bulk/s${i}`,
+      });
       if (s.status !== 200) throw new Error(`set ${i}: ${s.status} ${s.text}`);
     });
 
-    await until(() => az.secrets.size, (n) => n === N + 1, 120_000, 200);
+    await until(
+      () => az.secrets.size,
+      (n) => n === N + 1,
+      120_000,
+      200,
+    );
     const assoc = await until(
-      async () => (await d.req('GET', 'sys/sync/destinations/provider-b-kv/bulk/associations')).body.data.associated_secrets as Record<string, { sync_status: string }>,
+      async () =>
+        (await d.req('GET', 'sys/sync/destinations/provider-b-kv/bulk/associations')).body.data
+          .associated_secrets as Record<string, { sync_status: string }>,
       (m) => Object.values(m).filter((r) => r.sync_status === 'SYNCED').length === N + 1,
       60_000,
       500,
     );
     expect(Object.keys(assoc)).toHaveLength(N + 1);
     const accessor = (await d.req('GET', 'sys/mounts')).body.data['secret/'].accessor as string;
-    expect(az.valueOf(`vault-${accessor.replace(/_/g, '-')}-bulk-s999`)).toBe(JSON.stringify({ n: '999', pad: 'x'.repeat(512) }));
+    expect(az.valueOf(`vault-${accessor.replace(/_/g, '-')}-bulk-s999`)).toBe(
+      JSON.stringify({ n: '999', pad: 'x'.repeat(512) }),
+    );
     expect(az.tokensIssued).toBe(1);
     const list = await d.req('LIST', 'sys/sync/associations');
     expect(list.body.data.total_associations).toBe(N + 1);
@@ -86,7 +101,9 @@ describe('sync at scale', () => {
     const after = rssKiB(d.proc.pid!);
     if (before !== null && after !== null) {
       const growthMiB = (after - before) / 1024;
-      console.log(`daemon RSS: ${Math.round(before / 1024)} MiB -> ${Math.round(after / 1024)} MiB (+${growthMiB.toFixed(1)} MiB) for ${N} associations`);
+      console.log(
+        `daemon RSS: ${Math.round(before / 1024)} MiB -> ${Math.round(after / 1024)} MiB (+${growthMiB.toFixed(1)} MiB) for ${N} associations`,
+      );
       // RSS includes garbage V8 has not returned yet; the heap cap above is the hard bound.
       expect(growthMiB).toBeLessThan(HEAP_MIB * 3);
     }

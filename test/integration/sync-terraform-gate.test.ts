@@ -36,7 +36,16 @@ function atLeast(v: string, min: string): boolean {
 
 /** The provider's write and read fields of vault_secrets_sync_aws_destination for a server version. */
 function awsFields(version: string): { write: string[]; read: string[] } {
-  const write = ['access_key_id', 'secret_access_key', 'granularity', 'region', 'custom_tags', 'secret_name_template', 'role_arn', 'external_id'];
+  const write = [
+    'access_key_id',
+    'secret_access_key',
+    'granularity',
+    'region',
+    'custom_tags',
+    'secret_name_template',
+    'role_arn',
+    'external_id',
+  ];
   const read = ['region', 'custom_tags', 'granularity', 'secret_name_template', 'role_arn', 'external_id'];
   if (atLeast(version, '1.19.0')) {
     const net = ['allowed_ipv4_addresses', 'allowed_ipv6_addresses', 'allowed_ports', 'disable_strict_networking'];
@@ -57,10 +66,17 @@ function awsFields(version: string): { write: string[]; read: string[] } {
 type Req = (method: string, path: string, body?: unknown) => Promise<Answer>;
 
 /** What the provider does for `terraform apply` of a destination, an association, then `destroy`. */
-async function applyAws(req: Req, name: string, config: Record<string, unknown>): Promise<{ version: string; state: Record<string, unknown>; association: Record<string, unknown> }> {
+async function applyAws(
+  req: Req,
+  name: string,
+  config: Record<string, unknown>,
+): Promise<{ version: string; state: Record<string, unknown>; association: Record<string, unknown> }> {
   const seal = await req('GET', 'sys/seal-status');
   const version = seal.body.version as string;
-  if (!atLeast(version, '1.16.0')) throw new Error(`feature not enabled on current Vault version. min version required=1.16.0; current vault version=${version}`);
+  if (!atLeast(version, '1.16.0'))
+    throw new Error(
+      `feature not enabled on current Vault version. min version required=1.16.0; current vault version=${version}`,
+    );
   const { write, read } = awsFields(version);
   const data: Record<string, unknown> = {};
   for (const k of write) if (config[k] !== undefined) data[k] = config[k];
@@ -80,7 +96,9 @@ async function applyAws(req: Req, name: string, config: Record<string, unknown>)
   const a = await req('PUT', `${path}/associations/set`, { secret_name: 'tf/app', mount: 'secret' });
   if (a.status >= 400) throw new Error(a.text);
   const assoc = (a.body.data.associated_secrets as Record<string, Record<string, unknown>>)[`${accessor}/tf/app`] ?? {};
-  const association = Object.fromEntries(['secret_name', 'sync_status', 'accessor', 'updated_at'].filter((k) => k in assoc).map((k) => [k, assoc[k]]));
+  const association = Object.fromEntries(
+    ['secret_name', 'sync_status', 'accessor', 'updated_at'].filter((k) => k in assoc).map((k) => [k, assoc[k]]),
+  );
   const rm = await req('PUT', `${path}/associations/remove`, { secret_name: 'tf/app', mount: 'secret' });
   if (rm.status >= 400) throw new Error(rm.text);
   const del = await req('DELETE', path);
@@ -145,7 +163,9 @@ describe('reported_vault_version and the provider version gate', () => {
     for (const k of read) expect(state[k], k).toEqual((config as Record<string, unknown>)[k] ?? '');
     expect(Number.isInteger(state.identity_token_ttl)).toBe(true);
     expect(association).toMatchObject({ secret_name: 'tf/app', accessor: expect.stringMatching(/^kv_/) });
-    expect(String(association.sync_status)).toMatch(/^(PENDING|SYNCING|SYNCED|CLIENT_SIDE_ERROR|EXTERNAL_SERVICE_ERROR|UNKNOWN)$/);
+    expect(String(association.sync_status)).toMatch(
+      /^(PENDING|SYNCING|SYNCED|CLIENT_SIDE_ERROR|EXTERNAL_SERVICE_ERROR|UNKNOWN)$/,
+    );
   });
 
   it('at 1.16.0 the provider sends only the base fields, which keyhold takes as well', async () => {
@@ -153,13 +173,27 @@ describe('reported_vault_version and the provider version gate', () => {
       const r = await d.req(m, p, b);
       return p === 'sys/seal-status' ? { ...r, body: { ...r.body, version: '1.16.0' } } : r;
     };
-    const { state } = await applyAws(req, 'tf116', { ...config, access_key_id: 'AKID', secret_access_key: 'secret', identity_token_audience: undefined });
-    expect(Object.keys(state).sort()).toEqual(['custom_tags', 'external_id', 'granularity', 'region', 'role_arn', 'secret_name_template']);
+    const { state } = await applyAws(req, 'tf116', {
+      ...config,
+      access_key_id: 'AKID',
+      secret_access_key: 'secret',
+      identity_token_audience: undefined,
+    });
+    expect(Object.keys(state).sort()).toEqual([
+      'custom_tags',
+      'external_id',
+      'granularity',
+      'region',
+      'role_arn',
+      'secret_name_template',
+    ]);
   });
 
   it("without the setting keyhold reports its own version and the provider's gate refuses", async () => {
     const seal = await h.req('GET', 'sys/seal-status', undefined, { token: null });
     expect(seal.body.keyhold_version).toBeUndefined();
-    await expect(applyAws((m, p, b) => h.req(m, p, b), 'tf', config)).rejects.toThrow(/feature not enabled on current Vault version/);
+    await expect(applyAws((m, p, b) => h.req(m, p, b), 'tf', config)).rejects.toThrow(
+      /feature not enabled on current Vault version/,
+    );
   });
 });

@@ -28,11 +28,28 @@ describe.skipIf(!!skip)('token lifecycle on a two-node PostgreSQL cluster', () =
     root = init.body.root_token;
     const u = await nodes[1]!.req('POST', 'sys/unseal', { key: init.body.keys[0] });
     expect(u.body?.sealed, u.text).toBe(false);
-    await until(async () => (await Promise.all(nodes.map(roleOf))).sort().join() === 'active,standby', 'one active, one standby');
+    await until(
+      async () => (await Promise.all(nodes.map(roleOf))).sort().join() === 'active,standby',
+      'one active, one standby',
+    );
     const a = nodes[0]!;
-    expect((await a.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '1' } }, { token: root })).status).toBe(204);
+    expect(
+      (await a.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '1' } }, { token: root })).status,
+    ).toBe(204);
     expect((await a.req('POST', 'secret/x', { v: '1' }, { token: root })).status).toBe(204);
-    expect((await a.req('POST', 'sys/policies/acl/p1', { policy: 'path "secret/*" { capabilities = ["read"] }\npath "auth/token/create" { capabilities = ["update"] }' }, { token: root })).status).toBe(204);
+    expect(
+      (
+        await a.req(
+          'POST',
+          'sys/policies/acl/p1',
+          {
+            policy:
+              'path "secret/*" { capabilities = ["read"] }\npath "auth/token/create" { capabilities = ["update"] }',
+          },
+          { token: root },
+        )
+      ).status,
+    ).toBe(204);
   }, 120_000);
 
   afterAll(async () => {
@@ -43,11 +60,20 @@ describe.skipIf(!!skip)('token lifecycle on a two-node PostgreSQL cluster', () =
 
   it('a wrapping token unwraps exactly once among 20 simultaneous unwraps on both nodes (8 tokens)', async () => {
     for (let i = 0; i < 8; i++) {
-      const w = await nodes[i % 2]!.req('POST', 'sys/wrapping/wrap', { secret: `s${i}` }, { token: root, headers: { 'X-Vault-Wrap-TTL': '5m' } });
+      const w = await nodes[i % 2]!.req(
+        'POST',
+        'sys/wrapping/wrap',
+        { secret: `s${i}` },
+        { token: root, headers: { 'X-Vault-Wrap-TTL': '5m' } },
+      );
       expect(w.status, w.text).toBe(200);
       const wt = w.body.wrap_info.token as string;
       const answers = await Promise.all(
-        Array.from({ length: 20 }, (_, k) => nodes[k % 2]!.req('POST', 'sys/wrapping/unwrap', k % 4 < 2 ? {} : { token: wt }, { token: k % 4 < 2 ? wt : root })),
+        Array.from({ length: 20 }, (_, k) =>
+          nodes[k % 2]!.req('POST', 'sys/wrapping/unwrap', k % 4 < 2 ? {} : { token: wt }, {
+            token: k % 4 < 2 ? wt : root,
+          }),
+        ),
       );
       expect(tally(answers.map((a) => a.status)), `token ${i}`).toEqual({ 200: 1, 400: 19 });
       expect(answers.find((a) => a.status === 200)!.body.data).toEqual({ secret: `s${i}` });
@@ -60,7 +86,9 @@ describe.skipIf(!!skip)('token lifecycle on a two-node PostgreSQL cluster', () =
       const c = await nodes[0]!.req('POST', 'auth/token/create', { policies: ['p1'], num_uses: uses }, { token: root });
       expect(c.status, c.text).toBe(200);
       const t = c.body.auth.client_token as string;
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, k) => nodes[k % 2]!.req('GET', 'secret/x', undefined, { token: t })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, k) => nodes[k % 2]!.req('GET', 'secret/x', undefined, { token: t })),
+      );
       expect(tally(answers.map((a) => a.status)), `token ${i}`).toEqual({ 200: uses, 403: 20 - uses });
     }
   });
@@ -68,11 +96,21 @@ describe.skipIf(!!skip)('token lifecycle on a two-node PostgreSQL cluster', () =
   it("a parent's expiry revokes its child on every node", async () => {
     const parent = await nodes[0]!.req('POST', 'auth/token/create', { policies: ['p1'], ttl: '3s' }, { token: root });
     expect(parent.status, parent.text).toBe(200);
-    const child = await nodes[0]!.req('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, { token: parent.body.auth.client_token });
+    const child = await nodes[0]!.req(
+      'POST',
+      'auth/token/create',
+      { policies: ['p1'], ttl: '1h' },
+      { token: parent.body.auth.client_token },
+    );
     expect(child.status, child.text).toBe(200);
     const ct = child.body.auth.client_token as string;
     for (const n of nodes) expect((await n.req('GET', 'secret/x', undefined, { token: ct })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 3500));
-    for (const n of nodes) await until(async () => (await n.req('GET', 'secret/x', undefined, { token: ct })).status === 403, `child refused on ${n.name}`, 3000);
+    for (const n of nodes)
+      await until(
+        async () => (await n.req('GET', 'secret/x', undefined, { token: ct })).status === 403,
+        `child refused on ${n.name}`,
+        3000,
+      );
   });
 });

@@ -50,7 +50,12 @@ function tally(statuses: number[]): Record<number, number> {
 
 beforeAll(async () => {
   await boot();
-  await must('POST', 'sys/policies/acl/p1', { policy: 'path "auth/token/create" { capabilities = ["update"] }\npath "secret/*" { capabilities = ["read"] }' }, 204);
+  await must(
+    'POST',
+    'sys/policies/acl/p1',
+    { policy: 'path "auth/token/create" { capabilities = ["update"] }\npath "secret/*" { capabilities = ["read"] }' },
+    204,
+  );
   await must('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '1' } }, 204);
   await must('POST', 'secret/x', { v: '1' }, 204);
 }, 60_000);
@@ -86,7 +91,8 @@ describe('1. TTL defaults and caps', () => {
     const nonRoot = await must('POST', 'auth/token/create', { policies: ['p1'] });
     expect(nonRoot.body.auth.lease_duration).toBe(MAX);
     // An expiring root token cannot mint a non-expiring one (Vault's rule).
-    const expiringRoot = (await must('POST', 'auth/token/create', { policies: ['root'], ttl: '1h' })).body.auth.client_token;
+    const expiringRoot = (await must('POST', 'auth/token/create', { policies: ['root'], ttl: '1h' })).body.auth
+      .client_token;
     const refused = await d.req('POST', 'auth/token/create', { policies: ['root'] }, { token: expiringRoot });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('expiring root tokens cannot create non-expiring root tokens');
@@ -96,8 +102,13 @@ describe('1. TTL defaults and caps', () => {
     await must('POST', 'sys/auth/token/tune', { default_lease_ttl: '1h', max_lease_ttl: '2h' }, 204);
     try {
       const caller = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '30m' })).body.auth.client_token;
-      expect((await must('POST', 'auth/token/create', { policies: ['p1'] }, 200, caller)).body.auth.lease_duration).toBe(3600);
-      expect((await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '5h' }, 200, caller)).body.auth.lease_duration).toBe(7200);
+      expect(
+        (await must('POST', 'auth/token/create', { policies: ['p1'] }, 200, caller)).body.auth.lease_duration,
+      ).toBe(3600);
+      expect(
+        (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '5h' }, 200, caller)).body.auth
+          .lease_duration,
+      ).toBe(7200);
     } finally {
       await must('POST', 'sys/auth/token/tune', { default_lease_ttl: '768h', max_lease_ttl: '768h' }, 204);
     }
@@ -117,30 +128,41 @@ describe('1. TTL defaults and caps', () => {
 describe('2. expiry revokes and cascades', () => {
   it('a 1h child of a 3s parent stops working when the parent expires, with nobody looking the parent up', async () => {
     const parent = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '3s' })).body.auth;
-    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token)).body.auth;
+    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token))
+      .body.auth;
     expect((await d.req('GET', 'secret/x', undefined, { token: child.client_token })).status).toBe(200);
     await sleep(4000);
     // The child is gone, and so is its accessor (revoked, not merely refused).
     expect((await d.req('GET', 'secret/x', undefined, { token: child.client_token })).status).toBe(403);
-    expect((await d.req('POST', 'auth/token/lookup-accessor', { accessor: child.accessor }, { token: root })).status).toBe(400);
-    expect((await d.req('POST', 'auth/token/lookup-accessor', { accessor: parent.accessor }, { token: root })).status).toBe(400);
+    expect(
+      (await d.req('POST', 'auth/token/lookup-accessor', { accessor: child.accessor }, { token: root })).status,
+    ).toBe(400);
+    expect(
+      (await d.req('POST', 'auth/token/lookup-accessor', { accessor: parent.accessor }, { token: root })).status,
+    ).toBe(400);
   });
 
   it('the same holds when the parent expires while the daemon is down', async () => {
     const parent = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '3s' })).body.auth;
-    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token)).body.auth;
-    const grandchild = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, child.client_token)).body.auth;
+    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token))
+      .body.auth;
+    const grandchild = (
+      await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, child.client_token)
+    ).body.auth;
     await d.stop();
     await sleep(3500);
     await boot(dir);
     expect((await d.req('GET', 'secret/x', undefined, { token: grandchild.client_token })).status).toBe(403);
     expect((await d.req('GET', 'secret/x', undefined, { token: child.client_token })).status).toBe(403);
-    expect((await d.req('POST', 'auth/token/lookup-accessor', { accessor: child.accessor }, { token: root })).status).toBe(400);
+    expect(
+      (await d.req('POST', 'auth/token/lookup-accessor', { accessor: child.accessor }, { token: root })).status,
+    ).toBe(400);
   });
 
   it('after a restart, expiry still runs on its own (scheduled from storage)', async () => {
     const parent = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '4s' })).body.auth;
-    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token)).body.auth;
+    const child = (await must('POST', 'auth/token/create', { policies: ['p1'], ttl: '1h' }, 200, parent.client_token))
+      .body.auth;
     await restart();
     // The child is used (and cached) before the parent expires; the timer must still revoke it.
     expect((await d.req('GET', 'secret/x', undefined, { token: child.client_token })).status).toBe(200);
@@ -156,7 +178,9 @@ describe('3. an expired token stays gone', () => {
     const renew = await d.req('POST', 'auth/token/renew-accessor', { accessor: t.accessor }, { token: root });
     expect(renew.status).toBe(400);
     expect((await d.req('GET', 'secret/x', undefined, { token: t.client_token })).status).toBe(403);
-    expect((await d.req('POST', 'auth/token/lookup-accessor', { accessor: t.accessor }, { token: root })).status).toBe(400);
+    expect((await d.req('POST', 'auth/token/lookup-accessor', { accessor: t.accessor }, { token: root })).status).toBe(
+      400,
+    );
     expect((await d.req('POST', 'auth/token/renew', { token: t.client_token }, { token: root })).status).toBe(400);
   });
 });
@@ -165,7 +189,12 @@ describe('4. a wrapping token unwraps exactly once', () => {
   it('20 simultaneous unwraps of each of 8 tokens after a restart: exactly one answer each', async () => {
     const tokens: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const w = await d.req('POST', 'sys/wrapping/wrap', { secret: `s${i}` }, { token: root, headers: { 'X-Vault-Wrap-TTL': '5m' } });
+      const w = await d.req(
+        'POST',
+        'sys/wrapping/wrap',
+        { secret: `s${i}` },
+        { token: root, headers: { 'X-Vault-Wrap-TTL': '5m' } },
+      );
       expect(w.status, w.text).toBe(200);
       tokens.push(w.body.wrap_info.token);
     }
@@ -174,7 +203,9 @@ describe('4. a wrapping token unwraps exactly once', () => {
       // Half name the token in the header (the wrapping token itself), half in the body (a third party).
       const answers = await Promise.all(
         Array.from({ length: 20 }, (_, k) =>
-          k % 2 ? d.req('POST', 'sys/wrapping/unwrap', {}, { token: wt }) : d.req('POST', 'sys/wrapping/unwrap', { token: wt }, { token: root }),
+          k % 2
+            ? d.req('POST', 'sys/wrapping/unwrap', {}, { token: wt })
+            : d.req('POST', 'sys/wrapping/unwrap', { token: wt }, { token: root }),
         ),
       );
       const ok = answers.filter((a) => a.status === 200);
@@ -187,10 +218,13 @@ describe('4. a wrapping token unwraps exactly once', () => {
 describe('5. num_uses holds under concurrency', () => {
   it('a num_uses=1 token serves exactly one of 20 simultaneous requests (8 tokens, after a restart)', async () => {
     const tokens: string[] = [];
-    for (let i = 0; i < 8; i++) tokens.push((await must('POST', 'auth/token/create', { policies: ['p1'], num_uses: 1 })).body.auth.client_token);
+    for (let i = 0; i < 8; i++)
+      tokens.push((await must('POST', 'auth/token/create', { policies: ['p1'], num_uses: 1 })).body.auth.client_token);
     await restart();
     for (const t of tokens) {
-      const answers = await Promise.all(Array.from({ length: 20 }, () => d.req('GET', 'secret/x', undefined, { token: t })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => d.req('GET', 'secret/x', undefined, { token: t })),
+      );
       expect(tally(answers.map((a) => a.status))).toEqual({ 200: 1, 403: 19 });
     }
   });
@@ -198,7 +232,9 @@ describe('5. num_uses holds under concurrency', () => {
   it('a num_uses=3 token serves exactly three of 20 simultaneous requests', async () => {
     for (let i = 0; i < 4; i++) {
       const t = (await must('POST', 'auth/token/create', { policies: ['p1'], num_uses: 3 })).body.auth.client_token;
-      const answers = await Promise.all(Array.from({ length: 20 }, () => d.req('GET', 'secret/x', undefined, { token: t })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => d.req('GET', 'secret/x', undefined, { token: t })),
+      );
       expect(tally(answers.map((a) => a.status))).toEqual({ 200: 3, 403: 17 });
     }
   });
@@ -206,9 +242,11 @@ describe('5. num_uses holds under concurrency', () => {
 
 describe('6. a batch token has one spelling', () => {
   it('a character appended to a batch token, or changed padding bits, is refused', async () => {
-    const b = (await must('POST', 'auth/token/create', { policies: ['p1'], type: 'batch', ttl: '1h' })).body.auth.client_token as string;
+    const b = (await must('POST', 'auth/token/create', { policies: ['p1'], type: 'batch', ttl: '1h' })).body.auth
+      .client_token as string;
     expect((await d.req('GET', 'secret/x', undefined, { token: b })).status).toBe(200);
-    for (const extra of ['A', 'Q', 'g', '_']) expect((await d.req('GET', 'secret/x', undefined, { token: b + extra })).status).toBe(403);
+    for (const extra of ['A', 'Q', 'g', '_'])
+      expect((await d.req('GET', 'secret/x', undefined, { token: b + extra })).status).toBe(403);
     // The last character carries unused low bits unless the body is a multiple of 3 bytes: setting
     // them gives a second spelling of the same bytes, which must be refused too.
     const body = b.slice(4);

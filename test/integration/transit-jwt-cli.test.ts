@@ -32,7 +32,20 @@ async function verifyWithJose(name: string, token: string, opts: { audience?: st
 describe('CLI: transit jwt sign|verify and keys export public-key --format jwk|jwks|pem', () => {
   test('sign prints a token jose verifies; verify reads it from stdin and exits 0/1', async () => {
     ok(await post('keys/cli-iss', { type: 'ecdsa-p256' }));
-    const s = await d.cli(['transit', 'jwt', 'sign', 'cli-iss', '--claims', '{"sub":"cli"}', '--ttl', '5m', '--aud', 'ci', '--field', 'token']);
+    const s = await d.cli([
+      'transit',
+      'jwt',
+      'sign',
+      'cli-iss',
+      '--claims',
+      '{"sub":"cli"}',
+      '--ttl',
+      '5m',
+      '--aud',
+      'ci',
+      '--field',
+      'token',
+    ]);
     expect(s.exitCode, s.stderr).toBe(0);
     const token = s.stdout.trim();
     expect((await verifyWithJose('cli-iss', token, { audience: 'ci' })).payload.sub).toBe('cli');

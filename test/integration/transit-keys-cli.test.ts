@@ -50,7 +50,7 @@ describe('keyhold transit keys: lifecycle', () => {
     expect(list.keys).toEqual(expect.arrayContaining(['cli-aes', 'cli-ed']));
   });
 
-  test('create validates with exit 2 and the server\'s reason on stderr', async () => {
+  test("create validates with exit 2 and the server's reason on stderr", async () => {
     const r = await run(['transit', 'keys', 'create', 'bad', '--type', 'hmac', '--key-size', '8']);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('key_size');
@@ -63,8 +63,21 @@ describe('keyhold transit keys: lifecycle', () => {
     const refused = await run(['transit', 'keys', 'delete', 'cli-life']);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('deletion is not allowed for this key');
-    await must(['transit', 'keys', 'config', 'cli-life', '--min-decryption-version', '3', '--min-encryption-version', '3', '--deletion-allowed', 'true']);
-    const t = JSON.parse((await must(['transit', 'keys', 'trim', 'cli-life', '--min-available-version', '3', '--format', 'json'])).stdout);
+    await must([
+      'transit',
+      'keys',
+      'config',
+      'cli-life',
+      '--min-decryption-version',
+      '3',
+      '--min-encryption-version',
+      '3',
+      '--deletion-allowed',
+      'true',
+    ]);
+    const t = JSON.parse(
+      (await must(['transit', 'keys', 'trim', 'cli-life', '--min-available-version', '3', '--format', 'json'])).stdout,
+    );
     expect(t.min_available_version).toBe(3);
     const del = await must(['transit', 'keys', 'delete', 'cli-life']);
     expect(del.stderr).toContain('Deleted key cli-life');
@@ -72,7 +85,9 @@ describe('keyhold transit keys: lifecycle', () => {
   });
 
   test('config-keys and cache-config', async () => {
-    expect(JSON.parse((await must(['transit', 'config-keys', '--disable-upsert', 'true', '--format', 'json'])).stdout)).toEqual({ disable_upsert: true });
+    expect(
+      JSON.parse((await must(['transit', 'config-keys', '--disable-upsert', 'true', '--format', 'json'])).stdout),
+    ).toEqual({ disable_upsert: true });
     await must(['transit', 'config-keys', '--disable-upsert', 'false']);
     expect((await must(['transit', 'cache-config', '--size', '50', '--field', 'size'])).stdout).toBe('50');
     const bad = await run(['transit', 'cache-config', '--size', '3']);
@@ -83,7 +98,9 @@ describe('keyhold transit keys: lifecycle', () => {
 
 describe('keyhold transit keys: material in and out', () => {
   test('export prints JSON or writes --output with mode 0600', async () => {
-    const out = JSON.parse((await must(['transit', 'keys', 'export', 'signing-key', 'cli-ed', 'latest', '--format', 'json'])).stdout);
+    const out = JSON.parse(
+      (await must(['transit', 'keys', 'export', 'signing-key', 'cli-ed', 'latest', '--format', 'json'])).stdout,
+    );
     expect(Buffer.from(out.keys['1'], 'base64')).toHaveLength(64);
     const file = join(tmp, 'export.json');
     const r = await must(['transit', 'keys', 'export', 'public-key', 'cli-ed', '--output', file]);
@@ -102,7 +119,12 @@ describe('keyhold transit keys: material in and out', () => {
     expect(backup.trim()).toMatch(/^[A-Za-z0-9+/]+=*$/);
     const restored = await must(['transit', 'keys', 'restore', 'cli-bk2'], backup);
     expect(restored.stderr).toContain('Restored key cli-bk2');
-    expect(Buffer.from(ok(await d.req('POST', 'transit/decrypt/cli-bk2', { ciphertext: ct })).body.data.plaintext, 'base64').toString()).toBe('cli');
+    expect(
+      Buffer.from(
+        ok(await d.req('POST', 'transit/decrypt/cli-bk2', { ciphertext: ct })).body.data.plaintext,
+        'base64',
+      ).toString(),
+    ).toBe('cli');
     const again = await run(['transit', 'keys', 'restore', 'cli-bk2'], backup);
     expect(again.exitCode).toBe(2);
     expect(again.stderr).toContain('already exists');
@@ -130,18 +152,32 @@ describe('keyhold transit keys: material in and out', () => {
     const key = randomBytes(32);
     const file = join(tmp, 'aes.key');
     writeFileSync(file, key);
-    const r = await must(['transit', 'import', 'cli-imp', '--file', file, '--type', 'aes256-gcm96', '--allow-rotation', '--exportable']);
+    const r = await must([
+      'transit',
+      'import',
+      'cli-imp',
+      '--file',
+      file,
+      '--type',
+      'aes256-gcm96',
+      '--allow-rotation',
+      '--exportable',
+    ]);
     expect(r.stderr).toContain('Imported key cli-imp');
     const k = ok(await d.req('GET', 'transit/keys/cli-imp')).body.data;
     expect([k.imported_key, k.imported_key_allow_rotation, k.exportable]).toEqual([true, true, true]);
-    const ct = ok(await d.req('POST', 'transit/encrypt/cli-imp', { plaintext: b64('mine') })).body.data.ciphertext as string;
+    const ct = ok(await d.req('POST', 'transit/encrypt/cli-imp', { plaintext: b64('mine') })).body.data
+      .ciphertext as string;
     const raw = Buffer.from(ct.split(':')[2]!, 'base64');
     const dc = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
     dc.setAuthTag(raw.subarray(raw.length - 16));
     expect(Buffer.concat([dc.update(raw.subarray(12, raw.length - 16)), dc.final()]).toString()).toBe('mine');
     // A second version from base64 text on stdin, with another OAEP hash.
     const v2 = randomBytes(32);
-    await must(['transit', 'import-version', 'cli-imp', '--file', '-', '--base64', '--hash-function', 'SHA512'], b64(v2) + '\n');
+    await must(
+      ['transit', 'import-version', 'cli-imp', '--file', '-', '--base64', '--hash-function', 'SHA512'],
+      b64(v2) + '\n',
+    );
     expect(ok(await d.req('GET', 'transit/export/encryption-key/cli-imp/2')).body.data.keys['2']).toBe(b64(v2));
   });
 
@@ -180,7 +216,10 @@ describe('keyhold transit keys: material in and out', () => {
     expect(size.exitCode).toBe(2);
     expect(size.stderr).toContain('invalid key size 16 bytes');
     const rsa = join(tmp, 'rsa.pem');
-    writeFileSync(rsa, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs1' }));
+    writeFileSync(
+      rsa,
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs1' }),
+    );
     const wrongType = await run(['transit', 'import', 'y', '--file', rsa, '--type', 'rsa-3072']);
     expect(wrongType.exitCode).toBe(2);
     expect(wrongType.stderr).toContain('expected 384 bytes, got 256 bytes');
@@ -191,7 +230,9 @@ describe('keyhold transit keys: material in and out', () => {
     const pem = join(tmp, 'wrap.pem');
     writeFileSync(pem, wrap);
     await must(['transit', 'import', 'self-wrap', '--file', pem, '--type', 'rsa-4096']);
-    const out = JSON.parse((await must(['transit', 'keys', 'byok-export', 'self-wrap', 'cli-bk', 'latest', '--format', 'json'])).stdout);
+    const out = JSON.parse(
+      (await must(['transit', 'keys', 'byok-export', 'self-wrap', 'cli-bk', 'latest', '--format', 'json'])).stdout,
+    );
     expect(Object.keys(out.keys)).toEqual(['1']);
     // It imports back into this mount (the wrapping key is the destination) with the same key bytes.
     ok(await d.req('POST', 'transit/keys/cli-bk-copy/import', { ciphertext: out.keys['1'], exportable: true }), 204);
@@ -208,20 +249,44 @@ describe('keyhold transit keys: material in and out', () => {
     const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
     const ca = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
     const leaf = await x509.X509CertificateGenerator.create({
-      serialNumber: '0a', subject: 'CN=cli-cert', issuer: 'CN=cli CA', notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 86_400_000),
-      signingAlgorithm: alg, publicKey: csr.publicKey, signingKey: ca.privateKey,
+      serialNumber: '0a',
+      subject: 'CN=cli-cert',
+      issuer: 'CN=cli CA',
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 86_400_000),
+      signingAlgorithm: alg,
+      publicKey: csr.publicKey,
+      signingKey: ca.privateKey,
     });
     const chain = join(tmp, 'chain.pem');
     writeFileSync(chain, leaf.toString('pem'));
     const r = await must(['transit', 'keys', 'set-certificate', 'cli-cert', '--certificate-chain', '@' + chain]);
     expect(r.stderr).toContain('Success');
-    const shown = JSON.parse((await must(['transit', 'keys', 'export', 'certificate-chain', 'cli-cert', '1', '--format', 'json'])).stdout);
+    const shown = JSON.parse(
+      (await must(['transit', 'keys', 'export', 'certificate-chain', 'cli-cert', '1', '--format', 'json'])).stdout,
+    );
     expect(shown.keys['1']).toBe(leaf.toString('pem').trim());
   });
 
   test('help lists the key commands and the import helper', async () => {
     const keys = (await run(['transit', 'keys', '--help'])).stdout;
-    for (const c of ['create', 'read', 'list', 'delete', 'config', 'rotate', 'trim', 'export', 'backup', 'restore', 'wrapping-key', 'csr', 'set-certificate', 'byok-export']) expect(keys).toContain(`  ${c} `);
+    for (const c of [
+      'create',
+      'read',
+      'list',
+      'delete',
+      'config',
+      'rotate',
+      'trim',
+      'export',
+      'backup',
+      'restore',
+      'wrapping-key',
+      'csr',
+      'set-certificate',
+      'byok-export',
+    ])
+      expect(keys).toContain(`  ${c} `);
     expect((await run(['transit', '--help'])).stdout).toMatch(/import \[options\] <name>/);
   });
 });

@@ -28,7 +28,8 @@ async function eventually(fn: () => Promise<boolean>, tries = 100, gapMs = 100):
 /** RFC 3339 for `secondsAgo` before now. */
 const ago = (secondsAgo: number) => new Date(Date.now() - secondsAgo * 1000).toISOString();
 
-const latest = async (d: Daemon, name: string) => ok(await d.req('GET', `transit/keys/${name}`)).body.data.latest_version as number;
+const latest = async (d: Daemon, name: string) =>
+  ok(await d.req('GET', `transit/keys/${name}`)).body.data.latest_version as number;
 
 describe('restart on file storage', () => {
   test('keys, versions, settings and cache-config survive; auto-rotation runs for overdue keys and catches up at start-up', async () => {
@@ -48,10 +49,20 @@ describe('restart on file storage', () => {
 
       // Overdue when restored: rotated promptly by the running daemon.
       const entry = (time: string): EntrySpec => ({ key: b64(randomBytes(32)), hmac_key: b64(randomBytes(32)), time });
-      ok(await d.req('POST', 'transit/restore/overdue', { backup: vaultBackup('overdue', 0, [entry(ago(7200))], { auto_rotate_period: 3600e9 }) }), 204);
+      ok(
+        await d.req('POST', 'transit/restore/overdue', {
+          backup: vaultBackup('overdue', 0, [entry(ago(7200))], { auto_rotate_period: 3600e9 }),
+        }),
+        204,
+      );
       expect(await eventually(async () => (await latest(d, 'overdue')) === 2)).toBe(true);
       // Due a few seconds from now: the daemon stops before then, so only the start-up scan can rotate it.
-      ok(await d.req('POST', 'transit/restore/soon', { backup: vaultBackup('soon', 0, [entry(ago(3600 - 4))], { auto_rotate_period: 3600e9 }) }), 204);
+      ok(
+        await d.req('POST', 'transit/restore/soon', {
+          backup: vaultBackup('soon', 0, [entry(ago(3600 - 4))], { auto_rotate_period: 3600e9 }),
+        }),
+        204,
+      );
       expect(await latest(d, 'soon')).toBe(1);
       await d.stop();
       await sleep(5000);
@@ -63,9 +74,19 @@ describe('restart on file storage', () => {
       expect(await latest(d, 'soon')).toBe(2);
       expect(await latest(d, 'overdue')).toBe(2);
       const sig = ok(await d.req('GET', 'transit/keys/sig')).body.data;
-      expect([sig.latest_version, sig.min_decryption_version, sig.disallow_sha1, sig.keys['2'].public_key]).toEqual([2, 2, true, sigPub]);
+      expect([sig.latest_version, sig.min_decryption_version, sig.disallow_sha1, sig.keys['2'].public_key]).toEqual([
+        2,
+        2,
+        true,
+        sigPub,
+      ]);
       expect(ok(await d.req('GET', 'transit/export/encryption-key/sym/1')).body.data.keys['1']).toBe(symKey);
-      expect(Buffer.from(ok(await d.req('POST', 'transit/decrypt/sym', { ciphertext: ct })).body.data.plaintext, 'base64').toString()).toBe('kept');
+      expect(
+        Buffer.from(
+          ok(await d.req('POST', 'transit/decrypt/sym', { ciphertext: ct })).body.data.plaintext,
+          'base64',
+        ).toString(),
+      ).toBe('kept');
       expect(ok(await d.req('GET', 'transit/cache-config')).body.data).toEqual({ size: 15 });
       // The size is live after the restart: writing it again needs no reload warning.
       expect(ok(await d.req('POST', 'transit/cache-config', { size: 15 })).body.warnings).toBeNull();
@@ -102,7 +123,11 @@ describe('a key with 10,000 versions', () => {
       for (let done = RESTORED; done < N; ) {
         const batch = Math.min(500, N - done);
         for (let i = 0; i < batch; i += 8) {
-          await Promise.all(Array.from({ length: Math.min(8, batch - i) }, () => d.req('POST', 'transit/keys/big/rotate').then((r) => ok(r))));
+          await Promise.all(
+            Array.from({ length: Math.min(8, batch - i) }, () =>
+              d.req('POST', 'transit/keys/big/rotate').then((r) => ok(r)),
+            ),
+          );
         }
         done += batch;
         ok(await d.req('POST', 'transit/keys/big/config', { min_decryption_version: done }));
@@ -119,15 +144,26 @@ describe('a key with 10,000 versions', () => {
       const t3 = performance.now();
       expect(ok(await d.req('POST', 'transit/keys/big/rotate')).body.data.latest_version).toBe(N + 1);
       const rotateMs = performance.now() - t3;
-      const ct = ok(await d.req('POST', 'transit/encrypt/big', { plaintext: b64('ten thousand and one') })).body.data.ciphertext as string;
+      const ct = ok(await d.req('POST', 'transit/encrypt/big', { plaintext: b64('ten thousand and one') })).body.data
+        .ciphertext as string;
       expect(ct.startsWith(`vault:v${N + 1}:`)).toBe(true);
-      expect(Buffer.from(ok(await d.req('POST', 'transit/decrypt/big', { ciphertext: ct })).body.data.plaintext, 'base64').toString()).toBe('ten thousand and one');
+      expect(
+        Buffer.from(
+          ok(await d.req('POST', 'transit/decrypt/big', { ciphertext: ct })).body.data.plaintext,
+          'base64',
+        ).toString(),
+      ).toBe('ten thousand and one');
       // A ciphertext made in the test under version 5,000's key (reference 4.2 layout) decrypts.
       const iv = randomBytes(12);
       const c = createCipheriv('aes-256-gcm', keys[4999]!, iv);
       const body = Buffer.concat([c.update('old data'), c.final()]);
       const old = `vault:v5000:${b64(Buffer.concat([iv, body, c.getAuthTag()]))}`;
-      expect(Buffer.from(ok(await d.req('POST', 'transit/decrypt/big', { ciphertext: old })).body.data.plaintext, 'base64').toString()).toBe('old data');
+      expect(
+        Buffer.from(
+          ok(await d.req('POST', 'transit/decrypt/big', { ciphertext: old })).body.data.plaintext,
+          'base64',
+        ).toString(),
+      ).toBe('old data');
       console.log(
         `10,000-version key over HTTP: restore of 6,000 versions ${restoreMs.toFixed(0)} ms (${(backup.length / 1e6).toFixed(2)} MB), 4,000 rotations ${rotateAllMs.toFixed(0)} ms, ` +
           `first read after reload ${loadMs.toFixed(0)} ms, rotate at 10,000 ${rotateMs.toFixed(0)} ms`,

@@ -28,7 +28,10 @@ function exits(r: { exitCode: number; stderr: string }, code: number): void {
 }
 
 /** The CLI with binary-exact stdout (d.cli strips a final newline, which binary output may end with). */
-async function raw(args: string[], input?: Buffer | string): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
+async function raw(
+  args: string[],
+  input?: Buffer | string,
+): Promise<{ exitCode: number; stdout: Buffer; stderr: string }> {
   const r = await execa(process.execPath, [BIN, ...args], {
     input,
     reject: false,
@@ -37,7 +40,11 @@ async function raw(args: string[], input?: Buffer | string): Promise<{ exitCode:
     env: { KEYHOLD_HOME: d.dir, KEYHOLD_ADDR: d.addr, KEYHOLD_TOKEN: d.token, NO_COLOR: '1' },
     timeout: 60_000,
   });
-  return { exitCode: r.exitCode ?? -1, stdout: Buffer.from(r.stdout as unknown as Uint8Array), stderr: Buffer.from(r.stderr as unknown as Uint8Array).toString() };
+  return {
+    exitCode: r.exitCode ?? -1,
+    stdout: Buffer.from(r.stdout as unknown as Uint8Array),
+    stderr: Buffer.from(r.stderr as unknown as Uint8Array).toString(),
+  };
 }
 
 describe('encrypt and decrypt', () => {
@@ -51,7 +58,12 @@ describe('encrypt and decrypt', () => {
     expect(dec.stdout).toEqual(data);
     const viaStdin = await raw(['transit', 'decrypt', 'cli'], enc.stdout + '\n');
     expect(viaStdin.stdout).toEqual(data);
-    const nl = await raw(['transit', 'decrypt', 'cli', (await d.cli(['transit', 'encrypt', 'cli', '--field', 'ciphertext'], { input: 'line\n' })).stdout]);
+    const nl = await raw([
+      'transit',
+      'decrypt',
+      'cli',
+      (await d.cli(['transit', 'encrypt', 'cli', '--field', 'ciphertext'], { input: 'line\n' })).stdout,
+    ]);
     expect(nl.stdout.toString()).toBe('line\n');
     const kept = await d.cli(['transit', 'decrypt', 'cli', '--base64', enc.stdout]);
     expect(kept.stdout.trim()).toBe(data.toString('base64'));
@@ -62,7 +74,9 @@ describe('encrypt and decrypt', () => {
     writeFileSync(f, Buffer.from('from a file'));
     const a = await d.cli(['transit', 'encrypt', 'cli', '--file', f, '--field', 'ciphertext']);
     expect((await d.cli(['transit', 'decrypt', 'cli', a.stdout])).stdout).toBe('from a file');
-    const b = await d.cli(['transit', 'encrypt', 'cli', '--base64', '--field', 'ciphertext'], { input: Buffer.from('already').toString('base64') + '\n' });
+    const b = await d.cli(['transit', 'encrypt', 'cli', '--base64', '--field', 'ciphertext'], {
+      input: Buffer.from('already').toString('base64') + '\n',
+    });
     expect((await d.cli(['transit', 'decrypt', 'cli', b.stdout])).stdout).toBe('already');
     const bad = await d.cli(['transit', 'encrypt', 'cli', '--base64'], { input: 'not base64!' });
     expect(bad.exitCode).toBe(1);
@@ -104,16 +118,57 @@ describe('sign, verify, hmac, hash, random', () => {
     const bad = await d.cli(['transit', 'verify', 'cli-ec', '--signature', sig], { input: 'tampered' });
     exits(bad, 1);
     expect(bad.stdout).toBe('Verification failure');
-    const jws = (await d.cli(['transit', 'sign', 'cli-ec', '--marshaling-algorithm', 'jws', '--hash-algorithm', 'sha2-384', '--field', 'signature'], { input: 'm' })).stdout;
-    exits(await d.cli(['transit', 'verify', 'cli-ec', '--signature', jws, '--marshaling-algorithm', 'jws', '--hash-algorithm', 'sha2-384'], { input: 'm' }), 0);
+    const jws = (
+      await d.cli(
+        [
+          'transit',
+          'sign',
+          'cli-ec',
+          '--marshaling-algorithm',
+          'jws',
+          '--hash-algorithm',
+          'sha2-384',
+          '--field',
+          'signature',
+        ],
+        { input: 'm' },
+      )
+    ).stdout;
+    exits(
+      await d.cli(
+        [
+          'transit',
+          'verify',
+          'cli-ec',
+          '--signature',
+          jws,
+          '--marshaling-algorithm',
+          'jws',
+          '--hash-algorithm',
+          'sha2-384',
+        ],
+        { input: 'm' },
+      ),
+      0,
+    );
   });
 
   test('hmac and verify --hmac', async () => {
-    const mac = (await d.cli(['transit', 'hmac', 'cli', '--algorithm', 'sha2-512', '--field', 'hmac'], { input: 'data' })).stdout;
+    const mac = (
+      await d.cli(['transit', 'hmac', 'cli', '--algorithm', 'sha2-512', '--field', 'hmac'], { input: 'data' })
+    ).stdout;
     expect(mac).toMatch(/^vault:v\d:/);
-    exits(await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--hash-algorithm', 'sha2-512'], { input: 'data' }), 0);
-    expect((await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--hash-algorithm', 'sha2-512'], { input: 'datb' })).exitCode).toBe(1);
-    expect((await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--signature', 'x'], { input: 'd' })).exitCode).toBe(1);
+    exits(
+      await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--hash-algorithm', 'sha2-512'], { input: 'data' }),
+      0,
+    );
+    expect(
+      (await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--hash-algorithm', 'sha2-512'], { input: 'datb' }))
+        .exitCode,
+    ).toBe(1);
+    expect(
+      (await d.cli(['transit', 'verify', 'cli', '--hmac', mac, '--signature', 'x'], { input: 'd' })).exitCode,
+    ).toBe(1);
   });
 
   test('hash prints the digest; random prints text or raw bytes', async () => {

@@ -21,7 +21,12 @@ beforeAll(async () => {
   d = await startDaemon({ tcp: true });
   bin = vaultBinDir();
   // Only the vault CLI's variables; a KEYHOLD_ADDR pointing nowhere shows that VAULT_ADDR wins.
-  env = { VAULT_ADDR: d.tcp!, VAULT_TOKEN: d.token, KEYHOLD_HOME: d.dir, KEYHOLD_ADDR: 'unix:///nonexistent/keyhold.sock' };
+  env = {
+    VAULT_ADDR: d.tcp!,
+    VAULT_TOKEN: d.token,
+    KEYHOLD_HOME: d.dir,
+    KEYHOLD_ADDR: 'unix:///nonexistent/keyhold.sock',
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -30,7 +35,8 @@ afterAll(async () => {
   if (bin) cleanup(bin);
 });
 
-const run = (script: string, more: Record<string, string | undefined> = {}, input?: string) => runScript(bin, script, { ...env, ...more }, input);
+const run = (script: string, more: Record<string, string | undefined> = {}, input?: string) =>
+  runScript(bin, script, { ...env, ...more }, input);
 
 describe.skipIf(!existsSync('/usr/bin/jq') && !process.env.CI)('vault face: scripts in the vault CLI shapes', () => {
   it('transit: -format=json prints the whole envelope, jq reads .data.ciphertext; -field=plaintext decrypts', async () => {
@@ -48,7 +54,15 @@ describe.skipIf(!existsSync('/usr/bin/jq') && !process.env.CI)('vault face: scri
     const lines = r.stdout.trim().split('\n');
     expect(lines.find((l) => l.startsWith('ct='))).toMatch(/^ct=vault:v1:[A-Za-z0-9+/=]+$/);
     // api.Secret's fields (mount_type is omitempty: present when the server names the mount's type).
-    expect(JSON.parse(lines.find((l) => l.startsWith('['))!)).toEqual(['data', 'lease_duration', 'lease_id', 'mount_type', 'renewable', 'request_id', 'warnings']);
+    expect(JSON.parse(lines.find((l) => l.startsWith('['))!)).toEqual([
+      'data',
+      'lease_duration',
+      'lease_id',
+      'mount_type',
+      'renewable',
+      'request_id',
+      'warnings',
+    ]);
     expect(lines[lines.length - 1]).toBe('hello vault');
   });
 
@@ -113,7 +127,14 @@ EOF
     const { generateKeyPair, exportSPKI, SignJWT } = await import('jose');
     const { publicKey, privateKey } = await generateKeyPair('ES256');
     writeFileSync(join(d.dir, 'ci-pub.pem'), await exportSPKI(publicKey));
-    const jwt = await new SignJWT({ project: 'keyhold' }).setProtectedHeader({ alg: 'ES256' }).setIssuer('https://ci.example').setAudience('keyhold').setSubject('pipeline-42').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+    const jwt = await new SignJWT({ project: 'keyhold' })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer('https://ci.example')
+      .setAudience('keyhold')
+      .setSubject('pipeline-42')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
     const r = await run(
       `
       vault auth enable jwt

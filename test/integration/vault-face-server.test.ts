@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 /** Start `vault server ARGS` (the symlink) and wait until `http://ADDR` answers. */
-async function vaultServer(args: string[], addr: string, env: Record<string, string> = {}): Promise<{ proc: ChildProcess; out: () => string }> {
+async function vaultServer(
+  args: string[],
+  addr: string,
+  env: Record<string, string> = {},
+): Promise<{ proc: ChildProcess; out: () => string }> {
   const dir = mkdtempSync(join(tmpdir(), 'keyhold-vault-dev-'));
   dirs.push(dir);
   const proc = spawn(join(bin, 'vault'), ['server', ...args, '--socket', join(dir, 's.sock'), '--log-level', 'warn'], {
@@ -57,7 +61,11 @@ describe('vault face: server -dev', () => {
     const srv = await vaultServer(['-dev', '-dev-root-token-id=dev-only-token', `-dev-listen-address=${addr}`], addr);
     expect(srv.out()).toContain(`$ export VAULT_ADDR='http://${addr}'`);
     expect(srv.out()).toMatch(/Root Token: dev-only-token/);
-    const r = await runScript(bin, 'vault token lookup -field=id; echo; vault status > /dev/null; echo "status=$?"', { VAULT_ADDR: `http://${addr}`, VAULT_TOKEN: 'dev-only-token', HOME: bin });
+    const r = await runScript(bin, 'vault token lookup -field=id; echo; vault status > /dev/null; echo "status=$?"', {
+      VAULT_ADDR: `http://${addr}`,
+      VAULT_TOKEN: 'dev-only-token',
+      HOME: bin,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual(['dev-only-token', 'status=0']);
   });
@@ -65,7 +73,11 @@ describe('vault face: server -dev', () => {
   it('VAULT_DEV_ROOT_TOKEN_ID and VAULT_DEV_LISTEN_ADDRESS', async () => {
     const addr = `127.0.0.1:${freePort()}`;
     await vaultServer(['-dev'], addr, { VAULT_DEV_ROOT_TOKEN_ID: 'from-env', VAULT_DEV_LISTEN_ADDRESS: addr });
-    const r = await runScript(bin, 'vault token lookup -format=json | jq -r .data.id', { VAULT_ADDR: `http://${addr}`, VAULT_TOKEN: 'from-env', HOME: bin });
+    const r = await runScript(bin, 'vault token lookup -format=json | jq -r .data.id', {
+      VAULT_ADDR: `http://${addr}`,
+      VAULT_TOKEN: 'from-env',
+      HOME: bin,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('from-env');
   });
@@ -92,7 +104,14 @@ describe('vault face: operator init and unseal', () => {
       env,
     );
     expect(init.exitCode, init.stderr).toBe(0);
-    expect(init.stdout.trim().split('\n')).toEqual(['Vault is not initialized', 'status=2', '5', 'root-token', 'threshold', 'Vault is initialized']);
+    expect(init.stdout.trim().split('\n')).toEqual([
+      'Vault is not initialized',
+      'status=2',
+      '5',
+      'root-token',
+      'threshold',
+      'Vault is initialized',
+    ]);
 
     await d.stop();
     d = await startDaemon({ dev: false, dir: d.dir, args: ['--keychain', 'none'] });
@@ -108,8 +127,20 @@ describe('vault face: operator init and unseal', () => {
       env,
     );
     expect(unseal.exitCode, unseal.stderr).toBe(0);
-    const lines = unseal.stdout.trim().split('\n').map((l) => l.replace(/\s+/g, ' '));
-    expect(lines).toEqual(['sealed=2', 'Sealed true', 'Unseal Progress 1/3', 'Sealed true', 'Unseal Progress 2/3', 'Sealed false', 'Sealed false', '[root]']);
+    const lines = unseal.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/\s+/g, ' '));
+    expect(lines).toEqual([
+      'sealed=2',
+      'Sealed true',
+      'Unseal Progress 1/3',
+      'Sealed true',
+      'Unseal Progress 2/3',
+      'Sealed false',
+      'Sealed false',
+      '[root]',
+    ]);
     expect(unseal.stderr.split('\n').filter((l) => l.startsWith('WARNING!'))).toHaveLength(3);
   });
 });

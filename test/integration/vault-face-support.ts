@@ -29,7 +29,12 @@ export interface ScriptRun {
 }
 
 /** Run `script` with bash (set -euo pipefail), `vault` on PATH, and `env` (VAULT_ADDR, VAULT_TOKEN, ...). */
-export async function runScript(binDir: string, script: string, env: Record<string, string | undefined> = {}, input?: string): Promise<ScriptRun> {
+export async function runScript(
+  binDir: string,
+  script: string,
+  env: Record<string, string | undefined> = {},
+  input?: string,
+): Promise<ScriptRun> {
   const r = await execa('bash', ['-c', `set -euo pipefail\n${script}`], {
     reject: false,
     input,

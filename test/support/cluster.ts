@@ -44,9 +44,19 @@ export interface ClusterNode {
   proc: ChildProcess | null;
   output(): string;
   start(): Promise<void>;
-  req(method: string, path: string, body?: unknown, opts?: { token?: string; headers?: Record<string, string> }): Promise<Answer>;
+  req(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { token?: string; headers?: Record<string, string> },
+  ): Promise<Answer>;
   /** Same over TCP (the api_addr). */
-  tcpReq(method: string, path: string, body?: unknown, opts?: { token?: string; headers?: Record<string, string> }): Promise<Answer>;
+  tcpReq(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { token?: string; headers?: Record<string, string> },
+  ): Promise<Answer>;
   kill9(): Promise<void>;
   stop(): Promise<void>;
   remove(): void;
@@ -113,8 +123,10 @@ ${opts.extraHcl ?? ''}
       }
       throw new Error(`node ${name} did not start: ${out}`);
     },
-    req: (method, path, body, o = {}) => httpReq({ socket }, method, path, body, { token: o.token, headers: o.headers }),
-    tcpReq: (method, path, body, o = {}) => httpReq({ base: api }, method, path, body, { token: o.token, headers: o.headers }),
+    req: (method, path, body, o = {}) =>
+      httpReq({ socket }, method, path, body, { token: o.token, headers: o.headers }),
+    tcpReq: (method, path, body, o = {}) =>
+      httpReq({ base: api }, method, path, body, { token: o.token, headers: o.headers }),
     kill9: () =>
       new Promise((r) => {
         const p = node.proc;
@@ -155,7 +167,13 @@ export async function until<T>(fn: () => Promise<T> | T, what: string, timeoutMs
 export async function roleOf(n: ClusterNode): Promise<'active' | 'standby' | 'sealed' | 'down'> {
   try {
     const r = await n.req('GET', 'sys/health');
-    return r.status === 200 ? 'active' : r.status === 473 || r.status === 429 ? 'standby' : r.status === 503 ? 'sealed' : 'down';
+    return r.status === 200
+      ? 'active'
+      : r.status === 473 || r.status === 429
+        ? 'standby'
+        : r.status === 503
+          ? 'sealed'
+          : 'down';
   } catch {
     return 'down';
   }

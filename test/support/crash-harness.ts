@@ -44,7 +44,8 @@ export function useToken(d: Daemon, token: string): void {
   const req = d.req;
   const cli = d.cli;
   d.token = token;
-  d.req = (method, path, body, o = {}) => req(method, path, body, { ...o, token: o.token === null ? null : (o.token ?? token) });
+  d.req = (method, path, body, o = {}) =>
+    req(method, path, body, { ...o, token: o.token === null ? null : (o.token ?? token) });
   d.cli = (args, o = {}) => cli(args, { ...o, token: o.token === null ? null : (o.token ?? token) });
 }
 
@@ -74,7 +75,10 @@ export class Ledger {
   /** Acknowledged ciphertexts: key -> [{ciphertext, plaintext}]. */
   ciphertexts = new Map<string, Array<{ ciphertext: string; plaintext: string }>>();
   /** KV paths: acknowledged version and data per version; pending write. */
-  kv = new Map<string, { versions: Map<number, Record<string, string>>; latest: number; inflight: Record<string, string> | null }>();
+  kv = new Map<
+    string,
+    { versions: Map<number, Record<string, string>>; latest: number; inflight: Record<string, string> | null }
+  >();
   /** ACL policies: text. */
   policies = new Map<string, Slot<string>>();
   /** Sync: secrets whose association with the destination was acknowledged; one in flight. */
@@ -112,11 +116,18 @@ export async function seed(d: Daemon, ledger: Ledger): Promise<void> {
     ledger.keys.set(name, type);
   }
   for (const n of ROTATED) ledger.rotations.set(n, { latest: 1, inflight: false });
-  for (const n of CONFIGURED) ledger.configs.set(n, { acked: { deletion_allowed: false, auto_rotate_period: 0 }, inflight: null });
+  for (const n of CONFIGURED)
+    ledger.configs.set(n, { acked: { deletion_allowed: false, auto_rotate_period: 0 }, inflight: null });
 }
 
 /** Run the mixed load until `stop()` resolves or the daemon dies; returns when every worker has stopped. */
-export async function runLoad(d: Daemon, ledger: Ledger, rnd: () => number, iteration: number, extra: Array<(alive: () => boolean) => Promise<void>> = []): Promise<void> {
+export async function runLoad(
+  d: Daemon,
+  ledger: Ledger,
+  rnd: () => number,
+  iteration: number,
+  extra: Array<(alive: () => boolean) => Promise<void>> = [],
+): Promise<void> {
   let dead = false;
   const alive = () => !dead;
   // A request that fails at the transport level means the daemon died: the outcome is unknown.
@@ -161,7 +172,10 @@ export async function runLoad(d: Daemon, ledger: Ledger, rnd: () => number, iter
     while (alive()) {
       const want = { deletion_allowed: rnd() < 0.5, auto_rotate_period: pick([0, 3600, 86400, 7200]) };
       slot.inflight = want;
-      const r = await call('POST', `transit/keys/${name}/config`, { deletion_allowed: want.deletion_allowed, auto_rotate_period: `${want.auto_rotate_period}s` });
+      const r = await call('POST', `transit/keys/${name}/config`, {
+        deletion_allowed: want.deletion_allowed,
+        auto_rotate_period: `${want.auto_rotate_period}s`,
+      });
       if (!r) return;
       if (r.status !== 200 && r.status !== 204) throw new Error(`config ${name}: ${r.status} ${r.text}`);
       slot.acked = want;
@@ -186,7 +200,11 @@ export async function runLoad(d: Daemon, ledger: Ledger, rnd: () => number, iter
     const slot = ledger.kv.get(path) ?? { versions: new Map(), latest: 0, inflight: null };
     ledger.kv.set(path, slot);
     while (alive()) {
-      const data = { value: randomBytes(8).toString('hex'), n: String(slot.latest + 1), pad: 'p'.repeat(Math.floor(rnd() * 2000)) };
+      const data = {
+        value: randomBytes(8).toString('hex'),
+        n: String(slot.latest + 1),
+        pad: 'p'.repeat(Math.floor(rnd() * 2000)),
+      };
       slot.inflight = data;
       const r = await call('POST', `secret/data/${path}`, { data });
       if (!r) return;
@@ -212,7 +230,16 @@ export async function runLoad(d: Daemon, ledger: Ledger, rnd: () => number, iter
       ledger.acked++;
     }
   };
-  const workers = [creator, ...ROTATED.map(rotator), ...CONFIGURED.map(configurer), encrypter, encrypter, ...KV_PATHS.map(kvWriter), ...POLICIES.map(policyWriter), ...extra.map((w) => () => w(alive))];
+  const workers = [
+    creator,
+    ...ROTATED.map(rotator),
+    ...CONFIGURED.map(configurer),
+    encrypter,
+    encrypter,
+    ...KV_PATHS.map(kvWriter),
+    ...POLICIES.map(policyWriter),
+    ...extra.map((w) => () => w(alive)),
+  ];
   // Observe the daemon's death too (a worker may be between requests).
   d.proc.once('exit', () => (dead = true));
   await Promise.all(workers.map((w) => w()));
@@ -264,12 +291,17 @@ export function syncWorker(d: Daemon, ledger: Ledger, rnd: () => number): (alive
 /** Sync associations after a restart: every acknowledged one is there; returns name -> status. */
 export async function verifySync(d: Daemon, ledger: Ledger): Promise<Map<string, string>> {
   const r = await must(d, 'GET', `${SYNC_DEST}/associations`);
-  const recs = Object.values(r.body.data.associated_secrets ?? {}) as Array<{ secret_name: string; sync_status: string }>;
+  const recs = Object.values(r.body.data.associated_secrets ?? {}) as Array<{
+    secret_name: string;
+    sync_status: string;
+  }>;
   const byName = new Map(recs.map((x) => [x.secret_name, x.sync_status]));
-  for (const name of ledger.syncAssociated) if (!byName.has(name)) throw new Error(`crash check: acknowledged sync association ${name} lost`);
+  for (const name of ledger.syncAssociated)
+    if (!byName.has(name)) throw new Error(`crash check: acknowledged sync association ${name} lost`);
   if (ledger.syncPending && byName.has(ledger.syncPending)) ledger.syncAssociated.add(ledger.syncPending);
   ledger.syncPending = null;
-  for (const name of byName.keys()) if (!ledger.syncAssociated.has(name)) throw new Error(`crash check: association ${name} was never requested`);
+  for (const name of byName.keys())
+    if (!ledger.syncAssociated.has(name)) throw new Error(`crash check: association ${name} was never requested`);
   ledger.checked += byName.size;
   return byName;
 }
@@ -297,10 +329,14 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
       const e = await must(d, 'POST', `transit/encrypt/${name}`, { plaintext: 'cHJvYmU=' });
       const back = await must(d, 'POST', `transit/decrypt/${name}`, { ciphertext: e.body.data.ciphertext });
       if (back.body.data.plaintext !== 'cHJvYmU=') fail(`key ${name} round trip`);
-      if (!e.body.data.ciphertext.startsWith(`vault:v${r.body.data.latest_version}:`)) fail(`key ${name} encrypts with a version other than its latest`);
+      if (!e.body.data.ciphertext.startsWith(`vault:v${r.body.data.latest_version}:`))
+        fail(`key ${name} encrypts with a version other than its latest`);
     } else if (type === 'ed25519') {
       const s = await must(d, 'POST', `transit/sign/${name}`, { input: 'cHJvYmU=' });
-      const v = await must(d, 'POST', `transit/verify/${name}`, { input: 'cHJvYmU=', signature: s.body.data.signature });
+      const v = await must(d, 'POST', `transit/verify/${name}`, {
+        input: 'cHJvYmU=',
+        signature: s.body.data.signature,
+      });
       if (v.body.data.valid !== true) fail(`key ${name} sign/verify`);
     } else if (type === 'hmac') {
       await must(d, 'POST', `transit/hmac/${name}`, { input: 'cHJvYmU=' });
@@ -312,9 +348,13 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
     const r = await must(d, 'GET', `transit/keys/${name}`);
     const latest: number = r.body.data.latest_version;
     if (latest < slot.latest) fail(`key ${name}: acknowledged version ${slot.latest} lost (latest ${latest})`);
-    if (latest > slot.latest + (slot.inflight ? 1 : 0)) fail(`key ${name}: latest ${latest} beyond acknowledged ${slot.latest}`);
-    const versions = Object.keys(r.body.data.keys).map(Number).sort((a, b) => a - b);
-    if (versions.length !== latest || versions[0] !== 1 || versions.at(-1) !== latest) fail(`key ${name}: versions ${versions.join(',')} for latest ${latest}`);
+    if (latest > slot.latest + (slot.inflight ? 1 : 0))
+      fail(`key ${name}: latest ${latest} beyond acknowledged ${slot.latest}`);
+    const versions = Object.keys(r.body.data.keys)
+      .map(Number)
+      .sort((a, b) => a - b);
+    if (versions.length !== latest || versions[0] !== 1 || versions.at(-1) !== latest)
+      fail(`key ${name}: versions ${versions.join(',')} for latest ${latest}`);
     slot.latest = latest;
     slot.inflight = false;
     ledger.checked++;
@@ -323,8 +363,12 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
   for (const [name, slot] of ledger.configs) {
     const r = await must(d, 'GET', `transit/keys/${name}`);
     const got = { deletion_allowed: r.body.data.deletion_allowed, auto_rotate_period: r.body.data.auto_rotate_period };
-    const same = (x: typeof got | null) => x !== null && x.deletion_allowed === got.deletion_allowed && x.auto_rotate_period === got.auto_rotate_period;
-    if (!same(slot.acked) && !same(slot.inflight)) fail(`key ${name}: config ${JSON.stringify(got)} is neither acknowledged ${JSON.stringify(slot.acked)} nor in-flight ${JSON.stringify(slot.inflight)}`);
+    const same = (x: typeof got | null) =>
+      x !== null && x.deletion_allowed === got.deletion_allowed && x.auto_rotate_period === got.auto_rotate_period;
+    if (!same(slot.acked) && !same(slot.inflight))
+      fail(
+        `key ${name}: config ${JSON.stringify(got)} is neither acknowledged ${JSON.stringify(slot.acked)} nor in-flight ${JSON.stringify(slot.inflight)}`,
+      );
     slot.acked = got;
     slot.inflight = null;
     ledger.checked++;
@@ -333,10 +377,13 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
   for (const [key, list] of ledger.ciphertexts) {
     for (let i = 0; i < list.length; i += 500) {
       const chunk = list.slice(i, i + 500);
-      const r = await must(d, 'POST', `transit/decrypt/${key}`, { batch_input: chunk.map((c) => ({ ciphertext: c.ciphertext })) });
+      const r = await must(d, 'POST', `transit/decrypt/${key}`, {
+        batch_input: chunk.map((c) => ({ ciphertext: c.ciphertext })),
+      });
       const results: Array<{ plaintext?: string; error?: string }> = r.body.data.batch_results;
       results.forEach((res, j) => {
-        if (res.error || res.plaintext !== chunk[j]!.plaintext) fail(`ciphertext ${j + i} of ${key} no longer decrypts: ${res.error ?? 'wrong plaintext'}`);
+        if (res.error || res.plaintext !== chunk[j]!.plaintext)
+          fail(`ciphertext ${j + i} of ${key} no longer decrypts: ${res.error ?? 'wrong plaintext'}`);
       });
       ledger.checked += chunk.length;
     }
@@ -352,12 +399,16 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
     if (meta.status !== 200) fail(`kv ${path}: metadata ${meta.status} ${meta.text}`);
     const current: number = meta.body.data.current_version;
     if (current < slot.latest) fail(`kv ${path}: acknowledged version ${slot.latest} lost (current ${current})`);
-    if (current > slot.latest + (slot.inflight ? 1 : 0)) fail(`kv ${path}: current ${current} beyond acknowledged ${slot.latest}`);
+    if (current > slot.latest + (slot.inflight ? 1 : 0))
+      fail(`kv ${path}: current ${current} beyond acknowledged ${slot.latest}`);
     const latest = await d.req('GET', `secret/data/${path}`);
-    if (latest.status !== 200) fail(`kv ${path}: latest version ${current} unreadable: ${latest.status} ${latest.text}`);
-    if (latest.body.data.metadata.version !== current) fail(`kv ${path}: data version ${latest.body.data.metadata.version} != metadata ${current}`);
+    if (latest.status !== 200)
+      fail(`kv ${path}: latest version ${current} unreadable: ${latest.status} ${latest.text}`);
+    if (latest.body.data.metadata.version !== current)
+      fail(`kv ${path}: data version ${latest.body.data.metadata.version} != metadata ${current}`);
     if (current > slot.latest) {
-      if (JSON.stringify(latest.body.data.data) !== JSON.stringify(slot.inflight)) fail(`kv ${path}: in-flight version ${current} half-written`);
+      if (JSON.stringify(latest.body.data.data) !== JSON.stringify(slot.inflight))
+        fail(`kv ${path}: in-flight version ${current} half-written`);
       slot.versions.set(current, slot.inflight!);
       slot.latest = current;
       pruneKept(slot);
@@ -365,7 +416,8 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
     slot.inflight = null;
     for (const [v, data] of slot.versions) {
       const r = await d.req('GET', `secret/data/${path}?version=${v}`);
-      if (r.status !== 200 || JSON.stringify(r.body.data.data) !== JSON.stringify(data)) fail(`kv ${path}: version ${v} lost or changed (${r.status})`);
+      if (r.status !== 200 || JSON.stringify(r.body.data.data) !== JSON.stringify(data))
+        fail(`kv ${path}: version ${v} lost or changed (${r.status})`);
       ledger.checked++;
     }
   }
@@ -373,7 +425,8 @@ export async function verify(d: Daemon, ledger: Ledger): Promise<void> {
   for (const [name, slot] of ledger.policies) {
     const r = await d.req('GET', `sys/policies/acl/${name}`);
     const got = r.status === 200 ? (r.body.data.policy as string) : null;
-    if (got !== slot.acked && got !== slot.inflight) fail(`policy ${name}: ${got} is neither acknowledged nor in flight`);
+    if (got !== slot.acked && got !== slot.inflight)
+      fail(`policy ${name}: ${got} is neither acknowledged nor in flight`);
     slot.acked = got;
     slot.inflight = null;
     ledger.checked++;

@@ -38,9 +38,23 @@ export interface Daemon {
   /** Captured stdout+stderr of the daemon. */
   output(): string;
   /** HTTP request to /v1/<path> over the socket; body objects are JSON-encoded. */
-  req(method: string, path: string, body?: unknown, opts?: { token?: string | null; headers?: Record<string, string>; raw?: Buffer | string }): Promise<Answer>;
+  req(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { token?: string | null; headers?: Record<string, string>; raw?: Buffer | string },
+  ): Promise<Answer>;
   /** Run the CLI against this daemon. */
-  cli(args: string[], opts?: { input?: string | Buffer; env?: Record<string, string | undefined>; token?: string | null; encoding?: 'utf8' | 'buffer'; keepNewline?: boolean }): Promise<{ exitCode: number; stdout: string; stderr: string; stdoutBuffer: Buffer }>;
+  cli(
+    args: string[],
+    opts?: {
+      input?: string | Buffer;
+      env?: Record<string, string | undefined>;
+      token?: string | null;
+      encoding?: 'utf8' | 'buffer';
+      keepNewline?: boolean;
+    },
+  ): Promise<{ exitCode: number; stdout: string; stderr: string; stdoutBuffer: Buffer }>;
   /** SIGTERM and wait. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait. */
@@ -62,7 +76,13 @@ export interface StartOptions {
 }
 
 /** Plain HTTP request over a Unix socket or TCP. */
-export function httpReq(target: { socket?: string; base?: string }, method: string, path: string, body?: unknown, opts: { token?: string | null; headers?: Record<string, string>; raw?: Buffer | string } = {}): Promise<Answer> {
+export function httpReq(
+  target: { socket?: string; base?: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string | null; headers?: Record<string, string>; raw?: Buffer | string } = {},
+): Promise<Answer> {
   return new Promise((res, rej) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers['X-Vault-Token'] = opts.token;
@@ -76,7 +96,9 @@ export function httpReq(target: { socket?: string; base?: string }, method: stri
     const p = '/v1/' + path.replace(/^\/+/, '');
     const u = target.base ? new URL(target.base) : undefined;
     const r = request(
-      u ? { host: u.hostname, port: u.port, path: p, method, headers } : { socketPath: target.socket, path: p, method, headers },
+      u
+        ? { host: u.hostname, port: u.port, path: p, method, headers }
+        : { socketPath: target.socket, path: p, method, headers },
       (resp) => {
         const chunks: Buffer[] = [];
         resp.on('data', (c: Buffer) => chunks.push(c));
@@ -153,20 +175,32 @@ export async function startDaemon(opts: StartOptions = {}): Promise<Daemon> {
     token,
     proc,
     output: () => out,
-    req: (method, path, body, o = {}) => httpReq({ socket }, method, path, body, { ...o, token: o.token === null ? undefined : (o.token ?? token) }),
+    req: (method, path, body, o = {}) =>
+      httpReq({ socket }, method, path, body, { ...o, token: o.token === null ? undefined : (o.token ?? token) }),
     cli: async (cliArgs, o = {}) => {
       const r = await execa(process.execPath, [BIN, ...cliArgs], {
         input: o.input,
         reject: false,
         encoding: 'buffer',
-        env: { KEYHOLD_HOME: dir, KEYHOLD_ADDR: `unix://${socket}`, KEYHOLD_TOKEN: o.token === null ? undefined : (o.token ?? token), NO_COLOR: '1', ...o.env },
+        env: {
+          KEYHOLD_HOME: dir,
+          KEYHOLD_ADDR: `unix://${socket}`,
+          KEYHOLD_TOKEN: o.token === null ? undefined : (o.token ?? token),
+          NO_COLOR: '1',
+          ...o.env,
+        },
         extendEnv: true,
         timeout: 60_000,
         // execa strips one final newline by default; keepNewline shows the output byte for byte.
         stripFinalNewline: !o.keepNewline,
       });
       const stdoutBuffer = Buffer.from(r.stdout as unknown as Uint8Array);
-      return { exitCode: r.exitCode ?? -1, stdout: stdoutBuffer.toString('utf8'), stderr: Buffer.from(r.stderr as unknown as Uint8Array).toString('utf8'), stdoutBuffer };
+      return {
+        exitCode: r.exitCode ?? -1,
+        stdout: stdoutBuffer.toString('utf8'),
+        stderr: Buffer.from(r.stderr as unknown as Uint8Array).toString('utf8'),
+        stdoutBuffer,
+      };
     },
     stop: () =>
       new Promise((r) => {
@@ -184,7 +218,8 @@ export async function startDaemon(opts: StartOptions = {}): Promise<Daemon> {
   if (opts.wait ?? true) {
     await waitReady(socket, proc, () => out);
     if (opts.tcp) {
-      for (let i = 0; i < 100 && !/Listening on: https?:\/\//.test(out); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && !/Listening on: https?:\/\//.test(out); i++)
+        await new Promise((r) => setTimeout(r, 20));
       tcp = /Listening on: (https?:\/\/[^\s]+)/.exec(out)?.[1];
       if (!tcp) throw new Error(`daemon printed no TCP address: ${out}`);
       d.tcp = tcp;

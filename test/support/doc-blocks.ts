@@ -44,7 +44,14 @@ export function docBlocks(markdown: string): DocBlock[] {
     const command = COMMAND_LANGS.has(lang);
     const first = code.trimStart().split('\n')[0] ?? '';
     const skipReason = first.startsWith(DOC_SKIP_MARKER) ? first.slice(DOC_SKIP_MARKER.length).trim() : undefined;
-    out.push({ line: i + 1, lang, code, command, run: lang === 'sh' && skipReason === undefined, ...(skipReason !== undefined ? { skipReason } : {}) });
+    out.push({
+      line: i + 1,
+      lang,
+      code,
+      command,
+      run: lang === 'sh' && skipReason === undefined,
+      ...(skipReason !== undefined ? { skipReason } : {}),
+    });
     i = j;
   }
   return out;

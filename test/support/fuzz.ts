@@ -26,19 +26,44 @@ export interface FuzzCase {
 /** Names that exist in the fuzzed daemon, so cases reach deep into handlers. */
 export const KNOWN = ['fz', 'fz-ed', 'fz-hmac', 'fz-derived', 'fz/s', 'fz'];
 
-const hostileSegments = ['..', '.', '%2e%2e', '%2E%2E%2F..', 'a%2Fb', '%00', '%zz', '%', 'x'.repeat(300), '~', '*', '%ff%fe', '..%2f..%2fetc', 'null', '0', '-1', '1e3', '%20'];
+const hostileSegments = [
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E%2F..',
+  'a%2Fb',
+  '%00',
+  '%zz',
+  '%',
+  'x'.repeat(300),
+  '~',
+  '*',
+  '%ff%fe',
+  '..%2f..%2fetc',
+  'null',
+  '0',
+  '-1',
+  '1e3',
+  '%20',
+];
 
 const segment: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...KNOWN.filter((k) => !k.includes('/'))) },
   { weight: 3, arbitrary: fc.stringMatching(/^[a-z0-9_.-]{1,24}$/) },
   { weight: 2, arbitrary: fc.constantFrom(...hostileSegments) },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 24 }).map((s) => encodeURIComponent(s)) },
+  {
+    weight: 2,
+    arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 24 }).map((s) => encodeURIComponent(s)),
+  },
   { weight: 1, arbitrary: fc.integer({ min: -10, max: 2 ** 31 }).map(String) },
 );
 
 const rest: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.array(segment, { minLength: 1, maxLength: 4 }).map((xs) => xs.join('/')) },
-  { weight: 1, arbitrary: fc.constantFrom('fz/s', '../../../../etc/passwd', 'a/./b', 'a//b', 'a/b/', '%2e%2e/%2e%2e/x', 'x/..') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('fz/s', '../../../../etc/passwd', 'a/./b', 'a//b', 'a/b/', '%2e%2e/%2e%2e/x', 'x/..'),
+  },
 );
 
 type Item = { lit: string } | { param: string; rest: boolean } | { opt: Item[] };
@@ -63,33 +88,78 @@ function parseTemplate(t: string): Item[] {
 
 function itemsArb(items: Item[]): fc.Arbitrary<string> {
   if (items.length === 0) return fc.constant('');
-  return fc.tuple(
-    ...items.map((it): fc.Arbitrary<string> => {
-      if ('lit' in it) return fc.constant(it.lit);
-      if ('param' in it) return it.rest ? rest : segment;
-      return fc.option(itemsArb(it.opt), { nil: undefined }).map((s) => s ?? '');
-    }),
-  ).map((parts) => parts.join(''));
+  return fc
+    .tuple(
+      ...items.map((it): fc.Arbitrary<string> => {
+        if ('lit' in it) return fc.constant(it.lit);
+        if ('param' in it) return it.rest ? rest : segment;
+        return fc.option(itemsArb(it.opt), { nil: undefined }).map((s) => s ?? '');
+      }),
+    )
+    .map((parts) => parts.join(''));
 }
 
 /** A path under the mount for a route template, with random parameters. */
 export function pathArb(t: Target): fc.Arbitrary<string> {
   // Whatever the generator produced, the request line itself stays valid HTTP (hostility is in the encoding).
-  return itemsArb(parseTemplate(t.route.path)).map((p) => t.mount + p.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c)));
+  return itemsArb(parseTemplate(t.route.path)).map(
+    (p) => t.mount + p.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c)),
+  );
 }
 
 const b64 = fc.uint8Array({ maxLength: 64 }).map((u) => Buffer.from(u).toString('base64'));
-const hostileStrings = fc.constantFrom('', ' ', '!!!not base64!!!', 'YWJj=', '====', 'vault:v1:', 'vault:v1:AAAA', 'vault:v99999999999:AAAA', 'vault:v-1:AAAA', 'vault:vX:AAAA', 'vault:v1', '\u0000', '\uffff\ud800', '{"a":1}', '[1,2]', 'true', '-1', '1e999', '9'.repeat(40), '1h', '-5s', 'P1D', 'sha2-256', 'rsa-2048', 'aes256-gcm96', 'ed25519', 'hmac');
+const hostileStrings = fc.constantFrom(
+  '',
+  ' ',
+  '!!!not base64!!!',
+  'YWJj=',
+  '====',
+  'vault:v1:',
+  'vault:v1:AAAA',
+  'vault:v99999999999:AAAA',
+  'vault:v-1:AAAA',
+  'vault:vX:AAAA',
+  'vault:v1',
+  '\u0000',
+  '\uffff\ud800',
+  '{"a":1}',
+  '[1,2]',
+  'true',
+  '-1',
+  '1e999',
+  '9'.repeat(40),
+  '1h',
+  '-5s',
+  'P1D',
+  'sha2-256',
+  'rsa-2048',
+  'aes256-gcm96',
+  'ed25519',
+  'hmac',
+);
 /** Ciphertexts that cannot be authentic: random payloads, truncations, wrong versions. */
 export const forgedCiphertext = fc.oneof(
-  fc.tuple(fc.integer({ min: 0, max: 5 }), fc.uint8Array({ minLength: 0, maxLength: 80 })).map(([v, u]) => `vault:v${v}:${Buffer.from(u).toString('base64')}`),
-  fc.constantFrom('vault:v1:', 'vault:v1:AA==', 'vault:v1:' + 'A'.repeat(40), 'vault:v1:' + Buffer.alloc(12).toString('base64')),
+  fc
+    .tuple(fc.integer({ min: 0, max: 5 }), fc.uint8Array({ minLength: 0, maxLength: 80 }))
+    .map(([v, u]) => `vault:v${v}:${Buffer.from(u).toString('base64')}`),
+  fc.constantFrom(
+    'vault:v1:',
+    'vault:v1:AA==',
+    'vault:v1:' + 'A'.repeat(40),
+    'vault:v1:' + Buffer.alloc(12).toString('base64'),
+  ),
 );
-const hugeString = fc.constantFrom('A'.repeat(70_000), 'é'.repeat(40_000), Buffer.alloc(200_000, 0x41).toString('base64'));
+const hugeString = fc.constantFrom(
+  'A'.repeat(70_000),
+  'é'.repeat(40_000),
+  Buffer.alloc(200_000, 0x41).toString('base64'),
+);
 
 function kindArb(field: Field<unknown, boolean>): fc.Arbitrary<unknown> {
   const spec = field.spec;
-  const choices = spec.choices?.length ? fc.constantFrom(...spec.choices.map((c) => (c.startsWith('rsa-') ? 'rsa-2048' : c))) : null;
+  const choices = spec.choices?.length
+    ? fc.constantFrom(...spec.choices.map((c) => (c.startsWith('rsa-') ? 'rsa-2048' : c)))
+    : null;
   const valid: Record<string, fc.Arbitrary<unknown>> = {
     string: choices ?? fc.oneof(fc.string({ maxLength: 40 }), hostileStrings),
     int: fc.oneof(fc.integer({ min: -3, max: 40 }), fc.constantFrom(2 ** 53, -(2 ** 53), 1e308, 0.5, '7', 'x')),
@@ -97,13 +167,39 @@ function kindArb(field: Field<unknown, boolean>): fc.Arbitrary<unknown> {
     duration: fc.oneof(fc.constantFrom('0', '1h', '30m', '-1h', '99999999999h', 'forever', 3600, -1, 1e20)),
     strings: fc.oneof(fc.array(fc.string({ maxLength: 10 }), { maxLength: 5 }), fc.string({ maxLength: 20 })),
     ints: fc.oneof(fc.array(fc.integer({ min: -2, max: 20 }), { maxLength: 5 }), fc.constantFrom('1,2,3', 'a,b')),
-    map: fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }), fc.constantFrom('{"a":"b"}', '{bad')),
+    map: fc.oneof(
+      fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }),
+      fc.constantFrom('{"a":"b"}', '{bad'),
+    ),
     stringMap: fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer())),
-    list: fc.array(fc.oneof(fc.dictionary(fc.constantFrom('plaintext', 'ciphertext', 'input', 'context', 'nonce', 'reference', 'key_version', 'hmac', 'signature'), fc.oneof(b64, hostileStrings, forgedCiphertext, fc.integer())), fc.jsonValue({ maxDepth: 2 })), { maxLength: 6 }),
+    list: fc.array(
+      fc.oneof(
+        fc.dictionary(
+          fc.constantFrom(
+            'plaintext',
+            'ciphertext',
+            'input',
+            'context',
+            'nonce',
+            'reference',
+            'key_version',
+            'hmac',
+            'signature',
+          ),
+          fc.oneof(b64, hostileStrings, forgedCiphertext, fc.integer()),
+        ),
+        fc.jsonValue({ maxDepth: 2 }),
+      ),
+      { maxLength: 6 },
+    ),
     base64: fc.oneof(b64, hostileStrings),
     any: fc.jsonValue({ maxDepth: 3 }),
   };
-  return fc.oneof({ weight: 5, arbitrary: valid[spec.kind] ?? fc.jsonValue() }, { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) }, { weight: 1, arbitrary: hugeString });
+  return fc.oneof(
+    { weight: 5, arbitrary: valid[spec.kind] ?? fc.jsonValue() },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+    { weight: 1, arbitrary: hugeString },
+  );
 }
 
 /** A JSON body built from the route's declared fields (some wrong, some unknown). */
@@ -113,12 +209,16 @@ function fieldsBodyArb(route: AnyRoute): fc.Arbitrary<Record<string, unknown>> {
     if (name === 'ciphertext') arb = fc.oneof(forgedCiphertext, arb);
     return fc.option(arb, { nil: undefined }).map((v) => [name, v] as const);
   });
-  const extra = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
-  return fc.tuple(fc.tuple(...(entries.length ? entries : [fc.constant(['_', undefined] as const)])), extra).map(([fs, ex]) => {
-    const out: Record<string, unknown> = { ...ex };
-    for (const [k, v] of fs) if (v !== undefined) out[k] = v;
-    return out;
+  const extra = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), {
+    maxKeys: 3,
   });
+  return fc
+    .tuple(fc.tuple(...(entries.length ? entries : [fc.constant(['_', undefined] as const)])), extra)
+    .map(([fs, ex]) => {
+      const out: Record<string, unknown> = { ...ex };
+      for (const [k, v] of fs) if (v !== undefined) out[k] = v;
+      return out;
+    });
 }
 
 /** Raw bodies no well-behaved client sends. */
@@ -145,11 +245,20 @@ const rawBodyArb: fc.Arbitrary<Buffer> = fc.oneof(
 
 const methodArb = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'LIST', 'PATCH', 'GET', 'POST', 'POST');
 
-const OP_METHOD: Record<string, string> = { read: 'GET', list: 'LIST', update: 'POST', create: 'PUT', delete: 'DELETE', patch: 'PATCH' };
+const OP_METHOD: Record<string, string> = {
+  read: 'GET',
+  list: 'LIST',
+  update: 'POST',
+  create: 'PUT',
+  delete: 'DELETE',
+  patch: 'PATCH',
+};
 
 /** A method the route serves (most cases should reach a handler, not stop at 405). */
 function supportedMethod(route: AnyRoute): fc.Arbitrary<string> {
-  const ms = Object.keys(route.operations).map((op) => OP_METHOD[op]!).filter(Boolean);
+  const ms = Object.keys(route.operations)
+    .map((op) => OP_METHOD[op]!)
+    .filter(Boolean);
   return ms.length ? fc.constantFrom(...ms) : methodArb;
 }
 
@@ -167,31 +276,63 @@ export function allowed(t: Target, method: string): boolean {
 export function caseArb(targets: Target[]): fc.Arbitrary<FuzzCase> {
   return fc
     .constantFrom(...targets)
-    .chain((t) => fc.tuple(fc.constant(t), fc.oneof({ weight: 3, arbitrary: supportedMethod(t.route) }, { weight: 1, arbitrary: methodArb })))
+    .chain((t) =>
+      fc.tuple(
+        fc.constant(t),
+        fc.oneof({ weight: 3, arbitrary: supportedMethod(t.route) }, { weight: 1, arbitrary: methodArb }),
+      ),
+    )
     .filter(([t, m]) => allowed(t, m))
     .chain(([t, method]) =>
-      fc.tuple(
-        pathArb(t),
-        fc.oneof({ weight: 4, arbitrary: fieldsBodyArb(t.route).map((o) => Buffer.from(JSON.stringify(o))) }, { weight: 1, arbitrary: rawBodyArb }, { weight: 1, arbitrary: fc.constant(undefined) }),
-        fc.constantFrom('application/json', 'application/merge-patch+json', 'application/x-www-form-urlencoded', 'text/plain', ''),
-        fc.option(fc.constantFrom('?list=true', '?version=1', '?list=maybe', '?version=-1&list=true', '?a=%zz'), { nil: '' }),
-        // Response wrapping on any request (issue 14): valid, zero, negative, huge and garbage TTLs.
-        fc.option(fc.constantFrom('60', '5m', '0', '-1', '769h', '1e9', 'soon', '1h30m', ''), { nil: undefined, freq: 4 }),
-      ).map(([path, body, ct, query, wrapTtl]): FuzzCase => {
-        const headers: Record<string, string> = {};
-        if (ct) headers['Content-Type'] = method === 'PATCH' && ct === 'application/json' ? 'application/merge-patch+json' : ct;
-        if (wrapTtl !== undefined) headers['X-Vault-Wrap-TTL'] = wrapTtl;
-        const c: FuzzCase = { method, path: path + query, headers, body: method === 'GET' || method === 'LIST' ? (body && body.length < 100 ? body : undefined) : body, template: t.mount + t.route.path };
-        // Short form in fast-check reports (bodies can be megabytes).
-        Object.defineProperty(c, fc.toStringMethod, { value: () => describeCase(c), enumerable: false });
-        return c;
-      }),
+      fc
+        .tuple(
+          pathArb(t),
+          fc.oneof(
+            { weight: 4, arbitrary: fieldsBodyArb(t.route).map((o) => Buffer.from(JSON.stringify(o))) },
+            { weight: 1, arbitrary: rawBodyArb },
+            { weight: 1, arbitrary: fc.constant(undefined) },
+          ),
+          fc.constantFrom(
+            'application/json',
+            'application/merge-patch+json',
+            'application/x-www-form-urlencoded',
+            'text/plain',
+            '',
+          ),
+          fc.option(fc.constantFrom('?list=true', '?version=1', '?list=maybe', '?version=-1&list=true', '?a=%zz'), {
+            nil: '',
+          }),
+          // Response wrapping on any request (issue 14): valid, zero, negative, huge and garbage TTLs.
+          fc.option(fc.constantFrom('60', '5m', '0', '-1', '769h', '1e9', 'soon', '1h30m', ''), {
+            nil: undefined,
+            freq: 4,
+          }),
+        )
+        .map(([path, body, ct, query, wrapTtl]): FuzzCase => {
+          const headers: Record<string, string> = {};
+          if (ct)
+            headers['Content-Type'] =
+              method === 'PATCH' && ct === 'application/json' ? 'application/merge-patch+json' : ct;
+          if (wrapTtl !== undefined) headers['X-Vault-Wrap-TTL'] = wrapTtl;
+          const c: FuzzCase = {
+            method,
+            path: path + query,
+            headers,
+            body: method === 'GET' || method === 'LIST' ? (body && body.length < 100 ? body : undefined) : body,
+            template: t.mount + t.route.path,
+          };
+          // Short form in fast-check reports (bodies can be megabytes).
+          Object.defineProperty(c, fc.toStringMethod, { value: () => describeCase(c), enumerable: false });
+          return c;
+        }),
     );
 }
 
 /** One line describing a case, with the body cut short. */
 export function describeCase(c: FuzzCase): string {
-  const body = c.body ? `${c.body.length} bytes: ${JSON.stringify(c.body.subarray(0, 200).toString('utf8'))}` : 'no body';
+  const body = c.body
+    ? `${c.body.length} bytes: ${JSON.stringify(c.body.subarray(0, 200).toString('utf8'))}`
+    : 'no body';
   return `${c.method} /v1/${c.path.slice(0, 300)} ${JSON.stringify(c.headers)} (${body})`;
 }
 

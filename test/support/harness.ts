@@ -109,7 +109,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     token,
     core,
     router,
-    req: (method, path, body, o = {}) => send(router, method, path, body, { ...o, token: o.token === null ? undefined : (o.token ?? token) }),
+    req: (method, path, body, o = {}) =>
+      send(router, method, path, body, { ...o, token: o.token === null ? undefined : (o.token ?? token) }),
     output: () => out,
     stop: () => core.close().finally(restoreEnv),
   };
@@ -197,6 +198,11 @@ class CollectedResponse implements ResponseSink {
     } catch {
       parsed = text;
     }
-    return { status: this.status, body: parsed, headers: { ...this.headers, 'content-length': String(bytes.length) }, text };
+    return {
+      status: this.status,
+      body: parsed,
+      headers: { ...this.headers, 'content-length': String(bytes.length) },
+      text,
+    };
   }
 }

@@ -42,7 +42,9 @@ function get(url: string, method = 'GET'): Promise<number> {
 /** Start moto on a free loopback port; rejects if it is not ready within `timeoutMs`. */
 export async function startMoto(timeoutMs = 30_000): Promise<Moto> {
   const port = await freePort();
-  const proc = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-4000)));
   proc.stderr!.on('data', (c: Buffer) => (out = (out + c.toString()).slice(-4000)));

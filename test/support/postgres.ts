@@ -6,7 +6,16 @@
  * One cluster per test file; `stop()` removes it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -48,7 +57,8 @@ function binDir(): string | null {
 /** Why PostgreSQL tests cannot run here, or null when they can. */
 export function postgresUnavailable(): string | null {
   if (!binDir()) return 'PostgreSQL server binaries (initdb, pg_ctl) not found; run scripts/setup-postgres.sh as root';
-  if (process.getuid?.() === 0 && spawnSync('id', ['postgres']).status !== 0) return 'running as root but there is no "postgres" system user to own the test cluster';
+  if (process.getuid?.() === 0 && spawnSync('id', ['postgres']).status !== 0)
+    return 'running as root but there is no "postgres" system user to own the test cluster';
   return null;
 }
 
@@ -80,7 +90,21 @@ export function startPostgres(opts: { fsync?: boolean } = {}): TestPostgres {
   };
   // Password authentication on the socket, so tests can check a wrong password; the superuser is
   // the test role itself (it creates databases and tables).
-  run('initdb', ['-D', data, '-U', user, '--pwfile', pwfile, '-A', 'scram-sha-256', '--no-sync', '-E', 'UTF8', '--locale', 'C']);
+  run('initdb', [
+    '-D',
+    data,
+    '-U',
+    user,
+    '--pwfile',
+    pwfile,
+    '-A',
+    'scram-sha-256',
+    '--no-sync',
+    '-E',
+    'UTF8',
+    '--locale',
+    'C',
+  ]);
   const conf = [
     `listen_addresses = ''`,
     `unix_socket_directories = '${dir}'`,
@@ -95,7 +119,11 @@ export function startPostgres(opts: { fsync?: boolean } = {}): TestPostgres {
   start();
   const env = { ...process.env, PGPASSWORD: password };
   const psql = (sql: string, db = user): string => {
-    const r = spawnSync('psql', ['-h', dir, '-U', user, '-d', db, '-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8', env });
+    const r = spawnSync(
+      'psql',
+      ['-h', dir, '-U', user, '-d', db, '-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      { encoding: 'utf8', env },
+    );
     if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
     return r.stdout;
   };

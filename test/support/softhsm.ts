@@ -15,7 +15,8 @@ export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 
 /** A reason to skip, or null when SoftHSM2, pkcs11-tool and the pkcs11js binding are all present. */
 export function softhsmMissing(): string | null {
-  if (!existsSync(SOFTHSM_MODULE)) return `${SOFTHSM_MODULE} not found (scripts/setup-test-env.sh installs softhsm2 as root with apt-get)`;
+  if (!existsSync(SOFTHSM_MODULE))
+    return `${SOFTHSM_MODULE} not found (scripts/setup-test-env.sh installs softhsm2 as root with apt-get)`;
   try {
     execFileSync('softhsm2-util', ['--version'], { stdio: 'ignore' });
   } catch {
@@ -49,7 +50,10 @@ export function createSoftHsm(): SoftHsm {
   const tokenDir = join(dir, 'tokens');
   mkdirSync(tokenDir);
   const conf = join(dir, 'softhsm2.conf');
-  writeFileSync(conf, `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\nslots.mechanisms = ALL\n`);
+  writeFileSync(
+    conf,
+    `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\nslots.mechanisms = ALL\n`,
+  );
   const env = { SOFTHSM2_CONF: conf };
   return {
     dir,
@@ -57,11 +61,18 @@ export function createSoftHsm(): SoftHsm {
     tokenDir,
     env,
     initToken(label, pin, soPin = '87654321') {
-      execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', soPin], { env: { ...process.env, ...env }, stdio: 'pipe' });
+      execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', soPin], {
+        env: { ...process.env, ...env },
+        stdio: 'pipe',
+      });
       return label;
     },
     tool(args) {
-      return execFileSync('pkcs11-tool', ['--module', SOFTHSM_MODULE, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      return execFileSync('pkcs11-tool', ['--module', SOFTHSM_MODULE, ...args], {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     },
     cleanup() {
       rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,9 @@ export function storedRecord(storage: string, key: string): Buffer | null {
   let value: Buffer | null = null;
   for (const n of order) {
     const buf = readFileSync(join(dir, n));
-    for (const f of readFrames(buf)) for (const op of f.ops) if (op.key === key) value = op.del ? null : Buffer.from(buf.subarray(op.off, op.off + op.len));
+    for (const f of readFrames(buf))
+      for (const op of f.ops)
+        if (op.key === key) value = op.del ? null : Buffer.from(buf.subarray(op.off, op.off + op.len));
   }
   return value;
 }

@@ -150,7 +150,10 @@ export class AuthHandler {
     this.backoff = this.cfg.minBackoff;
     this.token = token;
     this.logins++;
-    this.log.info(WHO, `authenticated (method ${this.method.type}, ttl ${ttl}s${renewable ? ', renewable' : ''}); token written to ${this.sinks.length} sink(s)`);
+    this.log.info(
+      WHO,
+      `authenticated (method ${this.method.type}, ttl ${ttl}s${renewable ? ', renewable' : ''}); token written to ${this.sinks.length} sink(s)`,
+    );
     for (const l of this.listeners) l(token);
     this.first.resolve();
     this.watch(token, ttl, renewable, ttl);

@@ -9,7 +9,9 @@ import { Keys } from '../config-blocks.js';
 import type { Upstream } from '../upstream.js';
 
 /** What a login needs: a write to `path` with `body`, or (token_file) a token used as it is. */
-export type LoginRequest = { kind: 'login'; path: string; body: Record<string, unknown>; upstream?: Upstream } | { kind: 'token'; token: string };
+export type LoginRequest =
+  | { kind: 'login'; path: string; body: Record<string, unknown>; upstream?: Upstream }
+  | { kind: 'token'; token: string };
 
 export interface AuthMethod {
   readonly type: string;
@@ -64,13 +66,20 @@ class AppRole implements AuthMethod {
       }
       if (!this.secretId) throw new Error(`no secret ID in ${this.secretIdPath}`);
     }
-    return { kind: 'login', path: `${this.m.mountPath}/login`, body: { role_id: this.roleId, ...(this.secretId ? { secret_id: this.secretId } : {}) } };
+    return {
+      kind: 'login',
+      path: `${this.m.mountPath}/login`,
+      body: { role_id: this.roleId, ...(this.secretId ? { secret_id: this.secretId } : {}) },
+    };
   }
   /** The secret ID file holds a wrapping token: check where it was created, then unwrap it. */
   private async unwrap(up: Upstream, wrapping: string): Promise<string> {
     const look = await up.json('POST', 'sys/wrapping/lookup', { body: { token: wrapping } });
     const created = String(look.body?.data?.creation_path ?? '').replace(/^\/+|\/+$/g, '');
-    if (created !== this.wrappingPath) throw new Error(`the secret ID's wrapping token was created at "${created}", not at secret_id_response_wrapping_path "${this.wrappingPath}"`);
+    if (created !== this.wrappingPath)
+      throw new Error(
+        `the secret ID's wrapping token was created at "${created}", not at secret_id_response_wrapping_path "${this.wrappingPath}"`,
+      );
     const r = await up.json('POST', 'sys/wrapping/unwrap', { token: wrapping });
     const id = r.body?.data?.secret_id;
     if (typeof id !== 'string' || !id) throw new Error('the unwrapped secret ID response has no secret_id');
@@ -132,12 +141,16 @@ class Cert implements AuthMethod {
     this.files = { ca: k.str('ca_cert'), cert: k.str('client_cert'), key: k.str('client_key') };
     k.accept('reload');
     k.done();
-    if (Boolean(this.files.cert) !== Boolean(this.files.key)) throw new Error(`${m.where}.config: client_cert and client_key go together`);
+    if (Boolean(this.files.cert) !== Boolean(this.files.key))
+      throw new Error(`${m.where}.config: client_cert and client_key go together`);
   }
   async prepare(up: Upstream): Promise<LoginRequest> {
     // Read at each login, so renewed certificates are used (Vault's `reload`).
     const read = (p?: string) => (p ? readFileSync(p) : undefined);
-    const upstream = this.files.cert || this.files.ca ? up.withClientCert(read(this.files.cert), read(this.files.key), read(this.files.ca)) : up;
+    const upstream =
+      this.files.cert || this.files.ca
+        ? up.withClientCert(read(this.files.cert), read(this.files.key), read(this.files.ca))
+        : up;
     return { kind: 'login', path: `${this.m.mountPath}/login`, body: this.name ? { name: this.name } : {}, upstream };
   }
 }

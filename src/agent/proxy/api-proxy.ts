@@ -17,7 +17,17 @@ import { AgentCache } from './cache.js';
 
 const WHO = 'agent.proxy';
 /** Request headers not passed on (hop-by-hop, or recomputed). */
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+  'content-length',
+]);
 const MAX_BODY = 32 * 1024 * 1024;
 
 /** One cache shared by every listener of an agent. */
@@ -46,11 +56,17 @@ export class ApiProxy {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((e) => {
         this.log.error(WHO, `${req.method} ${(req.url ?? '').replace(/\?.*$/, '')}: ${(e as Error).message}`);
-        if (!res.headersSent) reply(res, 502, { errors: [e instanceof UnreachableError ? e.message : 'the agent could not complete the request'] });
+        if (!res.headersSent)
+          reply(res, 502, {
+            errors: [e instanceof UnreachableError ? e.message : 'the agent could not complete the request'],
+          });
         else res.destroy();
       });
     };
-    const tls = this.l.tlsCertFile && this.l.tlsKeyFile ? { cert: readFileSync(this.l.tlsCertFile), key: readFileSync(this.l.tlsKeyFile) } : undefined;
+    const tls =
+      this.l.tlsCertFile && this.l.tlsKeyFile
+        ? { cert: readFileSync(this.l.tlsCertFile), key: readFileSync(this.l.tlsKeyFile) }
+        : undefined;
     const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -67,7 +83,9 @@ export class ApiProxy {
         server.listen(Number(this.l.address.slice(i + 1)), host, () => resolve());
       }
     }).catch((e) => {
-      throw new Error(`listener "${this.l.type}" ${this.l.address}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new Error(
+        `listener "${this.l.type}" ${this.l.address}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
     });
     this.log.info(WHO, `listening on ${this.l.type} ${this.l.address}`);
   }
@@ -83,8 +101,15 @@ export class ApiProxy {
     const body = await readBody(req);
     if (body === null) return reply(res, 413, { errors: ['request body too large'] });
     const url = req.url ?? '/';
-    if (this.l.requireRequestHeader && req.headers['x-vault-request'] !== 'true') return reply(res, 412, { errors: ['missing "X-Vault-Request: true" header'] });
-    if (url.startsWith('/agent/v1/') || url.startsWith('/proxy/v1/')) return this.agentApi(req.method ?? 'GET', url.replace(/^\/(agent|proxy)\/v1\//, '').replace(/\?.*$/, ''), body, res);
+    if (this.l.requireRequestHeader && req.headers['x-vault-request'] !== 'true')
+      return reply(res, 412, { errors: ['missing "X-Vault-Request: true" header'] });
+    if (url.startsWith('/agent/v1/') || url.startsWith('/proxy/v1/'))
+      return this.agentApi(
+        req.method ?? 'GET',
+        url.replace(/^\/(agent|proxy)\/v1\//, '').replace(/\?.*$/, ''),
+        body,
+        res,
+      );
     if (!url.startsWith('/v1/')) return reply(res, 404, { errors: [] });
 
     const headers: Record<string, string | string[]> = {};
@@ -104,7 +129,12 @@ export class ApiProxy {
     if (this.cache) {
       const hit = await this.cache.lookup(preq);
       if (hit) {
-        res.writeHead(hit.answer.status, { ...passHeaders(hit.answer.headers), age: String(hit.age), 'x-cache': 'HIT', 'content-length': String(hit.answer.body.length) });
+        res.writeHead(hit.answer.status, {
+          ...passHeaders(hit.answer.headers),
+          age: String(hit.age),
+          'x-cache': 'HIT',
+          'content-length': String(hit.answer.body.length),
+        });
         res.end(hit.answer.body);
         return;
       }
@@ -113,13 +143,18 @@ export class ApiProxy {
     const answer = await this.up.send(method, url, headers, body.length ? body : undefined);
     if (answer.status === 403 && token && token === this.tokens.current()) this.tokens.suspect();
     this.cache?.store(preq, answer, prep);
-    res.writeHead(answer.status, { ...passHeaders(answer.headers), ...(this.cache ? { 'x-cache': 'MISS' } : {}), 'content-length': String(answer.body.length) });
+    res.writeHead(answer.status, {
+      ...passHeaders(answer.headers),
+      ...(this.cache ? { 'x-cache': 'MISS' } : {}),
+      'content-length': String(answer.body.length),
+    });
     res.end(answer.body);
   }
 
   private agentApi(method: string, what: string, body: Buffer, res: ServerResponse): void {
     if (what === 'quit' && method === 'POST') {
-      if (!this.l.enableQuit) return reply(res, 404, { errors: ['the quit endpoint is not enabled (agent_api { enable_quit = true })'] });
+      if (!this.l.enableQuit)
+        return reply(res, 404, { errors: ['the quit endpoint is not enabled (agent_api { enable_quit = true })'] });
       reply(res, 200, null);
       setImmediate(this.onQuit);
       return;
@@ -132,7 +167,8 @@ export class ApiProxy {
       } catch {
         return reply(res, 400, { errors: ['invalid JSON body'] });
       }
-      if (!['all', 'token', 'lease', 'request_path', 'token_accessor'].includes(b.type ?? '')) return reply(res, 400, { errors: ['type: one of all, token, token_accessor, lease, request_path'] });
+      if (!['all', 'token', 'lease', 'request_path', 'token_accessor'].includes(b.type ?? ''))
+        return reply(res, 400, { errors: ['type: one of all, token, token_accessor, lease, request_path'] });
       if (b.type !== 'all' && !b.value) return reply(res, 400, { errors: [`value: required with type "${b.type}"`] });
       this.cache.clear(b.type!, b.value);
       return reply(res, 200, null);

@@ -111,7 +111,11 @@ export class AgentCache {
   store(r: ProxiedRequest, answer: RawAnswer, prep: Awaited<ReturnType<AgentCache['prepare']>>): void {
     if (answer.status !== 200) return;
     const path = apiPath(r.url);
-    let body: { auth?: { client_token?: string; lease_duration?: number }; lease_id?: string; lease_duration?: number } | null = null;
+    let body: {
+      auth?: { client_token?: string; lease_duration?: number };
+      lease_id?: string;
+      lease_duration?: number;
+    } | null = null;
     try {
       body = JSON.parse(answer.body.toString('utf8'));
     } catch {
@@ -122,12 +126,26 @@ export class AgentCache {
     if (body?.auth?.client_token && isLogin(r.method, path)) {
       const ttl = Number(body.auth.lease_duration ?? 0);
       const expires = ttl > 0 ? now + ttl * 1000 * 0.9 : now + 3600_000;
-      this.put(this.key(r, true), { answer, path, stored: now, expires, tokenHash, createdToken: hash(body.auth.client_token) });
+      this.put(this.key(r, true), {
+        answer,
+        path,
+        stored: now,
+        expires,
+        tokenHash,
+        createdToken: hash(body.auth.client_token),
+      });
       this.log.debug('agent.cache', `cached the login at ${path}`);
       return;
     }
     if (body?.lease_id && Number(body.lease_duration ?? 0) > 0) {
-      this.put(this.key(r, false), { answer, path, stored: now, expires: now + Number(body.lease_duration) * 1000 * 0.9, tokenHash, leaseId: body.lease_id });
+      this.put(this.key(r, false), {
+        answer,
+        path,
+        stored: now,
+        expires: now + Number(body.lease_duration) * 1000 * 0.9,
+        tokenHash,
+        leaseId: body.lease_id,
+      });
       this.log.debug('agent.cache', `cached the leased response of ${path}`);
       return;
     }
@@ -135,7 +153,14 @@ export class AgentCache {
       const feed = this.feeds.get(prep.kv.mount);
       // A change arrived while the read was in flight: the answer may be stale; do not keep it.
       if (!feed?.live || feed.generation !== prep.kv.generation) return;
-      this.put(this.key(r, false), { answer, path, stored: now, expires: Infinity, tokenHash, kv: { mount: prep.kv.mount, inner: prep.kv.inner } });
+      this.put(this.key(r, false), {
+        answer,
+        path,
+        stored: now,
+        expires: Infinity,
+        tokenHash,
+        kv: { mount: prep.kv.mount, inner: prep.kv.inner },
+      });
     }
   }
 
@@ -147,7 +172,9 @@ export class AgentCache {
         type === 'all' ||
         (type === 'token' && value !== undefined && (e.tokenHash === hash(value) || e.createdToken === hash(value))) ||
         (type === 'lease' && value !== undefined && e.leaseId === value) ||
-        (type === 'request_path' && value !== undefined && e.path.startsWith(value.replace(/^\/+/, '').replace(/^v1\//, '')));
+        (type === 'request_path' &&
+          value !== undefined &&
+          e.path.startsWith(value.replace(/^\/+/, '').replace(/^v1\//, '')));
       if (hit) {
         this.entries.delete(k);
         n++;
@@ -175,7 +202,8 @@ export class AgentCache {
       /* not JSON */
     }
     if (/^auth\/token\/revoke-self$/.test(path) && r.token) this.clear('token', r.token);
-    else if (/^auth\/token\/revoke(-orphan)?$/.test(path) && typeof body.token === 'string') this.clear('token', body.token);
+    else if (/^auth\/token\/revoke(-orphan)?$/.test(path) && typeof body.token === 'string')
+      this.clear('token', body.token);
     else if (/^sys\/(leases\/)?revoke(\/|$)/.test(path)) {
       const id = typeof body.lease_id === 'string' ? body.lease_id : path.replace(/^sys\/(leases\/)?revoke\/?/, '');
       if (id) this.clear('lease', id);
@@ -184,7 +212,9 @@ export class AgentCache {
       for (const [k, e] of this.entries) if (e.leaseId?.startsWith(prefix)) this.entries.delete(k);
     } else {
       // A write through the agent: drop what is cached for that KV path at once (its event follows).
-      for (const [k, e] of this.entries) if (e.kv && path.startsWith(e.kv.mount) && kvInner(path.slice(e.kv.mount.length)) === e.kv.inner) this.entries.delete(k);
+      for (const [k, e] of this.entries)
+        if (e.kv && path.startsWith(e.kv.mount) && kvInner(path.slice(e.kv.mount.length)) === e.kv.inner)
+          this.entries.delete(k);
     }
   }
 
@@ -214,7 +244,8 @@ export class AgentCache {
     try {
       const r = await this.up.json('GET', `sys/internal/ui/mounts/${path}`, { token, allow: [400, 403, 404] });
       const d = r.body?.data;
-      if (r.status === 200 && d?.path) info = { path: String(d.path), kv2: d.type === 'kv' && String(d.options?.version ?? '1') === '2' };
+      if (r.status === 200 && d?.path)
+        info = { path: String(d.path), kv2: d.type === 'kv' && String(d.options?.version ?? '1') === '2' };
     } catch {
       info = null;
     }

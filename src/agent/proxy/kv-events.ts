@@ -54,9 +54,22 @@ export class KvEventFeed {
         continue;
       }
       try {
-        const q = new URLSearchParams({ index: String(this.cursor.index), epoch: this.cursor.epoch, wait: this.live ? String(WAIT_SECONDS) : '0' });
-        const r = await this.up.json('GET', `${this.mount}events?${q}`, { token, timeoutMs: (WAIT_SECONDS + 10) * 1000, signal: this.abort.signal });
-        const d = (r.body?.data ?? {}) as { epoch?: string; index?: number; truncated?: boolean; events?: { path: string }[] };
+        const q = new URLSearchParams({
+          index: String(this.cursor.index),
+          epoch: this.cursor.epoch,
+          wait: this.live ? String(WAIT_SECONDS) : '0',
+        });
+        const r = await this.up.json('GET', `${this.mount}events?${q}`, {
+          token,
+          timeoutMs: (WAIT_SECONDS + 10) * 1000,
+          signal: this.abort.signal,
+        });
+        const d = (r.body?.data ?? {}) as {
+          epoch?: string;
+          index?: number;
+          truncated?: boolean;
+          events?: { path: string }[];
+        };
         const epoch = String(d.epoch ?? '');
         if (this.live && (d.truncated || epoch !== this.cursor.epoch)) this.broken('events lost');
         else if (this.live && d.events?.length) {

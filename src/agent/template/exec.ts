@@ -66,7 +66,27 @@ export interface TemplateOptions {
   errorOnMissingKey?: boolean;
 }
 
-const BUILTINS = ['and', 'or', 'not', 'len', 'index', 'slice', 'print', 'printf', 'println', 'html', 'js', 'urlquery', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'call'];
+const BUILTINS = [
+  'and',
+  'or',
+  'not',
+  'len',
+  'index',
+  'slice',
+  'print',
+  'printf',
+  'println',
+  'html',
+  'js',
+  'urlquery',
+  'eq',
+  'ne',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+  'call',
+];
 
 /** A parsed template, ready to execute many times. */
 export class GoTemplate {
@@ -79,11 +99,17 @@ export class GoTemplate {
     private readonly opts: TemplateOptions = {},
   ) {
     try {
-      const t = parse(src, new Set([...BUILTINS, ...Object.keys(funcs)]), opts.leftDelim || '{{', opts.rightDelim || '}}');
+      const t = parse(
+        src,
+        new Set([...BUILTINS, ...Object.keys(funcs)]),
+        opts.leftDelim || '{{',
+        opts.rightDelim || '}}',
+      );
       this.root = t.root;
       this.defines = t.defines;
     } catch (e) {
-      if (e instanceof TemplateSyntaxError) throw new TemplateError(`template: ${name}:${e.line}: ${e.reason}`, name, e.line);
+      if (e instanceof TemplateSyntaxError)
+        throw new TemplateError(`template: ${name}:${e.line}: ${e.reason}`, name, e.line);
       throw e;
     }
   }
@@ -377,14 +403,18 @@ class State {
         const i = values.indexOf(e.value === undefined ? null : e.value);
         const node = i >= 0 && i < rest.length ? rest[i]! : undefined;
         this.at = node ? { pos: node.pos, text: argString(node) } : lastArg;
-        if (node && ['number', 'bool', 'string', 'nil'].includes(node.t)) this.fail(`expected ${e.expected}; found ${argString(node)}`);
+        if (node && ['number', 'bool', 'string', 'nil'].includes(node.t))
+          this.fail(`expected ${e.expected}; found ${argString(node)}`);
         this.fail(`wrong type for value; expected ${e.expected}; got ${goType(e.value)}`);
       }
       if (e instanceof ArityError) {
         this.at = { pos: args[0]!.pos, text: name };
         this.fail(`wrong number of args for ${name}: ${e.message}`);
       }
-      this.fail(`error calling ${name}: ${(e as Error).message}`, e instanceof ValueError ? `error calling ${name}: ${e.redacted}` : undefined);
+      this.fail(
+        `error calling ${name}: ${(e as Error).message}`,
+        e instanceof ValueError ? `error calling ${name}: ${e.redacted}` : undefined,
+      );
     }
   }
 }
@@ -405,7 +435,8 @@ export class ArgTypeError extends Error {
 }
 
 function arity(args: unknown[], want: number, atLeast = false): void {
-  if (atLeast ? args.length < want : args.length !== want) throw new ArityError(`want ${atLeast ? 'at least ' : ''}${want} got ${args.length}`);
+  if (atLeast ? args.length < want : args.length !== want)
+    throw new ArityError(`want ${atLeast ? 'at least ' : ''}${want} got ${args.length}`);
 }
 
 function basicKind(v: unknown): string {
@@ -423,7 +454,11 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
   for (const b of rest) {
     const kb = basicKind(b);
     if (ka === 'complex-type' || kb === 'complex-type') {
-      if (ka === 'complex-type' && kb === 'complex-type') throw new ValueError(`non-comparable type ${sprintf('%s', [a])}: ${goType(a)}`, `non-comparable type ${goType(a)}`);
+      if (ka === 'complex-type' && kb === 'complex-type')
+        throw new ValueError(
+          `non-comparable type ${sprintf('%s', [a])}: ${goType(a)}`,
+          `non-comparable type ${goType(a)}`,
+        );
       throw new Error('incompatible types for comparison');
     }
     if (ka === 'invalid' || kb === 'invalid') {
@@ -439,7 +474,15 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
 function lt(a: unknown, b: unknown): boolean {
   const ka = basicKind(a);
   const kb = basicKind(b);
-  if (ka === 'bool' || ka === 'complex-type' || ka === 'invalid' || kb === 'bool' || kb === 'complex-type' || kb === 'invalid') throw new Error('invalid type for comparison');
+  if (
+    ka === 'bool' ||
+    ka === 'complex-type' ||
+    ka === 'invalid' ||
+    kb === 'bool' ||
+    kb === 'complex-type' ||
+    kb === 'invalid'
+  )
+    throw new Error('invalid type for comparison');
   if (ka !== kb) throw new Error('incompatible types for comparison');
   if (ka === 'string') return compareGoStrings(a as string, b as string) < 0;
   return (a as number) < (b as number);
@@ -484,7 +527,10 @@ function slice(item: unknown, ...idx: unknown[]): unknown {
 }
 
 function htmlEscape(s: string): string {
-  return s.replace(/[<>&'"\0]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\uFFFD' })[c]!);
+  return s.replace(
+    /[<>&'"\0]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\uFFFD' })[c]!,
+  );
 }
 
 function jsEscape(s: string): string {
@@ -542,7 +588,10 @@ function builtin(name: string): TemplateFunc | undefined {
     case 'js':
       return (...a) => jsEscape(evalArgs(a));
     case 'urlquery':
-      return (...a) => encodeURIComponent(evalArgs(a)).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      return (...a) =>
+        encodeURIComponent(evalArgs(a))
+          .replace(/%20/g, '+')
+          .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
     case 'eq':
       return (...a) => (arity(a, 1, true), eq(a[0], ...a.slice(1)));
     case 'ne':
@@ -564,6 +613,12 @@ function builtin(name: string): TemplateFunc | undefined {
 }
 
 /** Parse and execute in one step (tests, env templates). */
-export function renderTemplate(name: string, src: string, data: unknown, funcs: Record<string, TemplateFunc> = {}, opts: TemplateOptions = {}): string {
+export function renderTemplate(
+  name: string,
+  src: string,
+  data: unknown,
+  funcs: Record<string, TemplateFunc> = {},
+  opts: TemplateOptions = {},
+): string {
   return new GoTemplate(name, src, funcs, opts).execute(data);
 }

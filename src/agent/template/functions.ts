@@ -23,7 +23,9 @@ function b64decode(s: string): string {
   const clean = s;
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 !== 0) {
     const bad = [...clean].findIndex((c, i) => !/[A-Za-z0-9+/=]/.test(c) || (c === '=' && i < clean.length - 2));
-    throw new Error(`base64Decode: illegal base64 data at input byte ${bad === -1 ? Math.floor(clean.length / 4) * 4 : bad}`);
+    throw new Error(
+      `base64Decode: illegal base64 data at input byte ${bad === -1 ? Math.floor(clean.length / 4) * 4 : bad}`,
+    );
   }
   return Buffer.from(clean, 'base64').toString('utf8');
 }
@@ -79,7 +81,8 @@ function toYaml(v: unknown, indent = ''): string {
 
 function contains(v: unknown, l: unknown): boolean {
   if (typeof l === 'string') return typeof v === 'string' && l.includes(v);
-  if (Array.isArray(l)) return l.some((x) => x === v || (typeof x === 'object' && JSON.stringify(x) === JSON.stringify(v)));
+  if (Array.isArray(l))
+    return l.some((x) => x === v || (typeof x === 'object' && JSON.stringify(x) === JSON.stringify(v)));
   if (isMap(l)) return typeof v === 'string' && Object.prototype.hasOwnProperty.call(l, v);
   throw new Error(`contains: cannot check membership in ${goType(l)}`);
 }

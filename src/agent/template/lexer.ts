@@ -239,9 +239,11 @@ class Lexer {
       const x = src[this.pos];
       if (x === '\\') {
         this.advance(1);
-        if (src[this.pos] === undefined || src[this.pos] === '\n') this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
+        if (src[this.pos] === undefined || src[this.pos] === '\n')
+          this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
         this.advance(1);
-      } else if (x === undefined || x === '\n') this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
+      } else if (x === undefined || x === '\n')
+        this.fail(q === '"' ? 'unterminated quoted string' : 'unterminated character constant');
       else if (x === q) {
         this.advance(1);
         break;
@@ -252,7 +254,8 @@ class Lexer {
 
   private checkTerminator(): void {
     const x = this.src[this.pos];
-    if (x === undefined || isSpace(x) || '.,|:()=$'.includes(x) || this.src.startsWith(this.rightDelim, this.pos)) return;
+    if (x === undefined || isSpace(x) || '.,|:()=$'.includes(x) || this.src.startsWith(this.rightDelim, this.pos))
+      return;
     this.fail(`bad character ${JSON.stringify(x)}`);
   }
 

@@ -74,7 +74,12 @@ export function pipeString(p: Pipe): string {
 }
 
 /** Parse `src`; returns the main tree and the templates it defines. Throws TemplateSyntaxError. */
-export function parse(src: string, funcs: ReadonlySet<string>, leftDelim = '{{', rightDelim = '}}'): { root: Node[]; defines: Map<string, Node[]> } {
+export function parse(
+  src: string,
+  funcs: ReadonlySet<string>,
+  leftDelim = '{{',
+  rightDelim = '}}',
+): { root: Node[]; defines: Map<string, Node[]> } {
   return new Parser(lex(src, leftDelim, rightDelim), funcs).parseAll();
 }
 
@@ -112,7 +117,8 @@ class Parser {
     throw new TemplateSyntaxError(reason, at.pos, at.line);
   }
   private unexpected(t: Item, context: string): never {
-    const what = t.type === 'eof' ? 'EOF' : t.type === 'rightDelim' || t.type === 'leftDelim' ? `"${t.val}"` : `<${t.val}>`;
+    const what =
+      t.type === 'eof' ? 'EOF' : t.type === 'rightDelim' || t.type === 'leftDelim' ? `"${t.val}"` : `<${t.val}>`;
     this.fail(`unexpected ${what} in ${context}`, t);
   }
   private expect(type: ItemType, context: string): Item {
@@ -217,7 +223,8 @@ class Parser {
     if (kind === 'range') this.rangeDepth--;
     let elseList: Node[] | undefined;
     if (next === 'else-if' || next === 'else-with') {
-      if (kind === 'range' || (next === 'else-if') !== (kind === 'if')) this.fail(`unexpected {{${next.replace('-', ' ')}}}`);
+      if (kind === 'range' || (next === 'else-if') !== (kind === 'if'))
+        this.fail(`unexpected {{${next.replace('-', ' ')}}}`);
       // {{if a}}x{{else if b}}y{{end}} is {{if a}}x{{else}}{{if b}}y{{end}}{{end}}: one {{end}} for both.
       const inner = this.items[this.i - 1]!;
       elseList = [this.control(kind, inner)];
@@ -287,11 +294,26 @@ class Parser {
         if (pipe.cmds.length === 0) this.fail(`missing value for ${context}`, t);
         for (let k = 1; k < pipe.cmds.length; k++) {
           const a = pipe.cmds[k]!.args[0]!;
-          if (['bool', 'dot', 'nil', 'number', 'string'].includes(a.t)) this.fail(`non executable command in pipeline stage ${k + 1}`, a);
+          if (['bool', 'dot', 'nil', 'number', 'string'].includes(a.t))
+            this.fail(`non executable command in pipeline stage ${k + 1}`, a);
         }
         return pipe;
       }
-      if (['bool', 'charConstant', 'dot', 'field', 'identifier', 'number', 'nil', 'rawString', 'string', 'variable', 'leftParen'].includes(t.type)) {
+      if (
+        [
+          'bool',
+          'charConstant',
+          'dot',
+          'field',
+          'identifier',
+          'number',
+          'nil',
+          'rawString',
+          'string',
+          'variable',
+          'leftParen',
+        ].includes(t.type)
+      ) {
         this.backup();
         pipe.cmds.push(this.command());
       } else this.unexpected(t, context);
@@ -323,8 +345,10 @@ class Parser {
     const at = this.peek();
     while (this.peek().type === 'field') fields.push(this.next().val.slice(1));
     // As Go's parser: a field or variable with more fields takes the position of the first added one.
-    if (node.t === 'field' || node.t === 'variable') return { ...node, idents: [...node.idents, ...fields], pos: at.pos, line: at.line };
-    if (['bool', 'string', 'number', 'nil', 'dot'].includes(node.t)) this.fail(`unexpected . after term "${argString(node)}"`, at);
+    if (node.t === 'field' || node.t === 'variable')
+      return { ...node, idents: [...node.idents, ...fields], pos: at.pos, line: at.line };
+    if (['bool', 'string', 'number', 'nil', 'dot'].includes(node.t))
+      this.fail(`unexpected . after term "${argString(node)}"`, at);
     return { t: 'chain', node, fields, pos: at.pos, line: at.line };
   }
 
@@ -376,12 +400,23 @@ export function unquote(t: Item): string {
       continue;
     }
     const e = body[++i];
-    const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"' };
+    const simple: Record<string, string> = {
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+      v: '\v',
+      '\\': '\\',
+      '"': '"',
+    };
     if (e !== undefined && simple[e] !== undefined) out += simple[e];
     else if (e === 'x' || e === 'u' || e === 'U') {
       const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
       const hex = body.slice(i + 1, i + 1 + n);
-      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex)) throw new TemplateSyntaxError(`invalid syntax: ${t.val}`, t.pos, t.line);
+      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex))
+        throw new TemplateSyntaxError(`invalid syntax: ${t.val}`, t.pos, t.line);
       // \x is a byte in Go; bytes above 0x7f are not valid UTF-8 alone and are kept as the code point.
       out += String.fromCodePoint(parseInt(hex, 16));
       i += n;
@@ -398,9 +433,14 @@ export function unquote(t: Item): string {
 /** A number literal: Go ints become bigint, floats number; a character constant is its code point (int). */
 function numberValue(t: Item): number | bigint {
   if (t.type === 'charConstant') {
-    const inner = unquote({ ...t, type: 'string', val: `"${t.val.slice(1, -1).replace(/"/g, '\\"').replace(/\\'/g, "'")}"` });
+    const inner = unquote({
+      ...t,
+      type: 'string',
+      val: `"${t.val.slice(1, -1).replace(/"/g, '\\"').replace(/\\'/g, "'")}"`,
+    });
     const cp = inner.codePointAt(0);
-    if (cp === undefined || [...inner].length !== 1) throw new TemplateSyntaxError(`malformed character constant: ${t.val}`, t.pos, t.line);
+    if (cp === undefined || [...inner].length !== 1)
+      throw new TemplateSyntaxError(`malformed character constant: ${t.val}`, t.pos, t.line);
     return BigInt(cp);
   }
   const s = t.val.replace(/_/g, '');

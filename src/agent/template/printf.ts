@@ -82,7 +82,8 @@ function one(verb: string, v: unknown, sp: Spec): string {
       return pad(v === undefined || v === null ? '<nil>' : goType(v), sp);
     case 's':
       if (typeof v === 'string') return pad(sp.prec !== undefined ? [...v].slice(0, sp.prec).join('') : v, sp);
-      if (Array.isArray(v) || (typeof v === 'object' && v !== null && !(v instanceof GoStruct))) return pad(composite(v, sp), sp);
+      if (Array.isArray(v) || (typeof v === 'object' && v !== null && !(v instanceof GoStruct)))
+        return pad(composite(v, sp), sp);
       return bad(verb, v);
     case 'q':
       if (typeof v === 'string') return pad(sp.sharp && !v.includes('`') ? `\`${v}\`` : goQuote(v), sp);
@@ -202,7 +203,11 @@ export function sprintf(format: string, args: unknown[]): string {
     }
     out += one(verb, args[argi++], sp);
   }
-  if (argi < args.length) out += `%!(EXTRA ${args.slice(argi).map((a) => `${a === undefined || a === null ? '<nil>' : goType(a)}=${formatValue(a)}`).join(', ')})`;
+  if (argi < args.length)
+    out += `%!(EXTRA ${args
+      .slice(argi)
+      .map((a) => `${a === undefined || a === null ? '<nil>' : goType(a)}=${formatValue(a)}`)
+      .join(', ')})`;
   return out;
 }
 

@@ -92,7 +92,8 @@ export function formatValue(v: unknown): string {
   if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (typeof v === 'number') return goFloat(v);
   if (Array.isArray(v)) return `[${v.map(formatValue).join(' ')}]`;
-  if (v instanceof GoStruct) return `${v.typeName.startsWith('*') ? '&' : ''}{${Object.values(v.fields).map(formatValue).join(' ')}}`;
+  if (v instanceof GoStruct)
+    return `${v.typeName.startsWith('*') ? '&' : ''}{${Object.values(v.fields).map(formatValue).join(' ')}}`;
   const o = v as Record<string, unknown>;
   return `map[${Object.keys(o)
     .sort(compareGoStrings)
@@ -151,7 +152,8 @@ function jsonString(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || ch === '<' || ch === '>' || ch === '&' || cp === 0x2028 || cp === 0x2029) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else if (cp < 0x20 || ch === '<' || ch === '>' || ch === '&' || cp === 0x2028 || cp === 0x2029)
+      out += `\\u${cp.toString(16).padStart(4, '0')}`;
     else out += ch;
   }
   return out + '"';

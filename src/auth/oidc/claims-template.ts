@@ -25,7 +25,11 @@ export function templateText(raw: string): string {
   const t = raw.trim();
   if (t === '' || t.startsWith('{')) return t;
   const decoded = Buffer.from(t, 'base64').toString('utf8').trim();
-  if (decoded.startsWith('{') && Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === t.replace(/=+$/, '')) return decoded;
+  if (
+    decoded.startsWith('{') &&
+    Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === t.replace(/=+$/, '')
+  )
+    return decoded;
   return t;
 }
 
@@ -70,8 +74,10 @@ export function renderClaims(template: string, who: TemplateIdentity, nowSec: nu
   } catch (e) {
     throw invalid('template', `error parsing template JSON: ${(e as Error).message}`);
   }
-  if (!claims || typeof claims !== 'object' || Array.isArray(claims)) throw invalid('template', 'the template must be a JSON object');
-  for (const k of Object.keys(claims)) if (RESERVED_CLAIMS.includes(k)) throw invalid('template', `top level key "${k}" is reserved`);
+  if (!claims || typeof claims !== 'object' || Array.isArray(claims))
+    throw invalid('template', 'the template must be a JSON object');
+  for (const k of Object.keys(claims))
+    if (RESERVED_CLAIMS.includes(k)) throw invalid('template', `top level key "${k}" is reserved`);
   return claims as Record<string, unknown>;
 }
 

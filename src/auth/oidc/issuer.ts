@@ -15,7 +15,13 @@ import type { Clock, Logger } from '../../framework/context.js';
 import { invalid } from '../../framework/errors.js';
 import { getJSON, putJSON, type Storage } from '../../storage/backend.js';
 import { KeyedLock } from '../../framework/keyed-lock.js';
-import { generateSigningKey, privateKeyOf, type OidcAlgorithm, type PublicJwk, type SigningKey } from './signing-keys.js';
+import {
+  generateSigningKey,
+  privateKeyOf,
+  type OidcAlgorithm,
+  type PublicJwk,
+  type SigningKey,
+} from './signing-keys.js';
 import { renderClaims, type TemplateIdentity } from './claims-template.js';
 
 /** Vault's defaults: rotate daily, publish retired keys a day, tokens live a day. */
@@ -91,8 +97,13 @@ export class OidcIssuer {
       } catch {
         throw invalid('issuer', `invalid issuer URL "${issuer}"`);
       }
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw invalid('issuer', 'the issuer must be an http or https URL');
-      if (u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) throw invalid('issuer', 'the issuer must be a scheme, host and optional port, without a path, query or fragment');
+      if (u.protocol !== 'https:' && u.protocol !== 'http:')
+        throw invalid('issuer', 'the issuer must be an http or https URL');
+      if (u.search || u.hash || (u.pathname !== '/' && u.pathname !== ''))
+        throw invalid(
+          'issuer',
+          'the issuer must be a scheme, host and optional port, without a path, query or fragment',
+        );
       issuer = `${u.protocol}//${u.host}`;
     }
     await putJSON(this.storage, 'oidc/config', { issuer });
@@ -115,7 +126,15 @@ export class OidcIssuer {
   }
 
   /** Create or update a key; a changed algorithm makes new signing keys at once (as Vault rotates). */
-  async putKey(name: string, opts: { algorithm?: OidcAlgorithm; rotation_period?: number; verification_ttl?: number; allowed_client_ids?: string[] }): Promise<void> {
+  async putKey(
+    name: string,
+    opts: {
+      algorithm?: OidcAlgorithm;
+      rotation_period?: number;
+      verification_ttl?: number;
+      allowed_client_ids?: string[];
+    },
+  ): Promise<void> {
     await this.locks.run(`key/${name}`, async () => {
       const now = this.clock.now();
       const old = await this.key(name);
@@ -127,13 +146,33 @@ export class OidcIssuer {
       if (opts.verification_ttl !== undefined && old) {
         const roles = await this.rolesUsing(name);
         const longer = roles.filter((r) => r.ttl > verification);
-        if (longer.length) throw invalid('verification_ttl', `a key's verification_ttl cannot be shorter than the ttl of a role that references it (${longer.map((r) => r.name).join(', ')})`);
+        if (longer.length)
+          throw invalid(
+            'verification_ttl',
+            `a key's verification_ttl cannot be shorter than the ttl of a role that references it (${longer.map((r) => r.name).join(', ')})`,
+          );
       }
       let rec: OidcKeyRecord;
       if (!old || old.algorithm !== algorithm) {
         const [current, next] = await Promise.all([generateSigningKey(algorithm), generateSigningKey(algorithm)]);
-        const retired = old ? [...this.liveRetired(old, now), { jwk: old.current.jwk, until: now + verification * 1000 }, { jwk: old.next.jwk, until: now + verification * 1000 }] : [];
-        rec = { name, algorithm, rotation_period: rotation, verification_ttl: verification, allowed_client_ids: [], current, next, retired, next_rotation: now + rotation * 1000 };
+        const retired = old
+          ? [
+              ...this.liveRetired(old, now),
+              { jwk: old.current.jwk, until: now + verification * 1000 },
+              { jwk: old.next.jwk, until: now + verification * 1000 },
+            ]
+          : [];
+        rec = {
+          name,
+          algorithm,
+          rotation_period: rotation,
+          verification_ttl: verification,
+          allowed_client_ids: [],
+          current,
+          next,
+          retired,
+          next_rotation: now + rotation * 1000,
+        };
       } else {
         rec = { ...old, rotation_period: rotation, verification_ttl: verification };
         if (opts.rotation_period !== undefined) rec.next_rotation = now + rotation * 1000;
@@ -147,7 +186,10 @@ export class OidcIssuer {
   /** Delete a key no role references. */
   async deleteKey(name: string): Promise<void> {
     const roles = await this.rolesUsing(name);
-    if (roles.length) throw invalid(`unable to delete key "${name}" because it is currently referenced by these roles: ${roles.map((r) => r.name).join(', ')}`);
+    if (roles.length)
+      throw invalid(
+        `unable to delete key "${name}" because it is currently referenced by these roles: ${roles.map((r) => r.name).join(', ')}`,
+      );
     await this.storage.delete(`oidc/key/${name}`);
   }
 
@@ -209,7 +251,10 @@ export class OidcIssuer {
   }
 
   /** Create or update a role (the client id is made once and kept). */
-  async putRole(name: string, opts: { key?: string; template?: string; ttl?: number; client_id?: string }): Promise<void> {
+  async putRole(
+    name: string,
+    opts: { key?: string; template?: string; ttl?: number; client_id?: string },
+  ): Promise<void> {
     const old = await this.role(name);
     const key = opts.key ?? old?.key;
     if (!key) throw invalid('key', 'the key parameter is required');
@@ -221,8 +266,15 @@ export class OidcIssuer {
     }
     if (!keyRec) throw invalid('key', `key "${key}" does not exist`);
     const ttl = opts.ttl ?? old?.ttl ?? DEFAULT_TOKEN_TTL;
-    if (ttl > keyRec.verification_ttl) throw invalid('ttl', 'a role\'s token ttl cannot be longer than the verification_ttl of the key it references');
-    const rec: OidcRoleRecord = { name, key, template: opts.template ?? old?.template ?? '', client_id: old?.client_id ?? opts.client_id ?? clientId(), ttl };
+    if (ttl > keyRec.verification_ttl)
+      throw invalid('ttl', "a role's token ttl cannot be longer than the verification_ttl of the key it references");
+    const rec: OidcRoleRecord = {
+      name,
+      key,
+      template: opts.template ?? old?.template ?? '',
+      client_id: old?.client_id ?? opts.client_id ?? clientId(),
+      ttl,
+    };
     await putJSON(this.storage, `oidc/role/${name}`, rec);
   }
 
@@ -239,7 +291,9 @@ export class OidcIssuer {
     const key = await this.key(role.key);
     if (!key) throw invalid(`key "${role.key}" not found`);
     if (!key.allowed_client_ids.includes('*') && !key.allowed_client_ids.includes(role.client_id)) {
-      throw invalid(`the key "${role.key}" does not list the client ID of the role "${roleName}" as an allowed client ID`);
+      throw invalid(
+        `the key "${role.key}" does not list the client ID of the role "${roleName}" as an allowed client ID`,
+      );
     }
     const now = Math.floor(this.clock.now() / 1000);
     const claims = {
@@ -272,14 +326,19 @@ export class OidcIssuer {
    * expired, our issuer, and (when given) for `clientId`; `entityActive` says whether its subject is
    * still an enabled entity.
    */
-  async introspect(token: string, clientId: string | undefined, entityActive: (id: string) => Promise<boolean>): Promise<{ active: boolean; error?: string }> {
+  async introspect(
+    token: string,
+    clientId: string | undefined,
+    entityActive: (id: string) => Promise<boolean>,
+  ): Promise<{ active: boolean; error?: string }> {
     try {
       const { payload } = await jwtVerify(token, createLocalJWKSet(await this.jwks()), {
         issuer: await this.issuer(),
         ...(clientId ? { audience: clientId } : {}),
         currentDate: new Date(this.clock.now()),
       });
-      if (!payload.sub || !(await entityActive(payload.sub))) return { active: false, error: 'entity was not found or is disabled' };
+      if (!payload.sub || !(await entityActive(payload.sub)))
+        return { active: false, error: 'entity was not found or is disabled' };
       return { active: true };
     } catch (e) {
       return { active: false, error: (e as Error).message };
@@ -304,7 +363,10 @@ export class OidcIssuer {
   private active = false;
 
   private rearm(): void {
-    if (this.active) this.schedule().catch((e: unknown) => this.logger.error('identity token key rotation check failed', { error: (e as Error)?.message }));
+    if (this.active)
+      this.schedule().catch((e: unknown) =>
+        this.logger.error('identity token key rotation check failed', { error: (e as Error)?.message }),
+      );
   }
 
   /** Set the timer to the earliest next rotation (at most an hour away: then it looks again). */
@@ -319,7 +381,9 @@ export class OidcIssuer {
     const delay = Math.max(0, Math.min(soonest - this.clock.now(), 3_600_000));
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.rotateDue().catch((e: unknown) => this.logger.error('identity token key rotation failed', { error: (e as Error)?.message }));
+      this.rotateDue().catch((e: unknown) =>
+        this.logger.error('identity token key rotation failed', { error: (e as Error)?.message }),
+      );
     }, delay);
     this.timer.unref();
   }

@@ -28,7 +28,10 @@ export const NOUNS: ReadonlyArray<{ words: readonly string[]; load: () => Promis
   { words: ['agent'], load: async () => (await import('./agent/index.js')).agentCommands },
   { words: ['unwrap'], load: async () => [(await import('./unwrap/unwrap.js')).unwrap] },
   // help walks the whole tree; completion and __complete are listed with it.
-  { words: ['completion', '__complete', 'openapi', 'path-help'], load: async () => (await import('./docs/index.js')).docsCommands },
+  {
+    words: ['completion', '__complete', 'openapi', 'path-help'],
+    load: async () => (await import('./docs/index.js')).docsCommands,
+  },
   { words: ['service'], load: async () => (await import('./service/index.js')).serviceCommands },
   { words: ['quota'], load: async () => (await import('./quota/index.js')).quotaCommands },
   { words: ['monitor'], load: async () => [(await import('./monitor/monitor.js')).monitor] },

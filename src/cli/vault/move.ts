@@ -9,9 +9,12 @@ export async function moveMount(inv: Invocation, from: string, to: string, what:
   inv.io.stdout.write(`Started moving ${what} ${from} to ${to}, with migration ID ${id}\n`);
   for (let i = 0; i < 600; i++) {
     const st = await inv.client.read(`sys/remount/status/${encodeURIComponent(id)}`);
-    const info = ((st.body?.data as { migration_info?: { status?: string; message?: string } } | undefined)?.migration_info ?? {}) as { status?: string; message?: string };
-    if (info.status === 'success') return inv.success(`Success! Finished moving ${what} ${from} to ${to}, with migration ID ${id}`);
-    if (info.status === 'failure') throw new ServerError(500, [`moving ${from} to ${to} failed: ${info.message ?? 'no reason given'}`], st.body);
+    const info = ((st.body?.data as { migration_info?: { status?: string; message?: string } } | undefined)
+      ?.migration_info ?? {}) as { status?: string; message?: string };
+    if (info.status === 'success')
+      return inv.success(`Success! Finished moving ${what} ${from} to ${to}, with migration ID ${id}`);
+    if (info.status === 'failure')
+      throw new ServerError(500, [`moving ${from} to ${to} failed: ${info.message ?? 'no reason given'}`], st.body);
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new ServerError(504, [`moving ${from} to ${to} did not finish; check sys/remount/status/${id}`], null);

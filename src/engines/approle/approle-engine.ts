@@ -10,7 +10,13 @@ import { conflict, denied, invalid, notFound } from '../../framework/errors.js';
 import { KeyedLock } from '../../framework/keyed-lock.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
 import { addressAllowed, cidrsWithin, isCidr } from '../auth-common/cidr.js';
-import { defaultTokenParams, loginAuthOf, mountMaxTtl, parseTokenParams, type TokenParams } from '../auth-common/token-params.js';
+import {
+  defaultTokenParams,
+  loginAuthOf,
+  mountMaxTtl,
+  parseTokenParams,
+  type TokenParams,
+} from '../auth-common/token-params.js';
 
 /** A stored role. */
 export interface RoleEntry extends TokenParams {
@@ -105,7 +111,8 @@ export function parseMetadata(raw: string | undefined): Record<string, string> {
     } catch (e) {
       throw invalid(`failed to parse metadata: ${(e as Error).message.split('\n')[0]}`);
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw invalid('failed to parse metadata: expected a JSON object');
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      throw invalid('failed to parse metadata: expected a JSON object');
     for (const [k, val] of Object.entries(v)) {
       if (typeof val !== 'string') throw invalid(`failed to parse metadata: value of "${k}" must be a string`);
       out[k] = val;
@@ -207,7 +214,8 @@ export class AppRoleEngine {
         ...defaultTokenParams(),
       };
       const warnings = parseTokenParams(role, input as Record<string, unknown>, this.env.mount);
-      if (input.policies !== undefined && input.token_policies === undefined) role.legacy_policies = role.token_policies;
+      if (input.policies !== undefined && input.token_policies === undefined)
+        role.legacy_policies = role.token_policies;
       if (input.period !== undefined && input.token_period === undefined) role.legacy_period = role.token_period;
       if (input.bind_secret_id !== undefined) role.bind_secret_id = input.bind_secret_id;
       const cidrs = checkCidrs(input.secret_id_bound_cidrs ?? input.bound_cidr_list, 'invalid CIDR blocks');
@@ -218,7 +226,8 @@ export class AppRoleEngine {
       }
       if (input.secret_id_ttl !== undefined) role.secret_id_ttl = input.secret_id_ttl;
       if (input.local_secret_ids !== undefined) {
-        if (existing && input.local_secret_ids !== existing.local_secret_ids) throw invalid('local_secret_ids can only be modified during role creation');
+        if (existing && input.local_secret_ids !== existing.local_secret_ids)
+          throw invalid('local_secret_ids can only be modified during role creation');
         role.local_secret_ids = input.local_secret_ids;
       }
       if (!role.bind_secret_id && role.secret_id_bound_cidrs.length === 0 && role.token_bound_cidrs.length === 0) {
@@ -257,7 +266,8 @@ export class AppRoleEngine {
     await this.locks.run(`role:${name}`, async () => {
       const role = await this.role(name);
       if (!role) return;
-      for (const dir of [`secret-id/${sha(name)}/`, `accessor/${sha(name)}/`]) for (const n of await this.storage.list(dir)) await this.storage.delete(dir + n);
+      for (const dir of [`secret-id/${sha(name)}/`, `accessor/${sha(name)}/`])
+        for (const n of await this.storage.list(dir)) await this.storage.delete(dir + n);
       await this.storage.delete(`role-id/${sha(role.role_id)}`);
       await this.storage.delete(`role/${sha(name)}`);
     });
@@ -277,18 +287,24 @@ export class AppRoleEngine {
     if (Buffer.byteLength(secretId) > 4096) throw invalid('secret_id is longer than maximum of 4096 bytes');
     const metadata = parseMetadata(input.metadata);
     const cidrList = checkCidrs(input.cidr_list, 'failed to validate CIDR blocks') ?? [];
-    if (!cidrsWithin(cidrList, role.secret_id_bound_cidrs)) throw invalid('failed to validate CIDR blocks: given CIDRs are not a subset of the role\'s secret_id_bound_cidrs');
+    if (!cidrsWithin(cidrList, role.secret_id_bound_cidrs))
+      throw invalid("failed to validate CIDR blocks: given CIDRs are not a subset of the role's secret_id_bound_cidrs");
     const tokenCidrs = checkCidrs(input.token_bound_cidrs, 'failed to validate CIDR blocks') ?? [];
-    if (!cidrsWithin(tokenCidrs, role.token_bound_cidrs)) throw invalid('failed to validate CIDR blocks: given token_bound_cidrs are not a subset of the role\'s token_bound_cidrs');
+    if (!cidrsWithin(tokenCidrs, role.token_bound_cidrs))
+      throw invalid(
+        "failed to validate CIDR blocks: given token_bound_cidrs are not a subset of the role's token_bound_cidrs",
+      );
     let numUses = role.secret_id_num_uses;
     if (input.num_uses !== undefined) {
       if (input.num_uses < 0) throw invalid('num_uses cannot be negative');
-      if (role.secret_id_num_uses > 0 && (input.num_uses === 0 || input.num_uses > role.secret_id_num_uses)) throw invalid("num_uses cannot be higher than the role's secret_id_num_uses");
+      if (role.secret_id_num_uses > 0 && (input.num_uses === 0 || input.num_uses > role.secret_id_num_uses))
+        throw invalid("num_uses cannot be higher than the role's secret_id_num_uses");
       numUses = input.num_uses;
     }
     let ttl = role.secret_id_ttl;
     if (input.ttl !== undefined) {
-      if (role.secret_id_ttl > 0 && (input.ttl === 0 || input.ttl > role.secret_id_ttl)) throw invalid("ttl cannot be longer than the role's secret_id_ttl");
+      if (role.secret_id_ttl > 0 && (input.ttl === 0 || input.ttl > role.secret_id_ttl))
+        throw invalid("ttl cannot be longer than the role's secret_id_ttl");
       ttl = input.ttl;
     }
     // Secret-id TTLs are capped by the mount's max lease TTL (Vault issue 8020).
@@ -474,7 +490,14 @@ export class AppRoleEngine {
     return issue.call(
       this.env.core,
       this.env.mount,
-      loginAuthOf(role, { path: `${mountPath}login`, displayName: '', metadata, alias: { name: role.role_id, metadata }, role: role.name, boundCidrs: tokenCidrs }),
+      loginAuthOf(role, {
+        path: `${mountPath}login`,
+        displayName: '',
+        metadata,
+        alias: { name: role.role_id, metadata },
+        role: role.name,
+        boundCidrs: tokenCidrs,
+      }),
     );
   }
 }

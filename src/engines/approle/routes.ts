@@ -7,7 +7,8 @@ import { AppRoleEngine, roleName, type RoleEntry } from './approle-engine.js';
 
 const route = routesFor<AppRoleEngine>();
 
-const TIDY_WARNING = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
+const TIDY_WARNING =
+  "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 
 const roleFields = {
   role_name: f.name('Role name (case-insensitive)'),
@@ -34,22 +35,72 @@ function roleView(r: RoleEntry): { data: Record<string, unknown>; warnings?: str
   if (r.legacy_policies) data.policies = r.legacy_policies;
   if (r.legacy_period) data.period = r.legacy_period;
   const constrained = r.bind_secret_id || r.secret_id_bound_cidrs.length > 0 || r.token_bound_cidrs.length > 0;
-  return constrained ? { data } : { data, warnings: ['Role does not have any constraints set on it. Updates to this role will require a constraint to be set'] };
+  return constrained
+    ? { data }
+    : {
+        data,
+        warnings: [
+          'Role does not have any constraints set on it. Updates to this role will require a constraint to be set',
+        ],
+      };
 }
 
 /** Per-field endpoints (for ACL delegation): URL segment -> the role fields it reads and writes. */
-const FIELD_ENDPOINTS: Record<string, { read: (r: RoleEntry) => Record<string, unknown>; names: string[]; reset: Record<string, unknown> }> = {
-  policies: { read: (r) => ({ policies: r.token_policies, token_policies: r.token_policies }), names: ['policies', 'token_policies'], reset: { token_policies: [] } },
-  'secret-id-num-uses': { read: (r) => ({ secret_id_num_uses: r.secret_id_num_uses }), names: ['secret_id_num_uses'], reset: { secret_id_num_uses: 0 } },
-  'secret-id-ttl': { read: (r) => ({ secret_id_ttl: r.secret_id_ttl }), names: ['secret_id_ttl'], reset: { secret_id_ttl: 0 } },
+const FIELD_ENDPOINTS: Record<
+  string,
+  { read: (r: RoleEntry) => Record<string, unknown>; names: string[]; reset: Record<string, unknown> }
+> = {
+  policies: {
+    read: (r) => ({ policies: r.token_policies, token_policies: r.token_policies }),
+    names: ['policies', 'token_policies'],
+    reset: { token_policies: [] },
+  },
+  'secret-id-num-uses': {
+    read: (r) => ({ secret_id_num_uses: r.secret_id_num_uses }),
+    names: ['secret_id_num_uses'],
+    reset: { secret_id_num_uses: 0 },
+  },
+  'secret-id-ttl': {
+    read: (r) => ({ secret_id_ttl: r.secret_id_ttl }),
+    names: ['secret_id_ttl'],
+    reset: { secret_id_ttl: 0 },
+  },
   'token-ttl': { read: (r) => ({ token_ttl: r.token_ttl }), names: ['token_ttl'], reset: { token_ttl: 0 } },
-  'token-max-ttl': { read: (r) => ({ token_max_ttl: r.token_max_ttl }), names: ['token_max_ttl'], reset: { token_max_ttl: 0 } },
-  'token-num-uses': { read: (r) => ({ token_num_uses: r.token_num_uses }), names: ['token_num_uses'], reset: { token_num_uses: 0 } },
-  'bind-secret-id': { read: (r) => ({ bind_secret_id: r.bind_secret_id }), names: ['bind_secret_id'], reset: { bind_secret_id: true } },
-  'secret-id-bound-cidrs': { read: (r) => ({ secret_id_bound_cidrs: r.secret_id_bound_cidrs }), names: ['secret_id_bound_cidrs'], reset: { secret_id_bound_cidrs: [] } },
-  'bound-cidr-list': { read: (r) => ({ bound_cidr_list: r.secret_id_bound_cidrs }), names: ['bound_cidr_list'], reset: { secret_id_bound_cidrs: [] } },
-  'token-bound-cidrs': { read: (r) => ({ token_bound_cidrs: r.token_bound_cidrs }), names: ['token_bound_cidrs'], reset: { token_bound_cidrs: [] } },
-  period: { read: (r) => ({ period: r.token_period, token_period: r.token_period }), names: ['period', 'token_period'], reset: { token_period: 0 } },
+  'token-max-ttl': {
+    read: (r) => ({ token_max_ttl: r.token_max_ttl }),
+    names: ['token_max_ttl'],
+    reset: { token_max_ttl: 0 },
+  },
+  'token-num-uses': {
+    read: (r) => ({ token_num_uses: r.token_num_uses }),
+    names: ['token_num_uses'],
+    reset: { token_num_uses: 0 },
+  },
+  'bind-secret-id': {
+    read: (r) => ({ bind_secret_id: r.bind_secret_id }),
+    names: ['bind_secret_id'],
+    reset: { bind_secret_id: true },
+  },
+  'secret-id-bound-cidrs': {
+    read: (r) => ({ secret_id_bound_cidrs: r.secret_id_bound_cidrs }),
+    names: ['secret_id_bound_cidrs'],
+    reset: { secret_id_bound_cidrs: [] },
+  },
+  'bound-cidr-list': {
+    read: (r) => ({ bound_cidr_list: r.secret_id_bound_cidrs }),
+    names: ['bound_cidr_list'],
+    reset: { secret_id_bound_cidrs: [] },
+  },
+  'token-bound-cidrs': {
+    read: (r) => ({ token_bound_cidrs: r.token_bound_cidrs }),
+    names: ['token_bound_cidrs'],
+    reset: { token_bound_cidrs: [] },
+  },
+  period: {
+    read: (r) => ({ period: r.token_period, token_period: r.token_period }),
+    names: ['period', 'token_period'],
+    reset: { token_period: 0 },
+  },
 };
 
 async function mustRole(b: AppRoleEngine, name: string): Promise<RoleEntry> {
@@ -61,10 +112,10 @@ async function mustRole(b: AppRoleEngine, name: string): Promise<RoleEntry> {
 const secretIdFields = {
   role_name: f.name('Role name'),
   metadata: f.string('JSON object (as a string) of string values; becomes token metadata'),
-  cidr_list: f.strings('CIDR blocks (subset of the role\'s) logins with this secret id may come from'),
-  token_bound_cidrs: f.strings('CIDR blocks (subset of the role\'s) issued tokens may be used from'),
-  num_uses: f.int('Uses of this secret id (at most the role\'s)'),
-  ttl: f.duration('Lifetime of this secret id (at most the role\'s)'),
+  cidr_list: f.strings("CIDR blocks (subset of the role's) logins with this secret id may come from"),
+  token_bound_cidrs: f.strings("CIDR blocks (subset of the role's) issued tokens may be used from"),
+  num_uses: f.int("Uses of this secret id (at most the role's)"),
+  ttl: f.duration("Lifetime of this secret id (at most the role's)"),
 };
 
 /** Routes of an AppRole mount. */
@@ -168,7 +219,12 @@ export const appRoleRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         const e = await engine.lookupAccessor(roleName(data.role_name), data.secret_id_accessor);
-        if (!e) throw new KeyholdError('notFound', '', { data: { error: `failed to find accessor entry for secret_id_accessor: ${JSON.stringify(data.secret_id_accessor)}` } });
+        if (!e)
+          throw new KeyholdError('notFound', '', {
+            data: {
+              error: `failed to find accessor entry for secret_id_accessor: ${JSON.stringify(data.secret_id_accessor)}`,
+            },
+          });
         return { data: AppRoleEngine.view(e) };
       },
     },
@@ -186,7 +242,11 @@ export const appRoleRoutes: AnyRoute[] = [
     path: 'role/:role_name/local-secret-ids',
     summary: 'Whether the role keeps secret ids local',
     fields: { role_name: f.name('Role name') },
-    operations: { read: async ({ engine, data }) => ({ data: { local_secret_ids: (await mustRole(engine, data.role_name)).local_secret_ids } }) },
+    operations: {
+      read: async ({ engine, data }) => ({
+        data: { local_secret_ids: (await mustRole(engine, data.role_name)).local_secret_ids },
+      }),
+    },
   }),
   route({
     path: 'role/:role_name/:field',
@@ -214,14 +274,18 @@ export const appRoleRoutes: AnyRoute[] = [
         if (!spec) throw notFound('unsupported path');
         const r = await mustRole(engine, data.role_name);
         const out = { data: spec.read(r) } as { data: Record<string, unknown>; warnings?: string[] };
-        if (data.field === 'bound-cidr-list') out.warnings = ['This field is deprecated and will be removed in a future release. Use secret_id_bound_cidrs instead.'];
+        if (data.field === 'bound-cidr-list')
+          out.warnings = [
+            'This field is deprecated and will be removed in a future release. Use secret_id_bound_cidrs instead.',
+          ];
         return out;
       },
       update: async ({ engine, data }) => {
         const spec = FIELD_ENDPOINTS[data.field];
         if (!spec) throw notFound('unsupported path');
         const input: Record<string, unknown> = {};
-        for (const n of spec.names) if ((data as Record<string, unknown>)[n] !== undefined) input[n] = (data as Record<string, unknown>)[n];
+        for (const n of spec.names)
+          if ((data as Record<string, unknown>)[n] !== undefined) input[n] = (data as Record<string, unknown>)[n];
         if (Object.keys(input).length === 0) throw invalid(`missing ${spec.names[spec.names.length - 1]}`);
         const warnings = await engine.writeRole(roleName(data.role_name), input, { mustExist: true });
         return warnings.length ? { data: null, warnings } : undefined;

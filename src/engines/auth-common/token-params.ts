@@ -24,7 +24,17 @@ export interface TokenParams {
 
 /** Defaults of a new role's token parameters. */
 export function defaultTokenParams(): TokenParams {
-  return { token_policies: [], token_ttl: 0, token_max_ttl: 0, token_explicit_max_ttl: 0, token_period: 0, token_bound_cidrs: [], token_no_default_policy: false, token_num_uses: 0, token_type: 'default' };
+  return {
+    token_policies: [],
+    token_ttl: 0,
+    token_max_ttl: 0,
+    token_explicit_max_ttl: 0,
+    token_period: 0,
+    token_bound_cidrs: [],
+    token_no_default_policy: false,
+    token_num_uses: 0,
+    token_type: 'default',
+  };
 }
 
 /** Route fields of the token parameters (and their deprecated aliases). */
@@ -89,13 +99,24 @@ export function parseTokenParams(p: TokenParams, d: TokenInput, mount: MountInfo
     else throw invalid(`invalid 'token_type' value "${t}"`);
   }
   if (p.token_type === 'batch') {
-    if (p.token_period) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
-    if (p.token_num_uses) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count");
+    if (p.token_period)
+      throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
+    if (p.token_num_uses)
+      throw invalid(
+        "'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count",
+      );
   }
-  if (p.token_max_ttl && p.token_ttl > p.token_max_ttl) throw invalid("'token_ttl' cannot be greater than 'token_max_ttl'");
+  if (p.token_max_ttl && p.token_ttl > p.token_max_ttl)
+    throw invalid("'token_ttl' cannot be greater than 'token_max_ttl'");
   const mountMax = mountMaxTtl(mount);
-  if (p.token_max_ttl > mountMax) warnings.push("token_max_ttl is greater than the backend mount's maximum TTL value; issued tokens' max TTL value will be truncated");
-  if (p.token_period > mountMax) throw invalid(`period of "${formatDuration(p.token_period)}" is greater than the backend's maximum lease TTL of "${formatDuration(mountMax)}"`);
+  if (p.token_max_ttl > mountMax)
+    warnings.push(
+      "token_max_ttl is greater than the backend mount's maximum TTL value; issued tokens' max TTL value will be truncated",
+    );
+  if (p.token_period > mountMax)
+    throw invalid(
+      `period of "${formatDuration(p.token_period)}" is greater than the backend's maximum lease TTL of "${formatDuration(mountMax)}"`,
+    );
   return warnings;
 }
 
@@ -121,7 +142,13 @@ export function tokenParamsView(p: TokenParams): Record<string, unknown> {
 }
 
 /** The LoginAuth of a role's token parameters. */
-export function loginAuthOf(p: TokenParams, rest: Pick<LoginAuth, 'path' | 'displayName' | 'metadata' | 'alias' | 'role'> & { groupAliases?: string[]; boundCidrs?: string[] }): LoginAuth {
+export function loginAuthOf(
+  p: TokenParams,
+  rest: Pick<LoginAuth, 'path' | 'displayName' | 'metadata' | 'alias' | 'role'> & {
+    groupAliases?: string[];
+    boundCidrs?: string[];
+  },
+): LoginAuth {
   // Fields spelled out (no object spread): this runs on every login, and a spread of an object of
   // varying shape was the most expensive line of the AppRole login in the bench profile.
   const out: LoginAuth = {

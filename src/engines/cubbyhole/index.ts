@@ -32,7 +32,7 @@ function dir(engine: Cubbyhole, token: TokenInfo | null): string {
 export const cubbyholeRoutes = [
   route({
     path: '(*path)',
-    summary: 'Read, write, delete or list secrets in the calling token\'s cubbyhole',
+    summary: "Read, write, delete or list secrets in the calling token's cubbyhole",
     description: 'Each token has its own cubbyhole; it is destroyed when the token is revoked or expires.',
     fields: { path: f.string('Secret path within the cubbyhole') },
     anyFields: true,

@@ -10,7 +10,8 @@ export function getClaim(claims: Record<string, unknown>, name: string, pointer 
   let cur: unknown = claims;
   for (const raw of name.split('/').slice(1)) {
     const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (cur && typeof cur === 'object' && Object.hasOwn(cur as object, seg)) cur = (cur as Record<string, unknown>)[seg];
+    if (cur && typeof cur === 'object' && Object.hasOwn(cur as object, seg))
+      cur = (cur as Record<string, unknown>)[seg];
     else return undefined;
   }
   return cur;
@@ -18,7 +19,15 @@ export function getClaim(claims: Record<string, unknown>, name: string, pointer 
 
 /** `*` matches any run of characters, `/` and `:` included (Vault's glob bound claims). */
 export function globMatch(pattern: string, value: string): boolean {
-  const re = new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$', 's');
+  const re = new RegExp(
+    '^' +
+      pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*') +
+      '$',
+    's',
+  );
   return re.test(value);
 }
 
@@ -40,7 +49,10 @@ export function checkBoundClaims(claims: Record<string, unknown>, bound: Record<
         return scalarEqual(e, a);
       }),
     );
-    if (!ok) throw invalid(`error validating claims: claim ${JSON.stringify(name)} does not match any associated bound claim values`);
+    if (!ok)
+      throw invalid(
+        `error validating claims: claim ${JSON.stringify(name)} does not match any associated bound claim values`,
+      );
   }
 }
 
@@ -64,7 +76,8 @@ export function groupsOf(claims: Record<string, unknown>, groupsClaim: string): 
   const list = Array.isArray(v) ? v : [v];
   const out: string[] = [];
   for (const g of list) {
-    if (typeof g !== 'string') throw invalid(`unable to convert ${JSON.stringify(groupsClaim)} claim values to strings`);
+    if (typeof g !== 'string')
+      throw invalid(`unable to convert ${JSON.stringify(groupsClaim)} claim values to strings`);
     out.push(g);
   }
   return out;

@@ -11,7 +11,13 @@ import type { EngineEnv, IssuedLogin } from '../../framework/context.js';
 import { denied, invalid, notFound } from '../../framework/errors.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
 import { addressAllowed } from '../auth-common/cidr.js';
-import { defaultTokenParams, loginAuthOf, parseTokenParams, tokenParamsView, type TokenParams } from '../auth-common/token-params.js';
+import {
+  defaultTokenParams,
+  loginAuthOf,
+  parseTokenParams,
+  tokenParamsView,
+  type TokenParams,
+} from '../auth-common/token-params.js';
 import { checkBoundClaims, getClaim, groupsOf, mapClaims } from './claims.js';
 import { discover, fetchJson, parsePublicKeys, remoteKeys, type Discovery, type KeyResolver } from './key-sources.js';
 import { SUPPORTED_ALGS, validateJwt } from './validator.js';
@@ -98,12 +104,23 @@ export function redirectAllowed(uri: string, allowed: string[]): boolean {
     } catch {
       return false;
     }
-    return isLoopback(u.hostname) && w.hostname === u.hostname && w.protocol === u.protocol && w.pathname === u.pathname && w.search === u.search;
+    return (
+      isLoopback(u.hostname) &&
+      w.hostname === u.hostname &&
+      w.protocol === u.protocol &&
+      w.pathname === u.pathname &&
+      w.search === u.search
+    );
   });
 }
 
 /** POST a form and parse a JSON answer (the OIDC token endpoint). */
-function postForm(url: string, form: Record<string, string>, basic: [string, string], caPem?: string): Promise<Record<string, unknown>> {
+function postForm(
+  url: string,
+  form: Record<string, string>,
+  basic: [string, string],
+  caPem?: string,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const body = new URLSearchParams(form).toString();
@@ -115,7 +132,12 @@ function postForm(url: string, form: Record<string, string>, basic: [string, str
         method: 'POST',
         timeout: 10_000,
         agent: u.protocol === 'https:' && caPem ? new HttpsAgent({ ca: caPem }) : undefined,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), authorization: `Basic ${auth}`, accept: 'application/json' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Basic ${auth}`,
+          accept: 'application/json',
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -128,7 +150,12 @@ function postForm(url: string, form: Record<string, string>, basic: [string, str
             return reject(new Error(`token endpoint answered ${res.statusCode} without JSON`));
           }
           const o = (v ?? {}) as Record<string, unknown>;
-          if ((res.statusCode ?? 0) >= 300) return reject(new Error(`token endpoint: ${String(o.error ?? res.statusCode)}${o.error_description ? `: ${String(o.error_description)}` : ''}`));
+          if ((res.statusCode ?? 0) >= 300)
+            return reject(
+              new Error(
+                `token endpoint: ${String(o.error ?? res.statusCode)}${o.error_description ? `: ${String(o.error_description)}` : ''}`,
+              ),
+            );
           resolve(o);
         });
       },
@@ -185,14 +212,25 @@ export class JwtEngine {
       provider_config: input.provider_config ?? {},
       namespace_in_state: input.namespace_in_state ?? true,
     };
-    const sources = [c.oidc_discovery_url, c.jwks_url, c.jwt_validation_pubkeys.length ? 'x' : ''].filter((s) => s !== '').length;
-    if (sources !== 1) throw invalid("exactly one of 'jwt_validation_pubkeys', 'jwks_url', 'jwks_pairs' or 'oidc_discovery_url' must be set");
+    const sources = [c.oidc_discovery_url, c.jwks_url, c.jwt_validation_pubkeys.length ? 'x' : ''].filter(
+      (s) => s !== '',
+    ).length;
+    if (sources !== 1)
+      throw invalid(
+        "exactly one of 'jwt_validation_pubkeys', 'jwks_url', 'jwks_pairs' or 'oidc_discovery_url' must be set",
+      );
     if (c.oidc_client_id && !c.oidc_discovery_url) throw invalid("'oidc_discovery_url' must be set for OIDC");
-    if (Boolean(c.oidc_client_id) !== Boolean(c.oidc_client_secret)) throw invalid("both 'oidc_client_id' and 'oidc_client_secret' must be set for OIDC");
-    if (!['', 'query', 'form_post'].includes(c.oidc_response_mode)) throw invalid(`invalid response_mode: ${JSON.stringify(c.oidc_response_mode)}`);
-    for (const t of c.oidc_response_types) if (t !== 'code' && t !== 'id_token') throw invalid(`invalid response_type: ${JSON.stringify(t)}`);
-    if (c.oidc_response_types.includes('id_token') && c.oidc_response_mode !== 'form_post') throw invalid('query response_mode may not be used with an id_token response_type');
-    for (const a of c.jwt_supported_algs) if (!(SUPPORTED_ALGS as readonly string[]).includes(a)) throw invalid(`invalid jwt_supported_algs: unsupported signing algorithm ${JSON.stringify(a)}`);
+    if (Boolean(c.oidc_client_id) !== Boolean(c.oidc_client_secret))
+      throw invalid("both 'oidc_client_id' and 'oidc_client_secret' must be set for OIDC");
+    if (!['', 'query', 'form_post'].includes(c.oidc_response_mode))
+      throw invalid(`invalid response_mode: ${JSON.stringify(c.oidc_response_mode)}`);
+    for (const t of c.oidc_response_types)
+      if (t !== 'code' && t !== 'id_token') throw invalid(`invalid response_type: ${JSON.stringify(t)}`);
+    if (c.oidc_response_types.includes('id_token') && c.oidc_response_mode !== 'form_post')
+      throw invalid('query response_mode may not be used with an id_token response_type');
+    for (const a of c.jwt_supported_algs)
+      if (!(SUPPORTED_ALGS as readonly string[]).includes(a))
+        throw invalid(`invalid jwt_supported_algs: unsupported signing algorithm ${JSON.stringify(a)}`);
     let keys: KeyObject[] | KeyResolver;
     let disc: Discovery | null = null;
     if (c.jwt_validation_pubkeys.length) keys = parsePublicKeys(c.jwt_validation_pubkeys);
@@ -282,9 +320,24 @@ export class JwtEngine {
     const set = <K extends keyof JwtRole>(k: K) => {
       if (d[k] !== undefined) (r as unknown as Record<string, unknown>)[k] = d[k];
     };
-    for (const k of ['bound_audiences', 'user_claim', 'user_claim_json_pointer', 'bound_subject', 'groups_claim', 'allowed_redirect_uris', 'oidc_scopes', 'clock_skew_leeway', 'expiration_leeway', 'not_before_leeway', 'verbose_oidc_logging', 'max_age'] as const) set(k);
+    for (const k of [
+      'bound_audiences',
+      'user_claim',
+      'user_claim_json_pointer',
+      'bound_subject',
+      'groups_claim',
+      'allowed_redirect_uris',
+      'oidc_scopes',
+      'clock_skew_leeway',
+      'expiration_leeway',
+      'not_before_leeway',
+      'verbose_oidc_logging',
+      'max_age',
+    ] as const)
+      set(k);
     if (d.bound_claims_type !== undefined) {
-      if (d.bound_claims_type !== 'string' && d.bound_claims_type !== 'glob') throw invalid(`invalid 'bound_claims_type': ${String(d.bound_claims_type)}`);
+      if (d.bound_claims_type !== 'string' && d.bound_claims_type !== 'glob')
+        throw invalid(`invalid 'bound_claims_type': ${String(d.bound_claims_type)}`);
       r.bound_claims_type = d.bound_claims_type;
     }
     if (d.bound_claims !== undefined) {
@@ -292,14 +345,16 @@ export class JwtEngine {
       for (const [k, v] of Object.entries(bc)) {
         const vals = Array.isArray(v) ? v : [v];
         for (const x of vals) {
-          if (!['string', 'number', 'boolean'].includes(typeof x)) throw invalid(`bound_claims.${k}`, 'values must be strings, numbers, booleans or lists of them');
+          if (!['string', 'number', 'boolean'].includes(typeof x))
+            throw invalid(`bound_claims.${k}`, 'values must be strings, numbers, booleans or lists of them');
         }
       }
       r.bound_claims = Object.keys(bc).length ? bc : null;
     }
     if (r.bound_claims_type === 'glob' && r.bound_claims) {
       for (const [k, v] of Object.entries(r.bound_claims)) {
-        for (const x of Array.isArray(v) ? v : [v]) if (typeof x !== 'string') throw invalid(`claim is not a string: ${JSON.stringify(k)}`);
+        for (const x of Array.isArray(v) ? v : [v])
+          if (typeof x !== 'string') throw invalid(`claim is not a string: ${JSON.stringify(k)}`);
       }
     }
     if (d.claim_mappings !== undefined) {
@@ -313,12 +368,22 @@ export class JwtEngine {
       }
       r.claim_mappings = Object.keys(cm).length ? (cm as Record<string, string>) : null;
     }
-    if (d.verbose_oidc_logging === true) warnings.push('verbose_oidc_logging has been enabled for this role. This setting should only be enabled for debugging, as it logs claims from the ID token.');
+    if (d.verbose_oidc_logging === true)
+      warnings.push(
+        'verbose_oidc_logging has been enabled for this role. This setting should only be enabled for debugging, as it logs claims from the ID token.',
+      );
     if (!r.user_claim) throw invalid('a user claim must be defined on the role');
-    if (r.role_type === 'jwt' && !r.bound_audiences.length && !r.bound_subject && !r.bound_claims && !r.token_bound_cidrs.length) {
+    if (
+      r.role_type === 'jwt' &&
+      !r.bound_audiences.length &&
+      !r.bound_subject &&
+      !r.bound_claims &&
+      !r.token_bound_cidrs.length
+    ) {
       throw invalid('must have at least one bound constraint when creating/updating a role');
     }
-    if (r.role_type === 'oidc' && !r.allowed_redirect_uris.length) throw invalid("'allowed_redirect_uris' must be set if 'role_type' is 'oidc' or unspecified.");
+    if (r.role_type === 'oidc' && !r.allowed_redirect_uris.length)
+      throw invalid("'allowed_redirect_uris' must be set if 'role_type' is 'oidc' or unspecified.");
     if (r.token_max_ttl && r.token_ttl > r.token_max_ttl) throw invalid('ttl should not be greater than max ttl');
     await putJSON(this.env.storage, `role/${name}`, r);
     return warnings;
@@ -389,7 +454,8 @@ export class JwtEngine {
   private async finish(name: string, role: JwtRole, claims: Record<string, unknown>): Promise<IssuedLogin> {
     const user = getClaim(claims, role.user_claim, role.user_claim_json_pointer);
     if (user === undefined) throw invalid(`claim ${JSON.stringify(role.user_claim)} not found in token`);
-    if (typeof user !== 'string') throw invalid(`claim ${JSON.stringify(role.user_claim)} could not be converted to string`);
+    if (typeof user !== 'string')
+      throw invalid(`claim ${JSON.stringify(role.user_claim)} could not be converted to string`);
     if (role.bound_claims) checkBoundClaims(claims, role.bound_claims, role.bound_claims_type === 'glob');
     const mapped = role.claim_mappings ? mapClaims(claims, role.claim_mappings) : {};
     const groups = role.groups_claim ? groupsOf(claims, role.groups_claim) : [];
@@ -399,12 +465,23 @@ export class JwtEngine {
     return issue.call(
       this.env.core,
       this.env.mount,
-      loginAuthOf(role, { path: `${this.env.mount.path}login`, displayName: user, metadata, alias: { name: user, metadata: mapped }, role: name, groupAliases: groups }),
+      loginAuthOf(role, {
+        path: `${this.env.mount.path}login`,
+        displayName: user,
+        metadata,
+        alias: { name: user, metadata: mapped },
+        role: name,
+        groupAliases: groups,
+      }),
     );
   }
 
   /** `POST oidc/auth_url` (path_oidc.go authURL): "" when the redirect URI is not allowed, as Vault answers. */
-  async authUrl(roleName: string | undefined, redirectUri: string | undefined, clientNonce: string | undefined): Promise<string> {
+  async authUrl(
+    roleName: string | undefined,
+    redirectUri: string | undefined,
+    clientNonce: string | undefined,
+  ): Promise<string> {
     const c = await this.getConfig();
     if (!c || !c.oidc_client_id) throw invalid('OIDC login is not configured for this mount');
     if (!redirectUri) throw invalid('missing redirect_uri');
@@ -420,7 +497,14 @@ export class JwtEngine {
     const state = `st_${b64url(randomBytes(15))}`;
     const nonce = `n_${b64url(randomBytes(15))}`;
     const verifier = b64url(randomBytes(32));
-    this.pending.set(state, { role: name, redirectUri, nonce, verifier, clientNonce: clientNonce ?? '', expires: this.env.clock.now() + STATE_TTL_MS });
+    this.pending.set(state, {
+      role: name,
+      redirectUri,
+      nonce,
+      verifier,
+      clientNonce: clientNonce ?? '',
+      expires: this.env.clock.now() + STATE_TTL_MS,
+    });
     const u = new URL(discovery.authorization_endpoint);
     const scopes = ['openid', ...role.oidc_scopes.filter((s) => s !== 'openid')];
     u.searchParams.set('client_id', c.oidc_client_id);
@@ -436,7 +520,11 @@ export class JwtEngine {
   }
 
   /** `GET oidc/callback` (path_oidc.go pathCallback): state, code exchange with the PKCE verifier, ID token checks. */
-  async callback(state: string | undefined, code: string | undefined, clientNonce: string | undefined): Promise<IssuedLogin> {
+  async callback(
+    state: string | undefined,
+    code: string | undefined,
+    clientNonce: string | undefined,
+  ): Promise<IssuedLogin> {
     const c = await this.getConfig();
     if (!c || !c.oidc_client_id) throw invalid('OIDC login is not configured for this mount');
     this.sweep();
@@ -452,7 +540,12 @@ export class JwtEngine {
     if (!discovery?.token_endpoint) throw invalid('the provider has no token_endpoint');
     let idToken: string;
     try {
-      const t = await postForm(discovery.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: p.redirectUri, code_verifier: p.verifier }, [c.oidc_client_id, c.oidc_client_secret], c.oidc_discovery_ca_pem || undefined);
+      const t = await postForm(
+        discovery.token_endpoint,
+        { grant_type: 'authorization_code', code, redirect_uri: p.redirectUri, code_verifier: p.verifier },
+        [c.oidc_client_id, c.oidc_client_secret],
+        c.oidc_discovery_ca_pem || undefined,
+      );
       if (typeof t.id_token !== 'string') throw new Error('no id_token in the token response');
       idToken = t.id_token;
     } catch (e) {
@@ -474,7 +567,8 @@ export class JwtEngine {
     } catch (e) {
       throw invalid(`Token verification failed. ${(e as Error).message}`);
     }
-    if (role.bound_subject && claims.sub !== role.bound_subject) throw invalid('sub claim does not match bound subject');
+    if (role.bound_subject && claims.sub !== role.bound_subject)
+      throw invalid('sub claim does not match bound subject');
     return this.finish(p.role, role, claims);
   }
 

@@ -27,7 +27,10 @@ export interface Discovery {
 }
 
 /** A key resolver for jose: the candidates for a token's header. */
-export type KeyResolver = (header: JWTHeaderParameters, token: FlattenedJWSInput) => Promise<KeyObject | Uint8Array | CryptoKey>;
+export type KeyResolver = (
+  header: JWTHeaderParameters,
+  token: FlattenedJWSInput,
+) => Promise<KeyObject | Uint8Array | CryptoKey>;
 
 function agentFor(url: string, caPem: string | undefined): HttpAgent | HttpsAgent | undefined {
   if (!caPem) return undefined;
@@ -49,23 +52,31 @@ export function fetchJson(url: string, caPem?: string): Promise<unknown> {
       return;
     }
     const getter = u.protocol === 'https:' ? httpsGet : httpGet;
-    const req = getter(u, { agent: agentFor(url, caPem) as HttpAgent | undefined, timeout: FETCH_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_DOC) req.destroy(new Error('response too large'));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        if ((res.statusCode ?? 0) >= 300) return reject(new Error(`unexpected status ${res.statusCode}`));
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch {
-          reject(new Error('response is not JSON'));
-        }
-      });
-    });
+    const req = getter(
+      u,
+      {
+        agent: agentFor(url, caPem) as HttpAgent | undefined,
+        timeout: FETCH_TIMEOUT_MS,
+        headers: { accept: 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_DOC) req.destroy(new Error('response too large'));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 300) return reject(new Error(`unexpected status ${res.statusCode}`));
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch {
+            reject(new Error('response is not JSON'));
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
   });
@@ -75,8 +86,12 @@ export function fetchJson(url: string, caPem?: string): Promise<unknown> {
 export async function discover(issuerUrl: string, caPem?: string): Promise<Discovery> {
   const base = issuerUrl.replace(/\/+$/, '');
   const doc = (await fetchJson(`${base}/.well-known/openid-configuration`, caPem)) as Partial<Discovery> | null;
-  if (!doc || typeof doc !== 'object' || typeof doc.jwks_uri !== 'string' || typeof doc.issuer !== 'string') throw new Error('discovery document lacks issuer or jwks_uri');
-  if (doc.issuer.replace(/\/+$/, '') !== base) throw new Error(`issuer did not match the issuer returned by provider, expected ${JSON.stringify(issuerUrl)} got ${JSON.stringify(doc.issuer)}`);
+  if (!doc || typeof doc !== 'object' || typeof doc.jwks_uri !== 'string' || typeof doc.issuer !== 'string')
+    throw new Error('discovery document lacks issuer or jwks_uri');
+  if (doc.issuer.replace(/\/+$/, '') !== base)
+    throw new Error(
+      `issuer did not match the issuer returned by provider, expected ${JSON.stringify(issuerUrl)} got ${JSON.stringify(doc.issuer)}`,
+    );
   return doc as Discovery;
 }
 

@@ -108,7 +108,11 @@ export const jwtRoutes: AnyRoute[] = [
   route({
     path: 'login',
     summary: 'Log in with a JWT (CI identity tokens: GitHub Actions, GitLab)',
-    fields: { role: f.string('Role (default_role when omitted)'), jwt: f.string('The signed JWT').sensitive(), distributed_claim_access_token: f.string('Accepted for compatibility').sensitive() },
+    fields: {
+      role: f.string('Role (default_role when omitted)'),
+      jwt: f.string('The signed JWT').sensitive(),
+      distributed_claim_access_token: f.string('Accepted for compatibility').sensitive(),
+    },
     unauthenticated: true,
     operations: {
       update: async ({ engine, data, remoteAddress }) => {
@@ -120,16 +124,28 @@ export const jwtRoutes: AnyRoute[] = [
   route({
     path: 'oidc/auth_url',
     summary: 'Start the OIDC browser flow: the provider URL to open',
-    fields: { role: f.string('Role (default_role when omitted)'), redirect_uri: f.string('Where the provider sends the browser back'), client_nonce: f.string('Nonce the callback must repeat') },
+    fields: {
+      role: f.string('Role (default_role when omitted)'),
+      redirect_uri: f.string('Where the provider sends the browser back'),
+      client_nonce: f.string('Nonce the callback must repeat'),
+    },
     unauthenticated: true,
     operations: {
-      update: async ({ engine, data }) => ({ data: { auth_url: await engine.authUrl(data.role, data.redirect_uri, data.client_nonce) } }),
+      update: async ({ engine, data }) => ({
+        data: { auth_url: await engine.authUrl(data.role, data.redirect_uri, data.client_nonce) },
+      }),
     },
   }),
   route({
     path: 'oidc/callback',
     summary: 'Finish the OIDC browser flow: exchange the code, verify the ID token, issue a token',
-    fields: { state: f.string('State from auth_url'), code: f.string('Authorization code').sensitive(), client_nonce: f.string('The nonce given to auth_url'), id_token: f.string('Implicit flow (unsupported)').sensitive(), nonce: f.string('Ignored, as in Vault') },
+    fields: {
+      state: f.string('State from auth_url'),
+      code: f.string('Authorization code').sensitive(),
+      client_nonce: f.string('The nonce given to auth_url'),
+      id_token: f.string('Implicit flow (unsupported)').sensitive(),
+      nonce: f.string('Ignored, as in Vault'),
+    },
     unauthenticated: true,
     operations: {
       read: async ({ engine, data }) => {

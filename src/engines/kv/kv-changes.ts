@@ -43,7 +43,13 @@ export class KvChangeLog {
   constructor(bus: EventBus, accessor: string) {
     this.off = bus.on('kv', (e) => {
       if (e.mountAccessor !== accessor) return;
-      this.ring.push({ index: ++this.last, kind: e.kind, path: e.path, version: e.version, current_version: e.currentVersion });
+      this.ring.push({
+        index: ++this.last,
+        kind: e.kind,
+        path: e.path,
+        version: e.version,
+        current_version: e.currentVersion,
+      });
       if (this.ring.length > CAPACITY) this.ring.shift();
       for (const w of [...this.waiters]) w();
     });

@@ -37,10 +37,15 @@ import {
 } from './kv-metadata.js';
 
 /** Result of reading one version: `gone` when soft-deleted or destroyed (Vault answers 404 with the metadata). */
-export type DataRead = { gone: false; data: Record<string, unknown>; metadata: VersionMetadata } | { gone: true; metadata: VersionMetadata };
+export type DataRead =
+  | { gone: false; data: Record<string, unknown>; metadata: VersionMetadata }
+  | { gone: true; metadata: VersionMetadata };
 
 /** Result of a patch: the secret may be missing (404) or its current version gone (404 with metadata). */
-export type PatchResult = { kind: 'missing' } | { kind: 'gone'; metadata: VersionMetadata } | { kind: 'ok'; metadata: VersionMetadata; warnings: string[] };
+export type PatchResult =
+  | { kind: 'missing' }
+  | { kind: 'gone'; metadata: VersionMetadata }
+  | { kind: 'ok'; metadata: VersionMetadata; warnings: string[] };
 
 type EventBody = Pick<KvEvent, 'kind' | 'version' | 'versions' | 'currentVersion'>;
 
@@ -75,7 +80,11 @@ export class KvEngine {
   async config(): Promise<KvConfig> {
     if (this.configCache) return { ...this.configCache };
     const stored = await getJSON<Partial<KvConfig>>(this.env.storage, CONFIG_KEY);
-    this.configCache = { maxVersions: stored?.maxVersions ?? 0, casRequired: stored?.casRequired ?? false, deleteVersionAfter: stored?.deleteVersionAfter ?? 0 };
+    this.configCache = {
+      maxVersions: stored?.maxVersions ?? 0,
+      casRequired: stored?.casRequired ?? false,
+      deleteVersionAfter: stored?.deleteVersionAfter ?? 0,
+    };
     return { ...this.configCache };
   }
 
@@ -87,7 +96,12 @@ export class KvEngine {
         maxVersions: changes.maxVersions ?? cur.maxVersions,
         casRequired: changes.casRequired ?? cur.casRequired,
         // Vault: negative disables for every key, zero clears the setting.
-        deleteVersionAfter: changes.deleteVersionAfter === undefined ? cur.deleteVersionAfter : changes.deleteVersionAfter < 0 ? -1 : changes.deleteVersionAfter,
+        deleteVersionAfter:
+          changes.deleteVersionAfter === undefined
+            ? cur.deleteVersionAfter
+            : changes.deleteVersionAfter < 0
+              ? -1
+              : changes.deleteVersionAfter,
       };
       await putJSON(this.env.storage, CONFIG_KEY, next);
       this.configCache = next;
@@ -97,7 +111,11 @@ export class KvEngine {
   /** The config as Vault's `GET config` shows it. */
   async configView(): Promise<Record<string, unknown>> {
     const c = await this.config();
-    return { cas_required: c.casRequired, delete_version_after: goDuration(c.deleteVersionAfter), max_versions: c.maxVersions };
+    return {
+      cas_required: c.casRequired,
+      delete_version_after: goDuration(c.deleteVersionAfter),
+      max_versions: c.maxVersions,
+    };
   }
 
   // ---- data ----
@@ -125,7 +143,11 @@ export class KvEngine {
   }
 
   /** Write a new version (check-and-set per `options.cas`, the engine config and the secret's settings). */
-  async writeData(path: string, data: Record<string, unknown>, options: WriteOptions | undefined): Promise<{ metadata: VersionMetadata; warnings: string[] }> {
+  async writeData(
+    path: string,
+    data: Record<string, unknown>,
+    options: WriteOptions | undefined,
+  ): Promise<{ metadata: VersionMetadata; warnings: string[] }> {
     checkSecretPath(path);
     const cfg = await this.config();
     return this.mutate(path, async () => {
@@ -136,7 +158,11 @@ export class KvEngine {
   }
 
   /** Merge-patch the current version into a new one; the secret must exist and its current version must be live. */
-  async patchData(path: string, patch: Record<string, unknown>, options: WriteOptions | undefined): Promise<PatchResult> {
+  async patchData(
+    path: string,
+    patch: Record<string, unknown>,
+    options: WriteOptions | undefined,
+  ): Promise<PatchResult> {
     checkSecretPath(path);
     const cfg = await this.config();
     return this.mutate(path, async () => {
@@ -145,7 +171,8 @@ export class KvEngine {
       checkCas(options, cfg, meta);
       const vm = meta.versions[meta.current_version];
       if (!vm) return { result: { kind: 'missing' } as PatchResult };
-      if (this.isGone(vm)) return { result: { kind: 'gone', metadata: versionMetadata(meta, meta.current_version) } as PatchResult };
+      if (this.isGone(vm))
+        return { result: { kind: 'gone', metadata: versionMetadata(meta, meta.current_version) } as PatchResult };
       const current = await this.getVersion(path, meta.current_version);
       const merged = mergePatch(current.data, patch) as Record<string, unknown>;
       const { result, event } = await this.addVersion(path, meta, merged, cfg, 'data-patch');
@@ -163,7 +190,10 @@ export class KvEngine {
       if (!lv || this.isGone(lv)) return { result: undefined };
       lv.deletion_time = this.nowString();
       await this.putMeta(path, meta);
-      return { result: undefined, event: { kind: 'data-delete', version: meta.current_version, currentVersion: meta.current_version } };
+      return {
+        result: undefined,
+        event: { kind: 'data-delete', version: meta.current_version, currentVersion: meta.current_version },
+      };
     });
   }
 
@@ -181,7 +211,15 @@ export class KvEngine {
         vm.deletion_time = now;
       }
       await this.putMeta(path, meta);
-      return { result: undefined, event: { kind: 'delete', version: meta.current_version, versions: uniq(versions), currentVersion: meta.current_version } };
+      return {
+        result: undefined,
+        event: {
+          kind: 'delete',
+          version: meta.current_version,
+          versions: uniq(versions),
+          currentVersion: meta.current_version,
+        },
+      };
     });
   }
 
@@ -200,7 +238,15 @@ export class KvEngine {
         vm.deletion_time = scheduledDeletion(now, cfg, meta);
       }
       await this.putMeta(path, meta);
-      return { result: undefined, event: { kind: 'undelete', version: meta.current_version, versions: uniq(versions), currentVersion: meta.current_version } };
+      return {
+        result: undefined,
+        event: {
+          kind: 'undelete',
+          version: meta.current_version,
+          versions: uniq(versions),
+          currentVersion: meta.current_version,
+        },
+      };
     });
   }
 
@@ -221,15 +267,29 @@ export class KvEngine {
       await this.putMeta(path, meta);
       const cipher = await this.cipher();
       for (const n of uniq(hit)) await this.env.storage.delete(versionKey(cipher, path, n));
-      return { result: undefined, event: { kind: 'destroy', version: meta.current_version, versions: uniq(versions), currentVersion: meta.current_version } };
+      return {
+        result: undefined,
+        event: {
+          kind: 'destroy',
+          version: meta.current_version,
+          versions: uniq(versions),
+          currentVersion: meta.current_version,
+        },
+      };
     });
   }
 
   /** The structure of a version with values replaced by null; same null/gone cases as readData. */
-  async subkeys(path: string, version: number, depth: number): Promise<{ gone: boolean; subkeys: Record<string, unknown> | null; metadata: VersionMetadata } | null> {
+  async subkeys(
+    path: string,
+    version: number,
+    depth: number,
+  ): Promise<{ gone: boolean; subkeys: Record<string, unknown> | null; metadata: VersionMetadata } | null> {
     const r = await this.readData(path, version);
     if (!r) return null;
-    return r.gone ? { gone: true, subkeys: null, metadata: r.metadata } : { gone: false, subkeys: subkeysOf(r.data, depth), metadata: r.metadata };
+    return r.gone
+      ? { gone: true, subkeys: null, metadata: r.metadata }
+      : { gone: false, subkeys: subkeysOf(r.data, depth), metadata: r.metadata };
   }
 
   // ---- metadata ----
@@ -240,7 +300,10 @@ export class KvEngine {
     const meta = await this.locks.run(path, () => this.getMeta(path));
     if (!meta) return null;
     const versions: Record<string, VersionState> = {};
-    for (const n of Object.keys(meta.versions).map(Number).sort((a, b) => a - b)) versions[String(n)] = { ...meta.versions[n]! };
+    for (const n of Object.keys(meta.versions)
+      .map(Number)
+      .sort((a, b) => a - b))
+      versions[String(n)] = { ...meta.versions[n]! };
     return {
       cas_required: meta.cas_required,
       created_time: meta.created_time,
@@ -268,7 +331,10 @@ export class KvEngine {
       }
       applyChanges(meta, changes, false);
       await this.putMeta(path, meta);
-      return { result: undefined, event: { kind: 'metadata-write', version: meta.current_version, currentVersion: meta.current_version } };
+      return {
+        result: undefined,
+        event: { kind: 'metadata-write', version: meta.current_version, currentVersion: meta.current_version },
+      };
     });
     return warnings;
   }
@@ -283,7 +349,10 @@ export class KvEngine {
       applyChanges(meta, changes, true);
       await this.putMeta(path, meta);
       const warnings = changes.casRequired === false && cfg.casRequired ? [MESSAGES.casIgnored] : [];
-      return { result: warnings, event: { kind: 'metadata-patch', version: meta.current_version, currentVersion: meta.current_version } };
+      return {
+        result: warnings,
+        event: { kind: 'metadata-patch', version: meta.current_version, currentVersion: meta.current_version },
+      };
     });
   }
 
@@ -295,9 +364,13 @@ export class KvEngine {
       if (!meta) return { result: undefined };
       const cipher = await this.cipher();
       const folder = `versions/${cipher.idOf(path)}/`;
-      for (const name of await this.env.storage.list(folder)) if (!name.endsWith('/')) await this.env.storage.delete(folder + name);
+      for (const name of await this.env.storage.list(folder))
+        if (!name.endsWith('/')) await this.env.storage.delete(folder + name);
       await this.env.storage.delete(metaKey(cipher, path));
-      return { result: undefined, event: { kind: 'metadata-delete', version: meta.current_version, currentVersion: 0 } };
+      return {
+        result: undefined,
+        event: { kind: 'metadata-delete', version: meta.current_version, currentVersion: 0 },
+      };
     });
   }
 
@@ -337,25 +410,42 @@ export class KvEngine {
   private async mutate<T>(path: string, fn: () => Promise<{ result: T; event?: EventBody }>): Promise<T> {
     const { result, event } = await this.locks.run(path, fn);
     if (event) {
-      this.env.events.emit('kv', { ...event, mountAccessor: this.env.mount.accessor, mountPath: this.env.mount.path, path });
+      this.env.events.emit('kv', {
+        ...event,
+        mountAccessor: this.env.mount.accessor,
+        mountPath: this.env.mount.path,
+        path,
+      });
     }
     return result;
   }
 
   /** Append a version (caller holds the lock and checked CAS), prune beyond max_versions. */
-  private async addVersion(path: string, meta: MetaRecord, data: Record<string, unknown>, cfg: KvConfig, kind: 'data-write' | 'data-patch'): Promise<{ result: { metadata: VersionMetadata; warnings: string[] }; event: EventBody }> {
+  private async addVersion(
+    path: string,
+    meta: MetaRecord,
+    data: Record<string, unknown>,
+    cfg: KvConfig,
+    kind: 'data-write' | 'data-patch',
+  ): Promise<{ result: { metadata: VersionMetadata; warnings: string[] }; event: EventBody }> {
     const cipher = await this.cipher();
     const ns = nowNanos(this.env.clock);
     const created = formatRfc3339Nano(ns);
     const pruneFrom = meta.prune_from ?? Math.max(1, meta.oldest_version);
     const n = meta.current_version + 1;
-    await putJSON(this.env.storage, versionKey(cipher, path, n), { data, created_time: created } satisfies VersionRecord);
+    await putJSON(this.env.storage, versionKey(cipher, path, n), {
+      data,
+      created_time: created,
+    } satisfies VersionRecord);
     meta.current_version = n;
     meta.versions[n] = { created_time: created, deletion_time: scheduledDeletion(ns, cfg, meta), destroyed: false };
     meta.updated_time = created;
     if (!meta.created_time) meta.created_time = created;
     // Vault (path_data.go AddVersion): the larger of the secret's and the engine's max_versions, else 10.
-    const max = Math.max(meta.max_versions, cfg.maxVersions) > 0 ? Math.max(meta.max_versions, cfg.maxVersions) : DEFAULT_MAX_VERSIONS;
+    const max =
+      Math.max(meta.max_versions, cfg.maxVersions) > 0
+        ? Math.max(meta.max_versions, cfg.maxVersions)
+        : DEFAULT_MAX_VERSIONS;
     if (meta.current_version - meta.oldest_version >= max) {
       const last = meta.current_version - max;
       for (let i = meta.oldest_version; i <= last; i++) delete meta.versions[i];
@@ -419,7 +509,6 @@ function versionKey(cipher: PathCipher, path: string, n: number): string {
   return `versions/${cipher.idOf(path)}/${n}`;
 }
 
-
 function validPath(path: string): boolean {
   try {
     checkSecretPath(path);
@@ -432,7 +521,3 @@ function validPath(path: string): boolean {
 function uniq(ns: number[]): number[] {
   return [...new Set(ns)].sort((a, b) => a - b);
 }
-
-
-
-

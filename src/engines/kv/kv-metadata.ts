@@ -67,13 +67,29 @@ export interface MetadataChanges {
 
 /** The metadata of a secret not written yet. */
 export function emptyMeta(): MetaRecord {
-  return { created_time: '', updated_time: '', current_version: 0, oldest_version: 0, max_versions: 0, cas_required: false, delete_version_after: 0, custom_metadata: null, versions: {} };
+  return {
+    created_time: '',
+    updated_time: '',
+    current_version: 0,
+    oldest_version: 0,
+    max_versions: 0,
+    cas_required: false,
+    delete_version_after: 0,
+    custom_metadata: null,
+    versions: {},
+  };
 }
 
 /** Metadata of version `n` (which must exist), as returned with its data. */
 export function versionMetadata(meta: MetaRecord, n: number): VersionMetadata {
   const vm = meta.versions[n]!;
-  return { created_time: vm.created_time, custom_metadata: meta.custom_metadata, deletion_time: vm.deletion_time, destroyed: vm.destroyed, version: n };
+  return {
+    created_time: vm.created_time,
+    custom_metadata: meta.custom_metadata,
+    deletion_time: vm.deletion_time,
+    destroyed: vm.destroyed,
+    version: n,
+  };
 }
 
 /**

@@ -30,7 +30,14 @@ export function invalidPathWarning(verb: string): string {
 }
 
 /** `vault kv` verb per operation, for the warning above. */
-export const KV_VERB: Record<string, string> = { create: 'put', update: 'put', patch: 'patch', read: 'get', list: 'list', delete: 'delete' };
+export const KV_VERB: Record<string, string> = {
+  create: 'put',
+  update: 'put',
+  patch: 'patch',
+  read: 'get',
+  list: 'list',
+  delete: 'delete',
+};
 
 /** Top-level words whose bare use answers with the "root of the mount" warning. */
 export const ROOT_WORDS = new Set(['metadata', 'data', 'delete', 'undelete', 'destroy']);
@@ -43,7 +50,8 @@ export function checkSecretPath(path: string): void {
   if (path === '') throw invalid('missing path');
   for (const seg of path.split('/')) {
     if (seg === '') throw invalid('path', 'must not contain empty segments (leading, trailing or double slashes)');
-    if (Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES) throw invalid('path', `each segment must be at most ${MAX_SEGMENT_BYTES} bytes`);
+    if (Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES)
+      throw invalid('path', `each segment must be at most ${MAX_SEGMENT_BYTES} bytes`);
   }
 }
 
@@ -73,19 +81,33 @@ export function parseCustomMetadata(raw: Record<string, unknown>, dropNulls: boo
         continue;
       }
       out[k] = '';
-    } else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
-    else throw invalid(`${PREFIX}: value for key ${JSON.stringify(k)} must be a string, got ${Array.isArray(v) ? 'a list' : 'an object'}`);
+    } else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+      out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
+    else
+      throw invalid(
+        `${PREFIX}: value for key ${JSON.stringify(k)} must be a string, got ${Array.isArray(v) ? 'a list' : 'an object'}`,
+      );
   }
   const present = Object.entries(out).filter((e): e is [string, string] => e[1] !== null);
   if (present.length > CUSTOM_METADATA.maxKeys) {
-    throw invalid(multiError([`${PREFIX}: payload must contain at most ${CUSTOM_METADATA.maxKeys} keys, provided ${present.length}`]));
+    throw invalid(
+      multiError([
+        `${PREFIX}: payload must contain at most ${CUSTOM_METADATA.maxKeys} keys, provided ${present.length}`,
+      ]),
+    );
   }
   const errs: string[] = [];
   for (const [k, v] of present) {
     const kl = Buffer.byteLength(k, 'utf8');
     const vl = Buffer.byteLength(v, 'utf8');
-    if (kl === 0 || kl > CUSTOM_METADATA.maxKeyLength) errs.push(`${PREFIX}: length of key ${JSON.stringify(k)} is ${kl} but must be 0 < len(key) <= ${CUSTOM_METADATA.maxKeyLength}`);
-    if (vl === 0 || vl > CUSTOM_METADATA.maxValueLength) errs.push(`${PREFIX}: length of value for key ${JSON.stringify(k)} is ${vl} but must be 0 < len(value) <= ${CUSTOM_METADATA.maxValueLength}`);
+    if (kl === 0 || kl > CUSTOM_METADATA.maxKeyLength)
+      errs.push(
+        `${PREFIX}: length of key ${JSON.stringify(k)} is ${kl} but must be 0 < len(key) <= ${CUSTOM_METADATA.maxKeyLength}`,
+      );
+    if (vl === 0 || vl > CUSTOM_METADATA.maxValueLength)
+      errs.push(
+        `${PREFIX}: length of value for key ${JSON.stringify(k)} is ${vl} but must be 0 < len(value) <= ${CUSTOM_METADATA.maxValueLength}`,
+      );
     if (!printable(k)) errs.push(`${PREFIX}: key ${JSON.stringify(k)} (${k}) contains unprintable characters`);
     if (!printable(v)) errs.push(`${PREFIX}: value for key ${JSON.stringify(k)} contains unprintable characters`);
   }

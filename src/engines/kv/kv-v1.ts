@@ -17,8 +17,15 @@ import { MAX_SEGMENT_BYTES, PathCipher, loadPathCipher } from './path-cipher.js'
 const SYSTEM_TTL = 768 * 3600;
 
 function checkPath(path: string): void {
-  if (path === '' || path.startsWith('/') || path.includes('//') || path.split('/').some((s) => s === '.' || s === '..')) throw invalid('path', 'invalid secret path');
-  if (path.split('/').some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) throw invalid('path', `each path segment must be at most ${MAX_SEGMENT_BYTES} bytes`);
+  if (
+    path === '' ||
+    path.startsWith('/') ||
+    path.includes('//') ||
+    path.split('/').some((s) => s === '.' || s === '..')
+  )
+    throw invalid('path', 'invalid secret path');
+  if (path.split('/').some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES))
+    throw invalid('path', `each path segment must be at most ${MAX_SEGMENT_BYTES} bytes`);
 }
 
 /** One KV v1 mount. */

@@ -27,7 +27,12 @@ export class PathCipher {
   }
 
   private iv(parent: string, segment: Buffer): Buffer {
-    return createHmac('sha256', this.macKey).update(parent, 'utf8').update(Buffer.from([0])).update(segment).digest().subarray(0, 16);
+    return createHmac('sha256', this.macKey)
+      .update(parent, 'utf8')
+      .update(Buffer.from([0]))
+      .update(segment)
+      .digest()
+      .subarray(0, 16);
   }
 
   /** Encrypted name of `segment` inside folder `parent` ("" at the root, else "a/b"). */
@@ -70,7 +75,10 @@ export class PathCipher {
 const NAME_KEY = 'namekey';
 
 /** The mount's path cipher: its stored name key, created at first use (both KV versions share the record). */
-export async function loadPathCipher(storage: { get(key: string): Promise<Buffer | null>; put(key: string, value: Buffer): Promise<void> }): Promise<PathCipher> {
+export async function loadPathCipher(storage: {
+  get(key: string): Promise<Buffer | null>;
+  put(key: string, value: Buffer): Promise<void>;
+}): Promise<PathCipher> {
   let key = await storage.get(NAME_KEY);
   if (!key) {
     key = randomBytes(32);

@@ -26,7 +26,15 @@ function rootWarning(): Reply {
   return { status: 404, data: null, warnings: [MESSAGES.rootNotSupported] };
 }
 
-function metadataChanges(d: { max_versions?: number; cas_required?: boolean; delete_version_after?: number; custom_metadata?: Record<string, unknown> }, patch: boolean): MetadataChanges {
+function metadataChanges(
+  d: {
+    max_versions?: number;
+    cas_required?: boolean;
+    delete_version_after?: number;
+    custom_metadata?: Record<string, unknown>;
+  },
+  patch: boolean,
+): MetadataChanges {
   return {
     maxVersions: d.max_versions,
     casRequired: d.cas_required,
@@ -41,13 +49,22 @@ const configRoute = defineRoute({
   fields: {
     max_versions: f.int('Versions kept per secret (0 = 10)').min(0),
     cas_required: f.bool('Require check-and-set (options.cas) on every write'),
-    delete_version_after: f.any('Soft-delete versions this long after writing (Go duration; "0s" clears, negative disables)'),
+    delete_version_after: f.any(
+      'Soft-delete versions this long after writing (Go duration; "0s" clears, negative disables)',
+    ),
   },
   operations: {
     read: async ({ engine }) => ({ data: await engine.configView() }),
     update: async ({ engine, data }) => {
-      const dva = data.delete_version_after === undefined || data.delete_version_after === null ? undefined : signedDuration('delete_version_after', data.delete_version_after);
-      await engine.setConfig({ maxVersions: data.max_versions, casRequired: data.cas_required, deleteVersionAfter: dva });
+      const dva =
+        data.delete_version_after === undefined || data.delete_version_after === null
+          ? undefined
+          : signedDuration('delete_version_after', data.delete_version_after);
+      await engine.setConfig({
+        maxVersions: data.max_versions,
+        casRequired: data.cas_required,
+        deleteVersionAfter: dva,
+      });
     },
   },
 });
@@ -132,7 +149,16 @@ const metadataFields = {
   custom_metadata: f.map('Version-independent string key/value pairs (at most 64)'),
 };
 
-type MetadataCtx = RequestContext<KvEngine, { path?: string; max_versions?: number; cas_required?: boolean; delete_version_after?: number; custom_metadata?: Record<string, unknown> }>;
+type MetadataCtx = RequestContext<
+  KvEngine,
+  {
+    path?: string;
+    max_versions?: number;
+    cas_required?: boolean;
+    delete_version_after?: number;
+    custom_metadata?: Record<string, unknown>;
+  }
+>;
 
 const metadataRoute = defineRoute({
   path: 'metadata(/*path)',
@@ -204,7 +230,8 @@ const eventsRoute = defineRoute({
   operations: {
     read: async ({ engine, data, mount, allowed }) => {
       const r = await engine.changes.wait(data.index, data.epoch, data.wait);
-      const mayRead = (p: string) => allowed('read', `${mount.path}data/${p}`) || allowed('read', `${mount.path}metadata/${p}`);
+      const mayRead = (p: string) =>
+        allowed('read', `${mount.path}data/${p}`) || allowed('read', `${mount.path}metadata/${p}`);
       return { data: { ...r, events: r.events.filter((e) => mayRead(e.path)) } };
     },
   },
@@ -218,4 +245,14 @@ const invalidRoute = defineRoute({
 });
 
 /** Every KV v2 endpoint, relative to the mount; the catch-all comes last. */
-export const kvRoutes: readonly AnyRoute[] = [configRoute, dataRoute, deleteRoute, undeleteRoute, destroyRoute, metadataRoute, subkeysRoute, eventsRoute, invalidRoute];
+export const kvRoutes: readonly AnyRoute[] = [
+  configRoute,
+  dataRoute,
+  deleteRoute,
+  undeleteRoute,
+  destroyRoute,
+  metadataRoute,
+  subkeysRoute,
+  eventsRoute,
+  invalidRoute,
+];

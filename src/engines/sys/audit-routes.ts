@@ -25,19 +25,27 @@ export const auditRoutes: AnyRoute[] = [
   route({
     path: 'audit/*path',
     summary: 'Enable or disable an audit device',
-    description: 'The file device writes one JSON line per request and response; every string value of the data is logged as hmac-sha256:<hex> under a per-device salt.',
+    description:
+      'The file device writes one JSON line per request and response; every string value of the data is logged as hmac-sha256:<hex> under a per-device salt.',
     fields: {
       path: f.name('Device path, e.g. "file"'),
       type: f.string('Device type: file, socket or syslog'),
       description: f.string('Human description').default(''),
-      options: f.stringMap('Device options: file_path (or path), mode (file); address, socket_type, write_timeout (socket); facility, tag, address (syslog); hmac_accessor, elide_list_responses, prefix, format'),
+      options: f.stringMap(
+        'Device options: file_path (or path), mode (file); address, socket_type, write_timeout (socket); facility, tag, address (syslog); hmac_accessor, elide_list_responses, prefix, format',
+      ),
       local: f.bool('Accepted for compatibility').default(false),
     },
     sudo: true,
     operations: {
       update: async ({ engine, data }) => {
         if (!data.type) throw invalid('type', 'is required');
-        await broker(engine).enable(data.path, { type: data.type, description: data.description, options: data.options ?? {}, local: data.local });
+        await broker(engine).enable(data.path, {
+          type: data.type,
+          description: data.description,
+          options: data.options ?? {},
+          local: data.local,
+        });
       },
       delete: async ({ engine, data }) => {
         await broker(engine).disable(data.path);

@@ -36,8 +36,15 @@ export function authMountView(m: MountInfo): Record<string, unknown> {
     force_no_cache: c.force_no_cache === true,
     token_type: typeof c.token_type === 'string' ? c.token_type : 'default-service',
   };
-  for (const k of ['listing_visibility', 'audit_non_hmac_request_keys', 'audit_non_hmac_response_keys', 'passthrough_request_headers', 'allowed_response_headers']) {
-    if (c[k] !== undefined && c[k] !== '' && !(Array.isArray(c[k]) && (c[k] as unknown[]).length === 0)) config[k] = c[k];
+  for (const k of [
+    'listing_visibility',
+    'audit_non_hmac_request_keys',
+    'audit_non_hmac_response_keys',
+    'passthrough_request_headers',
+    'allowed_response_headers',
+  ]) {
+    if (c[k] !== undefined && c[k] !== '' && !(Array.isArray(c[k]) && (c[k] as unknown[]).length === 0))
+      config[k] = c[k];
   }
   return {
     accessor: m.accessor,
@@ -64,26 +71,39 @@ function authConfig(input: Record<string, unknown>, prefix: string): Record<stri
     if (v === undefined) continue;
     out[k] = v === '' || v === 'system' ? 0 : parseDuration(`${prefix}${k}`, v);
   }
-  if (typeof out.default_lease_ttl === 'number' && typeof out.max_lease_ttl === 'number' && out.max_lease_ttl !== 0 && out.default_lease_ttl > out.max_lease_ttl) {
+  if (
+    typeof out.default_lease_ttl === 'number' &&
+    typeof out.max_lease_ttl === 'number' &&
+    out.max_lease_ttl !== 0 &&
+    out.default_lease_ttl > out.max_lease_ttl
+  ) {
     throw invalid('given default lease TTL greater than given max lease TTL');
   }
   // An empty token_type means "unchanged" (clients send the zero value).
   if (input.token_type !== undefined && input.token_type !== '') {
-    if (typeof input.token_type !== 'string' || !TOKEN_TYPES.includes(input.token_type)) throw invalid("invalid value for 'token_type'");
+    if (typeof input.token_type !== 'string' || !TOKEN_TYPES.includes(input.token_type))
+      throw invalid("invalid value for 'token_type'");
     out.token_type = input.token_type;
   }
   if (input.listing_visibility !== undefined) {
-    if (!['', 'unauth', 'hidden'].includes(String(input.listing_visibility))) throw invalid(`${prefix}listing_visibility`, 'must be "unauth", "hidden" or ""');
+    if (!['', 'unauth', 'hidden'].includes(String(input.listing_visibility)))
+      throw invalid(`${prefix}listing_visibility`, 'must be "unauth", "hidden" or ""');
     out.listing_visibility = String(input.listing_visibility);
   }
-  for (const k of ['audit_non_hmac_request_keys', 'audit_non_hmac_response_keys', 'passthrough_request_headers', 'allowed_response_headers']) {
+  for (const k of [
+    'audit_non_hmac_request_keys',
+    'audit_non_hmac_response_keys',
+    'passthrough_request_headers',
+    'allowed_response_headers',
+  ]) {
     const v = input[k];
     if (v === undefined) continue;
     if (typeof v === 'string') out[k] = v === '' ? [] : v.split(',').map((s) => s.trim());
     else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[k] = v;
     else throw invalid(`${prefix}${k}`, 'expected a list of strings');
   }
-  if (input.force_no_cache !== undefined) out.force_no_cache = input.force_no_cache === true || input.force_no_cache === 'true';
+  if (input.force_no_cache !== undefined)
+    out.force_no_cache = input.force_no_cache === true || input.force_no_cache === 'true';
   return out;
 }
 
@@ -95,7 +115,8 @@ function lockoutConfig(c: Record<string, unknown>): Record<string, unknown> {
     if (!Number.isInteger(n) || n < 0) throw invalid('user_lockout_config.lockout_threshold', 'must be a whole number');
     out.lockout_threshold = n;
   }
-  for (const k of ['lockout_duration', 'lockout_counter_reset'] as const) if (c[k] !== undefined) out[k] = parseDuration(`user_lockout_config.${k}`, c[k]);
+  for (const k of ['lockout_duration', 'lockout_counter_reset'] as const)
+    if (c[k] !== undefined) out[k] = parseDuration(`user_lockout_config.${k}`, c[k]);
   if (c.lockout_disable !== undefined) out.lockout_disable = c.lockout_disable === true || c.lockout_disable === 'true';
   return out;
 }
@@ -120,26 +141,43 @@ const tuneFields = {
   ...COMMON_TUNE_FIELDS,
   path: f.name('Auth mount path'),
   token_type: f.string('default-service, default-batch, service or batch'),
-  user_lockout_config: f.map('AppRole login lockout: lockout_threshold, lockout_duration, lockout_counter_reset, lockout_disable'),
+  user_lockout_config: f.map(
+    'AppRole login lockout: lockout_threshold, lockout_duration, lockout_counter_reset, lockout_disable',
+  ),
 };
 
 function tuneHandlers() {
   return {
     read: ({ engine, data }: { engine: SysParts; data: { path: string } }) => {
       const m = engine.mounts.findAuthMount(data.path);
-      if (!m) throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
+      if (!m)
+        throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
       return { data: tuneView(m) };
     },
-    update: async ({ engine, data, raw }: { engine: SysParts; data: Record<string, unknown> & { path: string }; raw: Record<string, unknown> }) => {
+    update: async ({
+      engine,
+      data,
+      raw,
+    }: {
+      engine: SysParts;
+      data: Record<string, unknown> & { path: string };
+      raw: Record<string, unknown>;
+    }) => {
       const m = engine.mounts.findAuthMount(data.path);
       if (data.user_lockout_config !== undefined && m && !['approle', 'ldap', 'userpass'].includes(m.type)) {
         throw invalid(`tuning of user lockout configuration for auth type "${m.type}" not allowed`);
       }
-      if (!m) throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
+      if (!m)
+        throw invalid(`cannot fetch sysview for path "auth/${data.path.replace(/^auth\//, '').replace(/\/*$/, '')}/"`);
       // The common tune fields (tune-fields.ts), then what only auth mounts have.
       const config = { ...tuneConfigChanges(raw, m), ...authConfig({ token_type: raw.token_type }, '') };
-      if (data.user_lockout_config !== undefined) config.user_lockout_config = lockoutConfig(data.user_lockout_config as Record<string, unknown>);
-      await engine.mounts.tuneAuth(data.path, { description: data.description as string | undefined, config: Object.keys(config).length ? config : undefined, options: data.options as Record<string, string> | undefined });
+      if (data.user_lockout_config !== undefined)
+        config.user_lockout_config = lockoutConfig(data.user_lockout_config as Record<string, unknown>);
+      await engine.mounts.tuneAuth(data.path, {
+        description: data.description as string | undefined,
+        config: Object.keys(config).length ? config : undefined,
+        options: data.options as Record<string, string> | undefined,
+      });
       return settingsReply(raw, tuneFields);
     },
   };
@@ -198,7 +236,13 @@ export const authRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name ?? '';
         const config = data.config ? authConfig(data.config, 'config.') : {};
-        await engine.mounts.enableAuth(data.path, type, { description: data.description, options: data.options ?? null, config, local: data.local, seal_wrap: data.seal_wrap });
+        await engine.mounts.enableAuth(data.path, type, {
+          description: data.description,
+          options: data.options ?? null,
+          config,
+          local: data.local,
+          seal_wrap: data.seal_wrap,
+        });
       },
       delete: async ({ engine, data }) => {
         await engine.mounts.disableAuth(data.path);

@@ -47,7 +47,7 @@ export const capabilitiesRoutes: AnyRoute[] = [
   }),
   route({
     path: 'capabilities-accessor',
-    summary: "The capabilities on paths of the token with this accessor",
+    summary: 'The capabilities on paths of the token with this accessor',
     fields: { accessor: f.string('Token accessor'), ...pathFields },
     operations: {
       update: async ({ engine, data }) => {

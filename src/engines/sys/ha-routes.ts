@@ -52,7 +52,8 @@ export const haRoutes: AnyRoute[] = [
   }),
   route({
     path: 'health',
-    summary: 'Health check for load balancers: 200 active, 429 standby, 473 standby serving reads, 503 sealed, 501 not initialised',
+    summary:
+      'Health check for load balancers: 200 active, 429 standby, 473 standby serving reads, 503 sealed, 501 not initialised',
     fields: {
       standbyok: f.string('A standby answers with activecode ("true")'),
       perfstandbyok: f.string('A standby serving reads answers with activecode ("true")'),

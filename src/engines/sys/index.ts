@@ -18,7 +18,14 @@ import { wrappingRoutes } from './wrapping-routes.js';
 import { decodePolicyText } from '../../auth/policies.js';
 import { activationRoutes } from '../../sync/activation.js';
 import { shareRoutes } from './share-routes.js';
-import { SECRETS_TUNE_FIELDS, managedKeyList, settingsReply, secretsTuneView, tuneConfigChanges, tunedSettingsView } from './tune-fields.js';
+import {
+  SECRETS_TUNE_FIELDS,
+  managedKeyList,
+  settingsReply,
+  secretsTuneView,
+  tuneConfigChanges,
+  tunedSettingsView,
+} from './tune-fields.js';
 import { metricsRoutes } from './metrics-route.js';
 import { rotateRoutes } from './rotate-routes.js';
 import { generateRootRoutes } from './generate-root-routes.js';
@@ -49,7 +56,18 @@ function mountConfigView(c: Record<string, unknown>): Record<string, unknown> {
 
 /** Validate a mount's config at enable time: the tune rules (400 naming the key), force_no_cache, unknown keys dropped. */
 function normalizeMountConfig(c: Record<string, unknown>, type: string): Record<string, unknown> {
-  const blank: MountInfo = { path: '', type, accessor: '', uuid: '', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+  const blank: MountInfo = {
+    path: '',
+    type,
+    accessor: '',
+    uuid: '',
+    description: '',
+    options: null,
+    config: {},
+    local: false,
+    seal_wrap: false,
+    external_entropy_access: false,
+  };
   const out: Record<string, unknown> = prefixFieldErrors('config.', () => tuneConfigChanges(c, blank));
   if (c.force_no_cache !== undefined) out.force_no_cache = c.force_no_cache === true || c.force_no_cache === 'true';
   if (c.allowed_managed_keys !== undefined) out.allowed_managed_keys = managedKeyList(c.allowed_managed_keys);
@@ -61,7 +79,8 @@ function prefixFieldErrors<T>(prefix: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof Error && (e as { status?: number }).status === 400 && /^[a-z_]+: /.test(e.message)) e.message = prefix + e.message;
+    if (e instanceof Error && (e as { status?: number }).status === 400 && /^[a-z_]+: /.test(e.message))
+      e.message = prefix + e.message;
     throw e;
   }
 }
@@ -105,7 +124,8 @@ export const sysRoutes: AnyRoute[] = [
   route({
     path: 'mounts/*path/tune',
     summary: 'Read or tune a mount',
-    description: 'Every field takes effect: TTLs bound KV v1 lease_duration, audit keys steer the audit devices, headers filter what the engine sees and sets (docs/operations.md).',
+    description:
+      'Every field takes effect: TTLs bound KV v1 lease_duration, audit keys steer the audit devices, headers filter what the engine sees and sets (docs/operations.md).',
     fields: SECRETS_TUNE_FIELDS,
     operations: {
       read: ({ engine, data }) => {
@@ -117,8 +137,13 @@ export const sysRoutes: AnyRoute[] = [
         const m = engine.mounts.findMount(data.path);
         if (!m) throw invalid('path', `cannot fetch sysview for path "${data.path}/"`);
         const config = tuneConfigChanges(raw, m);
-        if (raw.allowed_managed_keys !== undefined) config.allowed_managed_keys = managedKeyList(raw.allowed_managed_keys);
-        const warnings = await engine.mounts.tune(data.path, { description: data.description, options: data.options, config: Object.keys(config).length ? config : undefined });
+        if (raw.allowed_managed_keys !== undefined)
+          config.allowed_managed_keys = managedKeyList(raw.allowed_managed_keys);
+        const warnings = await engine.mounts.tune(data.path, {
+          description: data.description,
+          options: data.options,
+          config: Object.keys(config).length ? config : undefined,
+        });
         // An upgrade of KV v1 to v2 answers with Vault's warning (200); other tunes are 204.
         return warnings && warnings.length ? { data: null, warnings } : settingsReply(raw, SECRETS_TUNE_FIELDS);
       },
@@ -146,7 +171,11 @@ export const sysRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         const type = data.type ?? data.plugin_name;
         if (!type) throw invalid('type', 'is required');
-        await engine.mounts.mount(data.path, type, { description: data.description, options: data.options ?? null, config: data.config ? normalizeMountConfig(data.config, type) : undefined });
+        await engine.mounts.mount(data.path, type, {
+          description: data.description,
+          options: data.options ?? null,
+          config: data.config ? normalizeMountConfig(data.config, type) : undefined,
+        });
       },
       delete: async ({ engine, data }) => {
         await engine.mounts.unmount(data.path);
@@ -161,9 +190,29 @@ export const sysRoutes: AnyRoute[] = [
       read: ({ engine }) => {
         const out: Record<string, unknown> = {};
         for (const m of engine.mounts.list()) out[m.path] = mountView(m);
-        out['sys/'] = { accessor: 'system_internal', type: 'system', description: 'system endpoints used for control, policy and debugging', config: {}, options: null, local: false, seal_wrap: false, external_entropy_access: false, uuid: 'sys' };
+        out['sys/'] = {
+          accessor: 'system_internal',
+          type: 'system',
+          description: 'system endpoints used for control, policy and debugging',
+          config: {},
+          options: null,
+          local: false,
+          seal_wrap: false,
+          external_entropy_access: false,
+          uuid: 'sys',
+        };
         // Vault lists its built-in per-token store too (`vault secrets list` shows cubbyhole/).
-        out['cubbyhole/'] = { accessor: 'cubbyhole_internal', type: 'cubbyhole', description: 'per-token private secret storage', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }, options: null, local: true, seal_wrap: false, external_entropy_access: false, uuid: 'cubbyhole' };
+        out['cubbyhole/'] = {
+          accessor: 'cubbyhole_internal',
+          type: 'cubbyhole',
+          description: 'per-token private secret storage',
+          config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false },
+          options: null,
+          local: true,
+          seal_wrap: false,
+          external_entropy_access: false,
+          uuid: 'cubbyhole',
+        };
         return { data: out };
       },
     },
@@ -173,7 +222,11 @@ export const sysRoutes: AnyRoute[] = [
     path: 'policies/acl',
     summary: 'List ACL policies',
     fields: {},
-    operations: { list: async ({ engine }) => ({ data: { keys: await engine.policies.list(), policies: await engine.policies.list() } }) },
+    operations: {
+      list: async ({ engine }) => ({
+        data: { keys: await engine.policies.list(), policies: await engine.policies.list() },
+      }),
+    },
   }),
   route({
     path: 'policies/acl/:name',
@@ -201,7 +254,11 @@ export const sysRoutes: AnyRoute[] = [
     path: 'policy',
     summary: 'List policies (legacy endpoint)',
     fields: {},
-    operations: { read: async ({ engine }) => ({ data: { keys: await engine.policies.list(), policies: await engine.policies.list() } }) },
+    operations: {
+      read: async ({ engine }) => ({
+        data: { keys: await engine.policies.list(), policies: await engine.policies.list() },
+      }),
+    },
   }),
   route({
     path: 'policy/:name',
@@ -228,7 +285,11 @@ export const sysRoutes: AnyRoute[] = [
   route({
     path: 'plugins/reload/backend',
     summary: 'Reload engines by mount path or plugin (type) name; applies transit cache-config',
-    fields: { plugin: f.string('Engine type to reload, e.g. transit'), mounts: f.strings('Mount paths to reload'), scope: f.string('Accepted for compatibility') },
+    fields: {
+      plugin: f.string('Engine type to reload, e.g. transit'),
+      mounts: f.strings('Mount paths to reload'),
+      scope: f.string('Accepted for compatibility'),
+    },
     rules: [{ kind: 'oneOf', fields: ['plugin', 'mounts'] }],
     operations: {
       update: async ({ engine, data }) => {
@@ -248,7 +309,24 @@ export interface SysModuleParts {
 
 /** The system module; its instance is the core's parts (the core mounts it with `withParts`). */
 export function sysModule(parts: SysModuleParts): PartsModule<SysParts> {
-  const routes = [...auditRoutes, ...uiMountsRoutes, ...authRoutes, ...capabilitiesRoutes, ...wrappingRoutes, ...toolsRoutes, ...activationRoutes, ...managedKeyRoutes, ...shareRoutes, ...metricsRoutes, ...rotateRoutes, ...generateRootRoutes, ...snapshotRoutes, ...snapshotAutoRoutes, openapiRoute(parts.openApi), ...sysRoutes];
+  const routes = [
+    ...auditRoutes,
+    ...uiMountsRoutes,
+    ...authRoutes,
+    ...capabilitiesRoutes,
+    ...wrappingRoutes,
+    ...toolsRoutes,
+    ...activationRoutes,
+    ...managedKeyRoutes,
+    ...shareRoutes,
+    ...metricsRoutes,
+    ...rotateRoutes,
+    ...generateRootRoutes,
+    ...snapshotRoutes,
+    ...snapshotAutoRoutes,
+    openapiRoute(parts.openApi),
+    ...sysRoutes,
+  ];
   return {
     type: 'system',
     accessorPrefix: 'system',

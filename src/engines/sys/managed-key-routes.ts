@@ -12,8 +12,15 @@ import type { SysParts } from './sys-parts.js';
 const route = routesFor<SysParts>();
 
 const TEST_HASHES: Record<string, KmsHash> = {
-  sha1: 'sha1', 'sha2-224': 'sha224', 'sha2-256': 'sha256', 'sha2-384': 'sha384', 'sha2-512': 'sha512',
-  'sha3-224': 'sha3-224', 'sha3-256': 'sha3-256', 'sha3-384': 'sha3-384', 'sha3-512': 'sha3-512',
+  sha1: 'sha1',
+  'sha2-224': 'sha224',
+  'sha2-256': 'sha256',
+  'sha2-384': 'sha384',
+  'sha2-512': 'sha512',
+  'sha3-224': 'sha3-224',
+  'sha3-256': 'sha3-256',
+  'sha3-384': 'sha3-384',
+  'sha3-512': 'sha3-512',
 };
 
 /** Fields of a managed key write (both types; each type reads its own). Booleans accept "true" and true. */
@@ -31,7 +38,9 @@ const keyFields = {
   pin: f.string('pkcs11: user PIN (stored behind the barrier, read back as "redacted")').sensitive(),
   key_label: f.string('pkcs11: CKA_LABEL of the key (key_label or key_id)'),
   key_id: f.string('pkcs11: CKA_ID of the key, 0x-prefixed hex or text'),
-  mechanism: f.any('pkcs11: 0x0001 (RSA PKCS#1), 0x000D (RSA PSS), 0x0009 (RSA OAEP), 0x1041 (ECDSA), 0x1087 (AES-GCM), or a CKM name'),
+  mechanism: f.any(
+    'pkcs11: 0x0001 (RSA PKCS#1), 0x000D (RSA PSS), 0x0009 (RSA OAEP), 0x1041 (ECDSA), 0x1087 (AES-GCM), or a CKM name',
+  ),
   key_bits: f.any('RSA modulus bits when generating: 2048, 3072, 4096'),
   curve: f.string('EC curve when generating: P256, P384, P521'),
   force_rw_session: f.any('pkcs11: open read-write sessions (default false)'),
@@ -82,7 +91,9 @@ export const managedKeyRoutes: AnyRoute[] = [
     summary: 'Create, update, read or delete a managed key (PKCS#11 token key or AWS KMS key)',
     fields: keyFields,
     operations: {
-      read: async ({ engine, data }) => ({ data: engine.managedKeys.view(await engine.managedKeys.get(data.type, data.name)) }),
+      read: async ({ engine, data }) => ({
+        data: engine.managedKeys.view(await engine.managedKeys.get(data.type, data.name)),
+      }),
       update: async ({ engine, data, raw }) => {
         const { type: _t, name: _n, uuid: _u, ...rest } = raw as Record<string, unknown>;
         void data;

@@ -23,7 +23,8 @@ const json = (v: unknown) => ({ raw: { contentType: 'application/json', body: JS
 
 function algorithmOf(v: string | undefined): OidcAlgorithm | undefined {
   if (v === undefined || v === '') return undefined;
-  if (!isOidcAlgorithm(v)) throw invalid('algorithm', `unknown signing algorithm "${v}": one of ${OIDC_ALGORITHMS.join(', ')}`);
+  if (!isOidcAlgorithm(v))
+    throw invalid('algorithm', `unknown signing algorithm "${v}": one of ${OIDC_ALGORITHMS.join(', ')}`);
   return v;
 }
 
@@ -46,21 +47,43 @@ async function subjectOf(identity: IdentityStore, entityId: string): Promise<Tem
 type Ctx<D> = { engine: OidcEngine; data: D };
 
 /** Create or update a key (the same write: absent fields keep their values or defaults). */
-async function writeKey({ engine, data }: Ctx<{ name: string; algorithm?: string; rotation_period?: number; verification_ttl?: number; allowed_client_ids?: string[] }>): Promise<void> {
-  await engine.oidc.putKey(data.name, { algorithm: algorithmOf(data.algorithm), rotation_period: data.rotation_period, verification_ttl: data.verification_ttl, allowed_client_ids: data.allowed_client_ids });
+async function writeKey({
+  engine,
+  data,
+}: Ctx<{
+  name: string;
+  algorithm?: string;
+  rotation_period?: number;
+  verification_ttl?: number;
+  allowed_client_ids?: string[];
+}>): Promise<void> {
+  await engine.oidc.putKey(data.name, {
+    algorithm: algorithmOf(data.algorithm),
+    rotation_period: data.rotation_period,
+    verification_ttl: data.verification_ttl,
+    allowed_client_ids: data.allowed_client_ids,
+  });
 }
 
 /** Create or update a role (the template is checked first; base64 is stored decoded). */
-async function writeRole({ engine, data }: Ctx<{ name: string; key?: string; template?: string; ttl?: number; client_id?: string }>): Promise<void> {
+async function writeRole({
+  engine,
+  data,
+}: Ctx<{ name: string; key?: string; template?: string; ttl?: number; client_id?: string }>): Promise<void> {
   if (data.template !== undefined) checkTemplate(data.template);
-  await engine.oidc.putRole(data.name, { key: data.key, template: data.template === undefined ? undefined : templateText(data.template), ttl: data.ttl, client_id: data.client_id });
+  await engine.oidc.putRole(data.name, {
+    key: data.key,
+    template: data.template === undefined ? undefined : templateText(data.template),
+    ttl: data.ttl,
+    client_id: data.client_id,
+  });
 }
 
 /** Routes of identity tokens (mounted with the identity engine at identity/). */
 export const oidcRoutes: AnyRoute[] = [
   route({
     path: 'oidc/config',
-    summary: 'The issuer of identity tokens (scheme, host and port; default: the server\'s api_addr)',
+    summary: "The issuer of identity tokens (scheme, host and port; default: the server's api_addr)",
     fields: { issuer: f.string('Issuer URL base, e.g. https://keyhold.example.com:8200') },
     operations: {
       read: async ({ engine }) => ({ data: { issuer: await engine.oidc.configuredIssuer() } }),
@@ -90,7 +113,14 @@ export const oidcRoutes: AnyRoute[] = [
       read: async ({ engine, data }) => {
         const k = await engine.oidc.key(data.name);
         if (!k) throw notFound();
-        return { data: { algorithm: k.algorithm, allowed_client_ids: k.allowed_client_ids, rotation_period: k.rotation_period, verification_ttl: k.verification_ttl } };
+        return {
+          data: {
+            algorithm: k.algorithm,
+            allowed_client_ids: k.allowed_client_ids,
+            rotation_period: k.rotation_period,
+            verification_ttl: k.verification_ttl,
+          },
+        };
       },
       create: async (ctx) => writeKey(ctx),
       update: async (ctx) => writeKey(ctx),
@@ -102,7 +132,10 @@ export const oidcRoutes: AnyRoute[] = [
   route({
     path: 'oidc/key/:name/rotate',
     summary: 'Rotate a signing key now (the old public key stays published for verification_ttl)',
-    fields: { name: f.name('Key name'), verification_ttl: f.duration('How long the old public key stays published (default: the key\'s)') },
+    fields: {
+      name: f.name('Key name'),
+      verification_ttl: f.duration("How long the old public key stays published (default: the key's)"),
+    },
     operations: {
       update: async ({ engine, data }) => {
         await engine.oidc.rotate(data.name, data.verification_ttl);
@@ -121,7 +154,9 @@ export const oidcRoutes: AnyRoute[] = [
     fields: {
       name: f.name('Role name'),
       key: f.string('Signing key (required)'),
-      template: f.string('Claims template: a JSON object, optionally base64-encoded, with {{identity.entity...}} placeholders'),
+      template: f.string(
+        'Claims template: a JSON object, optionally base64-encoded, with {{identity.entity...}} placeholders',
+      ),
       client_id: f.string('Audience (aud) of the tokens; made once when not given'),
       ttl: f.duration('Lifetime of the tokens (default 24h)'),
     },
@@ -141,7 +176,7 @@ export const oidcRoutes: AnyRoute[] = [
   }),
   route({
     path: 'oidc/token/:name',
-    summary: 'A signed identity token of a role for the calling token\'s entity',
+    summary: "A signed identity token of a role for the calling token's entity",
     fields: { name: f.name('Role name') },
     operations: {
       read: async ({ engine, data, token }) => {
@@ -161,7 +196,11 @@ export const oidcRoutes: AnyRoute[] = [
       update: async ({ engine, data }) => {
         if (!data.token) throw invalid('missing token');
         return {
-          data: await engine.oidc.introspect(data.token, data.client_id || undefined, async (id) => (await subjectOf(engine.identity, id)) !== null),
+          data: await engine.oidc.introspect(
+            data.token,
+            data.client_id || undefined,
+            async (id) => (await subjectOf(engine.identity, id)) !== null,
+          ),
         };
       },
     },

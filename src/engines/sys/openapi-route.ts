@@ -31,7 +31,8 @@ export function openapiRoute(generate: OpenApiGenerator): AnyRoute {
   return route({
     path: 'internal/specs/openapi',
     summary: 'OpenAPI 3 document of the mounted routes the requester may use',
-    description: 'Generated from the same route tables that drive the router; user mounts appear under their mount paths.',
+    description:
+      'Generated from the same route tables that drive the router; user mounts appear under their mount paths.',
     fields: {
       generic_mount_paths: f.bool('Replace mount paths with a {<mount>_mount_path} parameter').default(false),
       context: f.string('Accepted for Vault compatibility; ignored'),

@@ -10,7 +10,8 @@ const SEMVER = /^v?\d{1,4}\.\d{1,4}\.\d{1,4}(-[0-9A-Za-z.-]{1,40})?(\+[0-9A-Za-z
 
 /** Why `v` is not a usable reported version, or null when it is. */
 export function reportedVersionProblem(v: unknown): string | null {
-  if (typeof v !== 'string' || !SEMVER.test(v)) return 'must be a semantic version such as "1.19.0" or "2.2.0+ent" (clients parse it as one)';
+  if (typeof v !== 'string' || !SEMVER.test(v))
+    return 'must be a semantic version such as "1.19.0" or "2.2.0+ent" (clients parse it as one)';
   return null;
 }
 

@@ -44,7 +44,10 @@ export function sealStatus(parts: SysParts): Record<string, unknown> {
   return out;
 }
 
-const hexAndB64 = (keys: Buffer[]) => ({ hex: keys.map((k) => k.toString('hex')), b64: keys.map((k) => k.toString('base64')) });
+const hexAndB64 = (keys: Buffer[]) => ({
+  hex: keys.map((k) => k.toString('hex')),
+  b64: keys.map((k) => k.toString('base64')),
+});
 
 const keyField = () => f.string('An unseal (or recovery) key part, hex or base64').sensitive();
 const nonceField = () => f.string('Nonce of the operation in progress');
@@ -52,9 +55,13 @@ const rekeyInitFields = {
   secret_shares: f.int('Number of key shares to split the new key into').default(0),
   secret_threshold: f.int('Number of shares needed to rebuild the new key').default(0),
   stored_shares: f.int('Accepted for compatibility (Vault forces 1 where it matters)'),
-  pgp_keys: f.strings('OpenPGP public keys (base64 of the binary key), one per new share: each share is returned encrypted to its key'),
+  pgp_keys: f.strings(
+    'OpenPGP public keys (base64 of the binary key), one per new share: each share is returned encrypted to its key',
+  ),
   backup: f.bool('Keep the PGP-encrypted new shares for sys/rekey/backup (needs pgp_keys)'),
-  require_verification: f.bool('Require the new shares to be given back through rekey/verify before the rekey takes effect'),
+  require_verification: f.bool(
+    'Require the new shares to be given back through rekey/verify before the rekey takes effect',
+  ),
 };
 
 /** The rekey routes for the barrier (`sys/rekey`) or recovery key (`sys/rekey-recovery-key`). */
@@ -89,7 +96,15 @@ function rekeyRoutes(prefix: 'rekey' | 'rekey-recovery-key'): AnyRoute[] {
           const r = await engine.seal.rekey.update(recovery, data.key, data.nonce ?? '');
           if (!r) return rawJson(engine.seal.rekey.status(recovery));
           const { hex, b64 } = hexAndB64(r.keys);
-          const body: Record<string, unknown> = { nonce: r.nonce, complete: true, keys: hex, keys_base64: b64, pgp_fingerprints: r.pgp_fingerprints, backup: r.backup, verification_required: r.verification_required };
+          const body: Record<string, unknown> = {
+            nonce: r.nonce,
+            complete: true,
+            keys: hex,
+            keys_base64: b64,
+            pgp_fingerprints: r.pgp_fingerprints,
+            backup: r.backup,
+            verification_required: r.verification_required,
+          };
           if (r.verification_nonce) body.verification_nonce = r.verification_nonce;
           for (const k of r.keys) k.fill(0);
           return rawJson(body);
@@ -136,7 +151,8 @@ export const sealRoutes: AnyRoute[] = [
   }),
   route({
     path: 'init',
-    summary: 'Initialise storage: key shares (Shamir) or recovery key shares (auto seal) and the root token, returned once',
+    summary:
+      'Initialise storage: key shares (Shamir) or recovery key shares (auto seal) and the root token, returned once',
     description:
       'Shamir seal: the master key is split into secret_shares unseal keys, secret_threshold of which unseal; with keychain=true the OS keychain also keeps the master key so the daemon unseals itself at start. ' +
       'Auto seal (transit, pkcs11): the seal wraps the master key and recovery_shares/recovery_threshold split a recovery key instead. keyhold defaults to one share when both numbers are absent, and is unsealed right after init.',
@@ -144,12 +160,18 @@ export const sealRoutes: AnyRoute[] = [
       secret_shares: f.int('Number of unseal key shares (Shamir seal)'),
       secret_threshold: f.int('Shares needed to unseal (Shamir seal)'),
       stored_shares: f.int('Accepted for compatibility'),
-      pgp_keys: f.strings('OpenPGP public keys (base64 of the binary key), one per share: each unseal key is returned encrypted to its key'),
+      pgp_keys: f.strings(
+        'OpenPGP public keys (base64 of the binary key), one per share: each unseal key is returned encrypted to its key',
+      ),
       recovery_shares: f.int('Number of recovery key shares (auto seal)'),
       recovery_threshold: f.int('Recovery shares needed (auto seal)'),
       recovery_pgp_keys: f.strings('OpenPGP public keys, one per recovery share (auto seal)'),
-      root_token_pgp_key: f.string('OpenPGP public key (base64 of the binary key): the root token is returned encrypted to it'),
-      keychain: f.bool('Store the master key in the OS keychain so the daemon unseals at start (Shamir seal)').default(true),
+      root_token_pgp_key: f.string(
+        'OpenPGP public key (base64 of the binary key): the root token is returned encrypted to it',
+      ),
+      keychain: f
+        .bool('Store the master key in the OS keychain so the daemon unseals at start (Shamir seal)')
+        .default(true),
     },
     unauthenticated: true,
     allowSealed: true,
@@ -168,7 +190,9 @@ export const sealRoutes: AnyRoute[] = [
           body.recovery_keys = rk.hex;
           body.recovery_keys_base64 = rk.b64;
         }
-        body.root_token = data.root_token_pgp_key ? await engine.seal.sealer.pgpRootToken(r.rootToken, data.root_token_pgp_key) : r.rootToken;
+        body.root_token = data.root_token_pgp_key
+          ? await engine.seal.sealer.pgpRootToken(r.rootToken, data.root_token_pgp_key)
+          : r.rootToken;
         body.keychain = r.keychain;
         for (const k of [...r.keys, ...r.recoveryKeys]) k.fill(0);
         return rawJson(body);

@@ -28,7 +28,9 @@ const roleFields = {
   bound_cidrs: f.strings('Deprecated: use token_bound_cidrs'),
   token_no_default_policy: f.bool('Do not add the default policy'),
   token_num_uses: f.int('Uses of each token'),
-  token_type: f.string('service, batch, default-service or default-batch (the default when a create call names no type)'),
+  token_type: f.string(
+    'service, batch, default-service or default-batch (the default when a create call names no type)',
+  ),
 };
 
 function tokenRoleView(r: TokenRole): Record<string, unknown> {
@@ -85,15 +87,18 @@ export const tokenRoleRoutes: AnyRoute[] = [
         if (data.disallowed_policies) r.disallowed_policies = norm(data.disallowed_policies);
         if (data.allowed_policies_glob) r.allowed_policies_glob = norm(data.allowed_policies_glob);
         if (data.disallowed_policies_glob) r.disallowed_policies_glob = norm(data.disallowed_policies_glob);
-        if (data.allowed_entity_aliases) r.allowed_entity_aliases = data.allowed_entity_aliases.map((x) => x.toLowerCase());
+        if (data.allowed_entity_aliases)
+          r.allowed_entity_aliases = data.allowed_entity_aliases.map((x) => x.toLowerCase());
         if (data.orphan !== undefined) r.orphan = data.orphan;
         if (data.renewable !== undefined) r.renewable = data.renewable;
         if (data.path_suffix !== undefined) {
-          if (data.path_suffix.includes('..') || !/^[\w./-]*$/.test(data.path_suffix)) throw invalid('path_suffix', 'must not contain ".." and may use letters, digits, "_", "-", "." and "/"');
+          if (data.path_suffix.includes('..') || !/^[\w./-]*$/.test(data.path_suffix))
+            throw invalid('path_suffix', 'must not contain ".." and may use letters, digits, "_", "-", "." and "/"');
           r.path_suffix = data.path_suffix.replace(/^\/+|\/+$/g, '');
         }
         const pick = <T>(neu: T | undefined, old: T | undefined, name: string): T | undefined => {
-          if (neu !== undefined && old !== undefined) warnings.push(`Both '${name}' and its deprecated alias were given; the deprecated value was ignored`);
+          if (neu !== undefined && old !== undefined)
+            warnings.push(`Both '${name}' and its deprecated alias were given; the deprecated value was ignored`);
           return neu ?? old;
         };
         const period = pick(data.token_period, data.period, 'token_period');
@@ -108,14 +113,25 @@ export const tokenRoleRoutes: AnyRoute[] = [
           r.token_num_uses = data.token_num_uses;
         }
         if (data.token_type !== undefined) {
-          if (!['service', 'batch', 'default-service', 'default-batch', 'default', ''].includes(data.token_type)) throw invalid(`invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
-          r.token_type = data.token_type === 'service' || data.token_type === 'batch' || data.token_type === 'default-batch' ? data.token_type : 'default-service';
+          if (!['service', 'batch', 'default-service', 'default-batch', 'default', ''].includes(data.token_type))
+            throw invalid(`invalid 'token_type' value ${JSON.stringify(data.token_type)}`);
+          r.token_type =
+            data.token_type === 'service' || data.token_type === 'batch' || data.token_type === 'default-batch'
+              ? data.token_type
+              : 'default-service';
         }
         if (r.token_type === 'batch' || r.token_type === 'default-batch') {
-          if (r.token_period) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
-          if (r.token_num_uses) throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count");
+          if (r.token_period)
+            throw invalid("'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
+          if (r.token_num_uses)
+            throw invalid(
+              "'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count",
+            );
         }
-        if (r.token_explicit_max_ttl > DEFAULT_TTL) warnings.push('Given explicit max TTL is greater than system/mount allowed value; tokens created with this role will fail to be created');
+        if (r.token_explicit_max_ttl > DEFAULT_TTL)
+          warnings.push(
+            'Given explicit max TTL is greater than system/mount allowed value; tokens created with this role will fail to be created',
+          );
         await engine.tokenRoles.put(r);
         return warnings.length ? { data: null, warnings } : undefined;
       },

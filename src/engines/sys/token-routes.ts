@@ -57,7 +57,11 @@ function authBlock(id: string, e: TokenEntry): Record<string, unknown> {
     policies: e.policies,
     token_policies: e.policies,
     metadata: Object.keys(e.meta).length ? e.meta : null,
-    lease_duration: Math.round(e.expire_time ? e.expire_time - e.creation_time - (e.last_renewal_time ? e.last_renewal_time - e.creation_time : 0) : 0),
+    lease_duration: Math.round(
+      e.expire_time
+        ? e.expire_time - e.creation_time - (e.last_renewal_time ? e.last_renewal_time - e.creation_time : 0)
+        : 0,
+    ),
     renewable: e.renewable,
     entity_id: e.entity_id ?? '',
     token_type: e.type,
@@ -77,7 +81,12 @@ async function entryOf(parts: TokenParts, token: string | undefined, self = fals
 }
 
 /** Renew per Vault's rules; 400 `lease is not renewable` for a non-renewable token. */
-async function renewEntry(parts: TokenParts, e: TokenEntry, increment: number | undefined, gone: () => Error): Promise<TokenEntry> {
+async function renewEntry(
+  parts: TokenParts,
+  e: TokenEntry,
+  increment: number | undefined,
+  gone: () => Error,
+): Promise<TokenEntry> {
   if (e.type === 'batch') throw invalid('batch tokens cannot be renewed');
   if (!e.renewable) throw invalid('lease is not renewable');
   // null: revoked or expired since it was looked up; an expired token is gone, never renewed back.
@@ -89,8 +98,10 @@ async function renewEntry(parts: TokenParts, e: TokenEntry, increment: number | 
 const createFields = {
   id: f.string('Token id to use (root or sudo only)').sensitive(),
   role_name: f.string('Token role to create against'),
-  policies: f.strings('Policies of the new token (subset of the caller\'s unless root, sudo or a role allows them)'),
-  ttl: f.duration('Time to live, e.g. "1h"; 0 or unset: the mount default (768h), capped at the mount max; only a root token without one never expires'),
+  policies: f.strings("Policies of the new token (subset of the caller's unless root, sudo or a role allows them)"),
+  ttl: f.duration(
+    'Time to live, e.g. "1h"; 0 or unset: the mount default (768h), capped at the mount max; only a root token without one never expires',
+  ),
   lease: f.duration('Deprecated: use ttl'),
   explicit_max_ttl: f.duration('Hard limit on the lifetime, renewals included'),
   renewable: f.bool('Whether the token can be renewed').default(true),
@@ -100,14 +111,23 @@ const createFields = {
   no_parent: f.bool('Create an orphan token (root or sudo)').default(false),
   no_default_policy: f.bool('Do not attach the default policy').default(false),
   period: f.duration('Periodic token: every renewal sets the TTL to this (root or sudo, or through a role)'),
-  type: f.string('Token type: service (stored, renewable) or batch (not stored; no renewal, revocation or children); default: the role\'s, else service'),
+  type: f.string(
+    "Token type: service (stored, renewable) or batch (not stored; no renewal, revocation or children); default: the role's, else service",
+  ),
   entity_alias: f.string('Entity alias (with a role allowing it)'),
 };
 
 type CreateData = { [K in keyof typeof createFields]: unknown } & Record<string, unknown>;
 
 function globMatch(pattern: string, v: string): boolean {
-  return new RegExp('^' + pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$').test(v);
+  return new RegExp(
+    '^' +
+      pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*') +
+      '$',
+  ).test(v);
 }
 
 function fmt(list: string[]): string {
@@ -136,21 +156,35 @@ function tokenType(data: Record<string, unknown>, role: TokenRole | null): 'serv
  */
 function checkRolePolicies(role: TokenRole, check: string[], parentPolicies: string[], sudo: boolean): void {
   if (role.allowed_policies.length || role.allowed_policies_glob.length) {
-    const ok = check.every((p) => role.allowed_policies.includes(p) || role.allowed_policies_glob.some((g) => globMatch(g, p)));
-    if (!ok) throw invalid(`token policies (${fmt(check.sort())}) must be subset of the role's allowed policies (${fmt(role.allowed_policies)}) or glob policies (${fmt(role.allowed_policies_glob)})`);
+    const ok = check.every(
+      (p) => role.allowed_policies.includes(p) || role.allowed_policies_glob.some((g) => globMatch(g, p)),
+    );
+    if (!ok)
+      throw invalid(
+        `token policies (${fmt(check.sort())}) must be subset of the role's allowed policies (${fmt(role.allowed_policies)}) or glob policies (${fmt(role.allowed_policies_glob)})`,
+      );
   } else if (!sudo) {
     const mine = new Set(parentPolicies);
-    if (check.some((p) => !mine.has(p))) throw invalid('policies', `child policies must be subset of parent: ${check.filter((p) => !mine.has(p)).join(', ')}`);
+    if (check.some((p) => !mine.has(p)))
+      throw invalid(
+        'policies',
+        `child policies must be subset of parent: ${check.filter((p) => !mine.has(p)).join(', ')}`,
+      );
   }
   for (const p of check) {
-    if (role.disallowed_policies.includes(p) || role.disallowed_policies_glob.some((g) => globMatch(g, p))) throw invalid(`token policy ${JSON.stringify(p)} is disallowed by this role`);
+    if (role.disallowed_policies.includes(p) || role.disallowed_policies_glob.some((g) => globMatch(g, p)))
+      throw invalid(`token policy ${JSON.stringify(p)} is disallowed by this role`);
   }
   if (check.includes('root')) throw invalid('root tokens may not be created from token roles');
 }
 
 /** The path recorded in the token entry (revocation by prefix goes by it). */
 function creationPath(role: TokenRole | null, orphanPath: boolean): string {
-  return role ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}` : orphanPath ? 'auth/token/create-orphan' : 'auth/token/create';
+  return role
+    ? `auth/token/create/${role.name}${role.path_suffix ? `/${role.path_suffix}` : ''}`
+    : orphanPath
+      ? 'auth/token/create-orphan'
+      : 'auth/token/create';
 }
 
 /**
@@ -158,7 +192,11 @@ function creationPath(role: TokenRole | null, orphanPath: boolean): string {
  * unless the caller is root or has sudo on the path (or a token role allows the policies); orphans,
  * periodic tokens and custom ids need root or sudo unless a role grants them.
  */
-async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPath: boolean, roleName: string | undefined): Promise<Reply> {
+async function createToken(
+  ctx: RequestContext<TokenParts, CreateData>,
+  orphanPath: boolean,
+  roleName: string | undefined,
+): Promise<Reply> {
   const { engine, token, fullPath } = ctx;
   const data = ctx.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   const caller = token!;
@@ -170,10 +208,18 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   if (roleName && !role) throw invalid('unknown role');
   const batch = tokenType(data, role) === 'batch';
   if (data.entity_alias && !role) throw invalid("'entity_alias' is only allowed in combination with token role");
-  if (data.entity_alias && role && !role.allowed_entity_aliases.some((p) => globMatch(p.toLowerCase(), String(data.entity_alias).toLowerCase()))) throw invalid("invalid 'entity_alias' value");
+  if (
+    data.entity_alias &&
+    role &&
+    !role.allowed_entity_aliases.some((p) => globMatch(p.toLowerCase(), String(data.entity_alias).toLowerCase()))
+  )
+    throw invalid("invalid 'entity_alias' value");
   if (data.id !== undefined && !sudo) throw invalid('root or sudo privileges required to specify token id');
   if (typeof data.id === 'string' && data.id.includes('.')) throw invalid('token IDs can not contain period');
-  if (data.id) warnings.push('Supplying a custom ID for the token uses the weaker SHA1 hashing instead of the more secure SHA2-256 HMAC for token obfuscation. SHA1 hashed tokens on the wire leads to less secure lookups.');
+  if (data.id)
+    warnings.push(
+      'Supplying a custom ID for the token uses the weaker SHA1 hashing instead of the more secure SHA2-256 HMAC for token obfuscation. SHA1 hashed tokens on the wire leads to less secure lookups.',
+    );
   const norm = (l: string[]) => [...new Set(l.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))];
   let requested = data.policies ? norm(data.policies) : null;
   let policies: string[];
@@ -185,21 +231,29 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   const noDefault: boolean = data.no_default_policy || (role?.token_no_default_policy ?? false);
   if (role) {
     if (!requested || requested.length === 0) requested = norm(role.allowed_policies);
-    checkRolePolicies(role, requested.filter((p) => p !== 'default'), caller.policies, sudo);
+    checkRolePolicies(
+      role,
+      requested.filter((p) => p !== 'default'),
+      caller.policies,
+      sudo,
+    );
     orphan = role.orphan || (orphan && sudo);
     if (!role.renewable) renewable = false;
     if (role.token_period) {
-      if (period && period !== role.token_period) warnings.push('Role period is set and overrides the requested period');
+      if (period && period !== role.token_period)
+        warnings.push('Role period is set and overrides the requested period');
       period = period ? Math.min(period, role.token_period) : role.token_period;
     }
     if (role.token_explicit_max_ttl) {
-      if (explicitMax && explicitMax > role.token_explicit_max_ttl) warnings.push('Explicit max TTL specified both during creation call and in role; using the lesser value');
+      if (explicitMax && explicitMax > role.token_explicit_max_ttl)
+        warnings.push('Explicit max TTL specified both during creation call and in role; using the lesser value');
       explicitMax = explicitMax ? Math.min(explicitMax, role.token_explicit_max_ttl) : role.token_explicit_max_ttl;
     }
     if (role.token_num_uses && (!numUses || numUses > role.token_num_uses)) numUses = role.token_num_uses;
   } else {
     requested ??= norm(caller.policies);
-    if (requested.includes('root') && !caller.root) throw invalid('policies', 'root tokens may not be created without parent token being root');
+    if (requested.includes('root') && !caller.root)
+      throw invalid('policies', 'root tokens may not be created without parent token being root');
     if (!sudo) {
       const mine = new Set(caller.policies);
       const extra = requested.filter((p) => p !== 'default' && !mine.has(p));
@@ -214,7 +268,9 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   policies.sort();
   // Batch tokens cannot be revoked, so there are no root batch tokens.
   if (batch && policies.includes('root')) throw invalid('batch tokens cannot be root tokens');
-  for (const p of policies) if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p))) warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
+  for (const p of policies)
+    if (p !== 'root' && p !== 'default' && !(await engine.policies.get(p)))
+      warnings.push(`Policy ${JSON.stringify(p)} does not exist`);
   // One rule for every issued token (auth/token-ttl.ts): ttl 0 means the mount's default, a longer
   // one is capped at the mount's max; only a root token asked for without a TTL never expires.
   const life = tokenLifetime({
@@ -257,7 +313,8 @@ async function createToken(ctx: RequestContext<TokenParts, CreateData>, orphanPa
   return { auth: authBlock(id, entry), data: null, ...(warnings.length ? { warnings } : {}) };
 }
 
-const TIDY_WARNING = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
+const TIDY_WARNING =
+  "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 
 /** Routes of the token auth method. */
 export const tokenRoutes: AnyRoute[] = [
@@ -266,7 +323,13 @@ export const tokenRoutes: AnyRoute[] = [
     summary: 'Create a token',
     fields: createFields,
     operations: { update: (ctx) => createToken(ctx as never, false, undefined) },
-    cli: { command: 'token create', examples: ['keyhold token create --policies transit-user --ttl 1h', 'keyhold token create -role=ci -period=24h -orphan'] },
+    cli: {
+      command: 'token create',
+      examples: [
+        'keyhold token create --policies transit-user --ttl 1h',
+        'keyhold token create -role=ci -period=24h -orphan',
+      ],
+    },
   }),
   route({
     path: 'create-orphan',
@@ -286,8 +349,12 @@ export const tokenRoutes: AnyRoute[] = [
     summary: "Look up the calling token's properties",
     fields: {},
     operations: {
-      read: async ({ engine, token }) => ({ data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
-      update: async ({ engine, token }) => ({ data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id) }),
+      read: async ({ engine, token }) => ({
+        data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id),
+      }),
+      update: async ({ engine, token }) => ({
+        data: await lookupData(engine, await entryOf(engine, token!.id, true), token!.id),
+      }),
     },
   }),
   route({
@@ -295,8 +362,12 @@ export const tokenRoutes: AnyRoute[] = [
     summary: 'Look up a token',
     fields: { token: f.string('Token to look up').sensitive() },
     operations: {
-      read: async ({ engine, data }) => ({ data: await lookupData(engine, await entryOf(engine, data.token), data.token) }),
-      update: async ({ engine, data }) => ({ data: await lookupData(engine, await entryOf(engine, data.token), data.token) }),
+      read: async ({ engine, data }) => ({
+        data: await lookupData(engine, await entryOf(engine, data.token), data.token),
+      }),
+      update: async ({ engine, data }) => ({
+        data: await lookupData(engine, await entryOf(engine, data.token), data.token),
+      }),
     },
     cli: { command: 'token lookup' },
   }),
@@ -319,7 +390,9 @@ export const tokenRoutes: AnyRoute[] = [
     fields: { increment: f.duration('Requested extension') },
     operations: {
       update: async ({ engine, data, token }) => {
-        const r = await renewEntry(engine, await entryOf(engine, token!.id, true), data.increment, () => denied('bad token'));
+        const r = await renewEntry(engine, await entryOf(engine, token!.id, true), data.increment, () =>
+          denied('bad token'),
+        );
         return { auth: authBlock(token!.id, r), data: null };
       },
     },
@@ -384,7 +457,8 @@ export const tokenRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data, token, allowed, fullPath }) => {
         // Vault checks sudo inside the handler (token_store.go handleRevokeOrphan), answering 400.
-        if (!token!.root && !allowed('sudo', fullPath)) throw invalid('root or sudo privileges required to revoke and orphan');
+        if (!token!.root && !allowed('sudo', fullPath))
+          throw invalid('root or sudo privileges required to revoke and orphan');
         if (!data.token) throw invalid('missing token ID');
         const e = await engine.tokens.lookup(data.token);
         if (!e) throw invalid('token to revoke not found');

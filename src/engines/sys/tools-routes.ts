@@ -50,8 +50,10 @@ export const toolsRoutes: AnyRoute[] = [
       update: ({ data }) => {
         const algorithm = data.urlalgorithm ?? data.algorithm;
         const input = data.input ?? '';
-        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(input) || input.length % 4 !== 0) throw invalid('unable to decode input as base64: illegal base64 data');
-        if (data.format !== 'hex' && data.format !== 'base64') throw invalid(`unsupported encoding format ${data.format}; must be "hex" or "base64"`);
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(input) || input.length % 4 !== 0)
+          throw invalid('unable to decode input as base64: illegal base64 data');
+        if (data.format !== 'hex' && data.format !== 'base64')
+          throw invalid(`unsupported encoding format ${data.format}; must be "hex" or "base64"`);
         const alg = HASHES[algorithm];
         if (!alg) throw invalid(`unsupported algorithm ${algorithm}`);
         return { data: { sum: encode(createHash(alg).update(Buffer.from(input, 'base64')).digest(), data.format) } };
@@ -78,13 +80,15 @@ export const toolsRoutes: AnyRoute[] = [
           else throw invalid(`error parsing url-set byte count: invalid value "${data.source}"`);
         } else if (data.source !== undefined) {
           source = data.source;
-          if (!/^\d+$/.test(data.urlbytes!)) throw invalid(`error parsing url-set byte count: invalid value "${data.urlbytes}"`);
+          if (!/^\d+$/.test(data.urlbytes!))
+            throw invalid(`error parsing url-set byte count: invalid value "${data.urlbytes}"`);
           bytes = Number(data.urlbytes);
         }
         if (source !== 'platform') throw invalid(`unsupported entropy source ${source}; keyhold offers "platform"`);
         if (bytes < 1) throw invalid('"bytes" cannot be less than 1');
         if (bytes > MAX_RANDOM_BYTES) throw invalid(`"bytes" should be less than ${MAX_RANDOM_BYTES}`);
-        if (data.format !== 'hex' && data.format !== 'base64') throw invalid(`unsupported encoding format ${data.format}; must be "hex" or "base64"`);
+        if (data.format !== 'hex' && data.format !== 'base64')
+          throw invalid(`unsupported encoding format ${data.format}; must be "hex" or "base64"`);
         return { data: { random_bytes: encode(randomBytes(bytes), data.format) } };
       },
     },
@@ -110,7 +114,11 @@ export const toolsRoutes: AnyRoute[] = [
   route({
     path: '(leases/)renew(/*url_lease_id)',
     summary: 'Renew a lease (keyhold issues none: "lease not found")',
-    fields: { lease_id: leaseId, url_lease_id: f.string('Lease id in the URL'), increment: f.duration('Requested extension') },
+    fields: {
+      lease_id: leaseId,
+      url_lease_id: f.string('Lease id in the URL'),
+      increment: f.duration('Requested extension'),
+    },
     operations: {
       update: ({ data }) => {
         if (!(data.lease_id ?? data.url_lease_id)) throw invalid('lease_id must be specified');
@@ -121,7 +129,11 @@ export const toolsRoutes: AnyRoute[] = [
   route({
     path: '(leases/)revoke(/*url_lease_id)',
     summary: 'Revoke a lease (an unknown lease is already revoked: 204)',
-    fields: { lease_id: leaseId, url_lease_id: f.string('Lease id in the URL'), sync: f.bool('Accepted for compatibility') },
+    fields: {
+      lease_id: leaseId,
+      url_lease_id: f.string('Lease id in the URL'),
+      sync: f.bool('Accepted for compatibility'),
+    },
     operations: {
       update: ({ data }) => {
         if (!(data.lease_id ?? data.url_lease_id)) throw invalid('lease_id must be specified');

@@ -69,7 +69,8 @@ function matchingMount(parts: SysParts, path: string): { entry: MountInfo; fullP
     ...parts.mounts.authMounts().map((m) => ({ entry: m, fullPath: m.path })),
   ];
   let best: { entry: MountInfo; fullPath: string } | null = null;
-  for (const c of candidates) if (path.startsWith(c.fullPath) && (!best || c.fullPath.length > best.fullPath.length)) best = c;
+  for (const c of candidates)
+    if (path.startsWith(c.fullPath) && (!best || c.fullPath.length > best.fullPath.length)) best = c;
   return best;
 }
 
@@ -100,7 +101,9 @@ async function hasMountAccess(parts: SysParts, token: TokenInfo, mountPath: stri
 }
 
 function preflightDenied(path: string): Error {
-  return denied(`preflight capability check returned 403, please ensure client's policies grant access to path ${JSON.stringify(path)}`);
+  return denied(
+    `preflight capability check returned 403, please ensure client's policies grant access to path ${JSON.stringify(path)}`,
+  );
 }
 
 /** The `sys/internal/ui/mounts` routes and `sys/auth`; listed before `sysRoutes` in the sys engine. */
@@ -138,7 +141,8 @@ export const uiMountsRoutes: AnyRoute[] = [
         // the auth method from them), with their type, description and options only.
         if (!token) {
           for (const m of engine.mounts.authMounts()) {
-            if (m.config.listing_visibility === 'unauth') auth[m.path.slice('auth/'.length)] = { type: m.type, description: m.description, options: m.options };
+            if (m.config.listing_visibility === 'unauth')
+              auth[m.path.slice('auth/'.length)] = { type: m.type, description: m.description, options: m.options };
           }
         }
         if (token) {

@@ -12,12 +12,20 @@ import type { SysParts } from './sys-parts.js';
 const route = routesFor<SysParts>();
 
 /** The token a caller names: `token` in the body (a third party unwrapping), else the request's own. */
-function tokenArg(ctx: RequestContext<SysParts, { token?: string }>): { token: string | undefined; thirdParty: boolean } {
+function tokenArg(ctx: RequestContext<SysParts, { token?: string }>): {
+  token: string | undefined;
+  thirdParty: boolean;
+} {
   const body = ctx.data.token?.trim();
   if (body) return { token: body, thirdParty: true };
   const x = ctx.headers['x-vault-token'];
   const auth = ctx.headers.authorization;
-  const header = typeof x === 'string' && x !== '' ? x : typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
+  const header =
+    typeof x === 'string' && x !== ''
+      ? x
+      : typeof auth === 'string' && auth.startsWith('Bearer ')
+        ? auth.slice(7).trim()
+        : undefined;
   return { token: header, thirdParty: false };
 }
 
@@ -78,7 +86,10 @@ export const wrappingRoutes: AnyRoute[] = [
         if (thirdParty) requireCaller(ctx, 'sys/wrapping/unwrap');
         const body = await ctx.engine.wrapping.unwrap(token);
         if (body === '') return;
-        return { raw: { contentType: 'application/json', body: body.endsWith('\n') ? body : body + '\n', status: 200 }, data: null };
+        return {
+          raw: { contentType: 'application/json', body: body.endsWith('\n') ? body : body + '\n', status: 200 },
+          data: null,
+        };
       },
     },
   }),

@@ -21,7 +21,10 @@ export class TransitEngine implements TransitState {
   /** sys/managed-keys as this mount may use them. */
   readonly managed?: ManagedKeyAccess;
 
-  constructor(readonly env: EngineEnv, cacheSize = 0) {
+  constructor(
+    readonly env: EngineEnv,
+    cacheSize = 0,
+  ) {
     this.keys = new TransitKeyStore(env.storage, env.clock, env.logger, cacheSize);
     this.rotator = new AutoRotator(this.keys, env.clock, env.logger);
     this.wrapping = new WrappingKey(env.storage);

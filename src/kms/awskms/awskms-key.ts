@@ -31,10 +31,18 @@ export interface AwsKmsKeyOptions {
 
 type Sdk = typeof import('@aws-sdk/client-kms');
 
-const SPEC: Record<string, string> = { RSA2048: 'RSA_2048', RSA3072: 'RSA_3072', RSA4096: 'RSA_4096', P256: 'ECC_NIST_P256', P384: 'ECC_NIST_P384', P521: 'ECC_NIST_P521' };
+const SPEC: Record<string, string> = {
+  RSA2048: 'RSA_2048',
+  RSA3072: 'RSA_3072',
+  RSA4096: 'RSA_4096',
+  P256: 'ECC_NIST_P256',
+  P384: 'ECC_NIST_P384',
+  P521: 'ECC_NIST_P521',
+};
 /** KMS SigningAlgorithm per padding and hash (AWS KMS API reference, SigningAlgorithmSpec). */
 function signingAlgorithm(kind: 'rsa' | 'ec', o: KmsSignOptions, curveBytes: number): string {
-  if (!/^sha(256|384|512)$/.test(o.hash)) throw invalid('hash_algorithm', `${o.hash} is not supported by AWS KMS (sha2-256, sha2-384, sha2-512 only)`);
+  if (!/^sha(256|384|512)$/.test(o.hash))
+    throw invalid('hash_algorithm', `${o.hash} is not supported by AWS KMS (sha2-256, sha2-384, sha2-512 only)`);
   const bits = o.hash.slice(3);
   if (kind === 'ec') {
     const want = curveBytes === 32 ? '256' : curveBytes === 48 ? '384' : '512';
@@ -102,7 +110,14 @@ export class AwsKmsKey implements KmsKey {
     const alg = signingAlgorithm(this.kind as 'rsa' | 'ec', o, this.curveBytes());
     const raw = o.message && o.message.length > 0 && o.message.length <= 4096;
     try {
-      const r = await this.client.send(new this.sdk.SignCommand({ KeyId: this.keyArn, Message: raw ? o.message : digest, MessageType: raw ? 'RAW' : 'DIGEST', SigningAlgorithm: alg as never }));
+      const r = await this.client.send(
+        new this.sdk.SignCommand({
+          KeyId: this.keyArn,
+          Message: raw ? o.message : digest,
+          MessageType: raw ? 'RAW' : 'DIGEST',
+          SigningAlgorithm: alg as never,
+        }),
+      );
       return Buffer.from(r.Signature!);
     } catch (e) {
       throw awsError(e);
@@ -111,7 +126,10 @@ export class AwsKmsKey implements KmsKey {
 
   async verify(digest: Buffer, signature: Buffer, o: KmsSignOptions): Promise<boolean> {
     if (!this.pub) throw invalid('this AWS KMS key does not verify (key_type AES)');
-    return verifyDigest(this.pub, digest, signature, { ...o, padding: this.kind === 'rsa' ? (o.padding ?? 'pkcs1v15') : undefined });
+    return verifyDigest(this.pub, digest, signature, {
+      ...o,
+      padding: this.kind === 'rsa' ? (o.padding ?? 'pkcs1v15') : undefined,
+    });
   }
 
   async encrypt(plaintext: Buffer, o: { aad?: Buffer; iv?: Buffer } = {}): Promise<Buffer> {
@@ -119,7 +137,13 @@ export class AwsKmsKey implements KmsKey {
     if (o.iv) throw invalid('nonce', 'cannot be given for an AWS KMS key');
     if (plaintext.length < 1 || plaintext.length > 4096) throw invalid('plaintext', 'AWS KMS encrypts 1 to 4096 bytes');
     try {
-      const r = await this.client.send(new this.sdk.EncryptCommand({ KeyId: this.keyArn, Plaintext: plaintext, EncryptionContext: o.aad ? { aad: o.aad.toString('base64') } : undefined }));
+      const r = await this.client.send(
+        new this.sdk.EncryptCommand({
+          KeyId: this.keyArn,
+          Plaintext: plaintext,
+          EncryptionContext: o.aad ? { aad: o.aad.toString('base64') } : undefined,
+        }),
+      );
       return Buffer.from(r.CiphertextBlob!);
     } catch (e) {
       throw awsError(e);
@@ -129,7 +153,13 @@ export class AwsKmsKey implements KmsKey {
   async decrypt(ciphertext: Buffer, o: { aad?: Buffer } = {}): Promise<Buffer> {
     if (!this.capabilities.decrypt) throw invalid('this AWS KMS key does not decrypt (only key_type AES keys do)');
     try {
-      const r = await this.client.send(new this.sdk.DecryptCommand({ KeyId: this.keyArn, CiphertextBlob: ciphertext, EncryptionContext: o.aad ? { aad: o.aad.toString('base64') } : undefined }));
+      const r = await this.client.send(
+        new this.sdk.DecryptCommand({
+          KeyId: this.keyArn,
+          CiphertextBlob: ciphertext,
+          EncryptionContext: o.aad ? { aad: o.aad.toString('base64') } : undefined,
+        }),
+      );
       return Buffer.from(r.Plaintext!);
     } catch (e) {
       throw awsError(e);
@@ -144,7 +174,13 @@ export class AwsKmsKey implements KmsKey {
 /** Open (and when allowed, create) an AWS KMS key; 400 for a bad configuration, 503 when KMS is unreachable. */
 export async function openAwsKmsKey(o: AwsKmsKeyOptions): Promise<AwsKmsKey> {
   const kind = o.keyType === 'RSA' ? 'rsa' : o.keyType === 'ECDSA' ? 'ec' : 'aes';
-  const guard = new NetworkGuard({ disable_strict_networking: false, allowed_ipv4_addresses: [], allowed_ipv6_addresses: [], allowed_ports: [], ...o.network });
+  const guard = new NetworkGuard({
+    disable_strict_networking: false,
+    allowed_ipv4_addresses: [],
+    allowed_ipv6_addresses: [],
+    allowed_ports: [],
+    ...o.network,
+  });
   if (o.endpoint) {
     try {
       guard.checkUrl(new URL(o.endpoint));
@@ -159,7 +195,12 @@ export async function openAwsKmsKey(o: AwsKmsKeyOptions): Promise<AwsKmsKey> {
     endpoint: o.endpoint || undefined,
     credentials: o.accessKey ? { accessKeyId: o.accessKey, secretAccessKey: o.secretKey ?? '' } : undefined,
     maxAttempts: 3,
-    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https, requestTimeout: o.timeoutMs ?? 10_000, connectionTimeout: o.timeoutMs ?? 10_000 },
+    requestHandler: {
+      httpAgent: agents.http,
+      httpsAgent: agents.https,
+      requestTimeout: o.timeoutMs ?? 10_000,
+      connectionTimeout: o.timeoutMs ?? 10_000,
+    },
   });
   try {
     let arn: string | undefined;
@@ -167,17 +208,43 @@ export async function openAwsKmsKey(o: AwsKmsKeyOptions): Promise<AwsKmsKey> {
       const d = await client.send(new sdk.DescribeKeyCommand({ KeyId: o.kmsKey }));
       arn = d.KeyMetadata?.Arn;
       const usage = kind === 'aes' ? 'ENCRYPT_DECRYPT' : 'SIGN_VERIFY';
-      if (d.KeyMetadata?.KeyUsage && d.KeyMetadata.KeyUsage !== usage) throw invalid('kms_key', `the key's KeyUsage is ${d.KeyMetadata.KeyUsage}; key_type ${o.keyType} needs ${usage}`);
+      if (d.KeyMetadata?.KeyUsage && d.KeyMetadata.KeyUsage !== usage)
+        throw invalid(
+          'kms_key',
+          `the key's KeyUsage is ${d.KeyMetadata.KeyUsage}; key_type ${o.keyType} needs ${usage}`,
+        );
       const spec = String(d.KeyMetadata?.KeySpec ?? '');
-      if (spec && !(kind === 'rsa' ? spec.startsWith('RSA_') : kind === 'ec' ? spec.startsWith('ECC_NIST') : spec === 'SYMMETRIC_DEFAULT')) throw invalid('kms_key', `the key's KeySpec ${spec} does not fit key_type ${o.keyType}`);
+      if (
+        spec &&
+        !(kind === 'rsa'
+          ? spec.startsWith('RSA_')
+          : kind === 'ec'
+            ? spec.startsWith('ECC_NIST')
+            : spec === 'SYMMETRIC_DEFAULT')
+      )
+        throw invalid('kms_key', `the key's KeySpec ${spec} does not fit key_type ${o.keyType}`);
     } catch (e) {
       if ((e as { name?: string }).name !== 'NotFoundException' || !o.generate) throw e;
     }
     if (!arn) {
-      if (!o.kmsKey.startsWith('alias/')) throw invalid('kms_key', 'must be an alias (alias/...) when allow_generate_key is set');
-      const spec = kind === 'aes' ? 'SYMMETRIC_DEFAULT' : SPEC[kind === 'rsa' ? `RSA${o.keyBits ?? 0}` : (o.curve ?? '').toUpperCase().replace('-', '')];
-      if (!spec) throw invalid(kind === 'rsa' ? 'key_bits' : 'curve', kind === 'rsa' ? 'must be 2048, 3072 or 4096' : 'must be P256, P384 or P521');
-      const k = await client.send(new sdk.CreateKeyCommand({ KeySpec: spec as never, KeyUsage: kind === 'aes' ? 'ENCRYPT_DECRYPT' : 'SIGN_VERIFY', Description: 'keyhold managed key' }));
+      if (!o.kmsKey.startsWith('alias/'))
+        throw invalid('kms_key', 'must be an alias (alias/...) when allow_generate_key is set');
+      const spec =
+        kind === 'aes'
+          ? 'SYMMETRIC_DEFAULT'
+          : SPEC[kind === 'rsa' ? `RSA${o.keyBits ?? 0}` : (o.curve ?? '').toUpperCase().replace('-', '')];
+      if (!spec)
+        throw invalid(
+          kind === 'rsa' ? 'key_bits' : 'curve',
+          kind === 'rsa' ? 'must be 2048, 3072 or 4096' : 'must be P256, P384 or P521',
+        );
+      const k = await client.send(
+        new sdk.CreateKeyCommand({
+          KeySpec: spec as never,
+          KeyUsage: kind === 'aes' ? 'ENCRYPT_DECRYPT' : 'SIGN_VERIFY',
+          Description: 'keyhold managed key',
+        }),
+      );
       arn = k.KeyMetadata!.Arn!;
       await client.send(new sdk.CreateAliasCommand({ AliasName: o.kmsKey, TargetKeyId: k.KeyMetadata!.KeyId! }));
     }

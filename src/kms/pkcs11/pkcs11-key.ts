@@ -63,13 +63,28 @@ export function keyIdBytes(id: string): Buffer {
 
 function publicKeyOf(f: KeyFacts): KeyObject | null {
   if (f.kind === 'rsa' && f.modulus && f.publicExponent) {
-    return createPublicKey({ key: { kty: 'RSA', n: Buffer.from(f.modulus).toString('base64url'), e: Buffer.from(f.publicExponent).toString('base64url') }, format: 'jwk' });
+    return createPublicKey({
+      key: {
+        kty: 'RSA',
+        n: Buffer.from(f.modulus).toString('base64url'),
+        e: Buffer.from(f.publicExponent).toString('base64url'),
+      },
+      format: 'jwk',
+    });
   }
   if (f.kind === 'ec' && f.ecPoint && f.ecParams) {
     const c = CURVES.find((x) => x.oid.equals(Buffer.from(f.ecParams!)));
     const pt = Buffer.from(f.ecPoint);
     if (!c || pt[0] !== 4 || pt.length !== 1 + 2 * c.bytes) return null;
-    return createPublicKey({ key: { kty: 'EC', crv: c.jwk, x: pt.subarray(1, 1 + c.bytes).toString('base64url'), y: pt.subarray(1 + c.bytes).toString('base64url') }, format: 'jwk' });
+    return createPublicKey({
+      key: {
+        kty: 'EC',
+        crv: c.jwk,
+        x: pt.subarray(1, 1 + c.bytes).toString('base64url'),
+        y: pt.subarray(1 + c.bytes).toString('base64url'),
+      },
+      format: 'jwk',
+    });
   }
   return null;
 }
@@ -94,7 +109,12 @@ export class Pkcs11Key implements KmsKey {
     this.pub = publicKeyOf(facts);
     this.gate = new Semaphore(opts.maxParallel);
     const asym = facts.kind !== 'aes';
-    this.capabilities = { sign: asym, verify: asym, encrypt: facts.kind === 'aes' || (facts.kind === 'rsa' && mechanism.value === CKM.RSA_PKCS_OAEP), decrypt: facts.kind === 'aes' || (facts.kind === 'rsa' && mechanism.value === CKM.RSA_PKCS_OAEP) };
+    this.capabilities = {
+      sign: asym,
+      verify: asym,
+      encrypt: facts.kind === 'aes' || (facts.kind === 'rsa' && mechanism.value === CKM.RSA_PKCS_OAEP),
+      decrypt: facts.kind === 'aes' || (facts.kind === 'rsa' && mechanism.value === CKM.RSA_PKCS_OAEP),
+    };
   }
 
   private run<T>(fn: () => Promise<T>): Promise<T> {
@@ -102,7 +122,8 @@ export class Pkcs11Key implements KmsKey {
   }
 
   private need(cap: keyof KmsCapabilities): void {
-    if (!this.capabilities[cap]) throw invalid(`managed key (${this.kind}, mechanism ${this.mechanism.name}) does not support ${cap}`);
+    if (!this.capabilities[cap])
+      throw invalid(`managed key (${this.kind}, mechanism ${this.mechanism.name}) does not support ${cap}`);
   }
 
   publicKey(): KeyObject | null {
@@ -118,7 +139,16 @@ export class Pkcs11Key implements KmsKey {
     if (this.kind === 'ec') {
       if (o.hash === 'none') throw invalid('hash_algorithm', 'none is only valid for RSA PKCS#1 v1.5 signatures');
       const c = CURVES.find((x) => this.facts.ecParams && x.oid.equals(Buffer.from(this.facts.ecParams)));
-      const raw = await this.run(() => this.lib.call<Uint8Array>({ op: 'sign', ref: this.ref, mechanism: CKM.ECDSA, params: { type: 'none' }, data: digest, outLen: 2 * (c?.bytes ?? 66) }));
+      const raw = await this.run(() =>
+        this.lib.call<Uint8Array>({
+          op: 'sign',
+          ref: this.ref,
+          mechanism: CKM.ECDSA,
+          params: { type: 'none' },
+          data: digest,
+          outLen: 2 * (c?.bytes ?? 66),
+        }),
+      );
       return rawToDer(Buffer.from(raw));
     }
     const padding = o.padding ?? (this.mechanism.value === CKM.RSA_PKCS_PSS ? 'pss' : 'pkcs1v15');
@@ -126,16 +156,41 @@ export class Pkcs11Key implements KmsKey {
       if (o.hash === 'none') throw invalid('hash_algorithm', 'none requires signature_algorithm pkcs1v15');
       const h = HASH_MECH[o.hash];
       const params: MechParams = { type: 'pss', hashAlg: h.mech, mgf: h.mgf, saltLen: o.saltLength ?? h.bytes };
-      return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'sign', ref: this.ref, mechanism: CKM.RSA_PKCS_PSS, params, data: digest, outLen: this.modulusBytes() })));
+      return Buffer.from(
+        await this.run(() =>
+          this.lib.call<Uint8Array>({
+            op: 'sign',
+            ref: this.ref,
+            mechanism: CKM.RSA_PKCS_PSS,
+            params,
+            data: digest,
+            outLen: this.modulusBytes(),
+          }),
+        ),
+      );
     }
     // CKM_RSA_PKCS over DigestInfo || digest equals CKM_SHA*_RSA_PKCS (reference 4.2); `none` signs the bytes as given.
     const data = o.hash === 'none' ? digest : Buffer.concat([DIGEST_INFO[o.hash], digest]);
-    return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'sign', ref: this.ref, mechanism: CKM.RSA_PKCS, params: { type: 'none' }, data, outLen: this.modulusBytes() })));
+    return Buffer.from(
+      await this.run(() =>
+        this.lib.call<Uint8Array>({
+          op: 'sign',
+          ref: this.ref,
+          mechanism: CKM.RSA_PKCS,
+          params: { type: 'none' },
+          data,
+          outLen: this.modulusBytes(),
+        }),
+      ),
+    );
   }
 
   async verify(digest: Buffer, signature: Buffer, o: KmsSignOptions): Promise<boolean> {
     this.need('verify');
-    return verifyDigest(this.pub!, digest, signature, { ...o, padding: o.padding ?? (this.mechanism.value === CKM.RSA_PKCS_PSS ? 'pss' : 'pkcs1v15') });
+    return verifyDigest(this.pub!, digest, signature, {
+      ...o,
+      padding: o.padding ?? (this.mechanism.value === CKM.RSA_PKCS_PSS ? 'pss' : 'pkcs1v15'),
+    });
   }
 
   async encrypt(plaintext: Buffer, o: { aad?: Buffer; iv?: Buffer } = {}): Promise<Buffer> {
@@ -147,7 +202,16 @@ export class Pkcs11Key implements KmsKey {
     if (o.iv && o.iv.length !== 12) throw invalid('nonce', `must be exactly 12 bytes, got ${o.iv.length}`);
     // No IV given: the worker takes 12 bytes from the token's C_GenerateRandom (the HSM never picks
     // a GCM IV itself, reference 4.2) and prefixes them.
-    const out = await this.run(() => this.lib.call<Uint8Array>({ op: 'encrypt', ref: this.ref, mechanism: CKM.AES_GCM, params: { type: 'gcm', iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 }, data: plaintext, outLen: plaintext.length + 16 }));
+    const out = await this.run(() =>
+      this.lib.call<Uint8Array>({
+        op: 'encrypt',
+        ref: this.ref,
+        mechanism: CKM.AES_GCM,
+        params: { type: 'gcm', iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 },
+        data: plaintext,
+        outLen: plaintext.length + 16,
+      }),
+    );
     return asBuffer(out);
   }
 
@@ -155,26 +219,51 @@ export class Pkcs11Key implements KmsKey {
     this.need('decrypt');
     if (this.kind === 'rsa') {
       const h = HASH_MECH[this.opts.oaepHash];
-      if (ciphertext.length !== this.modulusBytes()) throw invalid('ciphertext', 'invalid ciphertext length for the key');
+      if (ciphertext.length !== this.modulusBytes())
+        throw invalid('ciphertext', 'invalid ciphertext length for the key');
       try {
-        return Buffer.from(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.RSA_PKCS_OAEP, params: { type: 'oaep', hashAlg: h.mech, mgf: h.mgf }, data: ciphertext, outLen: this.modulusBytes() })));
+        return Buffer.from(
+          await this.run(() =>
+            this.lib.call<Uint8Array>({
+              op: 'decrypt',
+              ref: this.ref,
+              mechanism: CKM.RSA_PKCS_OAEP,
+              params: { type: 'oaep', hashAlg: h.mech, mgf: h.mgf },
+              data: ciphertext,
+              outLen: this.modulusBytes(),
+            }),
+          ),
+        );
       } catch (e) {
         // A ciphertext that does not decrypt (SoftHSM2 answers CKR_GENERAL_ERROR whatever the cause)
         // is the caller's: one 400 with transit's OAEP message for every cause, as for keys held
         // in keyhold (no Manger oracle through rewrap; docs/security.md). A gone token was ruled
         // out by the worker before the error got here.
-        if (/CKR_GENERAL_ERROR|CKR_ENCRYPTED_DATA_INVALID|CKR_ENCRYPTED_DATA_LEN_RANGE/.test((e as Error).message)) throw invalid('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
+        if (/CKR_GENERAL_ERROR|CKR_ENCRYPTED_DATA_INVALID|CKR_ENCRYPTED_DATA_LEN_RANGE/.test((e as Error).message))
+          throw invalid('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
         throw e;
       }
     }
     if (ciphertext.length < 12 + 16) throw invalid('ciphertext', 'too short');
     const iv = ciphertext.subarray(0, 12);
     try {
-      return asBuffer(await this.run(() => this.lib.call<Uint8Array>({ op: 'decrypt', ref: this.ref, mechanism: CKM.AES_GCM, params: { type: 'gcm', iv, aad: o.aad, tagBits: 128 }, data: ciphertext.subarray(12), outLen: ciphertext.length })));
+      return asBuffer(
+        await this.run(() =>
+          this.lib.call<Uint8Array>({
+            op: 'decrypt',
+            ref: this.ref,
+            mechanism: CKM.AES_GCM,
+            params: { type: 'gcm', iv, aad: o.aad, tagBits: 128 },
+            data: ciphertext.subarray(12),
+            outLen: ciphertext.length,
+          }),
+        ),
+      );
     } catch (e) {
       // SoftHSM reports a failed GCM tag check as CKR_GENERAL_ERROR (reference 4.4); the worker has
       // already ruled out a gone token before letting it through.
-      if (/CKR_GENERAL_ERROR|CKR_ENCRYPTED_DATA_INVALID/.test((e as Error).message)) throw invalid('cipher: message authentication failed');
+      if (/CKR_GENERAL_ERROR|CKR_ENCRYPTED_DATA_INVALID/.test((e as Error).message))
+        throw invalid('cipher: message authentication failed');
       throw e;
     }
   }
@@ -211,13 +300,21 @@ let refCounter = 0;
 function specOf(o: Pkcs11KeyOptions, mech: MechanismInfo): { spec: KeySpec; generate?: GenerateSpec } {
   if (!o.slot && !o.tokenLabel) throw invalid('slot', 'slot or token_label is required');
   if (!o.keyLabel && !o.keyId) throw invalid('key_label', 'key_label or key_id is required');
-  const spec: KeySpec = { slot: o.slot, tokenLabel: o.slot ? undefined : o.tokenLabel, pin: o.pin, keyLabel: o.keyLabel, keyId: o.keyId ? keyIdBytes(o.keyId) : undefined, forceRw: o.forceRwSession ?? false };
+  const spec: KeySpec = {
+    slot: o.slot,
+    tokenLabel: o.slot ? undefined : o.tokenLabel,
+    pin: o.pin,
+    keyLabel: o.keyLabel,
+    keyId: o.keyId ? keyIdBytes(o.keyId) : undefined,
+    forceRw: o.forceRwSession ?? false,
+  };
   if (!o.generate && !o.replace) return { spec };
   let generate: GenerateSpec;
   if (mech.kind === 'aes') generate = { kind: 'aes', bits: 256 };
   else if (mech.kind === 'rsa') {
     const bits = o.keyBits ?? 0;
-    if (![2048, 3072, 4096].includes(bits)) throw invalid('key_bits', 'must be 2048, 3072 or 4096 to generate an RSA key');
+    if (![2048, 3072, 4096].includes(bits))
+      throw invalid('key_bits', 'must be 2048, 3072 or 4096 to generate an RSA key');
     generate = { kind: 'rsa', bits };
   } else {
     const c = CURVES.find((x) => x.name === (o.curve ?? '').toUpperCase().replace('-', ''));
@@ -235,15 +332,27 @@ function specOf(o: Pkcs11KeyOptions, mech: MechanismInfo): { spec: KeySpec; gene
  */
 export async function openPkcs11Key(o: Pkcs11KeyOptions): Promise<Pkcs11Key> {
   const mech = mechanismOf(o.mechanism);
-  if (!mech) throw invalid('mechanism', `unsupported mechanism ${String(o.mechanism)}; supported: 0x0001, 0x000D, 0x0009, 0x1041, 0x1087`);
+  if (!mech)
+    throw invalid(
+      'mechanism',
+      `unsupported mechanism ${String(o.mechanism)}; supported: 0x0001, 0x000D, 0x0009, 0x1041, 0x1087`,
+    );
   const { spec, generate } = specOf(o, mech);
   const ownsLibrary = typeof o.library === 'string';
   const lib = typeof o.library === 'string' ? new Pkcs11Library('pkcs11', o.library) : o.library;
   const ref = `k${++refCounter}-${randomUUID()}`;
   try {
     const facts = await lib.call<KeyFacts>({ op: 'open', ref, spec, generate });
-    if (facts.kind !== mech.kind) throw invalid('mechanism', `${mech.name} needs an ${mech.kind.toUpperCase()} key; the token's key "${facts.label}" is ${facts.kind.toUpperCase()}`);
-    return new Pkcs11Key(lib, ref, mech, facts, { maxParallel: Math.max(1, o.maxParallel ?? 1), oaepHash: o.rsaOaepHash ?? 'sha256', ownsLibrary });
+    if (facts.kind !== mech.kind)
+      throw invalid(
+        'mechanism',
+        `${mech.name} needs an ${mech.kind.toUpperCase()} key; the token's key "${facts.label}" is ${facts.kind.toUpperCase()}`,
+      );
+    return new Pkcs11Key(lib, ref, mech, facts, {
+      maxParallel: Math.max(1, o.maxParallel ?? 1),
+      oaepHash: o.rsaOaepHash ?? 'sha256',
+      ownsLibrary,
+    });
   } catch (e) {
     await lib.call({ op: 'close', ref }).catch(() => undefined);
     if (ownsLibrary) await lib.close();

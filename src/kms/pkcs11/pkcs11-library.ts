@@ -10,7 +10,15 @@ import { Worker } from 'node:worker_threads';
 import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import { embeddedScript } from '../../native/embedded-script.js';
 import type { Logger } from '../../framework/context.js';
-import { decodeResults, encodeRequests, isHot, requestSize, writeRequest, type HotCall, type HotRequest } from './worker-frames.js';
+import {
+  decodeResults,
+  encodeRequests,
+  isHot,
+  requestSize,
+  writeRequest,
+  type HotCall,
+  type HotRequest,
+} from './worker-frames.js';
 import { ASLEEP, BELLED, ByteRing, CTL, MAX_RING_FRAME, controlOf, createRingBuffer } from './worker-ring.js';
 import type { WorkerBatch, WorkerError, WorkerMessage, WorkerRequest, WorkerStats } from './worker-protocol.js';
 
@@ -20,11 +28,29 @@ type Request = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<
 
 /** CKR names that mean the request or the key's configuration is wrong (400), not that the HSM is unavailable. */
 const CLIENT_CKR = new Set([
-  'CKR_PIN_INCORRECT', 'CKR_PIN_INVALID', 'CKR_PIN_LEN_RANGE', 'CKR_PIN_LOCKED', 'CKR_PIN_EXPIRED', 'CKR_ARGUMENTS_BAD',
-  'CKR_MECHANISM_INVALID', 'CKR_MECHANISM_PARAM_INVALID', 'CKR_DATA_LEN_RANGE', 'CKR_DATA_INVALID', 'CKR_KEY_TYPE_INCONSISTENT',
-  'CKR_KEY_FUNCTION_NOT_PERMITTED', 'CKR_KEY_SIZE_RANGE', 'CKR_ENCRYPTED_DATA_INVALID', 'CKR_ENCRYPTED_DATA_LEN_RANGE',
-  'CKR_TEMPLATE_INCONSISTENT', 'CKR_TEMPLATE_INCOMPLETE', 'CKR_ATTRIBUTE_VALUE_INVALID', 'CKR_CURVE_NOT_SUPPORTED',
-  'CKR_DOMAIN_PARAMS_INVALID', 'CKR_SIGNATURE_INVALID', 'CKR_SIGNATURE_LEN_RANGE', 'key',
+  'CKR_PIN_INCORRECT',
+  'CKR_PIN_INVALID',
+  'CKR_PIN_LEN_RANGE',
+  'CKR_PIN_LOCKED',
+  'CKR_PIN_EXPIRED',
+  'CKR_ARGUMENTS_BAD',
+  'CKR_MECHANISM_INVALID',
+  'CKR_MECHANISM_PARAM_INVALID',
+  'CKR_DATA_LEN_RANGE',
+  'CKR_DATA_INVALID',
+  'CKR_KEY_TYPE_INCONSISTENT',
+  'CKR_KEY_FUNCTION_NOT_PERMITTED',
+  'CKR_KEY_SIZE_RANGE',
+  'CKR_ENCRYPTED_DATA_INVALID',
+  'CKR_ENCRYPTED_DATA_LEN_RANGE',
+  'CKR_TEMPLATE_INCONSISTENT',
+  'CKR_TEMPLATE_INCOMPLETE',
+  'CKR_ATTRIBUTE_VALUE_INVALID',
+  'CKR_CURVE_NOT_SUPPORTED',
+  'CKR_DOMAIN_PARAMS_INVALID',
+  'CKR_SIGNATURE_INVALID',
+  'CKR_SIGNATURE_LEN_RANGE',
+  'key',
 ]);
 
 /** The error a worker failure becomes (no PIN can be in it: the worker never puts one in a message). */
@@ -70,8 +96,17 @@ class ModuleChannel {
     const sab = createRingBuffer();
     // Inside the single executable the worker's code is an embedded script, not a file.
     const embedded = embeddedScript('pkcs11-worker.cjs');
-    const w = embedded === null ? new Worker(workerUrl(), { name: `pkcs11:${this.name}`, workerData: { ring: sab } }) : new Worker(embedded, { eval: true, name: `pkcs11:${this.name}`, workerData: { ring: sab } });
-    const ring: Ring = { ctl: controlOf(sab), requests: new ByteRing(sab, 'requests'), results: new ByteRing(sab, 'results'), refIds: new Map(), nextRef: 1 };
+    const w =
+      embedded === null
+        ? new Worker(workerUrl(), { name: `pkcs11:${this.name}`, workerData: { ring: sab } })
+        : new Worker(embedded, { eval: true, name: `pkcs11:${this.name}`, workerData: { ring: sab } });
+    const ring: Ring = {
+      ctl: controlOf(sab),
+      requests: new ByteRing(sab, 'requests'),
+      results: new ByteRing(sab, 'results'),
+      refIds: new Map(),
+      nextRef: 1,
+    };
     ring.resultBytes = Buffer.from(sab, ring.results.base, ring.results.u8.byteLength);
     this.ring = ring;
     w.unref();
@@ -108,9 +143,11 @@ class ModuleChannel {
       this.outbox = [];
       this.unacked = 0;
       this.scheduled = false;
-      for (const p of this.pending.values()) p.reject(unavailable(`pkcs11 library "${p.library}": worker stopped (${why})`));
+      for (const p of this.pending.values())
+        p.reject(unavailable(`pkcs11 library "${p.library}": worker stopped (${why})`));
       this.pending.clear();
-      if (!this.closed) this.logger?.error('pkcs11 worker stopped; it restarts on the next call', { library: this.name, reason: why });
+      if (!this.closed)
+        this.logger?.error('pkcs11 worker stopped; it restarts on the next call', { library: this.name, reason: why });
     };
     w.on('error', (e) => fail(e.message));
     w.on('exit', (code) => fail(`exit code ${code}`));
@@ -129,7 +166,12 @@ class ModuleChannel {
       // Keep the thread alive only while calls are pending (the daemon's stop does not wait on it).
       if (this.pending.size === 1) w.ref();
       // Hot calls go through the shared ring when they fit; the rest (and overflow) by message.
-      if (this.ring && (req.op === 'encrypt' || req.op === 'decrypt' || req.op === 'sign') && this.toRing(this.ring, req, id, w)) return;
+      if (
+        this.ring &&
+        (req.op === 'encrypt' || req.op === 'decrypt' || req.op === 'sign') &&
+        this.toRing(this.ring, req, id, w)
+      )
+        return;
       if (req.op === 'close') this.ring?.refIds.delete(req.ref);
       this.outbox.push({ ...req, id } as WorkerRequest);
       if (this.unacked < MAX_UNACKED && !this.scheduled) {
@@ -165,7 +207,8 @@ class ModuleChannel {
     writeRequest(q.view, q.u8, at, r, ref, id);
     q.commit(size);
     const c = ring.ctl;
-    if (Atomics.load(c, CTL.WORKER) === ASLEEP && Atomics.compareExchange(c, CTL.WORKER, ASLEEP, BELLED) === ASLEEP) w.postMessage(BELL);
+    if (Atomics.load(c, CTL.WORKER) === ASLEEP && Atomics.compareExchange(c, CTL.WORKER, ASLEEP, BELLED) === ASLEEP)
+      w.postMessage(BELL);
     this.awake(ring);
     return true;
   }

@@ -23,10 +23,29 @@ const CKK_RSA = 0;
 const CKK_EC = 3;
 const CKK_AES = 0x1f;
 export const CKA = {
-  CLASS: 0x0, TOKEN: 0x1, PRIVATE: 0x2, LABEL: 0x3, VALUE: 0x11, KEY_TYPE: 0x100, ID: 0x102, SENSITIVE: 0x103,
-  ENCRYPT: 0x104, DECRYPT: 0x105, WRAP: 0x106, UNWRAP: 0x107, SIGN: 0x108, VERIFY: 0x10a, MODULUS: 0x120,
-  MODULUS_BITS: 0x121, PUBLIC_EXPONENT: 0x122, VALUE_LEN: 0x161, EXTRACTABLE: 0x162, NEVER_EXTRACTABLE: 0x164,
-  ALWAYS_SENSITIVE: 0x165, EC_PARAMS: 0x180, EC_POINT: 0x181,
+  CLASS: 0x0,
+  TOKEN: 0x1,
+  PRIVATE: 0x2,
+  LABEL: 0x3,
+  VALUE: 0x11,
+  KEY_TYPE: 0x100,
+  ID: 0x102,
+  SENSITIVE: 0x103,
+  ENCRYPT: 0x104,
+  DECRYPT: 0x105,
+  WRAP: 0x106,
+  UNWRAP: 0x107,
+  SIGN: 0x108,
+  VERIFY: 0x10a,
+  MODULUS: 0x120,
+  MODULUS_BITS: 0x121,
+  PUBLIC_EXPONENT: 0x122,
+  VALUE_LEN: 0x161,
+  EXTRACTABLE: 0x162,
+  NEVER_EXTRACTABLE: 0x164,
+  ALWAYS_SENSITIVE: 0x165,
+  EC_PARAMS: 0x180,
+  EC_POINT: 0x181,
 } as const;
 const CKM_RSA_PKCS_KEY_PAIR_GEN = 0x0;
 const CKM_EC_KEY_PAIR_GEN = 0x1040;
@@ -36,11 +55,19 @@ const CKS_RW_USER_FUNCTIONS = 3;
 const CKR_USER_ALREADY_LOGGED_IN = 0x100;
 const CKR_CRYPTOKI_ALREADY_INITIALIZED = 0x191;
 /** Codes after which sessions, logins and handles are suspect: drop them, re-initialize, retry once. */
-export const TOKEN_GONE = new Set([0x05 /* GENERAL_ERROR */, 0x30 /* DEVICE_ERROR */, 0x32 /* DEVICE_REMOVED */, 0x60 /* KEY_HANDLE_INVALID */, 0x82 /* OBJECT_HANDLE_INVALID */, 0xb0 /* SESSION_CLOSED */, 0xb3 /* SESSION_HANDLE_INVALID */, 0xe0 /* TOKEN_NOT_PRESENT */, 0x101 /* USER_NOT_LOGGED_IN */, 0x190 /* CRYPTOKI_NOT_INITIALIZED */]);
+export const TOKEN_GONE = new Set([
+  0x05 /* GENERAL_ERROR */, 0x30 /* DEVICE_ERROR */, 0x32 /* DEVICE_REMOVED */, 0x60 /* KEY_HANDLE_INVALID */,
+  0x82 /* OBJECT_HANDLE_INVALID */, 0xb0 /* SESSION_CLOSED */, 0xb3 /* SESSION_HANDLE_INVALID */,
+  0xe0 /* TOKEN_NOT_PRESENT */, 0x101 /* USER_NOT_LOGGED_IN */, 0x190 /* CRYPTOKI_NOT_INITIALIZED */,
+]);
 
 /** A failure with a keyhold reason (sent to the main thread as data). */
 export class Refusal extends Error {
-  constructor(readonly reason: string, message: string, readonly code?: number) {
+  constructor(
+    readonly reason: string,
+    message: string,
+    readonly code?: number,
+  ) {
     super(message);
   }
 }
@@ -58,7 +85,14 @@ let p11: P11 | null = null;
 let libraryPath = '';
 const tokens = new Map<string, TokenState>();
 /** Counters the main thread reads (`stats`); sessions are counted here and in the worker's key pools. */
-export const stats: WorkerStats = { logins: 0, sessionsOpen: 0, reinitializations: 0, inFlight: 0, maxInFlight: 0, ringRequests: 0 };
+export const stats: WorkerStats = {
+  logins: 0,
+  sessionsOpen: 0,
+  reinitializations: 0,
+  inFlight: 0,
+  maxInFlight: 0,
+  ringRequests: 0,
+};
 /** False after a C_Initialize failed (SoftHSM2 fails it while its token directory is missing). */
 let initialized = false;
 
@@ -86,7 +120,8 @@ export function ensureInitialized(): void {
   try {
     lib().C_Initialize({ flags: CKF_OS_LOCKING_OK });
   } catch (e) {
-    if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED) throw new Refusal('token', `C_Initialize failed (${toError(e).name}); is the token available?`);
+    if (ckrOf(e) !== CKR_CRYPTOKI_ALREADY_INITIALIZED)
+      throw new Refusal('token', `C_Initialize failed (${toError(e).name}); is the token available?`);
   }
   initialized = true;
 }
@@ -102,7 +137,8 @@ export function toError(e: unknown): WorkerError {
   const msg = String((e as Error)?.message ?? e);
   // pkcs11js puts the CKR name in `message`; method names the PKCS#11 function when known.
   const method = (e as { method?: string })?.method;
-  if (code !== undefined) return { name: msg.split(/[\s:]/)[0] || 'CKR_UNKNOWN', code, message: method ? `${method}: ${msg}` : msg };
+  if (code !== undefined)
+    return { name: msg.split(/[\s:]/)[0] || 'CKR_UNKNOWN', code, message: method ? `${method}: ${msg}` : msg };
   return { name: 'binding', message: msg };
 }
 
@@ -112,7 +148,10 @@ export function load(path: string): void {
   try {
     mod = requirePkcs11js();
   } catch (e) {
-    throw new Refusal('binding', `the PKCS#11 binding (npm package pkcs11js) is not installed or did not build: ${(e as Error).message.split('\n')[0]}`);
+    throw new Refusal(
+      'binding',
+      `the PKCS#11 binding (npm package pkcs11js) is not installed or did not build: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   const p = new mod.PKCS11();
   try {
@@ -159,7 +198,12 @@ export function openToken(spec: KeySpec): TokenState {
   const have = tokens.get(k);
   if (have) {
     // The login is shared by every key of the token: a key configured with another PIN must not ride on it.
-    if (have.pin !== spec.pin) throw new Refusal('CKR_PIN_INCORRECT', `login to token "${have.label}" failed: CKR_PIN_INCORRECT (the PIN differs from the one the token is logged in with)`, 0xa0);
+    if (have.pin !== spec.pin)
+      throw new Refusal(
+        'CKR_PIN_INCORRECT',
+        `login to token "${have.label}" failed: CKR_PIN_INCORRECT (the PIN differs from the one the token is logged in with)`,
+        0xa0,
+      );
     return have;
   }
   const p = lib();
@@ -237,19 +281,41 @@ function unwrapOctetString(b: Buffer): Buffer {
   return off + len === b.length ? b.subarray(off) : b;
 }
 
-export function describe(session: Handle, key: Handle, pub: Handle | undefined, spec: KeySpec, generated: boolean): KeyFacts {
+export function describe(
+  session: Handle,
+  key: Handle,
+  pub: Handle | undefined,
+  spec: KeySpec,
+  generated: boolean,
+): KeyFacts {
   const kt = ulong(attr(session, key, CKA.KEY_TYPE));
   const id = attr(session, key, CKA.ID) ?? Buffer.alloc(0);
   const label = attr(session, key, CKA.LABEL)?.toString('utf8') ?? spec.keyLabel ?? '';
-  if (kt === CKK_AES) return { kind: 'aes', bits: (ulong(attr(session, key, CKA.VALUE_LEN)) ?? 0) * 8, id, label, generated };
+  if (kt === CKK_AES)
+    return { kind: 'aes', bits: (ulong(attr(session, key, CKA.VALUE_LEN)) ?? 0) * 8, id, label, generated };
   if (kt === CKK_RSA) {
     const src = pub ?? key;
     const modulus = attr(session, src, CKA.MODULUS);
-    return { kind: 'rsa', bits: modulus ? modulus.length * 8 : undefined, modulus, publicExponent: attr(session, src, CKA.PUBLIC_EXPONENT), id, label, generated };
+    return {
+      kind: 'rsa',
+      bits: modulus ? modulus.length * 8 : undefined,
+      modulus,
+      publicExponent: attr(session, src, CKA.PUBLIC_EXPONENT),
+      id,
+      label,
+      generated,
+    };
   }
   if (kt === CKK_EC) {
     const point = pub ? attr(session, pub, CKA.EC_POINT) : undefined;
-    return { kind: 'ec', ecParams: attr(session, key, CKA.EC_PARAMS) ?? (pub ? attr(session, pub, CKA.EC_PARAMS) : undefined), ecPoint: point ? unwrapOctetString(point) : undefined, id, label, generated };
+    return {
+      kind: 'ec',
+      ecParams: attr(session, key, CKA.EC_PARAMS) ?? (pub ? attr(session, pub, CKA.EC_PARAMS) : undefined),
+      ecPoint: point ? unwrapOctetString(point) : undefined,
+      id,
+      label,
+      generated,
+    };
   }
   throw new Refusal('key', `key "${label}" has an unsupported key type ${kt}`);
 }
@@ -259,7 +325,8 @@ export function lookup(token: TokenState, spec: KeySpec): { key?: Handle; pub?: 
   const priv = find(s, template(spec, CKO_PRIVATE_KEY));
   const secret = priv.length ? [] : find(s, template(spec, CKO_SECRET_KEY));
   const hits = priv.length ? priv : secret;
-  if (hits.length > 1) throw new Refusal('key', `more than one key matches label/id on token "${token.label}"; set key_id to pick one`);
+  if (hits.length > 1)
+    throw new Refusal('key', `more than one key matches label/id on token "${token.label}"; set key_id to pick one`);
   const key = hits[0];
   const pub = priv.length ? find(s, template(spec, CKO_PUBLIC_KEY))[0] : undefined;
   return { key, pub };
@@ -267,10 +334,15 @@ export function lookup(token: TokenState, spec: KeySpec): { key?: Handle; pub?: 
 
 export function destroyMatching(token: TokenState, spec: KeySpec): void {
   const s = token.loginSession;
-  for (const cls of [CKO_PRIVATE_KEY, CKO_PUBLIC_KEY, CKO_SECRET_KEY]) for (const h of find(s, template(spec, cls))) lib().C_DestroyObject(s, h);
+  for (const cls of [CKO_PRIVATE_KEY, CKO_PUBLIC_KEY, CKO_SECRET_KEY])
+    for (const h of find(s, template(spec, cls))) lib().C_DestroyObject(s, h);
 }
 
-export async function generate(token: TokenState, spec: KeySpec, g: GenerateSpec): Promise<{ key: Handle; pub?: Handle }> {
+export async function generate(
+  token: TokenState,
+  spec: KeySpec,
+  g: GenerateSpec,
+): Promise<{ key: Handle; pub?: Handle }> {
   const p = lib();
   const s = token.loginSession;
   const id = spec.keyId ? Buffer.from(spec.keyId) : randomId();
@@ -281,19 +353,47 @@ export async function generate(token: TokenState, spec: KeySpec, g: GenerateSpec
     ...(spec.keyLabel ? [{ type: CKA.LABEL, value: spec.keyLabel }] : []),
   ];
   // Generated keys never leave the token: sensitive, not extractable, private (reference 3.2).
-  const secretAttrs = [{ type: CKA.PRIVATE, value: true }, { type: CKA.SENSITIVE, value: true }, { type: CKA.EXTRACTABLE, value: false }];
+  const secretAttrs = [
+    { type: CKA.PRIVATE, value: true },
+    { type: CKA.SENSITIVE, value: true },
+    { type: CKA.EXTRACTABLE, value: false },
+  ];
   if (g.kind === 'aes') {
     const key: Handle = await p.C_GenerateKeyAsync(s, { mechanism: CKM_AES_KEY_GEN }, [
-      ...common(CKO_SECRET_KEY), { type: CKA.KEY_TYPE, value: CKK_AES }, { type: CKA.VALUE_LEN, value: (g.bits ?? 256) / 8 }, ...secretAttrs,
-      { type: CKA.ENCRYPT, value: true }, { type: CKA.DECRYPT, value: true }, { type: CKA.WRAP, value: true }, { type: CKA.UNWRAP, value: true },
+      ...common(CKO_SECRET_KEY),
+      { type: CKA.KEY_TYPE, value: CKK_AES },
+      { type: CKA.VALUE_LEN, value: (g.bits ?? 256) / 8 },
+      ...secretAttrs,
+      { type: CKA.ENCRYPT, value: true },
+      { type: CKA.DECRYPT, value: true },
+      { type: CKA.WRAP, value: true },
+      { type: CKA.UNWRAP, value: true },
     ]);
     return { key };
   }
-  const pubTpl: Array<{ type: number; value: unknown }> = [...common(CKO_PUBLIC_KEY), { type: CKA.VERIFY, value: true }, { type: CKA.PRIVATE, value: false }];
-  const privTpl: Array<{ type: number; value: unknown }> = [...common(CKO_PRIVATE_KEY), ...secretAttrs, { type: CKA.SIGN, value: true }];
+  const pubTpl: Array<{ type: number; value: unknown }> = [
+    ...common(CKO_PUBLIC_KEY),
+    { type: CKA.VERIFY, value: true },
+    { type: CKA.PRIVATE, value: false },
+  ];
+  const privTpl: Array<{ type: number; value: unknown }> = [
+    ...common(CKO_PRIVATE_KEY),
+    ...secretAttrs,
+    { type: CKA.SIGN, value: true },
+  ];
   if (g.kind === 'rsa') {
-    pubTpl.push({ type: CKA.KEY_TYPE, value: CKK_RSA }, { type: CKA.MODULUS_BITS, value: g.bits ?? 2048 }, { type: CKA.PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) }, { type: CKA.ENCRYPT, value: true }, { type: CKA.WRAP, value: true });
-    privTpl.push({ type: CKA.KEY_TYPE, value: CKK_RSA }, { type: CKA.DECRYPT, value: true }, { type: CKA.UNWRAP, value: true });
+    pubTpl.push(
+      { type: CKA.KEY_TYPE, value: CKK_RSA },
+      { type: CKA.MODULUS_BITS, value: g.bits ?? 2048 },
+      { type: CKA.PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) },
+      { type: CKA.ENCRYPT, value: true },
+      { type: CKA.WRAP, value: true },
+    );
+    privTpl.push(
+      { type: CKA.KEY_TYPE, value: CKK_RSA },
+      { type: CKA.DECRYPT, value: true },
+      { type: CKA.UNWRAP, value: true },
+    );
     const r = await p.C_GenerateKeyPairAsync(s, { mechanism: CKM_RSA_PKCS_KEY_PAIR_GEN }, pubTpl, privTpl);
     return { key: r.privateKey, pub: r.publicKey };
   }

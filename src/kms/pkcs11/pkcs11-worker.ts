@@ -17,8 +17,40 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeRequests, encodeResults, readRequest, type HotRequest } from './worker-frames.js';
 import { ASLEEP, AWAKE, ByteRing, CTL, controlOf } from './worker-ring.js';
-import type { GenerateSpec, KeyFacts, KeySpec, MechParams, WorkerBatch, WorkerMessage, WorkerReply, WorkerRequest } from './worker-protocol.js';
-import { CKA, CKF_RW_SESSION, CKF_SERIAL_SESSION, Refusal, TOKEN_GONE, attr, ckrOf, closeSession, describe, destroyMatching, ensureInitialized, finalizeLibrary, generate, lib, libraryInitialized, load, lookup, openToken, stats, toError, type Handle, type TokenState } from './pkcs11-token.js';
+import type {
+  GenerateSpec,
+  KeyFacts,
+  KeySpec,
+  MechParams,
+  WorkerBatch,
+  WorkerMessage,
+  WorkerReply,
+  WorkerRequest,
+} from './worker-protocol.js';
+import {
+  CKA,
+  CKF_RW_SESSION,
+  CKF_SERIAL_SESSION,
+  Refusal,
+  TOKEN_GONE,
+  attr,
+  ckrOf,
+  closeSession,
+  describe,
+  destroyMatching,
+  ensureInitialized,
+  finalizeLibrary,
+  generate,
+  lib,
+  libraryInitialized,
+  load,
+  lookup,
+  openToken,
+  stats,
+  toError,
+  type Handle,
+  type TokenState,
+} from './pkcs11-token.js';
 
 interface KeyState {
   /** The main thread's name for this key. */
@@ -50,7 +82,12 @@ async function openKey(ref: string, spec: KeySpec, g?: GenerateSpec): Promise<Ke
     generated = true;
   }
   if (!key) {
-    const what = [spec.keyLabel ? `label "${spec.keyLabel}"` : '', spec.keyId ? `id 0x${Buffer.from(spec.keyId).toString('hex')}` : ''].filter(Boolean).join(' and ');
+    const what = [
+      spec.keyLabel ? `label "${spec.keyLabel}"` : '',
+      spec.keyId ? `id 0x${Buffer.from(spec.keyId).toString('hex')}` : '',
+    ]
+      .filter(Boolean)
+      .join(' and ');
     throw new Refusal('key', `no key with ${what} on token "${token.label}"`);
   }
   const facts = describe(token.loginSession, key, pub, spec, generated);
@@ -76,13 +113,33 @@ function mechanismOf(mechanism: number, params: MechParams): unknown {
     case 'none':
       return { mechanism };
     case 'pss':
-      return { mechanism, parameter: { type: 5 /* CK_PARAMS_RSA_PSS */, hashAlg: params.hashAlg, mgf: params.mgf, saltLen: params.saltLen } };
+      return {
+        mechanism,
+        parameter: {
+          type: 5 /* CK_PARAMS_RSA_PSS */,
+          hashAlg: params.hashAlg,
+          mgf: params.mgf,
+          saltLen: params.saltLen,
+        },
+      };
     case 'oaep':
       // CKZ_DATA_SPECIFIED = 1, no label (reference 5.3: `source` is required).
-      return { mechanism, parameter: { type: 4 /* CK_PARAMS_RSA_OAEP */, hashAlg: params.hashAlg, mgf: params.mgf, source: 1 } };
+      return {
+        mechanism,
+        parameter: { type: 4 /* CK_PARAMS_RSA_OAEP */, hashAlg: params.hashAlg, mgf: params.mgf, source: 1 },
+      };
     case 'gcm':
       // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
-      return { mechanism, parameter: { type: 25, iv: Buffer.from(params.iv), ivBits: params.iv.length * 8, aad: params.aad ? Buffer.from(params.aad) : undefined, tagBits: params.tagBits } };
+      return {
+        mechanism,
+        parameter: {
+          type: 25,
+          iv: Buffer.from(params.iv),
+          ivBits: params.iv.length * 8,
+          aad: params.aad ? Buffer.from(params.aad) : undefined,
+          tagBits: params.tagBits,
+        },
+      };
   }
 }
 
@@ -152,10 +209,21 @@ function gcmInto(k: KeyState, req: Extract<WorkerRequest, { op: 'encrypt' | 'dec
       if (params.iv.length) iv.set(params.iv);
       else p.C_GenerateRandom(s, iv);
       // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
-      p.C_EncryptInit(s, { mechanism: req.mechanism, parameter: { type: 25, iv, ivBits: ivLen * 8, aad, tagBits: params.tagBits } }, k.key);
+      p.C_EncryptInit(
+        s,
+        { mechanism: req.mechanism, parameter: { type: 25, iv, ivBits: ivLen * 8, aad, tagBits: params.tagBits } },
+        k.key,
+      );
       n = ivLen + (p.C_Encrypt(s, data, out.subarray(ivLen, ivLen + req.outLen)) as Buffer).length;
     } else {
-      p.C_DecryptInit(s, { mechanism: req.mechanism, parameter: { type: 25, iv: buf(params.iv), ivBits: params.iv.length * 8, aad, tagBits: params.tagBits } }, k.key);
+      p.C_DecryptInit(
+        s,
+        {
+          mechanism: req.mechanism,
+          parameter: { type: 25, iv: buf(params.iv), ivBits: params.iv.length * 8, aad, tagBits: params.tagBits },
+        },
+        k.key,
+      );
       n = (p.C_Decrypt(s, data, out.subarray(0, req.outLen)) as Buffer).length;
     }
     healthy = true;
@@ -312,9 +380,15 @@ async function handle(req: WorkerRequest): Promise<unknown> {
           valueReadable = false;
         }
         return {
-          token: bool(CKA.TOKEN), private: bool(CKA.PRIVATE), sensitive: bool(CKA.SENSITIVE), extractable: bool(CKA.EXTRACTABLE),
-          always_sensitive: bool(CKA.ALWAYS_SENSITIVE), never_extractable: bool(CKA.NEVER_EXTRACTABLE), value_readable: valueReadable,
-          label: attr(s, k.key, CKA.LABEL)?.toString('utf8') ?? '', id: (attr(s, k.key, CKA.ID) ?? Buffer.alloc(0)).toString('hex'),
+          token: bool(CKA.TOKEN),
+          private: bool(CKA.PRIVATE),
+          sensitive: bool(CKA.SENSITIVE),
+          extractable: bool(CKA.EXTRACTABLE),
+          always_sensitive: bool(CKA.ALWAYS_SENSITIVE),
+          never_extractable: bool(CKA.NEVER_EXTRACTABLE),
+          value_readable: valueReadable,
+          label: attr(s, k.key, CKA.LABEL)?.toString('utf8') ?? '',
+          id: (attr(s, k.key, CKA.ID) ?? Buffer.alloc(0)).toString('hex'),
         };
       });
     case 'close': {
@@ -374,7 +448,13 @@ function buf(u: Uint8Array | undefined): Buffer | undefined {
 
 /** Whether a request can take the synchronous AES-GCM path now (an open key, no recovery running). */
 function fastGcm(req: WorkerRequest): KeyState | undefined {
-  if ((req.op === 'encrypt' || req.op === 'decrypt') && req.params.type === 'gcm' && libraryInitialized() && !reinitializing) return keys.get(req.ref);
+  if (
+    (req.op === 'encrypt' || req.op === 'decrypt') &&
+    req.params.type === 'gcm' &&
+    libraryInitialized() &&
+    !reinitializing
+  )
+    return keys.get(req.ref);
   return undefined;
 }
 
@@ -391,7 +471,10 @@ function onBatch(m: WorkerBatch): void {
           outbox.push({ id: req.id, ok: true, result: gcmSync(k, req as HotRequest & { op: 'encrypt' | 'decrypt' }) });
         } catch (e) {
           const h = req as HotRequest;
-          settle(h, recoverFrom(h.ref, e, () => operate(h)));
+          settle(
+            h,
+            recoverFrom(h.ref, e, () => operate(h)),
+          );
         }
         continue;
       }
@@ -409,7 +492,8 @@ const ringBuffer = (workerData as { ring?: SharedArrayBuffer } | null)?.ring;
 const ctl = ringBuffer ? controlOf(ringBuffer) : new Int32Array(8);
 const requests = ringBuffer ? new ByteRing(ringBuffer, 'requests') : null;
 const results = ringBuffer ? new ByteRing(ringBuffer, 'results') : null;
-const resultBytes = ringBuffer && results ? Buffer.from(ringBuffer, results.base, results.u8.byteLength) : Buffer.alloc(0);
+const resultBytes =
+  ringBuffer && results ? Buffer.from(ringBuffer, results.base, results.u8.byteLength) : Buffer.alloc(0);
 /** Key refs by the number the main thread gave them in the ring. */
 const refNames = new Map<number, string>();
 const refOf = (n: number): string => refNames.get(n) ?? '';
@@ -425,7 +509,8 @@ const BUDGET_MS = 2;
 
 /** Tell the main thread results wait, unless it said it will look anyway (CTL.MAIN_BELL = 1). */
 function bellMain(): void {
-  if (Atomics.load(ctl, CTL.MAIN_BELL) === 0 && Atomics.compareExchange(ctl, CTL.MAIN_BELL, 0, 1) === 0) parentPort!.postMessage(BELL);
+  if (Atomics.load(ctl, CTL.MAIN_BELL) === 0 && Atomics.compareExchange(ctl, CTL.MAIN_BELL, 0, 1) === 0)
+    parentPort!.postMessage(BELL);
 }
 
 /** Copy a request's byte fields out of the ring (for work that outlives the frame). */
@@ -451,7 +536,8 @@ function runFrame(o: number, len: number): void {
     return;
   }
   const r = req as HotRequest & { op: 'encrypt' | 'decrypt' };
-  const max = (r.op === 'encrypt' ? r.params.type === 'gcm' && r.params.iv.length ? r.params.iv.length : 12 : 0) + r.outLen;
+  const max =
+    (r.op === 'encrypt' ? (r.params.type === 'gcm' && r.params.iv.length ? r.params.iv.length : 12) : 0) + r.outLen;
   const at = results!.reserve(4 + max);
   try {
     if (at < 0) {
@@ -465,7 +551,10 @@ function runFrame(o: number, len: number): void {
     bellMain();
   } catch (e) {
     const d = detach(r);
-    settle(d, recoverFrom(d.ref, e, () => operate(d)));
+    settle(
+      d,
+      recoverFrom(d.ref, e, () => operate(d)),
+    );
   }
 }
 

@@ -82,7 +82,13 @@ export function writeRequest(v: DataView, u8: Uint8Array, o: number, r: HotCall,
  * Read one request frame at `o` of `ab` (an ArrayBuffer or SharedArrayBuffer; `v` views it from
  * `base`); byte fields are Buffers over `ab` (no copies). Returns the request and the offset after it.
  */
-export function readRequest(ab: ArrayBufferLike, base: number, v: DataView, o: number, refOf: (n: number) => string): [HotRequest, number] {
+export function readRequest(
+  ab: ArrayBufferLike,
+  base: number,
+  v: DataView,
+  o: number,
+  refOf: (n: number) => string,
+): [HotRequest, number] {
   const id = v.getUint32(o, true);
   const op = OPS[v.getUint8(o + 4)]!;
   const ref = refOf(v.getUint32(o + 5, true));

@@ -59,7 +59,15 @@ export type WorkerRequest =
   | { id: number; op: 'load'; library: string }
   | { id: number; op: 'open'; ref: string; spec: KeySpec; generate?: GenerateSpec }
   | { id: number; op: 'sign'; ref: string; mechanism: number; params: MechParams; data: Uint8Array; outLen: number }
-  | { id: number; op: 'encrypt' | 'decrypt'; ref: string; mechanism: number; params: MechParams; data: Uint8Array; outLen: number }
+  | {
+      id: number;
+      op: 'encrypt' | 'decrypt';
+      ref: string;
+      mechanism: number;
+      params: MechParams;
+      data: Uint8Array;
+      outLen: number;
+    }
   | { id: number; op: 'random'; ref: string; length: number }
   | { id: number; op: 'attributes'; ref: string }
   | { id: number; op: 'close'; ref: string }

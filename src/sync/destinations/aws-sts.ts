@@ -25,17 +25,44 @@ export function defaultStsEndpoint(region: string): string {
 /** The text of the first `<tag>` of an XML document, XML entities decoded. */
 function xmlText(xml: string, tag: string): string | undefined {
   const m = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml);
-  return m ? m[1]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&') : undefined;
+  return m
+    ? m[1]!
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&apos;/g, "'")
+        .replace(/&amp;/g, '&')
+    : undefined;
 }
 
 function stsFailure(reply: HttpReply, what: string, now: number): SyncFailure {
-  return failureOf(reply, what, () => `${xmlText(reply.text, 'Code') ?? ''} ${xmlText(reply.text, 'Message') ?? ''}`.trim(), now);
+  return failureOf(
+    reply,
+    what,
+    () => `${xmlText(reply.text, 'Code') ?? ''} ${xmlText(reply.text, 'Message') ?? ''}`.trim(),
+    now,
+  );
 }
 
 /** How a destination gets its session. */
 export type SessionSource =
-  | { kind: 'assume-role'; source: () => Promise<AwsCredentials>; roleArn: string; externalId?: string; sessionName: string }
-  | { kind: 'web-identity'; signer: IdentityTokenSigner; roleArn: string; sessionName: string; audience: string; subject: string; ttlSeconds: number; keyName: string };
+  | {
+      kind: 'assume-role';
+      source: () => Promise<AwsCredentials>;
+      roleArn: string;
+      externalId?: string;
+      sessionName: string;
+    }
+  | {
+      kind: 'web-identity';
+      signer: IdentityTokenSigner;
+      roleArn: string;
+      sessionName: string;
+      audience: string;
+      subject: string;
+      ttlSeconds: number;
+      keyName: string;
+    };
 
 /** Temporary credentials from STS, cached until shortly before they end. */
 export class StsSessions {
@@ -66,7 +93,12 @@ export class StsSessions {
 
   private async fetch(): Promise<AwsCredentials> {
     const h = this.how;
-    const form = new URLSearchParams({ Version: STS_VERSION, RoleArn: h.roleArn, RoleSessionName: h.sessionName, DurationSeconds: String(SESSION_SECONDS) });
+    const form = new URLSearchParams({
+      Version: STS_VERSION,
+      RoleArn: h.roleArn,
+      RoleSessionName: h.sessionName,
+      DurationSeconds: String(SESSION_SECONDS),
+    });
     const url = new URL(this.endpoint.replace(/\/+$/, '') + '/');
     let headers: Record<string, string>;
     let what: string;
@@ -78,7 +110,10 @@ export class StsSessions {
       try {
         source = await h.source();
       } catch (e) {
-        throw new SyncFailure('CLIENT_SIDE_ERROR', `${what}: no source credentials (${String((e as Error)?.message ?? e).slice(0, 200)})`);
+        throw new SyncFailure(
+          'CLIENT_SIDE_ERROR',
+          `${what}: no source credentials (${String((e as Error)?.message ?? e).slice(0, 200)})`,
+        );
       }
       headers = signedFormHeaders(url, form.toString(), source, this.region, 'sts', this.now());
     } else {
@@ -87,15 +122,27 @@ export class StsSessions {
       form.set('WebIdentityToken', await h.signer.sign({ sub: h.subject, aud: h.audience }, h.ttlSeconds, h.keyName));
       headers = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
     }
-    const reply = await this.http.send({ method: 'POST', url: url.toString(), headers: { ...headers, accept: 'application/xml' }, body: form.toString(), what });
+    const reply = await this.http.send({
+      method: 'POST',
+      url: url.toString(),
+      headers: { ...headers, accept: 'application/xml' },
+      body: form.toString(),
+      what,
+    });
     if (!ok(reply)) throw stsFailure(reply, what, this.now());
     const accessKeyId = xmlText(reply.text, 'AccessKeyId');
     const secretAccessKey = xmlText(reply.text, 'SecretAccessKey');
     const sessionToken = xmlText(reply.text, 'SessionToken');
     const expiration = xmlText(reply.text, 'Expiration');
-    if (!accessKeyId || !secretAccessKey || !sessionToken) throw new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: answer without credentials`, { retryable: true });
+    if (!accessKeyId || !secretAccessKey || !sessionToken)
+      throw new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: answer without credentials`, { retryable: true });
     const exp = expiration ? new Date(expiration) : new Date(this.now() + SESSION_SECONDS * 1000);
-    this.current = { accessKeyId, secretAccessKey, sessionToken, expiration: Number.isNaN(exp.getTime()) ? new Date(this.now() + SESSION_SECONDS * 1000) : exp };
+    this.current = {
+      accessKeyId,
+      secretAccessKey,
+      sessionToken,
+      expiration: Number.isNaN(exp.getTime()) ? new Date(this.now() + SESSION_SECONDS * 1000) : exp,
+    };
     this.sessions++;
     return this.current;
   }

@@ -72,7 +72,9 @@ export interface DestinationTypeDef {
 }
 
 /** `endpoint_url`: every type may point at another API base (compatible endpoints, enterprise servers, tests). */
-export const endpointField = f.string('Replaces the provider API base URL (AWS-compatible endpoints, GitHub Enterprise Server, tests); subject to the networking options');
+export const endpointField = f.string(
+  'Replaces the provider API base URL (AWS-compatible endpoints, GitHub Enterprise Server, tests); subject to the networking options',
+);
 
 /** Require an absolute http(s) URL in `field` when set. */
 export function checkUrlField(conn: Record<string, unknown>, field: string): void {
@@ -114,14 +116,29 @@ export interface TagLimits {
  * which may merge keys); throws 400 naming the limit. Without this a destination with too many tags
  * was accepted and every sync to it then failed at the provider.
  */
-export function checkTagLimits(custom: Record<string, string>, limits: TagLimits, normalize: (tags: Record<string, string>) => Record<string, string> = (t) => t): void {
+export function checkTagLimits(
+  custom: Record<string, string>,
+  limits: TagLimits,
+  normalize: (tags: Record<string, string>) => Record<string, string> = (t) => t,
+): void {
   const all = normalize({ 'hashicorp:vault': '', ...custom });
   const n = Object.keys(all).length;
   if (n > limits.max) {
-    throw invalid('custom_tags', `at most ${limits.max - 1} tags: ${limits.source} allows ${limits.max} tags per secret and keyhold adds its own "hashicorp:vault" tag (got ${Object.keys(custom).length} custom tags)`);
+    throw invalid(
+      'custom_tags',
+      `at most ${limits.max - 1} tags: ${limits.source} allows ${limits.max} tags per secret and keyhold adds its own "hashicorp:vault" tag (got ${Object.keys(custom).length} custom tags)`,
+    );
   }
   for (const [k, v] of Object.entries(custom)) {
-    if (k.length > limits.keyLength) throw invalid('custom_tags', `tag keys may have at most ${limits.keyLength} characters (${limits.source}); "${k.slice(0, 40)}..." has ${k.length}`);
-    if (v.length > limits.valueLength) throw invalid('custom_tags', `tag values may have at most ${limits.valueLength} characters (${limits.source}); the value of "${k.slice(0, 40)}" has ${v.length}`);
+    if (k.length > limits.keyLength)
+      throw invalid(
+        'custom_tags',
+        `tag keys may have at most ${limits.keyLength} characters (${limits.source}); "${k.slice(0, 40)}..." has ${k.length}`,
+      );
+    if (v.length > limits.valueLength)
+      throw invalid(
+        'custom_tags',
+        `tag values may have at most ${limits.valueLength} characters (${limits.source}); the value of "${k.slice(0, 40)}" has ${v.length}`,
+      );
   }
 }

@@ -12,7 +12,15 @@ import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { SyncFailure, failureFromStatus } from '../failure.js';
 import { failureOf, jsonOf, ok, type HttpReply } from '../http-client.js';
-import { baseUrl, checkUrlField, endpointField, type Connector, type ConnectorDeps, type DestinationTypeDef, type PutOptions } from './common.js';
+import {
+  baseUrl,
+  checkUrlField,
+  endpointField,
+  type Connector,
+  type ConnectorDeps,
+  type DestinationTypeDef,
+  type PutOptions,
+} from './common.js';
 import type { DestinationRecord } from '../types.js';
 
 /** GitLab's documented masking requirements, each with its reason (the first one broken is named). */
@@ -20,7 +28,10 @@ const MASK_RULES: Array<[RegExp | ((v: string) => boolean), string]> = [
   [(v) => !/[\r\n]/.test(v), 'a masked value must be a single line'],
   [(v) => !/\s/.test(v), 'a masked value must not contain spaces'],
   [(v) => v.length >= 8, 'a masked value must be 8 characters or longer'],
-  [/^[A-Za-z0-9+/=@:.~_-]*$/, 'a masked value may only use the Base64 alphabet (RFC 4648, standard or URL-safe) and @ : . ~'],
+  [
+    /^[A-Za-z0-9+/=@:.~_-]*$/,
+    'a masked value may only use the Base64 alphabet (RFC 4648, standard or URL-safe) and @ : . ~',
+  ],
 ];
 
 /** Why GitLab would refuse to mask `value` (its CI/CD variables documentation), or null. */
@@ -51,7 +62,9 @@ class GitlabConnector implements Connector {
   ) {
     const c = dest.connection;
     this.api = c.endpoint_url ? baseUrl(c.endpoint_url, '') : `${baseUrl(c.base_url, 'https://gitlab.com')}/api/v4`;
-    this.owner = c.project_id ? `projects/${encodeURIComponent(String(c.project_id))}` : `groups/${encodeURIComponent(String(c.group_id))}`;
+    this.owner = c.project_id
+      ? `projects/${encodeURIComponent(String(c.project_id))}`
+      : `groups/${encodeURIComponent(String(c.group_id))}`;
   }
 
   private scope(): string {
@@ -60,7 +73,9 @@ class GitlabConnector implements Connector {
 
   private url(key?: string): string {
     const base = `${this.api}/${this.owner}/variables`;
-    return key === undefined ? base : `${base}/${encodeURIComponent(key)}?${new URLSearchParams({ 'filter[environment_scope]': this.scope() })}`;
+    return key === undefined
+      ? base
+      : `${base}/${encodeURIComponent(key)}?${new URLSearchParams({ 'filter[environment_scope]': this.scope() })}`;
   }
 
   private send(method: string, url: string, body: unknown, what: string, signal: AbortSignal): Promise<HttpReply> {
@@ -68,7 +83,11 @@ class GitlabConnector implements Connector {
       {
         method,
         url,
-        headers: { 'PRIVATE-TOKEN': String(this.dest.connection.access_token), Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        headers: {
+          'PRIVATE-TOKEN': String(this.dest.connection.access_token),
+          Accept: 'application/json',
+          ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         what,
       },
@@ -80,14 +99,24 @@ class GitlabConnector implements Connector {
     // GitLab's 429 carries Retry-After; without it, RateLimit-Reset (Unix seconds) says when to come back.
     if (r.status === 429 && r.headers['retry-after'] === undefined) {
       const reset = Number(r.headers['ratelimit-reset']);
-      if (Number.isFinite(reset) && reset > 0) return failureFromStatus(429, what, gitlabDetail(jsonOf(r)), Math.max(0, reset * 1000 - this.deps.now()), true);
+      if (Number.isFinite(reset) && reset > 0)
+        return failureFromStatus(429, what, gitlabDetail(jsonOf(r)), Math.max(0, reset * 1000 - this.deps.now()), true);
     }
     return failureOf(r, what, gitlabDetail, this.deps.now());
   }
 
   private body(name: string, value: string): Record<string, unknown> {
     const c = this.dest.connection;
-    return { key: name, value, variable_type: 'env_var', protected: Boolean(c.protected), masked: Boolean(c.masked), raw: Boolean(c.raw), environment_scope: this.scope(), description: 'Managed by keyhold secret sync' };
+    return {
+      key: name,
+      value,
+      variable_type: 'env_var',
+      protected: Boolean(c.protected),
+      masked: Boolean(c.masked),
+      raw: Boolean(c.raw),
+      environment_scope: this.scope(),
+      description: 'Managed by keyhold secret sync',
+    };
   }
 
   /**
@@ -97,7 +126,11 @@ class GitlabConnector implements Connector {
   async put(name: string, value: string, signal: AbortSignal, opts: PutOptions = {}): Promise<void> {
     if (this.dest.connection.masked) {
       const why = maskProblem(value);
-      if (why) throw new SyncFailure('CLIENT_SIDE_ERROR', `gitlab masking rule: ${why} (store the value base64-encoded, or set masked=false)`);
+      if (why)
+        throw new SyncFailure(
+          'CLIENT_SIDE_ERROR',
+          `gitlab masking rule: ${why} (store the value base64-encoded, or set masked=false)`,
+        );
     }
     const body = this.body(name, value);
     if (opts.fresh && (await this.create(body, signal))) return;
@@ -149,7 +182,16 @@ export const gitlab: DestinationTypeDef = {
   },
   required: ['access_token'],
   immutable: ['project_id', 'group_id', 'base_url', 'environment_scope'],
-  defaults: { project_id: '', group_id: '', base_url: '', environment_scope: '*', protected: false, masked: false, raw: false, endpoint_url: '' },
+  defaults: {
+    project_id: '',
+    group_id: '',
+    base_url: '',
+    environment_scope: '*',
+    protected: false,
+    masked: false,
+    raw: false,
+    endpoint_url: '',
+  },
   defaultGranularity: 'secret-key',
   defaultTemplates: {
     'secret-path': 'VAULT_{{ .MountAccessor | uppercase }}_{{ .SecretPath | uppercase }}',
@@ -163,7 +205,8 @@ export const gitlab: DestinationTypeDef = {
     if (p && g) throw invalid('group_id', 'give project_id or group_id, not both');
     if (p && !ID.test(p)) throw invalid('project_id', 'must be a numeric project id or a path such as group/project');
     if (g && !ID.test(g)) throw invalid('group_id', 'must be a numeric group id or a path such as parent/group');
-    if (!SCOPE.test(String(conn.environment_scope || '*'))) throw invalid('environment_scope', 'must be "*" or an environment name or wildcard (at most 255 characters)');
+    if (!SCOPE.test(String(conn.environment_scope || '*')))
+      throw invalid('environment_scope', 'must be "*" or an environment name or wildcard (at most 255 characters)');
     checkUrlField(conn, 'base_url');
     checkUrlField(conn, 'endpoint_url');
   },

@@ -48,19 +48,43 @@ export async function federatedGoogleToken(
     subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
     subject_token: await signFor(p),
   });
-  const r = await http.send({ method: 'POST', url: `${opts.stsEndpoint}/v1/token`, headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: body.toString(), what: 'STS token exchange' }, signal);
+  const r = await http.send(
+    {
+      method: 'POST',
+      url: `${opts.stsEndpoint}/v1/token`,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: body.toString(),
+      what: 'STS token exchange',
+    },
+    signal,
+  );
   if (!ok(r)) throw failureOf(r, 'STS token exchange', detail, now);
   const b = jsonOf(r);
   const federated = typeof b?.access_token === 'string' ? b.access_token : '';
-  if (!federated) throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'STS token exchange: reply has no access_token', { retryable: true });
+  if (!federated)
+    throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'STS token exchange: reply has no access_token', {
+      retryable: true,
+    });
   const federatedTtl = Number(b?.expires_in ?? 3600);
   if (!opts.serviceAccount) return { value: federated, expiresAt: until(now, federatedTtl) };
   const url = `${opts.iamEndpoint}/v1/projects/-/serviceAccounts/${encodeURIComponent(opts.serviceAccount)}:generateAccessToken`;
-  const g = await http.send({ method: 'POST', url, headers: { Authorization: `Bearer ${federated}`, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ scope: [SCOPE], lifetime: '3600s' }), what: 'generateAccessToken' }, signal);
+  const g = await http.send(
+    {
+      method: 'POST',
+      url,
+      headers: { Authorization: `Bearer ${federated}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ scope: [SCOPE], lifetime: '3600s' }),
+      what: 'generateAccessToken',
+    },
+    signal,
+  );
   if (!ok(g)) throw failureOf(g, 'generateAccessToken', detail, now);
   const gb = jsonOf(g);
   const value = typeof gb?.accessToken === 'string' ? gb.accessToken : '';
-  if (!value) throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'generateAccessToken: reply has no accessToken', { retryable: true });
+  if (!value)
+    throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'generateAccessToken: reply has no accessToken', {
+      retryable: true,
+    });
   const end = Date.parse(String(gb?.expireTime ?? ''));
   const ttl = Number.isFinite(end) ? Math.max(0, (end - now) / 1000) : 3600;
   return { value, expiresAt: until(now, ttl) };

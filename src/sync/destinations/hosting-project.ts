@@ -7,7 +7,15 @@ import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { SyncFailure } from '../failure.js';
 import { failureOf, jsonOf, ok, type HttpReply } from '../http-client.js';
-import { baseUrl, checkUrlField, endpointField, type Connector, type ConnectorDeps, type DestinationTypeDef, type PutOptions } from './common.js';
+import {
+  baseUrl,
+  checkUrlField,
+  endpointField,
+  type Connector,
+  type ConnectorDeps,
+  type DestinationTypeDef,
+  type PutOptions,
+} from './common.js';
 import type { DestinationRecord } from '../types.js';
 
 /** Deployment environments Vercel accepts as targets. */
@@ -50,7 +58,11 @@ class VercelConnector implements Connector {
       {
         method,
         url,
-        headers: { Authorization: `Bearer ${String(this.dest.connection.access_token)}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        headers: {
+          Authorization: `Bearer ${String(this.dest.connection.access_token)}`,
+          Accept: 'application/json',
+          ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         what,
       },
@@ -73,7 +85,13 @@ class VercelConnector implements Connector {
     const target = this.dest.connection.deployment_environments as string[];
     const moved = previousTargets(this.dest).length > 0;
     if (moved && !opts.fresh && (await this.move(name, value, target, signal))) return;
-    const r = await this.send('POST', this.url(`/v10/projects/${this.project()}/env`, { upsert: 'true' }), { key: name, value, type: 'encrypted', target }, 'upsert env', signal);
+    const r = await this.send(
+      'POST',
+      this.url(`/v10/projects/${this.project()}/env`, { upsert: 'true' }),
+      { key: name, value, type: 'encrypted', target },
+      'upsert env',
+      signal,
+    );
     const conflict = (code: string | undefined) => code === 'ENV_CONFLICT' || code === 'ENV_ALREADY_EXISTS';
     if (r.status === 400 && conflict((jsonOf(r)?.error as { code?: string } | undefined)?.code)) {
       if (await this.move(name, value, target, signal)) return;
@@ -83,7 +101,10 @@ class VercelConnector implements Connector {
     if (Array.isArray(failed) && failed.length > 0) {
       const e = (failed[0] as { error?: { code?: string; message?: string } }).error;
       if (conflict(e?.code) && (await this.move(name, value, target, signal))) return;
-      throw new SyncFailure('CLIENT_SIDE_ERROR', `upsert env: refused ${[e?.code, e?.message].filter(Boolean).join(' ')}`.slice(0, 300));
+      throw new SyncFailure(
+        'CLIENT_SIDE_ERROR',
+        `upsert env: refused ${[e?.code, e?.message].filter(Boolean).join(' ')}`.slice(0, 300),
+      );
     }
   }
 
@@ -92,17 +113,29 @@ class VercelConnector implements Connector {
     const list = await this.send('GET', this.url(`/v10/projects/${this.project()}/env`), undefined, 'list env', signal);
     if (!ok(list)) throw failureOf(list, 'list env', vercelDetail, this.deps.now());
     const ours = new Set([...target, ...previousTargets(this.dest)]);
-    const same = ((jsonOf(list)?.envs ?? []) as Array<{ id?: string; key?: string; target?: string[] | string }>).filter(
-      (e) => e.key === name && typeof e.id === 'string' && [e.target ?? []].flat().some((t) => ours.has(t)),
-    );
+    const same = (
+      (jsonOf(list)?.envs ?? []) as Array<{ id?: string; key?: string; target?: string[] | string }>
+    ).filter((e) => e.key === name && typeof e.id === 'string' && [e.target ?? []].flat().some((t) => ours.has(t)));
     if (same.length === 0) return false;
     const [keep, ...rest] = same;
     // Delete the others first: the PATCH below would overlap their targets.
     for (const e of rest) {
-      const d = await this.send('DELETE', this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(e.id!)}`), undefined, 'delete env', signal);
+      const d = await this.send(
+        'DELETE',
+        this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(e.id!)}`),
+        undefined,
+        'delete env',
+        signal,
+      );
       if (d.status !== 404 && !ok(d)) throw failureOf(d, 'delete env', vercelDetail, this.deps.now());
     }
-    const r = await this.send('PATCH', this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(keep!.id!)}`), { value, target, type: 'encrypted' }, 'move env', signal);
+    const r = await this.send(
+      'PATCH',
+      this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(keep!.id!)}`),
+      { value, target, type: 'encrypted' },
+      'move env',
+      signal,
+    );
     if (r.status === 404) return false; // deleted meanwhile: create it instead
     if (!ok(r)) throw failureOf(r, 'move env', vercelDetail, this.deps.now());
     return true;
@@ -115,7 +148,13 @@ class VercelConnector implements Connector {
     const envs = (jsonOf(list)?.envs ?? []) as Array<{ id?: string; key?: string }>;
     for (const e of envs) {
       if (e.key !== name || typeof e.id !== 'string') continue;
-      const r = await this.send('DELETE', this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(e.id)}`), undefined, 'delete env', signal);
+      const r = await this.send(
+        'DELETE',
+        this.url(`/v9/projects/${this.project()}/env/${encodeURIComponent(e.id)}`),
+        undefined,
+        'delete env',
+        signal,
+      );
       if (r.status !== 404 && !ok(r)) throw failureOf(r, 'delete env', vercelDetail, this.deps.now());
     }
   }
@@ -145,8 +184,11 @@ export const hostingProject: DestinationTypeDef = {
   customTags: false,
   check(conn) {
     const envs = (conn.deployment_environments as string[]).map((s) => s.trim()).filter((s) => s !== '');
-    if (envs.length === 0) throw invalid('deployment_environments', `must name at least one of ${VERCEL_TARGETS.join(', ')}`);
-    for (const e of envs) if (!(VERCEL_TARGETS as readonly string[]).includes(e)) throw invalid('deployment_environments', `must be among ${VERCEL_TARGETS.join(', ')}, got "${e.slice(0, 40)}"`);
+    if (envs.length === 0)
+      throw invalid('deployment_environments', `must name at least one of ${VERCEL_TARGETS.join(', ')}`);
+    for (const e of envs)
+      if (!(VERCEL_TARGETS as readonly string[]).includes(e))
+        throw invalid('deployment_environments', `must be among ${VERCEL_TARGETS.join(', ')}, got "${e.slice(0, 40)}"`);
     conn.deployment_environments = [...new Set(envs)];
     if (!/^[\w.-]{1,128}$/.test(String(conn.project_id))) throw invalid('project_id', 'must be a project id or name');
     if (conn.team_id && !/^[\w.-]{1,128}$/.test(String(conn.team_id))) throw invalid('team_id', 'must be a team id');
@@ -157,7 +199,9 @@ export const hostingProject: DestinationTypeDef = {
     const now = next.deployment_environments as string[];
     if (was.length === now.length && was.every((t) => now.includes(t))) return false;
     // New targets: remember the old ones so the next sync moves the variables there (issue 19).
-    next.previous_deployment_environments = [...new Set([...((prev.previous_deployment_environments as string[] | undefined) ?? []), ...was])];
+    next.previous_deployment_environments = [
+      ...new Set([...((prev.previous_deployment_environments as string[] | undefined) ?? []), ...was]),
+    ];
     return true;
   },
   connect: (dest, deps) => new VercelConnector(dest, deps),

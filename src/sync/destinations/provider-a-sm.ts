@@ -6,7 +6,16 @@
 import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { SyncFailure, failureFromError } from '../failure.js';
-import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef, type PutOptions } from './common.js';
+import {
+  baseUrl,
+  checkUrlField,
+  endpointField,
+  tagsOf,
+  type Connector,
+  type ConnectorDeps,
+  type DestinationTypeDef,
+  type PutOptions,
+} from './common.js';
 import type { DestinationRecord } from '../types.js';
 import type { AwsCredentials } from '../aws-sigv4.js';
 import { AWS_ROLE_DEFAULTS, AWS_ROLE_FIELDS, checkAwsRoleFields, regionOf, sessionSourceOf } from './aws-role.js';
@@ -33,12 +42,15 @@ function abortByInput(client: SmClient): void {
   client.middlewareStack.add(
     (next) => (args) => {
       const signal = callSignals.get(args.input as object);
-      if (signal && args.request && typeof args.request === 'object') Object.defineProperty(args.request, REQUEST_SIGNAL, { value: signal, configurable: true });
+      if (signal && args.request && typeof args.request === 'object')
+        Object.defineProperty(args.request, REQUEST_SIGNAL, { value: signal, configurable: true });
       return next(args);
     },
     { step: 'deserialize', priority: 'low', name: 'keyholdAbortSignal' },
   );
-  const handler = client.config.requestHandler as { handle(request: unknown, options?: Record<string, unknown>): Promise<unknown> };
+  const handler = client.config.requestHandler as {
+    handle(request: unknown, options?: Record<string, unknown>): Promise<unknown>;
+  };
   const handle = handler.handle.bind(handler);
   handler.handle = (request, options) => {
     const signal = (request as { [REQUEST_SIGNAL]?: AbortSignal })[REQUEST_SIGNAL];
@@ -58,7 +70,16 @@ async function sendWith<O>(client: SmClient, command: { input: object }, signal:
 }
 
 /** AWS error codes that a retry may cure. */
-const RETRYABLE = new Set(['ThrottlingException', 'TooManyRequestsException', 'InternalServiceError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'RequestTimeout', 'RequestTimeoutException']);
+const RETRYABLE = new Set([
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'InternalServiceError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
 
 /** AWS's wording for a secret in its recovery window ("marked for deletion", "scheduled for deletion"). */
 const DELETION = /marked for deletion|scheduled for deletion/i;
@@ -82,10 +103,14 @@ export function classifyAwsError(e: unknown, what: string): SyncFailure {
   }
   const code = errorCode(e);
   const msg = `${what}: HTTP ${status} ${code}`;
-  if (RETRYABLE.has(code) || status === 429 || status >= 500) return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, httpStatus: status });
+  if (RETRYABLE.has(code) || status === 429 || status >= 500)
+    return new SyncFailure('EXTERNAL_SERVICE_ERROR', msg, { retryable: true, httpStatus: status });
   // A name scheduled for deletion right after a force delete frees up shortly (deletion is asynchronous).
   if (code === 'InvalidRequestException' && DELETION.test(err.message ?? '')) {
-    return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${msg} (name still scheduled for deletion)`, { retryable: true, httpStatus: status });
+    return new SyncFailure('EXTERNAL_SERVICE_ERROR', `${msg} (name still scheduled for deletion)`, {
+      retryable: true,
+      httpStatus: status,
+    });
   }
   return new SyncFailure('CLIENT_SIDE_ERROR', msg, { httpStatus: status });
 }
@@ -111,7 +136,12 @@ class AwsConnector implements Connector {
         // standard strategy, as AWS recommends, instead of showing EXTERNAL_SERVICE_ERROR and waiting
         // for the worker's backoff (>= 1 s); failures that persist still reach the worker.
         maxAttempts: 3,
-        requestHandler: { httpAgent: agents.http, httpsAgent: agents.https, requestTimeout: this.deps.timeoutMs, connectionTimeout: this.deps.timeoutMs },
+        requestHandler: {
+          httpAgent: agents.http,
+          httpsAgent: agents.https,
+          requestTimeout: this.deps.timeoutMs,
+          connectionTimeout: this.deps.timeoutMs,
+        },
         cacheMiddleware: true,
       });
       abortByInput(client);
@@ -123,7 +153,9 @@ class AwsConnector implements Connector {
   /** Static keys, an STS session (role_arn, or federation), or undefined: the SDK's default chain. */
   private async credentialsOf(sdk: Sdk, region: string): Promise<SmClientConfig['credentials']> {
     const c = this.dest.connection;
-    const keys = c.access_key_id ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') } : undefined;
+    const keys = c.access_key_id
+      ? { accessKeyId: String(c.access_key_id), secretAccessKey: String(c.secret_access_key ?? '') }
+      : undefined;
     const how = sessionSourceOf(this.dest, this.deps, async () => {
       if (keys) return keys;
       // The default chain (environment, shared files, container and instance roles) as the SDK resolves it.
@@ -135,7 +167,13 @@ class AwsConnector implements Connector {
       }
     });
     if (!how) return keys;
-    this.sts = new StsSessions(this.deps.http, baseUrl(c.sts_endpoint, defaultStsEndpoint(region)), region, how, this.deps.now);
+    this.sts = new StsSessions(
+      this.deps.http,
+      baseUrl(c.sts_endpoint, defaultStsEndpoint(region)),
+      region,
+      how,
+      this.deps.now,
+    );
     const sts = this.sts;
     return () => sts.credentials();
   }
@@ -172,7 +210,9 @@ class AwsConnector implements Connector {
         return;
       } catch (e) {
         const code = errorCode(e);
-        const exists = code === 'ResourceExistsException' || (code === 'InvalidRequestException' && DELETION.test((e as Error).message ?? ''));
+        const exists =
+          code === 'ResourceExistsException' ||
+          (code === 'InvalidRequestException' && DELETION.test((e as Error).message ?? ''));
         if (!exists && code !== 'AccessDeniedException') throw classifyAwsError(e, 'CreateSecret');
         if (!exists) createError = e;
       }
@@ -216,10 +256,19 @@ class AwsConnector implements Connector {
     const tags = Object.entries(tagsOf(this.dest)).map(([Key, Value]) => ({ Key, Value }));
     const c = this.dest.connection;
     const kms = c.kms_key_id ? String(c.kms_key_id) : undefined;
-    const replicas = (Array.isArray(c.replica_regions) ? (c.replica_regions as string[]) : []).map((Region) => ({ Region }));
+    const replicas = (Array.isArray(c.replica_regions) ? (c.replica_regions as string[]) : []).map((Region) => ({
+      Region,
+    }));
     await sendWith(
       client,
-      new sdk.CreateSecretCommand({ Name: name, SecretString: value, Tags: tags, Description: 'Managed by keyhold secret sync', ...(kms ? { KmsKeyId: kms } : {}), ...(replicas.length ? { AddReplicaRegions: replicas } : {}) }),
+      new sdk.CreateSecretCommand({
+        Name: name,
+        SecretString: value,
+        Tags: tags,
+        Description: 'Managed by keyhold secret sync',
+        ...(kms ? { KmsKeyId: kms } : {}),
+        ...(replicas.length ? { AddReplicaRegions: replicas } : {}),
+      }),
       signal,
     );
   }
@@ -233,12 +282,28 @@ class AwsConnector implements Connector {
     } catch (e) {
       if (errorCode(e) === 'ResourceNotFoundException') return;
       // A primary secret with replicas cannot be deleted: drop its replicas first (replica_regions).
-      if ((errorCode(e) === 'InvalidRequestException' || errorCode(e) === 'InvalidParameterException') && /replica/i.test((e as Error).message ?? '')) {
+      if (
+        (errorCode(e) === 'InvalidRequestException' || errorCode(e) === 'InvalidParameterException') &&
+        /replica/i.test((e as Error).message ?? '')
+      ) {
         try {
-          const d = await sendWith<{ ReplicationStatus?: Array<{ Region?: string }> }>(client, new sdk.DescribeSecretCommand({ SecretId: name }), signal);
+          const d = await sendWith<{ ReplicationStatus?: Array<{ Region?: string }> }>(
+            client,
+            new sdk.DescribeSecretCommand({ SecretId: name }),
+            signal,
+          );
           const regions = (d.ReplicationStatus ?? []).map((r) => r.Region).filter((r): r is string => Boolean(r));
-          if (regions.length) await sendWith(client, new sdk.RemoveRegionsFromReplicationCommand({ SecretId: name, RemoveReplicaRegions: regions }), signal);
-          await sendWith(client, new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }), signal);
+          if (regions.length)
+            await sendWith(
+              client,
+              new sdk.RemoveRegionsFromReplicationCommand({ SecretId: name, RemoveReplicaRegions: regions }),
+              signal,
+            );
+          await sendWith(
+            client,
+            new sdk.DeleteSecretCommand({ SecretId: name, ForceDeleteWithoutRecovery: true }),
+            signal,
+          );
           return;
         } catch (e2) {
           if (errorCode(e2) === 'ResourceNotFoundException') return;
@@ -285,4 +350,3 @@ export const providerASm: DestinationTypeDef = {
   },
   connect: (dest, deps) => new AwsConnector(dest, deps),
 };
-

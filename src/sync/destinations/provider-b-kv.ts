@@ -9,9 +9,24 @@ import { f } from '../../framework/fields.js';
 import { invalid } from '../../framework/errors.js';
 import { SyncFailure } from '../failure.js';
 import { failureOf, jsonOf, ok, type HttpReply } from '../http-client.js';
-import { baseUrl, checkUrlField, endpointField, tagsOf, type Connector, type ConnectorDeps, type DestinationTypeDef } from './common.js';
+import {
+  baseUrl,
+  checkUrlField,
+  endpointField,
+  tagsOf,
+  type Connector,
+  type ConnectorDeps,
+  type DestinationTypeDef,
+} from './common.js';
 import type { DestinationRecord } from '../types.js';
-import { FEDERATION_DEFAULTS, FEDERATION_FIELDS, checkFederationFields, federated, federationOf, signFor } from './federation.js';
+import {
+  FEDERATION_DEFAULTS,
+  FEDERATION_FIELDS,
+  checkFederationFields,
+  federated,
+  federationOf,
+  signFor,
+} from './federation.js';
 
 /** Key Vault data-plane API version (stable, still served). */
 export const AZURE_API_VERSION = '7.4';
@@ -45,7 +60,11 @@ class Poller {
   /** Wait one step; past the budget, give up with a retryable failure (the worker backs off and comes back). */
   async pause(what: string, state: string): Promise<void> {
     if (this.now() + this.step > this.deadline) {
-      throw new SyncFailure('EXTERNAL_SERVICE_ERROR', `${what}: HTTP 409 ${state} still in progress after ${TRANSIENT_BUDGET_MS / 1000} s`, { retryable: true, httpStatus: 409, retryAfterMs: 2_000 });
+      throw new SyncFailure(
+        'EXTERNAL_SERVICE_ERROR',
+        `${what}: HTTP 409 ${state} still in progress after ${TRANSIENT_BUDGET_MS / 1000} s`,
+        { retryable: true, httpStatus: 409, retryAfterMs: 2_000 },
+      );
     }
     await sleep(this.step, this.signal);
     this.step = Math.min(2_000, this.step * 2);
@@ -114,34 +133,61 @@ class AzureConnector implements Connector {
     const now = this.deps.now();
     const c = this.dest.connection;
     const authority = baseUrl(c.authority_host, this.cloud.authority);
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: String(c.client_id), scope: `${this.cloud.resource}/.default` });
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: String(c.client_id),
+      scope: `${this.cloud.resource}/.default`,
+    });
     if (federated(c)) {
       // Workload identity federation: keyhold's identity token as the client assertion (RFC 7523), no secret.
       form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
       form.set('client_assertion', await signFor(federationOf(this.dest, this.deps)));
     } else form.set('client_secret', String(c.client_secret ?? ''));
     const r = await this.deps.http.send(
-      { method: 'POST', url: `${authority}/${encodeURIComponent(String(c.tenant_id))}/oauth2/v2.0/token`, headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body: form.toString(), what: 'token' },
+      {
+        method: 'POST',
+        url: `${authority}/${encodeURIComponent(String(c.tenant_id))}/oauth2/v2.0/token`,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+        body: form.toString(),
+        what: 'token',
+      },
       signal,
     );
-    if (!ok(r)) throw failureOf(r, 'token', (b) => String(b?.error ?? '') + (b?.error_codes ? ` ${JSON.stringify(b.error_codes)}` : ''), now);
+    if (!ok(r))
+      throw failureOf(
+        r,
+        'token',
+        (b) => String(b?.error ?? '') + (b?.error_codes ? ` ${JSON.stringify(b.error_codes)}` : ''),
+        now,
+      );
     const b = jsonOf(r);
     const value = typeof b?.access_token === 'string' ? b.access_token : '';
-    if (!value) throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'token: reply has no access_token', { retryable: true });
+    if (!value)
+      throw new SyncFailure('EXTERNAL_SERVICE_ERROR', 'token: reply has no access_token', { retryable: true });
     const ttl = Number(b?.expires_in ?? 3600);
     // Renew a minute early (or at half-life for short tokens) so a token never expires mid-request.
     this.token = { value, expiresAt: now + Math.max(0, Math.min(ttl - 60, ttl / 2)) * 1000 };
     return value;
   }
 
-  private async call(method: string, path: string, body: unknown, what: string, signal: AbortSignal): Promise<HttpReply> {
+  private async call(
+    method: string,
+    path: string,
+    body: unknown,
+    what: string,
+    signal: AbortSignal,
+  ): Promise<HttpReply> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.bearer(signal);
       const r = await this.deps.http.send(
         {
           method,
           url: `${this.base}${path}?api-version=${AZURE_API_VERSION}`,
-          headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+          headers: {
+            Authorization: `Bearer ${token}`,
+            Accept: 'application/json',
+            ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           what,
         },
@@ -175,9 +221,16 @@ class AzureConnector implements Connector {
       const state = transientState(r);
       if (state === 'deleted') {
         // The name is held by a soft-deleted secret (ours, after an unsync): recover it, then set.
-        const rec = await this.call('POST', `/deletedsecrets/${encodeURIComponent(name)}/recover`, undefined, 'recover secret', signal);
+        const rec = await this.call(
+          'POST',
+          `/deletedsecrets/${encodeURIComponent(name)}/recover`,
+          undefined,
+          'recover secret',
+          signal,
+        );
         if (ok(rec)) await poll.until('recovery of the soft-deleted secret', () => this.exists(path, signal));
-        else if (rec.status === 404) continue; // purged meanwhile: the name is free
+        else if (rec.status === 404)
+          continue; // purged meanwhile: the name is free
         else if (rec.status === 409) await poll.pause('recover secret', transientState(rec) ?? 'conflict');
         else throw failureOf(rec, 'recover secret', azureDetail, this.deps.now());
         continue;
@@ -187,7 +240,9 @@ class AzureConnector implements Connector {
         continue;
       }
       if (state === 'deleting') {
-        await poll.until('deletion of the secret', () => this.exists(`/deletedsecrets/${encodeURIComponent(name)}`, signal));
+        await poll.until('deletion of the secret', () =>
+          this.exists(`/deletedsecrets/${encodeURIComponent(name)}`, signal),
+        );
         continue;
       }
       throw failureOf(r, 'set secret', azureDetail, this.deps.now());
@@ -235,7 +290,9 @@ export const providerBKv: DestinationTypeDef = {
     client_secret: f.string('Client secret of the app registration').sensitive(),
     tenant_id: f.string('Directory (tenant) id'),
     cloud: f.string(`Azure cloud: ${Object.keys(AZURE_CLOUDS).join(', ')} (default "cloud", the public cloud)`),
-    authority_host: f.string('Replaces the login authority base URL (default per cloud, e.g. https://login.microsoftonline.com)'),
+    authority_host: f.string(
+      'Replaces the login authority base URL (default per cloud, e.g. https://login.microsoftonline.com)',
+    ),
     endpoint_url: endpointField,
     ...FEDERATION_FIELDS,
   },
@@ -254,12 +311,18 @@ export const providerBKv: DestinationTypeDef = {
     checkUrlField(conn, 'key_vault_uri');
     checkUrlField(conn, 'authority_host');
     checkUrlField(conn, 'endpoint_url');
-    if (!AZURE_CLOUDS[String(conn.cloud || 'cloud').toLowerCase()]) throw invalid('cloud', `must be one of ${Object.keys(AZURE_CLOUDS).join(', ')}`);
+    if (!AZURE_CLOUDS[String(conn.cloud || 'cloud').toLowerCase()])
+      throw invalid('cloud', `must be one of ${Object.keys(AZURE_CLOUDS).join(', ')}`);
     if (!/^[\w.-]{1,128}$/.test(String(conn.tenant_id))) throw invalid('tenant_id', 'must be a tenant id or domain');
     checkFederationFields(conn);
     // A client secret, or federation (a federated credential on the app registration), not both.
-    if (federated(conn) && conn.client_secret) throw invalid('client_secret', 'give client_secret or identity_token_audience (federation), not both');
-    if (!federated(conn) && !conn.client_secret) throw invalid('client_secret', 'is required (or set identity_token_audience to use a federated credential instead)');
+    if (federated(conn) && conn.client_secret)
+      throw invalid('client_secret', 'give client_secret or identity_token_audience (federation), not both');
+    if (!federated(conn) && !conn.client_secret)
+      throw invalid(
+        'client_secret',
+        'is required (or set identity_token_audience to use a federated credential instead)',
+      );
   },
   connect: (dest, deps) => new AzureConnector(dest, deps),
 };

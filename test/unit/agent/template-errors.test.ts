@@ -20,7 +20,9 @@ describe('template errors', () => {
     const e = failure('line 1\n  {{ range .s }}{{ end }}', { s: 'hunter2' });
     expect(e).toBeInstanceOf(TemplateError);
     expect(e.message).toBe('template: t.ctmpl:2:11: executing "t.ctmpl" at <.s>: range can\'t iterate over hunter2');
-    expect(e.logMessage).toBe('template: t.ctmpl:2:11: executing "t.ctmpl" at <.s>: range can\'t iterate over a value of type string');
+    expect(e.logMessage).toBe(
+      'template: t.ctmpl:2:11: executing "t.ctmpl" at <.s>: range can\'t iterate over a value of type string',
+    );
     expect([e.templateName, e.line, e.column]).toEqual(['t.ctmpl', 2, 11]);
   });
 
@@ -35,6 +37,8 @@ describe('template errors', () => {
 
   it('a missing key names the key, not a value', () => {
     const e = new GoTemplate('t', '{{ .a.nope }}', {}, { errorOnMissingKey: true });
-    expect(() => e.execute({ a: { secret: 'hunter2' } })).toThrow('template: t:1:5: executing "t" at <.a.nope>: map has no entry for key "nope"');
+    expect(() => e.execute({ a: { secret: 'hunter2' } })).toThrow(
+      'template: t:1:5: executing "t" at <.a.nope>: map has no entry for key "nope"',
+    );
   });
 });

@@ -18,7 +18,10 @@ import { CASES, type TemplateCase } from './template-cases.js';
 
 const SRC = resolve(import.meta.dirname, '..', '..', 'support', 'go-template');
 const haveGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
-if (!haveGo) console.warn('template-go.test.ts: skipped, `go` is not installed (Debian: apt-get install golang-go; scripts/setup-test-env.sh does it)');
+if (!haveGo)
+  console.warn(
+    'template-go.test.ts: skipped, `go` is not installed (Debian: apt-get install golang-go; scripts/setup-test-env.sh does it)',
+  );
 
 let dir: string;
 let goResults: { out: string; err: string }[] = [];
@@ -28,7 +31,15 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'kh-gotpl-'));
   copyFileSync(join(SRC, 'main.go'), join(dir, 'main.go'));
   copyFileSync(join(SRC, 'go.mod'), join(dir, 'go.mod'));
-  const env = { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '', CGO_ENABLED: '0', GOCACHE: join(dir, 'cache'), GOPATH: join(dir, 'gopath') };
+  const env = {
+    ...process.env,
+    GOTOOLCHAIN: 'local',
+    GOPROXY: 'off',
+    GOFLAGS: '',
+    CGO_ENABLED: '0',
+    GOCACHE: join(dir, 'cache'),
+    GOPATH: join(dir, 'gopath'),
+  };
   execFileSync('go', ['build', '-o', join(dir, 'gotpl'), '.'], { cwd: dir, env, stdio: 'pipe' });
   const out = execFileSync(join(dir, 'gotpl'), { input: JSON.stringify(CASES), encoding: 'utf8' });
   goResults = JSON.parse(out);
@@ -41,13 +52,25 @@ function secretFn(c: TemplateCase) {
   return (path: unknown) => {
     const d = c.secrets?.[String(path)];
     if (!d) return null;
-    return new GoStruct('*main.Secret', { RequestID: '', LeaseID: '', LeaseDuration: 0n, Renewable: false, Data: d, Warnings: [] });
+    return new GoStruct('*main.Secret', {
+      RequestID: '',
+      LeaseID: '',
+      LeaseDuration: 0n,
+      Renewable: false,
+      Data: d,
+      Warnings: [],
+    });
   };
 }
 
 function ours(c: TemplateCase): { out: string; err: string } {
   try {
-    const t = new GoTemplate(c.name, c.template, { ...consulTemplateFunctions(c.env ?? {}), secret: secretFn(c) }, { leftDelim: c.left, rightDelim: c.right, errorOnMissingKey: c.missingkey === 'error' });
+    const t = new GoTemplate(
+      c.name,
+      c.template,
+      { ...consulTemplateFunctions(c.env ?? {}), secret: secretFn(c) },
+      { leftDelim: c.left, rightDelim: c.right, errorOnMissingKey: c.missingkey === 'error' },
+    );
     return { out: t.execute(c.data ?? null), err: '' };
   } catch (e) {
     return { out: '', err: (e as Error).message };

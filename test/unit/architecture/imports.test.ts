@@ -28,7 +28,12 @@ function staticImports(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
   const out = new Set<string>();
   for (const st of source.statements) {
-    const spec = (ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : null;
+    const spec =
+      (ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) &&
+      st.moduleSpecifier &&
+      ts.isStringLiteral(st.moduleSpecifier)
+        ? st.moduleSpecifier.text
+        : null;
     if (spec?.startsWith('.')) out.add(resolve(dirname(file), spec).replace(/\.js$/, '.ts'));
   }
   return [...out];
@@ -61,7 +66,21 @@ const ALLOWED: Record<string, string[]> = {
   // is its own.
   docs: ['framework', 'engines', 'sync', 'cli', 'version.ts', 'storage', 'crypto', 'auth', 'audit', 'kms'],
   cli: ['framework', 'engines', 'sync', 'crypto', 'version.ts', 'build-info.ts', 'native'],
-  server: ['framework', 'storage', 'crypto', 'auth', 'audit', 'seal', 'engines', 'sync', 'kms', 'docs', 'quotas', 'telemetry', 'version.ts'],
+  server: [
+    'framework',
+    'storage',
+    'crypto',
+    'auth',
+    'audit',
+    'seal',
+    'engines',
+    'sync',
+    'kms',
+    'docs',
+    'quotas',
+    'telemetry',
+    'version.ts',
+  ],
   // keyhold agent: a client of the server (its own HTTP client), sharing the CLI's child-process
   // handling; the CLI loads it by dynamic import only.
   agent: ['framework', 'cli'],
@@ -129,7 +148,8 @@ describe('import layering (design note section 2)', () => {
 
   it('no two areas import each other', () => {
     const pairs = new Set<string>();
-    for (const [f, targets] of graph) for (const t of targets) if (areaOf(f) !== areaOf(t)) pairs.add(`${areaOf(f)} -> ${areaOf(t)}`);
+    for (const [f, targets] of graph)
+      for (const t of targets) if (areaOf(f) !== areaOf(t)) pairs.add(`${areaOf(f)} -> ${areaOf(t)}`);
     const both = [...pairs].filter((p) => {
       const [a, b] = p.split(' -> ');
       return a! < b! && pairs.has(`${b} -> ${a}`);
@@ -143,7 +163,12 @@ describe('import layering (design note section 2)', () => {
 
   it('the CLI never imports server internals', () => {
     const cli = all.filter((f) => areaOf(f) === 'cli' || areaOf(f) === 'main.ts');
-    const hits = cli.flatMap((f) => graph.get(f)!.filter((t) => areaOf(t) === 'server').map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`));
+    const hits = cli.flatMap((f) =>
+      graph
+        .get(f)!
+        .filter((t) => areaOf(t) === 'server')
+        .map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`),
+    );
     expect(hits).toEqual([]);
   });
 

@@ -31,7 +31,10 @@ describe('ACL glob matching', () => {
   });
 
   it('lets an exact path win over any glob', () => {
-    const a = acl('path "secret/*" { capabilities = ["read", "update"] }', 'path "secret/locked" { capabilities = ["read"] }');
+    const a = acl(
+      'path "secret/*" { capabilities = ["read", "update"] }',
+      'path "secret/locked" { capabilities = ["read"] }',
+    );
     expect(a.allowed('update', 'secret/locked')).toBe(false);
     expect(a.allowed('update', 'secret/other')).toBe(true);
   });

@@ -15,7 +15,12 @@ interface Case {
   checks: Array<[Op, string, boolean, Record<string, unknown>?, number?]>;
 }
 
-const acl = (texts: string[], identity?: TokenIdentity) => new ACL(texts.map((t, i) => parsePolicy(`p${i}`, t)), identity, 1_700_000_000_000);
+const acl = (texts: string[], identity?: TokenIdentity) =>
+  new ACL(
+    texts.map((t, i) => parsePolicy(`p${i}`, t)),
+    identity,
+    1_700_000_000_000,
+  );
 
 const CASES: Case[] = [
   {
@@ -31,7 +36,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "Policy Syntax": secret/* grant with secret/super-secret deny taking precedence',
-    policies: ['path "secret/*" { capabilities = ["create", "read", "update", "patch", "delete", "list"] }\npath "secret/super-secret" { capabilities = ["deny"] }'],
+    policies: [
+      'path "secret/*" { capabilities = ["create", "read", "update", "patch", "delete", "list"] }\npath "secret/super-secret" { capabilities = ["deny"] }',
+    ],
     checks: [
       ['read', 'secret/anything', true],
       ['patch', 'secret/anything', true],
@@ -41,7 +48,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "Policy Syntax": secret/restricted may only contain foo (any value) and bar (zip or zap)',
-    policies: ['path "secret/restricted" {\n capabilities = ["create"]\n allowed_parameters = {\n  "foo" = []\n  "bar" = ["zip", "zap"]\n }\n}'],
+    policies: [
+      'path "secret/restricted" {\n capabilities = ["create"]\n allowed_parameters = {\n  "foo" = []\n  "bar" = ["zip", "zap"]\n }\n}',
+    ],
     checks: [
       ['create', 'secret/restricted', true, { foo: 'anything', bar: 'zip' }],
       ['create', 'secret/restricted', true, { bar: 'zap' }],
@@ -52,7 +61,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "Policy Syntax": exact path, trailing-* prefix and zip-* prefix globs',
-    policies: ['path "secret/foo" { capabilities = ["read"] }\npath "secret/bar/*" { capabilities = ["read"] }\npath "secret/zip-*" { capabilities = ["read"] }'],
+    policies: [
+      'path "secret/foo" { capabilities = ["read"] }\npath "secret/bar/*" { capabilities = ["read"] }\npath "secret/zip-*" { capabilities = ["read"] }',
+    ],
     checks: [
       ['read', 'secret/bar/zip', true],
       ['read', 'secret/bar/zip/zap', true],
@@ -64,7 +75,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "Policy Syntax": + matches exactly one segment (secret/+/teamb, secret/+/+/teamb)',
-    policies: ['path "secret/+/teamb" { capabilities = ["read"] }\npath "secret/+/+/teamb" { capabilities = ["read"] }'],
+    policies: [
+      'path "secret/+/teamb" { capabilities = ["read"] }\npath "secret/+/+/teamb" { capabilities = ["read"] }',
+    ],
     checks: [
       ['read', 'secret/foo/teamb', true],
       ['read', 'secret/foo/bar/teamb', true],
@@ -142,7 +155,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM allowed_parameters with "*" = []: other parameters allowed, listed ones still restricted',
-    policies: ['path "secret/foo" {\n capabilities = ["create"]\n allowed_parameters = {\n  "bar" = ["zip", "zap"]\n  "*" = []\n }\n}'],
+    policies: [
+      'path "secret/foo" {\n capabilities = ["create"]\n allowed_parameters = {\n  "bar" = ["zip", "zap"]\n  "*" = []\n }\n}',
+    ],
     checks: [
       ['create', 'secret/foo', true, { bar: 'zip', other: 'x' }],
       ['create', 'secret/foo', false, { bar: 'nope', other: 'x' }],
@@ -150,7 +165,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM globbing caveat: "baz/*" matches "baz/quux" and, split on commas, "baz/quux,baz/x" (valueInAllowedParameterList)',
-    policies: ['path "secret/foo" {\n capabilities = ["create", "update", "patch"]\n allowed_parameters = { "bar" = ["baz/*"] }\n}'],
+    policies: [
+      'path "secret/foo" {\n capabilities = ["create", "update", "patch"]\n allowed_parameters = { "bar" = ["baz/*"] }\n}',
+    ],
     checks: [
       ['create', 'secret/foo', true, { bar: 'baz/quux' }],
       ['update', 'secret/foo', true, { bar: 'baz/quux,baz/x' }],
@@ -163,7 +180,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "denied_parameters": empty list denies the parameter; populated list denies those values; "*" denies all',
-    policies: ['path "d/empty" {\n capabilities = ["create"]\n denied_parameters = { "bar" = [] }\n}\npath "d/values" {\n capabilities = ["create"]\n denied_parameters = { "bar" = ["zip", "zap"] }\n}\npath "d/all" {\n capabilities = ["create"]\n denied_parameters = { "*" = [] }\n}'],
+    policies: [
+      'path "d/empty" {\n capabilities = ["create"]\n denied_parameters = { "bar" = [] }\n}\npath "d/values" {\n capabilities = ["create"]\n denied_parameters = { "bar" = ["zip", "zap"] }\n}\npath "d/all" {\n capabilities = ["create"]\n denied_parameters = { "*" = [] }\n}',
+    ],
     checks: [
       ['create', 'd/empty', true, { foo: 1 }],
       ['create', 'd/empty', false, { bar: 'x' }],
@@ -177,7 +196,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "denied_parameters ... take precedence over allowed_parameters"; names compared lower-cased (policy.go ToLower)',
-    policies: ['path "p" {\n capabilities = ["update"]\n allowed_parameters = { "Bar" = [] }\n denied_parameters = { "bar" = ["x"] }\n}'],
+    policies: [
+      'path "p" {\n capabilities = ["update"]\n allowed_parameters = { "Bar" = [] }\n denied_parameters = { "bar" = ["x"] }\n}',
+    ],
     checks: [
       ['update', 'p', true, { BAR: 'y' }],
       ['update', 'p', false, { bar: 'x' }],
@@ -185,7 +206,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM value globbing: "foo-*" prefix; strutil.GlobbedStringsMatch suffix and both ends',
-    policies: ['path "g" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["foo-*"] "b" = ["*-end"] "c" = ["*mid*"] "d" = ["*"] }\n}'],
+    policies: [
+      'path "g" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["foo-*"] "b" = ["*-end"] "c" = ["*mid*"] "d" = ["*"] }\n}',
+    ],
     checks: [
       ['update', 'g', true, { a: 'foo-1' }],
       ['update', 'g', false, { a: 'fo-1' }],
@@ -198,7 +221,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'AllowOperation: parameter checks apply to read/create/update/patch, not to list or delete',
-    policies: ['path "q/*" {\n capabilities = ["read", "delete", "list"]\n allowed_parameters = { "version" = ["1"] }\n}'],
+    policies: [
+      'path "q/*" {\n capabilities = ["read", "delete", "list"]\n allowed_parameters = { "version" = ["1"] }\n}',
+    ],
     checks: [
       ['read', 'q/a', true, { version: '1' }],
       ['read', 'q/a', false, { version: '2' }],
@@ -208,7 +233,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "Required Response Wrapping TTLs" example: min 1s makes wrapping mandatory, max 90s bounds it',
-    policies: ['path "auth/approle/role/my-role/secret-id" {\n capabilities = ["create", "update"]\n min_wrapping_ttl = "1s"\n max_wrapping_ttl = "90s"\n}'],
+    policies: [
+      'path "auth/approle/role/my-role/secret-id" {\n capabilities = ["create", "update"]\n min_wrapping_ttl = "1s"\n max_wrapping_ttl = "90s"\n}',
+    ],
     checks: [
       ['update', 'auth/approle/role/my-role/secret-id', false],
       ['update', 'auth/approle/role/my-role/secret-id', true, {}, 60],
@@ -218,7 +245,10 @@ const CASES: Case[] = [
   },
   {
     cite: 'PM "if paths are merged from different stanzas, the lowest value specified for each is the value that will result" (NewACL)',
-    policies: ['path "w" {\n capabilities = ["read"]\n min_wrapping_ttl = "30s"\n max_wrapping_ttl = "10m"\n}', 'path "w" {\n capabilities = ["read"]\n min_wrapping_ttl = "10s"\n max_wrapping_ttl = "1m"\n}'],
+    policies: [
+      'path "w" {\n capabilities = ["read"]\n min_wrapping_ttl = "30s"\n max_wrapping_ttl = "10m"\n}',
+      'path "w" {\n capabilities = ["read"]\n min_wrapping_ttl = "10s"\n max_wrapping_ttl = "1m"\n}',
+    ],
     checks: [
       ['read', 'w', true, {}, 15],
       ['read', 'w', false, {}, 5],
@@ -227,7 +257,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'AllowOperation LIST: the no-slash exact rule grants LIST, + rules without the slash match, trailing-slash rules too',
-    policies: ['path "secret/metadata" { capabilities = ["list"] }\npath "kv/+/keys" { capabilities = ["list"] }\npath "other/" { capabilities = ["list"] }'],
+    policies: [
+      'path "secret/metadata" { capabilities = ["list"] }\npath "kv/+/keys" { capabilities = ["list"] }\npath "other/" { capabilities = ["list"] }',
+    ],
     checks: [
       ['list', 'secret/metadata/', true],
       ['list', 'kv/a/keys/', true],
@@ -243,12 +275,18 @@ const CASES: Case[] = [
   },
   {
     cite: 'NewACL: a deny stanza clears parameter lists of the same path; min/max checked per stanza at write (policy.go)',
-    policies: ['path "z" {\n capabilities = ["update"]\n allowed_parameters = { "a" = [] }\n}', 'path "z" { capabilities = ["deny"] }'],
+    policies: [
+      'path "z" {\n capabilities = ["update"]\n allowed_parameters = { "a" = [] }\n}',
+      'path "z" { capabilities = ["deny"] }',
+    ],
     checks: [['update', 'z', false, { a: 1 }]],
   },
   {
     cite: 'NewACL parameter merge: an empty list on either side wins (any value); value lists append',
-    policies: ['path "m" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["x"] }\n}', 'path "m" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["y"] "b" = [] }\n}'],
+    policies: [
+      'path "m" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["x"] }\n}',
+      'path "m" {\n capabilities = ["update"]\n allowed_parameters = { "a" = ["y"] "b" = [] }\n}',
+    ],
     checks: [
       ['update', 'm', true, { a: 'x' }],
       ['update', 'm', true, { a: 'y', b: 'anything' }],
@@ -257,7 +295,9 @@ const CASES: Case[] = [
   },
   {
     cite: 'policy.go: legacy policy = "read" maps to read+list, "write" adds create/update/delete, "deny" replaces',
-    policies: ['path "l/r" { policy = "read" }\npath "l/w" { policy = "write" }\npath "l/d" {\n capabilities = ["read"]\n policy = "deny"\n}'],
+    policies: [
+      'path "l/r" { policy = "read" }\npath "l/w" { policy = "write" }\npath "l/d" {\n capabilities = ["read"]\n policy = "deny"\n}',
+    ],
     checks: [
       ['read', 'l/r', true],
       ['list', 'l/r/', true],
@@ -276,24 +316,31 @@ const CASES: Case[] = [
   },
 ];
 
-describe('ACL conformance with Vault\'s documented examples', () => {
+describe("ACL conformance with Vault's documented examples", () => {
   for (const c of CASES) {
     it(c.cite, () => {
       const a = acl(c.policies);
       for (const [operation, path, want, data, wrapTtl] of c.checks) {
-        expect(a.check({ operation, path, data, wrapTtl }).allowed, `${operation} ${path} ${JSON.stringify(data ?? {})} wrap=${wrapTtl}`).toBe(want);
+        expect(
+          a.check({ operation, path, data, wrapTtl }).allowed,
+          `${operation} ${path} ${JSON.stringify(data ?? {})} wrap=${wrapTtl}`,
+        ).toBe(want);
       }
     });
   }
 
   it('sudo reaches root-protected paths only with the capability (AllowOperation RootPrivs)', () => {
-    const a = acl(['path "sys/audit/*" { capabilities = ["update", "sudo"] }\npath "sys/seal" { capabilities = ["update"] }']);
+    const a = acl([
+      'path "sys/audit/*" { capabilities = ["update", "sudo"] }\npath "sys/seal" { capabilities = ["update"] }',
+    ]);
     expect(a.check({ operation: 'update', path: 'sys/audit/file' })).toEqual({ allowed: true, rootPrivs: true });
     expect(a.check({ operation: 'update', path: 'sys/seal' })).toEqual({ allowed: true, rootPrivs: false });
   });
 
   it('sys/capabilities uses LIST lookup and Vault\'s "deny" for nothing (acl.go Capabilities)', () => {
-    const a = acl(['path "secret/metadata" { capabilities = ["list"] }\npath "x/*" { capabilities = ["read", "sudo", "update"] }']);
+    const a = acl([
+      'path "secret/metadata" { capabilities = ["list"] }\npath "x/*" { capabilities = ["read", "sudo", "update"] }',
+    ]);
     expect(a.capabilities('secret/metadata/')).toEqual(['list']);
     expect(a.capabilities('x/y')).toEqual(['read', 'sudo', 'update']);
     expect(a.capabilities('nowhere')).toEqual(['deny']);
@@ -305,13 +352,22 @@ describe('ParseACLPolicy refusals and acceptances', () => {
     ['path "a" {\n capabilites = ["read"]\n}', /path "a": invalid key "capabilites" on line 2/],
     ['paths "a" {}', /invalid key "paths" on line 1/],
     ['path "a/+*" { capabilities = ["read"] }', /invalid use of wildcards/],
-    ['path "a" {\n capabilities = ["read"]\n allowed_parameters = { "*" = ["x"] }\n}', /the only value "\*" can take is \[\]/],
+    [
+      'path "a" {\n capabilities = ["read"]\n allowed_parameters = { "*" = ["x"] }\n}',
+      /the only value "\*" can take is \[\]/,
+    ],
     ['path "a" {\n capabilities = ["read"]\n allowed_parameters = { "ke*y" = [] }\n}', /non-tail wildcards/],
     ['path "a" {\n capabilities = ["read"]\n required_parameters = ["a*"]\n}', /wildcard is not permitted/],
     ['path "a" {\n capabilities = ["read"]\n control_group = { ttl = "1h" }\n}', /control_group.*line 3/],
-    ['path "a" { capabilities = ["read"] min_wrapping_ttl = "2m" max_wrapping_ttl = "1m" }', /max_wrapping_ttl cannot be less than min_wrapping_ttl/],
+    [
+      'path "a" { capabilities = ["read"] min_wrapping_ttl = "2m" max_wrapping_ttl = "1m" }',
+      /max_wrapping_ttl cannot be less than min_wrapping_ttl/,
+    ],
     ['path "a/{{identity.entity.id}" { capabilities = ["read"] }', /unbalanced templating characters/],
-    ['{"path": {"a": {"capabilities": ["read"], "allowed_parameters": {"x": "y"}}}}', /"x" must be a list of values at line 1/],
+    [
+      '{"path": {"a": {"capabilities": ["read"], "allowed_parameters": {"x": "y"}}}}',
+      /"x" must be a list of values at line 1/,
+    ],
   ])('refuses %j', (text, msg) => {
     expect(() => parsePolicy('x', text)).toThrow(msg);
   });
@@ -337,14 +393,22 @@ EOT
   policy = "read"
 }`,
     );
-    expect(p.rules[0]).toMatchObject({ path: 'a/*', capabilities: ['read', 'subscribe', 'recover'], minWrappingTtl: 1, maxWrappingTtl: 90, requiredParameters: ['x'], allowedParameters: { x: [1, true, 's'] }, deniedParameters: { y: [] } });
+    expect(p.rules[0]).toMatchObject({
+      path: 'a/*',
+      capabilities: ['read', 'subscribe', 'recover'],
+      minWrappingTtl: 1,
+      maxWrappingTtl: 90,
+      requiredParameters: ['x'],
+      allowedParameters: { x: [1, true, 's'] },
+      deniedParameters: { y: [] },
+    });
     expect(p.rules[1]).toMatchObject({ path: 'b', capabilities: ['read', 'list'] });
     const text = 'path "c" { capabilities = ["read"] }';
     expect(decodePolicyText(Buffer.from(text).toString('base64'))).toBe(text);
     expect(decodePolicyText(text)).toBe(text);
   });
 
-  it('the default policy is Vault\'s text (policy_store.go) and grants the built-ins', () => {
+  it("the default policy is Vault's text (policy_store.go) and grants the built-ins", () => {
     const a = acl([DEFAULT_POLICY]);
     for (const [op, p] of [
       ['read', 'auth/token/lookup-self'],
@@ -371,7 +435,13 @@ describe('templated policies (identitytpl PopulateString, ACL mode)', () => {
     entityId: 'ent-1',
     entityName: 'alice',
     entityMetadata: { team: 'payments' },
-    aliases: [{ mountAccessor: 'auth_jwt_1234abcd', name: 'repo:org/app:ref:refs/heads/main', metadata: { repository: 'org-app' } }],
+    aliases: [
+      {
+        mountAccessor: 'auth_jwt_1234abcd',
+        name: 'repo:org/app:ref:refs/heads/main',
+        metadata: { repository: 'org-app' },
+      },
+    ],
     groupIds: ['g-1'],
     groupNames: ['ops'],
     groupMetadata: { 'g-1': { tier: 'gold' } },
@@ -467,18 +537,39 @@ describe('property: HCL and JSON spellings of a policy mean the same', () => {
     const name = fc.constantFrom('a', 'b/c', 'd/+', 'e/*', 'f/+/g*');
     const capsArb = fc.subarray(['create', 'read', 'update', 'delete', 'list', 'patch', 'sudo'], { minLength: 1 });
     const values = fc.array(fc.constantFrom('x', 'y*', '*z'), { maxLength: 2 });
-    const block = fc.record({ path: name, caps: capsArb, allowed: fc.option(fc.dictionary(fc.constantFrom('p', 'q'), values), { nil: undefined }), min: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }) });
+    const block = fc.record({
+      path: name,
+      caps: capsArb,
+      allowed: fc.option(fc.dictionary(fc.constantFrom('p', 'q'), values), { nil: undefined }),
+      min: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+    });
     fc.assert(
       fc.property(fc.uniqueArray(block, { selector: (b) => b.path, minLength: 1, maxLength: 4 }), (blocks) => {
         const hcl = blocks
           .map((b) => {
             const lines = [`path "${b.path}" {`, `  capabilities = ${JSON.stringify(b.caps)}`];
-            if (b.allowed) lines.push(`  allowed_parameters = {${Object.entries(b.allowed).map(([k, v]) => ` "${k}" = ${JSON.stringify(v)}`).join('')} }`);
+            if (b.allowed)
+              lines.push(
+                `  allowed_parameters = {${Object.entries(b.allowed)
+                  .map(([k, v]) => ` "${k}" = ${JSON.stringify(v)}`)
+                  .join('')} }`,
+              );
             if (b.min) lines.push(`  min_wrapping_ttl = ${b.min}`);
             return [...lines, '}'].join('\n');
           })
           .join('\n');
-        const json = JSON.stringify({ path: Object.fromEntries(blocks.map((b) => [b.path, { capabilities: b.caps, ...(b.allowed ? { allowed_parameters: b.allowed } : {}), ...(b.min ? { min_wrapping_ttl: b.min } : {}) }])) });
+        const json = JSON.stringify({
+          path: Object.fromEntries(
+            blocks.map((b) => [
+              b.path,
+              {
+                capabilities: b.caps,
+                ...(b.allowed ? { allowed_parameters: b.allowed } : {}),
+                ...(b.min ? { min_wrapping_ttl: b.min } : {}),
+              },
+            ]),
+          ),
+        });
         expect(parsePolicy('j', json).rules).toEqual(parsePolicy('h', hcl).rules);
       }),
       { numRuns: 200 },

@@ -8,7 +8,11 @@ const mount = { accessor: 'auth_jwt_12345678', path: 'auth/jwt/', type: 'jwt' };
 describe('IdentityStore', () => {
   it('creates one entity for concurrent first logins of the same alias, and finds it by every key', async () => {
     const store = new IdentityStore(new InmemBackend(), { now: () => Date.now() });
-    const all = await Promise.all(Array.from({ length: 20 }, () => store.entityForLogin(mount, { name: 'octo-org/app', metadata: { ref: 'main' } })));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.entityForLogin(mount, { name: 'octo-org/app', metadata: { ref: 'main' } }),
+      ),
+    );
     expect(new Set(all.map((e) => e.id)).size).toBe(1);
     const e = all[0]!;
     expect(e.name).toMatch(/^entity_[0-9a-f]{8}$/);
@@ -25,7 +29,11 @@ describe('IdentityStore', () => {
     expect(b.id).toBe(a.id);
     const fresh = new IdentityStore((store as unknown as { storage: InmemBackend }).storage, { now: () => Date.now() });
     const view = await fresh.tokenIdentity(a.id);
-    expect(view?.aliases[0]).toMatchObject({ mountAccessor: mount.accessor, name: 'svc', metadata: { repository: 'two' } });
+    expect(view?.aliases[0]).toMatchObject({
+      mountAccessor: mount.accessor,
+      name: 'svc',
+      metadata: { repository: 'two' },
+    });
     expect(await fresh.tokenIdentity('00000000-0000-0000-0000-000000000000')).toBeNull();
   });
 });

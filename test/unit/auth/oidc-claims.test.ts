@@ -12,8 +12,19 @@ const who = {
 
 describe('identity token claims templates', () => {
   it('fills placeholders with JSON values (strings escaped, maps and lists as JSON)', () => {
-    const t = '{"n": {{identity.entity.name}}, "team": {{identity.entity.metadata.team}}, "all": {{identity.entity.metadata}}, "g": {{identity.entity.groups.names}}, "ids": {{ identity.entity.groups.ids }}, "repo": {{identity.entity.aliases.auth_jwt_12.metadata.repository}}, "alias": {{identity.entity.aliases.auth_jwt_12.name}}, "missing": {{identity.entity.metadata.nope}}, "t": {{time.now.plus.1h}}}';
-    expect(renderClaims(t, who, 1000)).toEqual({ n: 'alice', team: 'pay"ments', all: { team: 'pay"ments' }, g: ['eng'], ids: ['g-1'], repo: 'org/repo', alias: 'alice@gh', missing: '', t: 4600 });
+    const t =
+      '{"n": {{identity.entity.name}}, "team": {{identity.entity.metadata.team}}, "all": {{identity.entity.metadata}}, "g": {{identity.entity.groups.names}}, "ids": {{ identity.entity.groups.ids }}, "repo": {{identity.entity.aliases.auth_jwt_12.metadata.repository}}, "alias": {{identity.entity.aliases.auth_jwt_12.name}}, "missing": {{identity.entity.metadata.nope}}, "t": {{time.now.plus.1h}}}';
+    expect(renderClaims(t, who, 1000)).toEqual({
+      n: 'alice',
+      team: 'pay"ments',
+      all: { team: 'pay"ments' },
+      g: ['eng'],
+      ids: ['g-1'],
+      repo: 'org/repo',
+      alias: 'alice@gh',
+      missing: '',
+      t: 4600,
+    });
   });
 
   it('accepts a base64-encoded template', () => {

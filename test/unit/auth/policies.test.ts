@@ -60,7 +60,12 @@ describe('policy parser: HCL', () => {
 
 describe('policy parser: JSON', () => {
   it('reads the object form and the list-of-objects form', () => {
-    const a = parsePolicy('j', JSON.stringify({ path: { 'secret/*': { capabilities: ['read', 'list'] }, 'sys/mounts': { capabilities: ['read'] } } }));
+    const a = parsePolicy(
+      'j',
+      JSON.stringify({
+        path: { 'secret/*': { capabilities: ['read', 'list'] }, 'sys/mounts': { capabilities: ['read'] } },
+      }),
+    );
     expect(a.rules).toEqual([
       { path: 'secret/*', capabilities: ['read', 'list'] },
       { path: 'sys/mounts', capabilities: ['read'] },
@@ -75,8 +80,14 @@ describe('policy parser: JSON', () => {
   });
 
   it('gives the same rules for equivalent HCL and JSON', () => {
-    const hcl = parsePolicy('h', 'path "transit/keys/*" { capabilities = ["create", "read"] }\npath "transit/keys" { capabilities = ["list"] }');
-    const json = parsePolicy('j', '{"path":{"transit/keys/*":{"capabilities":["create","read"]},"transit/keys":{"capabilities":["list"]}}}');
+    const hcl = parsePolicy(
+      'h',
+      'path "transit/keys/*" { capabilities = ["create", "read"] }\npath "transit/keys" { capabilities = ["list"] }',
+    );
+    const json = parsePolicy(
+      'j',
+      '{"path":{"transit/keys/*":{"capabilities":["create","read"]},"transit/keys":{"capabilities":["list"]}}}',
+    );
     expect(json.rules).toEqual(hcl.rules);
   });
 });

@@ -12,7 +12,15 @@ import { InmemBackend } from '../../../src/storage/inmem.js';
 import { Barrier } from '../../../src/storage/barrier.js';
 import { prefixed, type Storage } from '../../../src/storage/backend.js';
 
-const base: LifetimeRequest = { ttl: 0, period: 0, explicitMaxTtl: 0, roleMaxTtl: 0, mountDefaultTtl: 0, mountMaxTtl: 0, rootPolicy: false };
+const base: LifetimeRequest = {
+  ttl: 0,
+  period: 0,
+  explicitMaxTtl: 0,
+  roleMaxTtl: 0,
+  mountDefaultTtl: 0,
+  mountMaxTtl: 0,
+  rootPolicy: false,
+};
 
 describe('tokenLifetime (Vault CalculateTTL cases)', () => {
   it('ttl 0 is the mount default; the system default is 768h', () => {
@@ -25,7 +33,9 @@ describe('tokenLifetime (Vault CalculateTTL cases)', () => {
   it('a longer ttl is capped at the smallest of mount max, role max and explicit max, with a warning', () => {
     const r = tokenLifetime({ ...base, ttl: 360_000_000 });
     expect(r.ttl).toBe(SYSTEM_MAX_TTL);
-    expect(r.warnings[0]).toBe('TTL of "100000h" exceeded the effective max_ttl of "768h"; TTL value is capped accordingly');
+    expect(r.warnings[0]).toBe(
+      'TTL of "100000h" exceeded the effective max_ttl of "768h"; TTL value is capped accordingly',
+    );
     expect(tokenLifetime({ ...base, ttl: 7200, roleMaxTtl: 3600 }).ttl).toBe(3600);
     expect(tokenLifetime({ ...base, ttl: 7200, roleMaxTtl: 5000, explicitMaxTtl: 600 }).ttl).toBe(600);
     expect(tokenLifetime({ ...base, ttl: 7200, mountMaxTtl: 1800 })).toMatchObject({ ttl: 1800, maxTtl: 1800 });
@@ -49,7 +59,13 @@ describe('ExpiryQueue', () => {
   it('runs due tokens in time order, skips renewed and unscheduled ones, and does nothing inactive', async () => {
     let now = 1000;
     const seen: string[] = [];
-    const q = new ExpiryQueue({ now: () => now }, async (h) => void seen.push(h), (e) => { throw e; });
+    const q = new ExpiryQueue(
+      { now: () => now },
+      async (h) => void seen.push(h),
+      (e) => {
+        throw e;
+      },
+    );
     q.schedule('ignored', 2000);
     expect(q.size).toBe(0);
     q.activate();
@@ -72,7 +88,11 @@ describe('ExpiryQueue', () => {
 
   it('fires on its own timer', async () => {
     const seen: string[] = [];
-    const q = new ExpiryQueue({ now: () => Date.now() }, async (h) => void seen.push(h), () => {});
+    const q = new ExpiryQueue(
+      { now: () => Date.now() },
+      async (h) => void seen.push(h),
+      () => {},
+    );
     q.activate();
     q.schedule('soon', Date.now() + 30);
     for (let i = 0; i < 100 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -157,73 +177,90 @@ describe('property: lifecycle under random interleavings', () => {
   it('holds for every schedule', async () => {
     type Op = { kind: 'use' | 'renew' | 'revoke' | 'consume'; who: number } | { kind: 'tick'; ms: number };
     const opArb: fc.Arbitrary<Op> = fc.oneof(
-      fc.record({ kind: fc.constantFrom('use' as const, 'renew' as const, 'revoke' as const, 'consume' as const), who: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({
+        kind: fc.constantFrom('use' as const, 'renew' as const, 'revoke' as const, 'consume' as const),
+        who: fc.integer({ min: 0, max: 3 }),
+      }),
       fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 4000 }) }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(opArb, { minLength: 4, maxLength: 24 }), fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 4, maxLength: 4 }), async (s, ops, uses) => {
-        let scheduling = false;
-        const wrap = (inner: Storage): Storage => {
-          const sched = <T>(p: Promise<T>): Promise<T> => (scheduling ? s.schedule(p) : p);
-          return {
-            get: (k) => sched(inner.get(k)),
-            put: (k, v) => sched(inner.put(k, v)),
-            delete: (k) => sched(inner.delete(k)),
-            list: (p) => sched(inner.list(p)),
-          } as Storage;
-        };
-        const { store, advance, clock } = await setup(wrap);
-        await store.startExpiry();
-        // Token 0 is the parent (3s); 1-3 are its children (1h); each has its own use limit.
-        const made: Array<{ id: string; entry: TokenEntry; uses: number }> = [];
-        const p = await store.create({ policies: ['p'], ttl: 3, num_uses: uses[0] });
-        made.push({ ...p, uses: uses[0]! });
-        for (let i = 1; i < 4; i++) made.push({ ...(await store.create({ policies: ['p'], ttl: 3600, num_uses: uses[i], parent_accessor: p.entry.accessor })), uses: uses[i]! });
-        const served = [0, 0, 0, 0];
-        const consumed = [0, 0, 0, 0];
-        const revokedAt: Array<number | null> = [null, null, null, null];
-        let parentExpiresAt = made[0]!.entry.expire_time * 1000;
-        const parentEndedAt = () => Math.min(revokedAt[0] ?? Infinity, parentExpiresAt);
-        scheduling = true;
-        const running = ops.map(async (op) => {
-          if (op.kind === 'tick') {
-            advance(op.ms);
-            await store.expiry.runDue();
-            return;
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(opArb, { minLength: 4, maxLength: 24 }),
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 4, maxLength: 4 }),
+        async (s, ops, uses) => {
+          let scheduling = false;
+          const wrap = (inner: Storage): Storage => {
+            const sched = <T>(p: Promise<T>): Promise<T> => (scheduling ? s.schedule(p) : p);
+            return {
+              get: (k) => sched(inner.get(k)),
+              put: (k, v) => sched(inner.put(k, v)),
+              delete: (k) => sched(inner.delete(k)),
+              list: (p) => sched(inner.list(p)),
+            } as Storage;
+          };
+          const { store, advance, clock } = await setup(wrap);
+          await store.startExpiry();
+          // Token 0 is the parent (3s); 1-3 are its children (1h); each has its own use limit.
+          const made: Array<{ id: string; entry: TokenEntry; uses: number }> = [];
+          const p = await store.create({ policies: ['p'], ttl: 3, num_uses: uses[0] });
+          made.push({ ...p, uses: uses[0]! });
+          for (let i = 1; i < 4; i++)
+            made.push({
+              ...(await store.create({
+                policies: ['p'],
+                ttl: 3600,
+                num_uses: uses[i],
+                parent_accessor: p.entry.accessor,
+              })),
+              uses: uses[i]!,
+            });
+          const served = [0, 0, 0, 0];
+          const consumed = [0, 0, 0, 0];
+          const revokedAt: Array<number | null> = [null, null, null, null];
+          let parentExpiresAt = made[0]!.entry.expire_time * 1000;
+          const parentEndedAt = () => Math.min(revokedAt[0] ?? Infinity, parentExpiresAt);
+          scheduling = true;
+          const running = ops.map(async (op) => {
+            if (op.kind === 'tick') {
+              advance(op.ms);
+              await store.expiry.runDue();
+              return;
+            }
+            const t = made[op.who]!;
+            const e = await store.lookup(t.id);
+            if (!e) return;
+            if (op.kind === 'use') {
+              const r = await store.spendUse(e);
+              if (r !== 'gone') served[op.who]!++;
+              if (r === 'last') await store.revokeEntry(e);
+            } else if (op.kind === 'renew') {
+              const r = await store.renew(e, 60);
+              if (r && op.who === 0) parentExpiresAt = Math.max(parentExpiresAt, r.expire_time * 1000);
+            } else if (op.kind === 'revoke') {
+              revokedAt[op.who] ??= clock.now();
+              await store.revokeEntry(e);
+            } else if ((await store.consume(e, async () => true)) !== null) consumed[op.who]!++;
+          });
+          await s.waitFor(Promise.all(running));
+          scheduling = false;
+          for (let i = 0; i < 4; i++) {
+            // Uses: never more than the limit; a consume takes the token, so at most one.
+            expect(served[i]! + consumed[i]!).toBeLessThanOrEqual(made[i]!.uses);
+            expect(consumed[i]!).toBeLessThanOrEqual(1);
           }
-          const t = made[op.who]!;
-          const e = await store.lookup(t.id);
-          if (!e) return;
-          if (op.kind === 'use') {
-            const r = await store.spendUse(e);
-            if (r !== 'gone') served[op.who]!++;
-            if (r === 'last') await store.revokeEntry(e);
-          } else if (op.kind === 'renew') {
-            const r = await store.renew(e, 60);
-            if (r && op.who === 0) parentExpiresAt = Math.max(parentExpiresAt, r.expire_time * 1000);
+          // After everything settled: a revoked token, and every child of a revoked or expired parent, is gone.
+          await store.expiry.runDue();
+          const parentGone = parentEndedAt() <= clock.now();
+          for (let i = 0; i < 4; i++) {
+            const live = await store.lookup(made[i]!.id);
+            if (revokedAt[i] !== null || consumed[i]! > 0 || served[i] === made[i]!.uses)
+              expect(live, `token ${i}`).toBeNull();
+            if (i > 0 && parentGone) expect(live, `child ${i} of an ended parent`).toBeNull();
           }
-          else if (op.kind === 'revoke') {
-            revokedAt[op.who] ??= clock.now();
-            await store.revokeEntry(e);
-          } else if ((await store.consume(e, async () => true)) !== null) consumed[op.who]!++;
-        });
-        await s.waitFor(Promise.all(running));
-        scheduling = false;
-        for (let i = 0; i < 4; i++) {
-          // Uses: never more than the limit; a consume takes the token, so at most one.
-          expect(served[i]! + consumed[i]!).toBeLessThanOrEqual(made[i]!.uses);
-          expect(consumed[i]!).toBeLessThanOrEqual(1);
-        }
-        // After everything settled: a revoked token, and every child of a revoked or expired parent, is gone.
-        await store.expiry.runDue();
-        const parentGone = parentEndedAt() <= clock.now();
-        for (let i = 0; i < 4; i++) {
-          const live = await store.lookup(made[i]!.id);
-          if (revokedAt[i] !== null || consumed[i]! > 0 || served[i] === made[i]!.uses) expect(live, `token ${i}`).toBeNull();
-          if (i > 0 && parentGone) expect(live, `child ${i} of an ended parent`).toBeNull();
-        }
-        store.stopExpiry();
-      }),
+          store.stopExpiry();
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -68,7 +68,7 @@ describe('token store', () => {
     const parent = await store.create({ policies: ['p'] });
     const child = await store.create({ policies: ['p'], parent_accessor: parent.entry.accessor });
     const grandchild = await store.create({ policies: ['p'], parent_accessor: child.entry.accessor });
-    const orphan = await store.create({ policies: ["p"], orphan: true });
+    const orphan = await store.create({ policies: ['p'], orphan: true });
     await store.revokeEntry(parent.entry);
     expect(await store.lookup(parent.id)).toBeNull();
     expect(await store.lookup(child.id)).toBeNull();
@@ -110,7 +110,14 @@ describe('batch tokens', () => {
     const { gcm } = await import('@noble/ciphers/aes.js');
     const { store, storage } = await setup();
     const keysBefore = await listAll(storage, '');
-    const { id, entry } = await store.create({ type: 'batch', policies: ['ci'], ttl: 600, orphan: true, meta: { repo: 'octo/app' }, role: 'ci' });
+    const { id, entry } = await store.create({
+      type: 'batch',
+      policies: ['ci'],
+      ttl: 600,
+      orphan: true,
+      meta: { repo: 'octo/app' },
+      role: 'ci',
+    });
     expect(await listAll(storage, '')).toEqual(keysBefore);
     expect(entry).toMatchObject({ type: 'batch', accessor: '', renewable: false, num_uses: 0 });
     const raw = Buffer.from(id.slice(4), 'base64url');
@@ -136,7 +143,9 @@ describe('batch tokens', () => {
     const e = (await store.lookup(id))!;
     await expect(store.renew(e)).rejects.toThrow('batch tokens cannot be renewed');
     await expect(store.revokeEntry(e)).rejects.toThrow('batch tokens cannot be revoked');
-    expect(await store.create({ type: 'batch', policies: ['root'] }).catch((x: Error) => x.message)).toBe('batch tokens cannot be root tokens');
+    expect(await store.create({ type: 'batch', policies: ['root'] }).catch((x: Error) => x.message)).toBe(
+      'batch tokens cannot be root tokens',
+    );
     advance(60_000);
     expect(await store.lookup(id)).toBeNull();
     expect(store.cachedEntry(id)).toBeUndefined();

@@ -8,7 +8,9 @@ describe('lean load generator', () => {
     expect(parseResponse(cl)).toEqual({ status: 200, end: cl.length, close: false });
     expect(parseResponse(cl.subarray(0, cl.length - 1))).toEqual({ status: 200, need: cl.length });
     expect(parseResponse(cl.subarray(0, 20))).toBeNull();
-    const chunked = Buffer.from('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n');
+    const chunked = Buffer.from(
+      'HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n',
+    );
     expect(parseResponse(chunked)).toEqual({ status: 403, end: chunked.length, close: true });
     expect(parseResponse(chunked.subarray(0, chunked.length - 2))).toBeNull();
     expect(parseResponse(Buffer.from('HTTP/1.1 204 No Content\r\n\r\n'))).toMatchObject({ status: 204 });
@@ -21,8 +23,15 @@ describe('lean load generator', () => {
   });
 
   it('encodes one request with the body length and headers given', () => {
-    const r = encodeRequest({ method: 'POST', path: '/v1/x', headers: { 'X-Vault-Token': 't', 'Content-Length': '999' }, body: '{"a":1}' }).toString();
-    expect(r).toBe('POST /v1/x HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\nX-Vault-Token: t\r\nContent-Length: 7\r\n\r\n{"a":1}');
+    const r = encodeRequest({
+      method: 'POST',
+      path: '/v1/x',
+      headers: { 'X-Vault-Token': 't', 'Content-Length': '999' },
+      body: '{"a":1}',
+    }).toString();
+    expect(r).toBe(
+      'POST /v1/x HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\nX-Vault-Token: t\r\nContent-Length: 7\r\n\r\n{"a":1}',
+    );
   });
 
   it('counts exactly the answers a node:http server sent, with one request in flight per connection', async () => {
@@ -50,7 +59,16 @@ describe('lean load generator', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const statuses: Record<number, number> = {};
-    const out = await runLean({ target: { host: '127.0.0.1', port }, method: 'POST', path: '/v1/echo', body: '{"hello":"world"}', headers: { 'Content-Type': 'application/json' }, connections: 4, durationSec: 0.5, onResponse: (s: number) => (statuses[s] = (statuses[s] ?? 0) + 1) });
+    const out = await runLean({
+      target: { host: '127.0.0.1', port },
+      method: 'POST',
+      path: '/v1/echo',
+      body: '{"hello":"world"}',
+      headers: { 'Content-Type': 'application/json' },
+      connections: 4,
+      durationSec: 0.5,
+      onResponse: (s: number) => (statuses[s] = (statuses[s] ?? 0) + 1),
+    });
     await new Promise((r) => server.close(r));
     const counted = Object.values(statuses).reduce((a, b) => a + b, 0);
     expect(out.errors).toBe(0);
@@ -78,7 +96,13 @@ describe('lean load generator', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     let ok = 0;
-    const out = await runLean({ target: { host: '127.0.0.1', port }, path: '/big', connections: 2, durationSec: 0.4, onResponse: (s: number) => (ok += s === 200 ? 1 : 0) });
+    const out = await runLean({
+      target: { host: '127.0.0.1', port },
+      path: '/big',
+      connections: 2,
+      durationSec: 0.4,
+      onResponse: (s: number) => (ok += s === 200 ? 1 : 0),
+    });
     await new Promise((r) => server.close(r));
     expect(out.errors).toBe(0);
     expect(ok).toBe(served);

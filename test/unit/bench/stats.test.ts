@@ -51,7 +51,12 @@ describe('bench stats', () => {
   });
 
   it('describes a target as its checks', () => {
-    expect(describeTarget([{ on: 'ratio', op: '>=', limit: 0.5 }, { on: 'peak_rss_mb', op: '<=', limit: 150 }])).toBe('ratio >= 0.5; peak_rss_mb <= 150');
+    expect(
+      describeTarget([
+        { on: 'ratio', op: '>=', limit: 0.5 },
+        { on: 'peak_rss_mb', op: '<=', limit: 150 },
+      ]),
+    ).toBe('ratio >= 0.5; peak_rss_mb <= 150');
   });
 
   it('rounds to significant digits without losing small ratios', () => {

@@ -20,7 +20,9 @@ describe('address and token resolution', () => {
     expect(resolveAddress({ env })).toBe('http://k:1');
     expect(resolveAddress({ env: { ...env, KEYHOLD_ADDR: undefined } })).toBe('http://v:2');
     expect(resolveAddress({ env: { KEYHOLD_HOME: home } })).toBe(`unix://${home}/run/keyhold.sock`);
-    expect(resolveAddress({ env: { XDG_RUNTIME_DIR: '/run/user/7', HOME: '/h' } })).toBe('unix:///run/user/7/keyhold/keyhold.sock');
+    expect(resolveAddress({ env: { XDG_RUNTIME_DIR: '/run/user/7', HOME: '/h' } })).toBe(
+      'unix:///run/user/7/keyhold/keyhold.sock',
+    );
     expect(resolveAddress({ address: '/tmp/bare.sock', env })).toBe('unix:///tmp/bare.sock');
     // An empty variable counts as unset.
     expect(resolveAddress({ env: { ...env, KEYHOLD_ADDR: '' } })).toBe('http://v:2');
@@ -76,7 +78,15 @@ describe('output formats', () => {
   });
 
   it('aligns grid columns and trims trailing spaces', () => {
-    expect(grid(['Path', 'Type'], [['transit/', 'transit'], ['a/', 'kv']])).toBe('Path        Type\n--------    -------\ntransit/    transit\na/          kv\n');
+    expect(
+      grid(
+        ['Path', 'Type'],
+        [
+          ['transit/', 'transit'],
+          ['a/', 'kv'],
+        ],
+      ),
+    ).toBe('Path        Type\n--------    -------\ntransit/    transit\na/          kv\n');
   });
 });
 
@@ -96,7 +106,9 @@ describe('errors and exit codes', () => {
   it('renders server errors in one line with the status and the request', () => {
     const e = new ServerError(403, ['1 error occurred:\n\t* permission denied\n\n'], null, 'GET sys/mounts');
     expect(errorLine(e)).toBe('Error: permission denied (HTTP 403: GET sys/mounts)');
-    expect(errorLine(new ServerError(404, [], null, 'GET secret/x'))).toBe('Error: No value found at secret/x (HTTP 404: GET secret/x)');
+    expect(errorLine(new ServerError(404, [], null, 'GET secret/x'))).toBe(
+      'Error: No value found at secret/x (HTTP 404: GET secret/x)',
+    );
     expect(errorLine(new LocalError('cannot read f: ENOENT'))).toBe('Error: cannot read f: ENOENT');
   });
 
@@ -109,13 +121,25 @@ describe('errors and exit codes', () => {
   });
 
   it('turns a commander usage error into one line', () => {
-    expect(usageErrorLine("error: unknown command 'bogus'\n")).toBe("Error: unknown command 'bogus' (see keyhold --help)\n");
+    expect(usageErrorLine("error: unknown command 'bogus'\n")).toBe(
+      "Error: unknown command 'bogus' (see keyhold --help)\n",
+    );
   });
 
   it('passes `--version N` after a command word to the command, and keeps a leading --version global', () => {
-    expect(joinVersionValues(['kv', 'get', '--version', '2', 'secret/x'])).toEqual(['kv', 'get', '--version=2', 'secret/x']);
+    expect(joinVersionValues(['kv', 'get', '--version', '2', 'secret/x'])).toEqual([
+      'kv',
+      'get',
+      '--version=2',
+      'secret/x',
+    ]);
     expect(joinVersionValues(['--version'])).toEqual(['--version']);
-    expect(joinVersionValues(['secrets', 'enable', '--version', '2', 'kv'])).toEqual(['secrets', 'enable', '--version=2', 'kv']);
+    expect(joinVersionValues(['secrets', 'enable', '--version', '2', 'kv'])).toEqual([
+      'secrets',
+      'enable',
+      '--version=2',
+      'kv',
+    ]);
     expect(joinVersionValues(['status', '--version'])).toEqual(['status', '--version']);
   });
 });
@@ -125,7 +149,14 @@ describe('k=v pairs', () => {
     const ctx = createContext();
     const f = join(home, 'value.txt');
     writeFileSync(f, 'file content\n');
-    expect(await ctx.parsePairs(['a=1', 'b=@' + f, 'c={"x":1}', 'd=[1,2]', 'e=x=y', 'r=1', 'r=2'])).toEqual({ a: '1', b: 'file content\n', c: { x: 1 }, d: [1, 2], e: 'x=y', r: ['1', '2'] });
+    expect(await ctx.parsePairs(['a=1', 'b=@' + f, 'c={"x":1}', 'd=[1,2]', 'e=x=y', 'r=1', 'r=2'])).toEqual({
+      a: '1',
+      b: 'file content\n',
+      c: { x: 1 },
+      d: [1, 2],
+      e: 'x=y',
+      r: ['1', '2'],
+    });
     await expect(ctx.parsePairs(['novalue'])).rejects.toThrow(LocalError);
     await expect(ctx.parsePairs(['=v'])).rejects.toThrow(/expected key=value/);
     await expect(ctx.parsePairs(['k=@' + join(home, 'missing')])).rejects.toThrow(/cannot read .*missing: ENOENT/);

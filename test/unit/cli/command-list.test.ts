@@ -37,7 +37,14 @@ describe('the command list', () => {
   it('derives flags from route fields under the field’s own name', () => {
     const encrypt = commands.find((c) => c.words.join(' ') === 'transit encrypt')!;
     const derived = (encrypt.flags ?? []).filter((f) => f.field);
-    expect(derived.map((f) => f.field)).toEqual(['context', 'associated_data', 'key_version', 'nonce', 'padding_scheme', 'type']);
+    expect(derived.map((f) => f.field)).toEqual([
+      'context',
+      'associated_data',
+      'key_version',
+      'nonce',
+      'padding_scheme',
+      'type',
+    ]);
     for (const f of derived) expect(f.flags.startsWith(`--${f.field!.replace(/_/g, '-')} `)).toBe(true);
     expect(attributeName('key_version')).toBe('keyVersion');
   });
@@ -55,7 +62,8 @@ describe('loading the list by first word', () => {
     expect(new Set(claimed).size).toBe(claimed.length);
     expect([...claimed].sort()).toEqual([...firstWords].sort());
     // (help is loaded with the docs commands but answers only with the whole list loaded.)
-    for (const n of NOUNS) for (const e of await n.load()) if (e.words[0] !== 'help') expect(n.words).toContain(e.words[0]);
+    for (const n of NOUNS)
+      for (const e of await n.load()) if (e.words[0] !== 'help') expect(n.words).toContain(e.words[0]);
   });
 
   it('finds the first command word after global options and their values', async () => {
@@ -71,7 +79,10 @@ describe('confirmations', () => {
   it('every route whose cli hint says confirm has a command that asks first', async () => {
     const { DEV_MOUNTS, mountedRoutes } = await import('../../../src/docs/catalog.js');
     const asked = new Set(commands.filter((c) => c.confirm).map((c) => c.words.join(' ')));
-    const hinted = mountedRoutes(DEV_MOUNTS).flatMap((m) => m.routes).filter((r) => r.cli?.confirm).map((r) => r.cli!.command);
+    const hinted = mountedRoutes(DEV_MOUNTS)
+      .flatMap((m) => m.routes)
+      .filter((r) => r.cli?.confirm)
+      .map((r) => r.cli!.command);
     expect(hinted.length).toBeGreaterThan(0);
     for (const h of hinted) expect(asked.has(h), h).toBe(true);
   });

@@ -32,7 +32,12 @@ export class FakeClient implements ApiClient {
   token: string | undefined = 'test-token';
   readonly sent: SentRequest[] = [];
   constructor(private readonly script: Exchange[]) {}
-  async request(method: string, path: string, body?: unknown, opts: { allowStatus?: number[]; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { allowStatus?: number[]; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse> {
     const next = this.script.shift();
     this.sent.push({ method, path, body, headers: opts.headers });
     expect(next, `unexpected request ${method} ${path}`).toBeDefined();
@@ -82,14 +87,20 @@ export async function runCli(argv: string[], script: Exchange[] = [], stdin: str
   let err = '';
   const client = new FakeClient(script);
   const io: IO = {
-    stdout: { write: (d: string | Uint8Array, cb?: (e?: Error | null) => void) => (out.push(Buffer.from(d)), cb?.(), true) },
+    stdout: {
+      write: (d: string | Uint8Array, cb?: (e?: Error | null) => void) => (out.push(Buffer.from(d)), cb?.(), true),
+    },
     stderr: { write: (d: string | Uint8Array) => ((err += Buffer.from(d).toString('utf8')), true) },
     stdin: async () => Buffer.from(stdin),
     stdinIsTTY: false,
   };
   let status = 0;
   const program = buildProgram({ io, makeClient: () => client, exit: (n) => (status = n) });
-  program.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s), outputError: (s) => io.stderr.write(s) });
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+    outputError: (s) => io.stderr.write(s),
+  });
   let error: unknown;
   try {
     await program.parseAsync(normalizeArgv(argv), { from: 'user' });

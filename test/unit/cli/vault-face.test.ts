@@ -34,7 +34,11 @@ async function runVault(argv: string[], script: Exchange[] = [], stdin = '') {
   let status = 0;
   const words = normalizeArgv(argv);
   const program = await buildVaultProgramFor(words, { io, makeClient: () => client, exit: (n) => (status = n) });
-  program.configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s), outputError: (s) => io.stderr.write(s) });
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+    outputError: (s) => io.stderr.write(s),
+  });
   try {
     await program.parseAsync(boolFlagValues(program, words), { from: 'user' });
   } catch (e) {
@@ -55,19 +59,51 @@ describe('the face from the program name', () => {
   });
 
   it('lets VAULT_* win over KEYHOLD_*', () => {
-    const env: NodeJS.ProcessEnv = { VAULT_ADDR: 'http://v:8200', KEYHOLD_ADDR: 'unix:///k.sock', KEYHOLD_TOKEN: 'k-token', VAULT_CACERT: '/ca.pem' };
+    const env: NodeJS.ProcessEnv = {
+      VAULT_ADDR: 'http://v:8200',
+      KEYHOLD_ADDR: 'unix:///k.sock',
+      KEYHOLD_TOKEN: 'k-token',
+      VAULT_CACERT: '/ca.pem',
+    };
     applyVaultEnv(env);
     expect(env).toMatchObject({ KEYHOLD_ADDR: 'http://v:8200', KEYHOLD_TOKEN: 'k-token', KEYHOLD_CACERT: '/ca.pem' });
   });
 });
 
 describe('the vault CLI output of an answer', () => {
-  const login = { request_id: 'r1', lease_id: '', lease_duration: 0, renewable: false, data: null, warnings: null, auth: { client_token: 'hvs.t', accessor: 'acc', policies: ['default', 'ci'], token_policies: ['default', 'ci'], metadata: { role_name: 'ci' }, lease_duration: 1200, renewable: true } };
+  const login = {
+    request_id: 'r1',
+    lease_id: '',
+    lease_duration: 0,
+    renewable: false,
+    data: null,
+    warnings: null,
+    auth: {
+      client_token: 'hvs.t',
+      accessor: 'acc',
+      policies: ['default', 'ci'],
+      token_policies: ['default', 'ci'],
+      metadata: { role_name: 'ci' },
+      lease_duration: 1200,
+      renewable: true,
+    },
+  };
 
   it('envelope: the api.Secret fields in order, auth and wrap_info only when present', () => {
-    expect(Object.keys(envelope({ data: { a: 1 }, request_id: 'x' }))).toEqual(['request_id', 'lease_id', 'lease_duration', 'renewable', 'data', 'warnings']);
+    expect(Object.keys(envelope({ data: { a: 1 }, request_id: 'x' }))).toEqual([
+      'request_id',
+      'lease_id',
+      'lease_duration',
+      'renewable',
+      'data',
+      'warnings',
+    ]);
     expect(envelope(login).auth).toEqual(login.auth);
-    expect(envelope({ wrap_info: { token: 'w' }, mount_type: 'kv' })).toMatchObject({ wrap_info: { token: 'w' }, mount_type: 'kv', data: null });
+    expect(envelope({ wrap_info: { token: 'w' }, mount_type: 'kv' })).toMatchObject({
+      wrap_info: { token: 'w' },
+      mount_type: 'kv',
+      data: null,
+    });
   });
 
   it('a raw answer (fields at the top level) is the data', () => {
@@ -105,21 +141,40 @@ describe('the vault CLI output of an answer', () => {
     expect(t).toContain('token_policies          ["default" "ci"]');
     expect(t).toContain('token_meta_role_name    ci');
     const data = secretTable({ lease_duration: 2764800, data: { ttl: 3600, b: 'x', a: [1] } }).split('\n');
-    expect(data.slice(2, 6)).toEqual(['refresh_interval    768h', 'a                   [1]', 'b                   x', 'ttl                 1h']);
+    expect(data.slice(2, 6)).toEqual([
+      'refresh_interval    768h',
+      'a                   [1]',
+      'b                   x',
+      'ttl                 1h',
+    ]);
   });
 });
 
 describe('boolean flags with a value (both faces)', () => {
   it('-orphan=true is the switch, -no-default-policy=false drops it, a value flag is left alone', () => {
     const program = buildProgram();
-    const words = normalizeArgv(['token', 'create', '-orphan=true', '-no-default-policy=false', '-ttl=1h', '-renewable=false']);
+    const words = normalizeArgv([
+      'token',
+      'create',
+      '-orphan=true',
+      '-no-default-policy=false',
+      '-ttl=1h',
+      '-renewable=false',
+    ]);
     expect(boolFlagValues(program, words)).toEqual(['token', 'create', '--orphan', '--ttl=1h', '--renewable=false']);
-    expect(boolFlagValues(program, normalizeArgv(['token', 'create', '-orphan=false', '-no-default-policy=true']))).toEqual(['token', 'create', '--no-default-policy']);
+    expect(
+      boolFlagValues(program, normalizeArgv(['token', 'create', '-orphan=false', '-no-default-policy=true'])),
+    ).toEqual(['token', 'create', '--no-default-policy']);
   });
 
   it("a command's own --version <n> is not the program's --version switch", () => {
     const program = buildProgram();
-    expect(boolFlagValues(program, normalizeArgv(['kv', 'get', '-version=1', 'secret/x']))).toEqual(['kv', 'get', '--version=1', 'secret/x']);
+    expect(boolFlagValues(program, normalizeArgv(['kv', 'get', '-version=1', 'secret/x']))).toEqual([
+      'kv',
+      'get',
+      '--version=1',
+      'secret/x',
+    ]);
   });
 });
 
@@ -136,12 +191,26 @@ describe('write PATH - and @file.json (both faces)', () => {
 
 describe('the vault command list', () => {
   it("replaces keyhold's commands of the same words and adds the vault CLI's others", () => {
-    const keyhold = [{ words: ['secrets', 'enable'], summary: 'keyhold', run: () => undefined }, { words: ['kv', 'get'], summary: 'kv', run: () => undefined }];
+    const keyhold = [
+      { words: ['secrets', 'enable'], summary: 'keyhold', run: () => undefined },
+      { words: ['kv', 'get'], summary: 'kv', run: () => undefined },
+    ];
     const merged = vaultEntries(keyhold);
     expect(merged[0]!.summary).toMatch(/KV version 1/);
     expect(merged[1]!.summary).toBe('kv');
     const words = merged.map((e) => e.words.join(' '));
-    for (const w of ['secrets tune', 'token renew', 'token capabilities', 'print token', 'kv rollback', 'kv enable-versioning', 'lease lookup', 'lease renew', 'lease revoke']) expect(words).toContain(w);
+    for (const w of [
+      'secrets tune',
+      'token renew',
+      'token capabilities',
+      'print token',
+      'kv rollback',
+      'kv enable-versioning',
+      'lease lookup',
+      'lease renew',
+      'lease revoke',
+    ])
+      expect(words).toContain(w);
     expect(new Set(VAULT_COMMANDS.map((e) => e.words.join(' '))).size).toBe(VAULT_COMMANDS.length);
   });
 
@@ -149,7 +218,10 @@ describe('the vault command list', () => {
     const v1 = await runVault(['secrets', 'enable', 'kv'], [{ method: 'POST', path: 'sys/mounts/kv' }]);
     expect(v1.status).toBe(0);
     expect(v1.client.sent[0]!.body).toEqual({ type: 'kv', description: '', local: false, seal_wrap: false });
-    const v2 = await runVault(['secrets', 'enable', '-path=team', '-version=2', 'kv'], [{ method: 'POST', path: 'sys/mounts/team' }]);
+    const v2 = await runVault(
+      ['secrets', 'enable', '-path=team', '-version=2', 'kv'],
+      [{ method: 'POST', path: 'sys/mounts/team' }],
+    );
     expect(v2.client.sent[0]!.body).toMatchObject({ type: 'kv', options: { version: '2' } });
     const kv2 = await runVault(['secrets', 'enable', 'kv-v2'], [{ method: 'POST', path: 'sys/mounts/kv-v2' }]);
     expect(kv2.client.sent[0]!.body).toMatchObject({ type: 'kv-v2' });
@@ -158,16 +230,36 @@ describe('the vault command list', () => {
 
   it('operator init defaults to 5 shares and a threshold of 3, without the keychain', async () => {
     const keys = ['k1', 'k2', 'k3', 'k4', 'k5'];
-    const r = await runVault(['operator', 'init'], [{ method: 'POST', path: 'sys/init', reply: { keys, keys_base64: keys, root_token: 'hvs.root' } }]);
+    const r = await runVault(
+      ['operator', 'init'],
+      [{ method: 'POST', path: 'sys/init', reply: { keys, keys_base64: keys, root_token: 'hvs.root' } }],
+    );
     expect(r.client.sent[0]!.body).toEqual({ keychain: false, secret_shares: 5, secret_threshold: 3 });
     expect(r.stdout.split('\n').slice(0, 5)).toEqual(keys.map((k, i) => `Unseal Key ${i + 1}: ${k}`));
     expect(r.stdout).toContain('Initial Root Token: hvs.root');
-    const one = await runVault(['operator', 'init', '-key-shares=1', '-key-threshold=1', '-format=json'], [{ method: 'POST', path: 'sys/init', reply: { keys: ['a'], keys_base64: ['a'], root_token: 'hvs.r' } }]);
-    expect(JSON.parse(one.stdout)).toMatchObject({ unseal_keys_b64: ['a'], unseal_shares: 1, unseal_threshold: 1, root_token: 'hvs.r' });
+    const one = await runVault(
+      ['operator', 'init', '-key-shares=1', '-key-threshold=1', '-format=json'],
+      [{ method: 'POST', path: 'sys/init', reply: { keys: ['a'], keys_base64: ['a'], root_token: 'hvs.r' } }],
+    );
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      unseal_keys_b64: ['a'],
+      unseal_shares: 1,
+      unseal_threshold: 1,
+      root_token: 'hvs.r',
+    });
   });
 
   it('operator unseal KEY takes the key with one warning and prints the seal status', async () => {
-    const r = await runVault(['operator', 'unseal', 'share-1'], [{ method: 'POST', path: 'sys/unseal', reply: { type: 'shamir', initialized: true, sealed: true, t: 3, n: 5, progress: 1, nonce: 'n1' } }]);
+    const r = await runVault(
+      ['operator', 'unseal', 'share-1'],
+      [
+        {
+          method: 'POST',
+          path: 'sys/unseal',
+          reply: { type: 'shamir', initialized: true, sealed: true, t: 3, n: 5, progress: 1, nonce: 'n1' },
+        },
+      ],
+    );
     expect(r.status).toBe(0);
     expect(r.client.sent[0]!.body).toEqual({ key: 'share-1' });
     expect(r.stderr.split('\n').filter((l) => l.startsWith('WARNING!'))).toHaveLength(1);
@@ -176,7 +268,10 @@ describe('the vault command list', () => {
   });
 
   it('audit enable drops log_raw=true with one warning', async () => {
-    const r = await runVault(['audit', 'enable', 'file', 'file_path=/tmp/a.log', 'log_raw=true'], [{ method: 'POST', path: 'sys/audit/file' }]);
+    const r = await runVault(
+      ['audit', 'enable', 'file', 'file_path=/tmp/a.log', 'log_raw=true'],
+      [{ method: 'POST', path: 'sys/audit/file' }],
+    );
     expect(r.status).toBe(0);
     expect(r.client.sent[0]!.body).toMatchObject({ type: 'file', options: { file_path: '/tmp/a.log' } });
     expect((r.client.sent[0]!.body as { options: object }).options).not.toHaveProperty('log_raw');
@@ -184,25 +279,58 @@ describe('the vault command list', () => {
   });
 
   it('token capabilities, token renew, kv enable-versioning, secrets tune, lease revoke -prefix', async () => {
-    const caps = await runVault(['token', 'capabilities', 'secret/data/x'], [{ method: 'POST', path: 'sys/capabilities-self', reply: { data: { capabilities: ['update', 'read'], 'secret/data/x': ['update', 'read'] } } }]);
+    const caps = await runVault(
+      ['token', 'capabilities', 'secret/data/x'],
+      [
+        {
+          method: 'POST',
+          path: 'sys/capabilities-self',
+          reply: { data: { capabilities: ['update', 'read'], 'secret/data/x': ['update', 'read'] } },
+        },
+      ],
+    );
     expect(caps.stdout).toBe('read, update\n');
     expect(caps.client.sent[0]!.body).toEqual({ paths: ['secret/data/x'] });
-    const renew = await runVault(['token', 'renew', '-increment=30m', '-format=json'], [{ method: 'POST', path: 'auth/token/renew-self', reply: { auth: { client_token: 'hvs.s', lease_duration: 1800 } } }]);
+    const renew = await runVault(
+      ['token', 'renew', '-increment=30m', '-format=json'],
+      [
+        {
+          method: 'POST',
+          path: 'auth/token/renew-self',
+          reply: { auth: { client_token: 'hvs.s', lease_duration: 1800 } },
+        },
+      ],
+    );
     expect(renew.client.sent[0]!.body).toEqual({ increment: '30m' });
     expect(JSON.parse(renew.stdout).auth.client_token).toBe('hvs.s');
-    const ev = await runVault(['kv', 'enable-versioning', 'secret/'], [{ method: 'POST', path: 'sys/mounts/secret/tune' }]);
+    const ev = await runVault(
+      ['kv', 'enable-versioning', 'secret/'],
+      [{ method: 'POST', path: 'sys/mounts/secret/tune' }],
+    );
     expect(ev.client.sent[0]!.body).toEqual({ options: { version: '2' } });
-    const tune = await runVault(['secrets', 'tune', '-description=d', '-options=version=2', 'kv/'], [{ method: 'POST', path: 'sys/mounts/kv/tune' }]);
+    const tune = await runVault(
+      ['secrets', 'tune', '-description=d', '-options=version=2', 'kv/'],
+      [{ method: 'POST', path: 'sys/mounts/kv/tune' }],
+    );
     expect(tune.client.sent[0]!.body).toEqual({ options: { version: '2' }, description: 'd' });
-    const rev = await runVault(['lease', 'revoke', '-prefix', 'db/creds/'], [{ method: 'POST', path: 'sys/leases/revoke-prefix/db/creds/' }]);
+    const rev = await runVault(
+      ['lease', 'revoke', '-prefix', 'db/creds/'],
+      [{ method: 'POST', path: 'sys/leases/revoke-prefix/db/creds/' }],
+    );
     expect(rev.status).toBe(0);
   });
 
   it('write -field=token reads the auth block; a missing field exits 1', async () => {
     const answer = { auth: { client_token: 'hvs.login', policies: ['default'] } };
-    const ok = await runVault(['write', '-field=token', 'auth/approle/login', 'role_id=r', 'secret_id=s'], [{ method: 'POST', path: 'auth/approle/login', reply: answer }]);
+    const ok = await runVault(
+      ['write', '-field=token', 'auth/approle/login', 'role_id=r', 'secret_id=s'],
+      [{ method: 'POST', path: 'auth/approle/login', reply: answer }],
+    );
     expect(ok.stdout).toBe('hvs.login');
-    const missing = await runVault(['write', '-field=nope', 'auth/approle/login', 'role_id=r'], [{ method: 'POST', path: 'auth/approle/login', reply: answer }]);
+    const missing = await runVault(
+      ['write', '-field=nope', 'auth/approle/login', 'role_id=r'],
+      [{ method: 'POST', path: 'auth/approle/login', reply: answer }],
+    );
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('Field "nope" not present in secret');
   });

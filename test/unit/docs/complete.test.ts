@@ -17,11 +17,20 @@ function fakeClient(answers: Record<string, unknown>): Client & { calls: string[
   } as unknown as Client & { calls: string[] };
 }
 
-const MOUNTS = { 'transit/': { type: 'transit' }, 'payments/': { type: 'transit' }, 'secret/': { type: 'kv' }, 'sys/': { type: 'system' } };
+const MOUNTS = {
+  'transit/': { type: 'transit' },
+  'payments/': { type: 'transit' },
+  'secret/': { type: 'kv' },
+  'sys/': { type: 'system' },
+};
 
 describe('__complete candidates', () => {
   it('splits words into options, positionals and the current word', () => {
-    expect(parseWords(['transit', 'keys', 'read', '--mount', 'payments', '--format=json', 'ap'])).toEqual({ options: { '--mount': 'payments', '--format': 'json' }, positionals: ['transit', 'keys', 'read'], current: 'ap' });
+    expect(parseWords(['transit', 'keys', 'read', '--mount', 'payments', '--format=json', 'ap'])).toEqual({
+      options: { '--mount': 'payments', '--format': 'json' },
+      positionals: ['transit', 'keys', 'read'],
+      current: 'ap',
+    });
     expect(parseWords([])).toEqual({ options: {}, positionals: [], current: '' });
   });
 
@@ -32,7 +41,11 @@ describe('__complete candidates', () => {
   });
 
   it('lists KV folders under the mount named by the path, or under --mount', async () => {
-    const c = fakeClient({ 'GET sys/mounts': MOUNTS, 'LIST secret/metadata/': { keys: ['app/', 'top'] }, 'LIST secret/metadata/app/': { keys: ['db'] } });
+    const c = fakeClient({
+      'GET sys/mounts': MOUNTS,
+      'LIST secret/metadata/': { keys: ['app/', 'top'] },
+      'LIST secret/metadata/app/': { keys: ['db'] },
+    });
     expect(await candidates('kv-paths', ['kv', 'get', 'se'], c)).toEqual(['secret/']);
     expect(await candidates('kv-paths', ['kv', 'get', 'secret/'], c)).toEqual(['secret/app/', 'secret/top']);
     expect(await candidates('kv-paths', ['kv', 'get', 'secret/app/d'], c)).toEqual(['secret/app/db']);
@@ -48,13 +61,21 @@ describe('__complete candidates', () => {
   });
 
   it('lists destination names, filtered by a type given earlier', async () => {
-    const c = fakeClient({ 'LIST sys/sync/destinations': { keys: ['repohost/', 'provider-a-sm/'], key_info: { 'repohost/': ['gh1', 'gh2'], 'provider-a-sm/': ['aws'] } } });
+    const c = fakeClient({
+      'LIST sys/sync/destinations': {
+        keys: ['repohost/', 'provider-a-sm/'],
+        key_info: { 'repohost/': ['gh1', 'gh2'], 'provider-a-sm/': ['aws'] },
+      },
+    });
     expect(await candidates('sync-destinations', ['sync', 'dest', 'read', ''], c)).toEqual(['aws', 'gh1', 'gh2']);
     expect(await candidates('sync-destinations', ['sync', 'dest', 'read', 'repohost', ''], c)).toEqual(['gh1', 'gh2']);
   });
 
   it('lists policies and audit devices', async () => {
-    const c = fakeClient({ 'LIST sys/policies/acl': { keys: ['default', 'app'] }, 'GET sys/audit': { 'file/': {}, 'two/': {} } });
+    const c = fakeClient({
+      'LIST sys/policies/acl': { keys: ['default', 'app'] },
+      'GET sys/audit': { 'file/': {}, 'two/': {} },
+    });
     expect(await candidates('policies', ['policy', 'read', ''], c)).toEqual(['default', 'app']);
     expect(await candidates('audit-devices', ['audit', 'disable', ''], c)).toEqual(['file', 'two']);
   });

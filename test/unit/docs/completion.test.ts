@@ -32,7 +32,14 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const env = () => ({ ...process.env, PATH: `${bin}:${process.env.PATH}`, HOME: dir, XDG_CONFIG_HOME: join(dir, 'cfg'), XDG_DATA_HOME: join(dir, 'data'), XDG_CACHE_HOME: join(dir, 'cache') });
+const env = () => ({
+  ...process.env,
+  PATH: `${bin}:${process.env.PATH}`,
+  HOME: dir,
+  XDG_CONFIG_HOME: join(dir, 'cfg'),
+  XDG_DATA_HOME: join(dir, 'data'),
+  XDG_CACHE_HOME: join(dir, 'cache'),
+});
 
 function run(cmd: string, args: string[]): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', env: env(), cwd: join(dir, 'work'), timeout: 30_000 });
@@ -98,7 +105,9 @@ describe('bash completion', () => {
   });
 
   it('is registered for keyhold with complete -F', () => {
-    expect(run('bash', ['--norc', '-c', `source ${join(dir, 'keyhold.bash')}; complete -p keyhold`]).trim()).toBe('complete -F _keyhold keyhold');
+    expect(run('bash', ['--norc', '-c', `source ${join(dir, 'keyhold.bash')}; complete -p keyhold`]).trim()).toBe(
+      'complete -F _keyhold keyhold',
+    );
   });
   it('completes top-level and nested commands', () => {
     expect(out['tra']).toEqual(['transit']);
@@ -107,7 +116,17 @@ describe('bash completion', () => {
   it('completes option names and fixed option values, global options at any depth', () => {
     expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['transit keys create --ty']).toEqual(['--type']);
-    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
+    expect(out['transit keys read --format ']).toEqual([
+      'table',
+      'json',
+      'yaml',
+      'raw',
+      'dotenv',
+      'shell',
+      'jwk',
+      'jwks',
+      'pem',
+    ]);
     expect(out['completion ']).toEqual(['bash', 'zsh', 'fish']);
     expect(out['help exit']).toEqual(['exit-codes']);
   });
@@ -143,7 +162,13 @@ describe('zsh completion', () => {
 
   it('loads through compinit as the #compdef function for keyhold', () => {
     expect(files['completions/_keyhold']!.split('\n')[0]).toBe('#compdef keyhold');
-    expect(run('zsh', ['-f', '-c', `fpath=(${join(dir, 'zsh')} $fpath); autoload -Uz compinit && compinit -u -d ${join(dir, 'zcd2')}; print -r -- $_comps[keyhold]`]).trim()).toBe('_keyhold');
+    expect(
+      run('zsh', [
+        '-f',
+        '-c',
+        `fpath=(${join(dir, 'zsh')} $fpath); autoload -Uz compinit && compinit -u -d ${join(dir, 'zcd2')}; print -r -- $_comps[keyhold]`,
+      ]).trim(),
+    ).toBe('_keyhold');
   });
   it('offers subcommands (zsh filters by prefix itself)', () => {
     expect(out['tra']).toContain('transit');
@@ -153,7 +178,17 @@ describe('zsh completion', () => {
   it('offers options and fixed values', () => {
     expect(out['--format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
     expect(out['transit keys create --ty']).toContain('--type');
-    expect(out['transit keys read --format ']).toEqual(['table', 'json', 'yaml', 'raw', 'dotenv', 'shell', 'jwk', 'jwks', 'pem']);
+    expect(out['transit keys read --format ']).toEqual([
+      'table',
+      'json',
+      'yaml',
+      'raw',
+      'dotenv',
+      'shell',
+      'jwk',
+      'jwks',
+      'pem',
+    ]);
     expect(out['completion ']).toEqual(['bash', 'zsh', 'fish']);
   });
   it('asks keyhold __complete for key names, mounts and KV paths', () => {
@@ -171,7 +206,10 @@ describe('fish completion', () => {
   let out: Record<string, string[]>;
   let calls: string[][];
   beforeAll(() => {
-    const script = [`source ${join(dir, 'keyhold.fish')}`, ...CASES.map((c) => `echo '== ${c.join(' ')}'; complete -C ${JSON.stringify(['keyhold', ...c].join(' '))}`)].join('\n');
+    const script = [
+      `source ${join(dir, 'keyhold.fish')}`,
+      ...CASES.map((c) => `echo '== ${c.join(' ')}'; complete -C ${JSON.stringify(['keyhold', ...c].join(' '))}`),
+    ].join('\n');
     out = blocks(run('fish', ['--no-config', '-c', script]));
     for (const k of Object.keys(out)) out[k] = out[k]!.map((l) => l.split('\t')[0]!);
     calls = stubCalls();
@@ -184,7 +222,17 @@ describe('fish completion', () => {
   it('completes options and fixed values', () => {
     expect(out['--format '].sort()).toEqual(['dotenv', 'json', 'jwk', 'jwks', 'pem', 'raw', 'shell', 'table', 'yaml']);
     expect(out['transit keys create --ty']).toEqual(['--type']);
-    expect(out['transit keys read --format '].sort()).toEqual(['dotenv', 'json', 'jwk', 'jwks', 'pem', 'raw', 'shell', 'table', 'yaml']);
+    expect(out['transit keys read --format '].sort()).toEqual([
+      'dotenv',
+      'json',
+      'jwk',
+      'jwks',
+      'pem',
+      'raw',
+      'shell',
+      'table',
+      'yaml',
+    ]);
     expect(out['completion '].sort()).toEqual(['bash', 'fish', 'zsh']);
   });
   it('asks keyhold __complete for key names, mounts and KV paths', () => {

@@ -10,7 +10,16 @@ describe('generated docs stay in step with the code', () => {
 
   it('writes completions for three shells, the command reference and a man page per group', () => {
     expect(Object.keys(files)).toEqual(
-      expect.arrayContaining(['completions/keyhold.bash', 'completions/_keyhold', 'completions/keyhold.fish', 'docs/reference/cli.md', 'man/keyhold.1', 'man/keyhold-server.1', 'man/keyhold-transit.1', 'man/keyhold-kv.1']),
+      expect.arrayContaining([
+        'completions/keyhold.bash',
+        'completions/_keyhold',
+        'completions/keyhold.fish',
+        'docs/reference/cli.md',
+        'man/keyhold.1',
+        'man/keyhold-server.1',
+        'man/keyhold-transit.1',
+        'man/keyhold-kv.1',
+      ]),
     );
   });
 
@@ -19,13 +28,17 @@ describe('generated docs stay in step with the code', () => {
       const path = join(ROOT, rel);
       const committed = existsSync(path) ? readFileSync(path, 'utf8') : null;
       // One clear instruction instead of a huge diff.
-      if (committed !== text) expect.fail(`${rel} is ${committed === null ? 'missing' : 'out of date'}: run \`${REGENERATE}\` and commit the result`);
+      if (committed !== text)
+        expect.fail(
+          `${rel} is ${committed === null ? 'missing' : 'out of date'}: run \`${REGENERATE}\` and commit the result`,
+        );
     });
   }
 
   it('leaves no stale files in man/ or completions/', () => {
     const stale = staleFiles(ROOT, files);
-    if (stale.length) expect.fail(`no longer generated: ${stale.join(', ')}: run \`${REGENERATE}\` (it removes them) and commit`);
+    if (stale.length)
+      expect.fail(`no longer generated: ${stale.join(', ')}: run \`${REGENERATE}\` (it removes them) and commit`);
   });
 
   it('package.json "man" (when present) lists exactly the generated pages', () => {
@@ -37,7 +50,17 @@ describe('generated docs stay in step with the code', () => {
 
   it('generates the same bytes twice and under another environment (no clock, machine or user in the output)', () => {
     expect(generateAll()).toEqual(files);
-    const keys = ['KEYHOLD_HOME', 'KEYHOLD_ADDR', 'KEYHOLD_TOKEN', 'XDG_RUNTIME_DIR', 'XDG_DATA_HOME', 'XDG_CONFIG_HOME', 'NO_COLOR', 'COLUMNS', 'HOME'];
+    const keys = [
+      'KEYHOLD_HOME',
+      'KEYHOLD_ADDR',
+      'KEYHOLD_TOKEN',
+      'XDG_RUNTIME_DIR',
+      'XDG_DATA_HOME',
+      'XDG_CONFIG_HOME',
+      'NO_COLOR',
+      'COLUMNS',
+      'HOME',
+    ];
     const saved = Object.fromEntries(keys.map((k) => [k, process.env[k]]));
     try {
       for (const k of keys) process.env[k] = k === 'COLUMNS' ? '41' : `/elsewhere/${k.toLowerCase()}`;

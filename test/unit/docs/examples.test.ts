@@ -20,7 +20,9 @@ describe('examples in --help', () => {
     const program = buildProgram();
     const leaves = flatten(describeCommand(program)).filter((c) => c.path.length && !c.subcommands.length);
     expect(leaves.length).toBeGreaterThan(20);
-    const missing = leaves.filter((c) => !/\nExamples:\n\s+\$ .*\bkeyhold /.test(helpOf(find(program, c.path)))).map((c) => c.path.join(' '));
+    const missing = leaves
+      .filter((c) => !/\nExamples:\n\s+\$ .*\bkeyhold /.test(helpOf(find(program, c.path))))
+      .map((c) => c.path.join(' '));
     expect(missing).toEqual([]);
   });
 

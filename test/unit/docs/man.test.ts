@@ -22,7 +22,8 @@ const SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', '
 
 describe('man pages', () => {
   it('has keyhold.1 and a page for each command group of the issue', () => {
-    for (const g of ['transit', 'kv', 'sync', 'operator', 'token', 'policy', 'secrets', 'audit', 'server']) expect(Object.keys(pages)).toContain(`man/keyhold-${g}.1`);
+    for (const g of ['transit', 'kv', 'sync', 'operator', 'token', 'policy', 'secrets', 'audit', 'server'])
+      expect(Object.keys(pages)).toContain(`man/keyhold-${g}.1`);
     expect(Object.keys(pages)).toContain('man/keyhold.1');
   });
 
@@ -34,7 +35,10 @@ describe('man pages', () => {
     it(`${name} renders with man -l and has every section`, () => {
       const file = join(dir, name.slice(4));
       writeFileSync(file, text);
-      const r = spawnSync('man', ['-l', file], { encoding: 'utf8', env: { ...process.env, MANWIDTH: '100', MANPAGER: 'cat', PAGER: 'cat', LANG: 'C.UTF-8' } });
+      const r = spawnSync('man', ['-l', file], {
+        encoding: 'utf8',
+        env: { ...process.env, MANWIDTH: '100', MANPAGER: 'cat', PAGER: 'cat', LANG: 'C.UTF-8' },
+      });
       expect(r.status).toBe(0);
       expect(r.stderr).toBe('');
       for (const s of SECTIONS) expect(r.stdout).toMatch(new RegExp(`^${s}$`, 'm'));
@@ -60,7 +64,7 @@ describe('man pages', () => {
     const p = new Command('keyhold').description('test program').option('--address <addr>', 'address');
     const g = p.command('grp').description('.starts with a dot');
     g.command('leaf')
-      .description("'quoted \\ back\\slash \"double\" -- dashes")
+      .description('\'quoted \\ back\\slash "double" -- dashes')
       .argument('<name>', '.dot arg')
       .option('--x <v>', '.dot option\\n');
     const out = manPages(commandModel(p), '1.0');

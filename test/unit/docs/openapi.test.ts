@@ -18,14 +18,35 @@ const sample: MountedRoutes = {
     route({
       path: 'keys/:name',
       summary: 'Create, read or delete a key',
-      fields: { name: f.name('Key name'), type: f.string('Key type').oneOf('a', 'b').default('a'), size: f.int('Size').min(32).max(512), secret: f.base64('Plaintext').sensitive() },
+      fields: {
+        name: f.name('Key name'),
+        type: f.string('Key type').oneOf('a', 'b').default('a'),
+        size: f.int('Size').min(32).max(512),
+        secret: f.base64('Plaintext').sensitive(),
+      },
       exists: () => true,
       operations: { read: () => undefined, update: () => undefined, delete: () => undefined },
     }),
     route({ path: 'keys', summary: 'List keys', fields: {}, operations: { list: () => undefined } }),
-    route({ path: 'random(/:source)(/:bytes)', summary: 'Random bytes', fields: { source: f.string('Source'), bytes: f.int('Bytes') }, operations: { update: () => undefined } }),
-    route({ path: 'data/*path', summary: 'Secret data', fields: { path: f.name('Secret path'), data: f.map('Data') }, operations: { read: () => undefined, list: () => undefined, patch: () => undefined } }),
-    route({ path: 'health', summary: 'Health', fields: { standbyok: f.bool('Standby ok') }, unauthenticated: true, operations: { read: () => undefined } }),
+    route({
+      path: 'random(/:source)(/:bytes)',
+      summary: 'Random bytes',
+      fields: { source: f.string('Source'), bytes: f.int('Bytes') },
+      operations: { update: () => undefined },
+    }),
+    route({
+      path: 'data/*path',
+      summary: 'Secret data',
+      fields: { path: f.name('Secret path'), data: f.map('Data') },
+      operations: { read: () => undefined, list: () => undefined, patch: () => undefined },
+    }),
+    route({
+      path: 'health',
+      summary: 'Health',
+      fields: { standbyok: f.bool('Standby ok') },
+      unauthenticated: true,
+      operations: { read: () => undefined },
+    }),
     route({ path: 'seal', summary: 'Seal', fields: {}, sudo: true, operations: { update: () => undefined } }),
   ],
 };
@@ -59,12 +80,18 @@ describe('OpenAPI document', () => {
     expect(paths).toContain('/auth/token/lookup-self');
     for (const r of ENGINES.transit!.routes) {
       const first = '/transit/' + r.path.replace(/\(.*?\)/g, '').replace(/[:*](\w+)/g, '{$1}');
-      expect(paths.some((p) => p === first || p === first + '/' || p === first.replace(/\/$/, '')), first).toBe(true);
+      expect(
+        paths.some((p) => p === first || p === first + '/' || p === first.replace(/\/$/, '')),
+        first,
+      ).toBe(true);
     }
   });
 
   it('validates with a user mount and generic mount paths', async () => {
-    const doc = buildOpenApi([...mountedRoutes([{ path: 'payments/', type: 'transit' }]), sample], { version: '1', genericMountPaths: true });
+    const doc = buildOpenApi([...mountedRoutes([{ path: 'payments/', type: 'transit' }]), sample], {
+      version: '1',
+      genericMountPaths: true,
+    });
     expect((await validate(doc)).valid).toBe(true);
     const paths = doc.paths as Record<string, Json>;
     expect(Object.keys(paths)).toContain('/{demo_mount_path}/keys/{name}');
@@ -80,12 +107,20 @@ describe('OpenAPI document', () => {
     expect((await validate(doc)).valid).toBe(true);
     const paths = doc.paths as Record<string, Record<string, Json>>;
     expect(Object.keys(paths['/demo/keys/{name}']!).sort()).toEqual(['delete', 'get', 'post']);
-    expect(paths['/demo/keys']!.get!.parameters).toEqual([expect.objectContaining({ name: 'list', in: 'query', required: true })]);
+    expect(paths['/demo/keys']!.get!.parameters).toEqual([
+      expect.objectContaining({ name: 'list', in: 'query', required: true }),
+    ]);
     // data/*path has both read and list: the list lives on the path with a trailing slash.
     expect(paths['/demo/data/{path}']!.get).toBeDefined();
-    expect(paths['/demo/data/{path}/']!.get!.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'list' })]));
-    expect(Object.keys((paths['/demo/data/{path}']!.patch!.requestBody as Json).content as Json)).toEqual(['application/merge-patch+json']);
-    const body = ((paths['/demo/keys/{name}']!.post!.requestBody as Json).content as Record<string, Json>)['application/json']!.schema as Json;
+    expect(paths['/demo/data/{path}/']!.get!.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'list' })]),
+    );
+    expect(Object.keys((paths['/demo/data/{path}']!.patch!.requestBody as Json).content as Json)).toEqual([
+      'application/merge-patch+json',
+    ]);
+    const body = ((paths['/demo/keys/{name}']!.post!.requestBody as Json).content as Record<string, Json>)[
+      'application/json'
+    ]!.schema as Json;
     expect(Object.keys(body.properties as Json).sort()).toEqual(['secret', 'size', 'type']);
     expect(paths['/demo/keys/{name}']!.post!['x-vault-createSupported']).toBe(true);
   });
@@ -99,7 +134,9 @@ describe('OpenAPI document', () => {
   it('marks unauthenticated and sudo routes with the Vault extensions', () => {
     const paths = buildOpenApi([sample], { version: '1' }).paths as Record<string, Record<string, Json>>;
     expect(paths['/demo/health']!.get).toMatchObject({ security: [], 'x-vault-unauthenticated': true });
-    expect(paths['/demo/health']!.get!.parameters).toEqual([expect.objectContaining({ name: 'standbyok', in: 'query' })]);
+    expect(paths['/demo/health']!.get!.parameters).toEqual([
+      expect.objectContaining({ name: 'standbyok', in: 'query' }),
+    ]);
     expect(paths['/demo/seal']!.post!['x-vault-sudo']).toBe(true);
   });
 
@@ -120,23 +157,47 @@ describe('OpenAPI document', () => {
 
   it('gives every operation a unique operationId', () => {
     const doc = buildOpenApi([...mountedRoutes(DEV_MOUNTS), sample], { version: '1' });
-    const ids = Object.values(doc.paths as Record<string, Record<string, Json>>).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const ids = Object.values(doc.paths as Record<string, Record<string, Json>>).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
     expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('describes field kinds as JSON schemas', () => {
-    expect(fieldSchema(f.base64('x').sensitive().spec)).toMatchObject({ type: 'string', format: 'byte', writeOnly: true });
+    expect(fieldSchema(f.base64('x').sensitive().spec)).toMatchObject({
+      type: 'string',
+      format: 'byte',
+      writeOnly: true,
+    });
     expect(fieldSchema(f.int('x').min(1).max(9).spec)).toMatchObject({ type: 'integer', minimum: 1, maximum: 9 });
     expect(fieldSchema(f.strings('x').spec)).toMatchObject({ type: 'array', items: { type: 'string' } });
-    expect(fieldSchema(f.stringMap('x').spec)).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
-    expect(fieldSchema(f.string('x').oneOf('a', 'b').default('a').spec)).toMatchObject({ type: 'string', enum: ['a', 'b'], default: 'a' });
+    expect(fieldSchema(f.stringMap('x').spec)).toMatchObject({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
+    expect(fieldSchema(f.string('x').oneOf('a', 'b').default('a').spec)).toMatchObject({
+      type: 'string',
+      enum: ['a', 'b'],
+      default: 'a',
+    });
     expect(fieldSchema(f.duration('x').spec)).toMatchObject({ type: 'string', format: 'duration' });
   });
 });
 
 describe('OpenAPI catch-all routes', () => {
   it('leaves out a catch-all route at the mount root', () => {
-    const catchAll: MountedRoutes = { ...sample, routes: [...sample.routes, route({ path: '(*rest)', summary: 'fallback', fields: { rest: f.string('r') }, operations: { read: () => undefined } })] };
+    const catchAll: MountedRoutes = {
+      ...sample,
+      routes: [
+        ...sample.routes,
+        route({
+          path: '(*rest)',
+          summary: 'fallback',
+          fields: { rest: f.string('r') },
+          operations: { read: () => undefined },
+        }),
+      ],
+    };
     const paths = Object.keys(buildOpenApi([catchAll], { version: '1' }).paths as Json);
     expect(paths).not.toContain('/demo');
     expect(paths).not.toContain('/demo/{rest}');

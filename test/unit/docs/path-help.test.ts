@@ -50,6 +50,7 @@ describe('help topics', () => {
     const exit = renderTopic(TOPICS[0]!);
     for (const c of ['0', '1', '2']) expect(exit).toMatch(new RegExp(`^  ${c} +\\S`, 'm'));
     const env = renderTopic(TOPICS[1]!);
-    for (const v of ['KEYHOLD_ADDR', 'VAULT_ADDR', 'KEYHOLD_TOKEN', 'VAULT_TOKEN', 'NO_COLOR', 'KEYHOLD_HOME']) expect(env).toContain(v);
+    for (const v of ['KEYHOLD_ADDR', 'VAULT_ADDR', 'KEYHOLD_TOKEN', 'VAULT_TOKEN', 'NO_COLOR', 'KEYHOLD_HOME'])
+      expect(env).toContain(v);
   });
 });

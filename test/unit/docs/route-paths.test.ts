@@ -12,7 +12,11 @@ describe('route path variants', () => {
   });
 
   it('keeps the earlier parameter when optional parts give the same shape', () => {
-    expect(pathVariants('random(/:source)(/:bytes)').map((v) => v.path).sort()).toEqual(['random', 'random/{source}', 'random/{source}/{bytes}']);
+    expect(
+      pathVariants('random(/:source)(/:bytes)')
+        .map((v) => v.path)
+        .sort(),
+    ).toEqual(['random', 'random/{source}', 'random/{source}/{bytes}']);
     expect(pathVariants('hash(/:algorithm)').map((v) => v.path)).toEqual(['hash', 'hash/{algorithm}']);
   });
 

@@ -3,7 +3,20 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalError } from '../../../src/cli/client.js';
 import { exitCodeOf } from '../../../src/main.js';
-import { addYesOption, colors, confirm, confirmCommand, confirmOrAbort, meter, formatBytes, formatRate, isInteractive, progressBar, spinner, withSpinner } from '../../../src/cli/tty.js';
+import {
+  addYesOption,
+  colors,
+  confirm,
+  confirmCommand,
+  confirmOrAbort,
+  meter,
+  formatBytes,
+  formatRate,
+  isInteractive,
+  progressBar,
+  spinner,
+  withSpinner,
+} from '../../../src/cli/tty.js';
 
 /** A fake stream that records writes. */
 function fakeStream(isTTY: boolean, columns = 100) {
@@ -59,7 +72,14 @@ describe('progressBar', () => {
   it('shows percentage, sizes, throughput and ETA on a TTY, throttled, then clears', () => {
     let t = 0;
     const s = fakeStream(true);
-    const p = progressBar({ stream: s, env: TTY_ENV, total: 4 * 1024 * 1024, label: 'encrypt', now: () => t, intervalMs: 100 });
+    const p = progressBar({
+      stream: s,
+      env: TTY_ENV,
+      total: 4 * 1024 * 1024,
+      label: 'encrypt',
+      now: () => t,
+      intervalMs: 100,
+    });
     t = 1000;
     p.tick(1024 * 1024);
     expect(s.writes.at(-1)).toMatch(/^\r\x1b\[2Kencrypt \[#+\.+\]  25% 1\.0 MiB\/4\.0 MiB 1\.0 MiB\/s ETA 3s$/);
@@ -118,10 +138,14 @@ describe('spinner', () => {
   it('stops even when the work throws', async () => {
     vi.useFakeTimers();
     const s = fakeStream(true);
-    const p = withSpinner('x', async () => {
-      vi.advanceTimersByTime(300);
-      throw new Error('boom');
-    }, { stream: s, env: TTY_ENV, delayMs: 100 });
+    const p = withSpinner(
+      'x',
+      async () => {
+        vi.advanceTimersByTime(300);
+        throw new Error('boom');
+      },
+      { stream: s, env: TTY_ENV, delayMs: 100 },
+    );
     await expect(p).rejects.toThrow('boom');
     expect(s.writes.at(-1)).toBe('\r\x1b[2K');
   });
@@ -138,7 +162,9 @@ describe('confirm', () => {
 
   it('does not prompt (and proceeds) when stdin or stderr is not a terminal', async () => {
     const out = fakeStream(false);
-    expect(await confirm('Delete?', { input: Object.assign(new PassThrough(), { isTTY: false }), output: fakeStream(true) })).toBe(true);
+    expect(
+      await confirm('Delete?', { input: Object.assign(new PassThrough(), { isTTY: false }), output: fakeStream(true) }),
+    ).toBe(true);
     expect(await confirm('Delete?', { input: ttyInput(), output: out })).toBe(true);
     expect(out.writes).toEqual([]);
   });
@@ -171,7 +197,10 @@ describe('confirm', () => {
     const input = ttyInput();
     const p = confirmOrAbort('Delete?', { input, output: fakeStream(true) });
     input.write('n\n');
-    const err = await p.then(() => null, (e: unknown) => e);
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(LocalError);
     expect(exitCodeOf(err)).toBe(1);
     expect((err as Error).message).toBe('aborted: nothing was changed');

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { coerceFields, decodeBase64, f, formatDuration, parseBool, parseDuration, parseInt64 } from '../../../src/framework/fields.js';
+import {
+  coerceFields,
+  decodeBase64,
+  f,
+  formatDuration,
+  parseBool,
+  parseDuration,
+  parseInt64,
+} from '../../../src/framework/fields.js';
 import { KeyholdError } from '../../../src/framework/errors.js';
 
 function errorOf(fn: () => unknown): KeyholdError {
@@ -68,7 +76,9 @@ describe('field coercion (Vault-lenient)', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
         const b = Buffer.from(bytes);
-        return decodeBase64('x', b.toString('base64')).equals(b) && decodeBase64('x', b.toString('base64url')).equals(b);
+        return (
+          decodeBase64('x', b.toString('base64')).equals(b) && decodeBase64('x', b.toString('base64url')).equals(b)
+        );
       }),
     );
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { HclSyntaxError, hclToPlain, linesOf, parseHcl, type HclObject, type PlainObject } from '../../../src/framework/hcl.js';
+import {
+  HclSyntaxError,
+  hclToPlain,
+  linesOf,
+  parseHcl,
+  type HclObject,
+  type PlainObject,
+} from '../../../src/framework/hcl.js';
 
 const plain = (src: string) => hclToPlain(parseHcl(src)) as PlainObject;
 
@@ -44,16 +51,34 @@ nested = { a = 1, b = { c = [1, 2] } }
       ['max_parallel', 5, 3, 'number'],
     ]);
     const p = hclToPlain(doc) as PlainObject;
-    expect(p.storage).toEqual({ postgresql: { connection_url: 'postgres://u:p@db/vault?sslmode=disable', ha_enabled: 'true', max_parallel: 16 } });
+    expect(p.storage).toEqual({
+      postgresql: { connection_url: 'postgres://u:p@db/vault?sslmode=disable', ha_enabled: 'true', max_parallel: 16 },
+    });
     // Two listener blocks with different labels merge into one object keyed by label (HCL1 decoding).
-    expect(p.listener).toEqual({ tcp: { address: '0.0.0.0:8200', tls_disable: true }, unix: { address: '/run/k.sock', socket_mode: '660' } });
-    expect(p).toMatchObject({ api_addr: 'http://10.0.0.1:8200', ui: false, ratio: -150, hex: 31, tags: ['a', 'b'], nested: { a: 1, b: { c: [1, 2] } } });
+    expect(p.listener).toEqual({
+      tcp: { address: '0.0.0.0:8200', tls_disable: true },
+      unix: { address: '/run/k.sock', socket_mode: '660' },
+    });
+    expect(p).toMatchObject({
+      api_addr: 'http://10.0.0.1:8200',
+      ui: false,
+      ratio: -150,
+      hex: 31,
+      tags: ['a', 'b'],
+      nested: { a: 1, b: { c: [1, 2] } },
+    });
     expect(linesOf(p)).toMatchObject({ storage: 2, listener: 9, api_addr: 14, nested: 19 });
     expect(linesOf(p.listener as object)).toEqual({ tcp: 9, unix: 13 });
   });
 
   it('reads 0-prefixed integers as octal, as HCL1 (Go base prefixes): mode = 0640 is 416; JSON stays decimal', () => {
-    expect(plain('mode = 0640\nneg = -017\nzero = 0\ndec = 640\nfloat = 0.5')).toEqual({ mode: 0o640, neg: -0o17, zero: 0, dec: 640, float: 0.5 });
+    expect(plain('mode = 0640\nneg = -017\nzero = 0\ndec = 640\nfloat = 0.5')).toEqual({
+      mode: 0o640,
+      neg: -0o17,
+      zero: 0,
+      dec: 640,
+      float: 0.5,
+    });
     expect(plain('{"mode": 416}')).toEqual({ mode: 416 });
   });
 
@@ -74,7 +99,9 @@ nested = { a = 1, b = { c = [1, 2] } }
   });
 
   it('reads heredocs, with <<- removing the closing marker indentation', () => {
-    const p = plain('policy = <<EOT\npath "a" {\n  capabilities = ["read"]\n}\nEOT\nind = <<-EOF\n    one\n      two\n    EOF\nafter = 1\n');
+    const p = plain(
+      'policy = <<EOT\npath "a" {\n  capabilities = ["read"]\n}\nEOT\nind = <<-EOF\n    one\n      two\n    EOF\nafter = 1\n',
+    );
     expect(p.policy).toBe('path "a" {\n  capabilities = ["read"]\n}\n');
     expect(p.ind).toBe('one\n  two\n');
     expect(linesOf(p).after).toBe(10);

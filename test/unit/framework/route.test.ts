@@ -64,10 +64,31 @@ describe('route index (first literal segment)', () => {
     const { routesFor, matchRoute } = await import('../../../src/framework/route.js');
     const { f } = await import('../../../src/framework/fields.js');
     const def = routesFor<unknown>();
-    const mk = (path: string) => def({ path, summary: path, fields: { x: f.string('x') }, operations: { read: () => undefined } });
-    const table = [mk('keys/:name'), mk('keys'), mk('create(-orphan)'), mk('random(/:source)(/:bytes)'), mk('data/*path'), mk(':catch/all'), mk('(*rest)')];
+    const mk = (path: string) =>
+      def({ path, summary: path, fields: { x: f.string('x') }, operations: { read: () => undefined } });
+    const table = [
+      mk('keys/:name'),
+      mk('keys'),
+      mk('create(-orphan)'),
+      mk('random(/:source)(/:bytes)'),
+      mk('data/*path'),
+      mk(':catch/all'),
+      mk('(*rest)'),
+    ];
     const linear = (p: string) => table.find((r) => r.matcher.test(p)) ?? null;
-    for (const p of ['keys/a', 'keys', 'create', 'create-orphan', 'random', 'random/hex/32', 'data/a/b/c', 'zzz/all', 'keys/all', 'other/thing', 'x']) {
+    for (const p of [
+      'keys/a',
+      'keys',
+      'create',
+      'create-orphan',
+      'random',
+      'random/hex/32',
+      'data/a/b/c',
+      'zzz/all',
+      'keys/all',
+      'other/thing',
+      'x',
+    ]) {
       expect(matchRoute(table, p)?.route ?? null, p).toBe(linear(p));
     }
     expect(matchRoute(table, 'create-orphan')?.route.path).toBe('create(-orphan)');

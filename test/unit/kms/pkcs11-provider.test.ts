@@ -32,9 +32,34 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
   });
 
   it('logs in once per token for several keys and bounds a key to max_parallel operations in flight', async () => {
-    const rsa = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'r', mechanism: '0x0001', keyBits: 2048, generate: true, maxParallel: 2 });
-    const ec = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'e', mechanism: '0x1041', curve: 'P256', generate: true });
-    const aes = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x1087', generate: true, maxParallel: 4 });
+    const rsa = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'r',
+      mechanism: '0x0001',
+      keyBits: 2048,
+      generate: true,
+      maxParallel: 2,
+    });
+    const ec = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'e',
+      mechanism: '0x1041',
+      curve: 'P256',
+      generate: true,
+    });
+    const aes = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'a',
+      mechanism: '0x1087',
+      generate: true,
+      maxParallel: 4,
+    });
     const digest = createHash('sha256').update('m').digest();
     const before = await lib.stats();
     const sigs: Buffer[] = await Promise.all(Array.from({ length: 12 }, () => rsa.sign(digest, { hash: 'sha256' })));
@@ -54,7 +79,14 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
     expect(p256.verify(es, digest, point, { prehash: false, format: 'der', lowS: false })).toBe(true);
     expect(nodeVerify('sha256', Buffer.from('m'), { key: ec.publicKey(), dsaEncoding: 'der' }, es)).toBe(true);
     const pss = await rsa.sign(digest, { hash: 'sha256', padding: 'pss' });
-    expect(nodeVerify('sha256', Buffer.from('m'), { key: rsa.publicKey(), padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, pss)).toBe(true);
+    expect(
+      nodeVerify(
+        'sha256',
+        Buffer.from('m'),
+        { key: rsa.publicKey(), padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+        pss,
+      ),
+    ).toBe(true);
     const cts = await Promise.all(Array.from({ length: 8 }, (_, i) => aes.wrap(Buffer.from(`secret ${i}`))));
     const pts = await Promise.all(cts.map((c: Buffer) => aes.unwrap(c)));
     expect(pts.map((p: Buffer) => p.toString())).toEqual(Array.from({ length: 8 }, (_, i) => `secret ${i}`));
@@ -63,17 +95,42 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
   });
 
   it('refuses a key configured with another PIN than the token is logged in with (no riding on the login)', async () => {
-    const ok = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'r', mechanism: '0x0001' });
-    await expect(kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '9999', keyLabel: 'r', mechanism: '0x0001' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/CKR_PIN_INCORRECT/) });
+    const ok = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'r',
+      mechanism: '0x0001',
+    });
+    await expect(
+      kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '9999', keyLabel: 'r', mechanism: '0x0001' }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/CKR_PIN_INCORRECT/) });
     await ok.close();
   });
 
   it('libraries of the same module share one worker (one C_Initialize, one login), so a wrong PIN cannot ride on it', async () => {
     const other = new kms.Pkcs11Library('seal', SOFTHSM_MODULE);
     try {
-      const a = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'r', mechanism: '0x0001' });
-      await expect(kms.openPkcs11Key({ library: other, tokenLabel: 'unit', pin: '0000', keyLabel: 'r', mechanism: '0x0001' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^pkcs11 library "seal": .*CKR_PIN_INCORRECT/) });
-      const b = await kms.openPkcs11Key({ library: other, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x1087' });
+      const a = await kms.openPkcs11Key({
+        library: lib,
+        tokenLabel: 'unit',
+        pin: '1111',
+        keyLabel: 'r',
+        mechanism: '0x0001',
+      });
+      await expect(
+        kms.openPkcs11Key({ library: other, tokenLabel: 'unit', pin: '0000', keyLabel: 'r', mechanism: '0x0001' }),
+      ).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringMatching(/^pkcs11 library "seal": .*CKR_PIN_INCORRECT/),
+      });
+      const b = await kms.openPkcs11Key({
+        library: other,
+        tokenLabel: 'unit',
+        pin: '1111',
+        keyLabel: 'a',
+        mechanism: '0x1087',
+      });
       expect((await other.stats()).logins).toBe(1);
       expect(await other.stats()).toEqual(await lib.stats());
       await Promise.all([a.close(), b.close()]);
@@ -88,8 +145,32 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
     // A known key written into the token, so node:crypto can check each ciphertext independently.
     const known = randomBytes(32);
     writeFileSync(join(hsm.dir, 'ring.key'), known);
-    hsm.tool(['--token-label', 'unit', '--login', '--pin', '1111', '--write-object', join(hsm.dir, 'ring.key'), '--type', 'secrkey', '--key-type', 'AES:32', '--label', 'ring', '--id', '5151', '--usage-decrypt']);
-    const aes = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'ring', mechanism: '0x1087', maxParallel: 16 });
+    hsm.tool([
+      '--token-label',
+      'unit',
+      '--login',
+      '--pin',
+      '1111',
+      '--write-object',
+      join(hsm.dir, 'ring.key'),
+      '--type',
+      'secrkey',
+      '--key-type',
+      'AES:32',
+      '--label',
+      'ring',
+      '--id',
+      '5151',
+      '--usage-decrypt',
+    ]);
+    const aes = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'ring',
+      mechanism: '0x1087',
+      maxParallel: 16,
+    });
     const open = (ct: Buffer, aad?: Buffer): Buffer => {
       const d = createDecipheriv('aes-256-gcm', known, ct.subarray(0, 12));
       if (aad) d.setAAD(aad);
@@ -97,7 +178,10 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
       return Buffer.concat([d.update(ct.subarray(12, ct.length - 16)), d.final()]);
     };
     // ~3,000 calls of up to 3 KB: several times the 1 MiB request and result rings.
-    const inputs = Array.from({ length: 3000 }, (_, i) => ({ pt: randomBytes(i % 7 === 0 ? 0 : (i * 37) % 3000), aad: i % 3 === 0 ? randomBytes(i % 50) : undefined }));
+    const inputs = Array.from({ length: 3000 }, (_, i) => ({
+      pt: randomBytes(i % 7 === 0 ? 0 : (i * 37) % 3000),
+      aad: i % 3 === 0 ? randomBytes(i % 50) : undefined,
+    }));
     const ringBefore = (await lib.stats()).ringRequests;
     const cts: Buffer[] = await Promise.all(inputs.map((x) => aes.encrypt(x.pt, { aad: x.aad })));
     // They went through the ring, not by message.
@@ -125,7 +209,14 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
     expect((await aes.decrypt(withIv)).toString()).toBe('x');
     expect((await lib.stats()).maxInFlight).toBeLessThanOrEqual(16);
     // A full request ring (64 frames of 200 KB in flight > 1 MiB): the overflow goes by message.
-    const wide = await kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'ring', mechanism: '0x1087', maxParallel: 64 });
+    const wide = await kms.openPkcs11Key({
+      library: lib,
+      tokenLabel: 'unit',
+      pin: '1111',
+      keyLabel: 'ring',
+      mechanism: '0x1087',
+      maxParallel: 64,
+    });
     const fat = Array.from({ length: 64 }, () => randomBytes(200_000));
     const before = (await lib.stats()).ringRequests;
     const fatCts: Buffer[] = await Promise.all(fat.map((pt) => wide.encrypt(pt)));
@@ -137,7 +228,11 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
   });
 
   it('refuses a mechanism that does not fit the key, and unknown mechanisms', async () => {
-    await expect(kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x0001' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/CKM_RSA_PKCS needs an RSA key/) });
-    await expect(kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: 'CKM_MD5' })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: '0x0001' }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/CKM_RSA_PKCS needs an RSA key/) });
+    await expect(
+      kms.openPkcs11Key({ library: lib, tokenLabel: 'unit', pin: '1111', keyLabel: 'a', mechanism: 'CKM_MD5' }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

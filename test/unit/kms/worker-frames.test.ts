@@ -5,16 +5,63 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeRequests, decodeResults, encodeRequests, encodeResults, isHot, type HotRequest } from '../../../src/kms/pkcs11/worker-frames.js';
+import {
+  decodeRequests,
+  decodeResults,
+  encodeRequests,
+  encodeResults,
+  isHot,
+  type HotRequest,
+} from '../../../src/kms/pkcs11/worker-frames.js';
 
 describe('pkcs11 worker frames', () => {
   const reqs: HotRequest[] = [
     { id: 1, op: 'sign', ref: 'k1-a', mechanism: 0x0001, params: { type: 'none' }, data: randomBytes(51), outLen: 256 },
-    { id: 2, op: 'sign', ref: 'k2-b', mechanism: 0x000d, params: { type: 'pss', hashAlg: 0x250, mgf: 2, saltLen: 32 }, data: randomBytes(32), outLen: 384 },
-    { id: 3, op: 'decrypt', ref: 'k1-a', mechanism: 0x0009, params: { type: 'oaep', hashAlg: 0x220, mgf: 1 }, data: randomBytes(256), outLen: 256 },
-    { id: 4, op: 'encrypt', ref: 'k3-c', mechanism: 0x1087, params: { type: 'gcm', iv: new Uint8Array(0), tagBits: 128 }, data: randomBytes(64), outLen: 80 },
-    { id: 5, op: 'encrypt', ref: 'k3-c', mechanism: 0x1087, params: { type: 'gcm', iv: randomBytes(12), aad: Buffer.alloc(0), tagBits: 128 }, data: Buffer.alloc(0), outLen: 16 },
-    { id: 0xfffffffe, op: 'decrypt', ref: 'k3-c', mechanism: 0x1087, params: { type: 'gcm', iv: randomBytes(12), aad: randomBytes(300), tagBits: 96 }, data: randomBytes(1000), outLen: 1028 },
+    {
+      id: 2,
+      op: 'sign',
+      ref: 'k2-b',
+      mechanism: 0x000d,
+      params: { type: 'pss', hashAlg: 0x250, mgf: 2, saltLen: 32 },
+      data: randomBytes(32),
+      outLen: 384,
+    },
+    {
+      id: 3,
+      op: 'decrypt',
+      ref: 'k1-a',
+      mechanism: 0x0009,
+      params: { type: 'oaep', hashAlg: 0x220, mgf: 1 },
+      data: randomBytes(256),
+      outLen: 256,
+    },
+    {
+      id: 4,
+      op: 'encrypt',
+      ref: 'k3-c',
+      mechanism: 0x1087,
+      params: { type: 'gcm', iv: new Uint8Array(0), tagBits: 128 },
+      data: randomBytes(64),
+      outLen: 80,
+    },
+    {
+      id: 5,
+      op: 'encrypt',
+      ref: 'k3-c',
+      mechanism: 0x1087,
+      params: { type: 'gcm', iv: randomBytes(12), aad: Buffer.alloc(0), tagBits: 128 },
+      data: Buffer.alloc(0),
+      outLen: 16,
+    },
+    {
+      id: 0xfffffffe,
+      op: 'decrypt',
+      ref: 'k3-c',
+      mechanism: 0x1087,
+      params: { type: 'gcm', iv: randomBytes(12), aad: randomBytes(300), tagBits: 96 },
+      data: randomBytes(1000),
+      outLen: 1028,
+    },
   ];
 
   it('requests round-trip with each distinct ref sent once', () => {
@@ -43,7 +90,11 @@ describe('pkcs11 worker frames', () => {
   });
 
   it('results round-trip, including empty ones', () => {
-    const results: Array<[number, Uint8Array]> = [[7, randomBytes(92)], [8, new Uint8Array(0)], [9, randomBytes(512)]];
+    const results: Array<[number, Uint8Array]> = [
+      [7, randomBytes(92)],
+      [8, new Uint8Array(0)],
+      [9, randomBytes(512)],
+    ];
     const seen: Array<[number, Buffer]> = [];
     decodeResults(encodeResults(results), (id, bytes) => seen.push([id, Buffer.from(bytes)]));
     expect(seen.map(([id]) => id)).toEqual([7, 8, 9]);

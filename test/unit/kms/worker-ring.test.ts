@@ -35,7 +35,7 @@ describe('pkcs11 worker rings', () => {
     const queue: Buffer[] = [];
     let written = 0;
     let seed = 1;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) >>> 0) % n;
     while (written < 12 * RING_BYTES) {
       // Odd sizes (alignment), empty frames, and now and then a large one.
       const len = rnd(10) === 0 ? rnd(200_000) : rnd(3) === 0 ? 0 : rnd(700);

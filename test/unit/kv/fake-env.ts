@@ -25,7 +25,18 @@ export function makeKv(startMs = Date.UTC(2024, 0, 2, 3, 4, 5)): KvHarness {
       return this.ms;
     },
   };
-  const mount: MountInfo = { path: 'secret/', type: 'kv', accessor: 'kv_0badc0de', uuid: 'u', description: '', options: { version: '2' }, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+  const mount: MountInfo = {
+    path: 'secret/',
+    type: 'kv',
+    accessor: 'kv_0badc0de',
+    uuid: 'u',
+    description: '',
+    options: { version: '2' },
+    config: {},
+    local: false,
+    seal_wrap: false,
+    external_entropy_access: false,
+  };
   const noop = () => undefined;
   const env: EngineEnv = {
     storage,

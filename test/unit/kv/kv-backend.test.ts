@@ -37,7 +37,9 @@ describe('KvBackend events', () => {
     expect(await kv.patchData('nope', { a: 1 }, undefined)).toEqual({ kind: 'missing' });
     await kv.writeData('x', { a: 1 }, undefined);
     events.length = 0;
-    await expect(kv.writeData('x', { a: 2 }, { cas: 0 })).rejects.toThrow('check-and-set parameter did not match the current version');
+    await expect(kv.writeData('x', { a: 2 }, { cas: 0 })).rejects.toThrow(
+      'check-and-set parameter did not match the current version',
+    );
     expect(events).toEqual([]);
   });
 
@@ -65,12 +67,16 @@ describe('KvBackend data', () => {
 
   it('applies Vault check-and-set rules', async () => {
     const { kv } = makeKv();
-    await expect(kv.writeData('k', { a: 1 }, { cas: 1 })).rejects.toThrow('check-and-set parameter did not match the current version');
+    await expect(kv.writeData('k', { a: 1 }, { cas: 1 })).rejects.toThrow(
+      'check-and-set parameter did not match the current version',
+    );
     await kv.writeData('k', { a: 1 }, { cas: 0 });
     await expect(kv.writeData('k', { a: 2 }, { cas: 0 })).rejects.toThrow('did not match');
     await kv.writeData('k', { a: 2 }, { cas: '1' });
     await kv.setConfig({ casRequired: true });
-    await expect(kv.writeData('k', { a: 3 }, undefined)).rejects.toThrow('check-and-set parameter required for this call');
+    await expect(kv.writeData('k', { a: 3 }, undefined)).rejects.toThrow(
+      'check-and-set parameter required for this call',
+    );
     await expect(kv.writeData('k', { a: 3 }, {})).rejects.toThrow('check-and-set parameter required for this call');
     await kv.writeData('k', { a: 3 }, { cas: 2 });
   });
@@ -78,14 +84,19 @@ describe('KvBackend data', () => {
   it('requires check-and-set when the secret sets cas_required', async () => {
     const { kv } = makeKv();
     await kv.writeMetadata('k', { casRequired: true });
-    await expect(kv.writeData('k', { a: 1 }, undefined)).rejects.toThrow('check-and-set parameter required for this call');
+    await expect(kv.writeData('k', { a: 1 }, undefined)).rejects.toThrow(
+      'check-and-set parameter required for this call',
+    );
     await kv.writeData('k', { a: 1 }, { cas: 0 });
   });
 
   it('lets exactly one of two concurrent writers with the same cas win', async () => {
     const { kv } = makeKv();
     await kv.writeData('k', { v: 0 }, undefined);
-    const results = await Promise.allSettled([kv.writeData('k', { v: 'a' }, { cas: 1 }), kv.writeData('k', { v: 'b' }, { cas: 1 })]);
+    const results = await Promise.allSettled([
+      kv.writeData('k', { v: 'a' }, { cas: 1 }),
+      kv.writeData('k', { v: 'b' }, { cas: 1 }),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect((await kv.metadataOf('k'))?.currentVersion).toBe(2);
@@ -138,7 +149,7 @@ describe('KvBackend soft delete, undelete, destroy', () => {
     expect(await kv.readData('k', 2)).toMatchObject({ gone: false, data: { a: 'v2' } });
   });
 
-  it('rejects an empty version list with Vault\'s messages', async () => {
+  it("rejects an empty version list with Vault's messages", async () => {
     const { kv } = makeKv();
     await expect(kv.deleteVersions('k', [])).rejects.toThrow('No version number provided');
     await expect(kv.undeleteVersions('k', [])).rejects.toThrow('No version number provided');
@@ -215,7 +226,11 @@ describe('KvBackend metadata and listing', () => {
     expect(await kv.exists('k')).toBe(false);
     await kv.writeMetadata('k', { customMetadata: { owner: 'ops' } });
     expect(await kv.exists('k')).toBe(true);
-    expect(await kv.readMetadata('k')).toMatchObject({ current_version: 0, custom_metadata: { owner: 'ops' }, versions: {} });
+    expect(await kv.readMetadata('k')).toMatchObject({
+      current_version: 0,
+      custom_metadata: { owner: 'ops' },
+      versions: {},
+    });
     expect(await kv.readData('k')).toBeNull();
     expect(await kv.metadataOf('k')).toEqual({ currentVersion: 0, customMetadata: { owner: 'ops' } });
   });
@@ -233,7 +248,9 @@ describe('KvBackend metadata and listing', () => {
   it('warns when cas_required is set false while the engine requires it', async () => {
     const { kv } = makeKv();
     await kv.setConfig({ casRequired: true });
-    expect(await kv.writeMetadata('k', { casRequired: false })).toEqual(['"cas_required" set to false, but is mandated by backend config. This value will be ignored.']);
+    expect(await kv.writeMetadata('k', { casRequired: false })).toEqual([
+      '"cas_required" set to false, but is mandated by backend config. This value will be ignored.',
+    ]);
   });
 
   it('lists secrets and folders like Vault, sorted', async () => {

@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { LocalEventBus } from '../../../src/framework/events.js';
 import { KvChangeLog, releaseLongPolls } from '../../../src/engines/kv/kv-changes.js';
 
-const event = (path: string) => ({ kind: 'data-write' as const, mountAccessor: 'kv_1', mountPath: 'secret/', path, version: 1, currentVersion: 1 });
+const event = (path: string) => ({
+  kind: 'data-write' as const,
+  mountAccessor: 'kv_1',
+  mountPath: 'secret/',
+  path,
+  version: 1,
+  currentVersion: 1,
+});
 
 describe('KvChangeLog.wait', () => {
   const bus = new LocalEventBus();

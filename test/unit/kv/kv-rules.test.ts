@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkSecretPath, invalidPathWarning, parseCas, parseCustomMetadata } from '../../../src/engines/kv/kv-rules.js';
+import {
+  checkSecretPath,
+  invalidPathWarning,
+  parseCas,
+  parseCustomMetadata,
+} from '../../../src/engines/kv/kv-rules.js';
 
 describe('parseCas', () => {
   it.each([
@@ -30,7 +35,9 @@ describe('parseCustomMetadata', () => {
 
   it('rejects more than 64 keys with the count', () => {
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
-    expect(() => parseCustomMetadata(many, false)).toThrow('custom_metadata validation failed: payload must contain at most 64 keys, provided 65');
+    expect(() => parseCustomMetadata(many, false)).toThrow(
+      'custom_metadata validation failed: payload must contain at most 64 keys, provided 65',
+    );
   });
 
   it('reports every bad key and value in one go-multierror text', () => {
@@ -46,7 +53,9 @@ describe('parseCustomMetadata', () => {
   });
 
   it('rejects unprintable characters', () => {
-    expect(() => parseCustomMetadata({ a: 'x\u0007' }, false)).toThrow(/value for key "a" contains unprintable characters/);
+    expect(() => parseCustomMetadata({ a: 'x\u0007' }, false)).toThrow(
+      /value for key "a" contains unprintable characters/,
+    );
   });
 
   it('rejects object values naming the key', () => {
@@ -70,6 +79,8 @@ describe('checkSecretPath', () => {
 
 describe('invalidPathWarning', () => {
   it('names the vault kv verb', () => {
-    expect(invalidPathWarning('put')).toBe("Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv put' for this operation.");
+    expect(invalidPathWarning('put')).toBe(
+      "Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv put' for this operation.",
+    );
   });
 });

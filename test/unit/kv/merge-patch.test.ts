@@ -11,7 +11,11 @@ const RFC7386: [unknown, unknown, unknown][] = [
   [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
   [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
   [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-  [['a', 'b'], ['c', 'd'], ['c', 'd']],
+  [
+    ['a', 'b'],
+    ['c', 'd'],
+    ['c', 'd'],
+  ],
   [{ a: 'b' }, ['c'], ['c']],
   [{ a: 'foo' }, null, null],
   [{ a: 'foo' }, 'bar', 'bar'],
@@ -21,9 +25,12 @@ const RFC7386: [unknown, unknown, unknown][] = [
 ];
 
 describe('mergePatch', () => {
-  it.each(RFC7386.map((c, i) => [i + 1, ...c]))('matches RFC 7386 appendix A example %i', (_n, target, patch, expected) => {
-    expect(mergePatch(target, patch)).toEqual(expected);
-  });
+  it.each(RFC7386.map((c, i) => [i + 1, ...c]))(
+    'matches RFC 7386 appendix A example %i',
+    (_n, target, patch, expected) => {
+      expect(mergePatch(target, patch)).toEqual(expected);
+    },
+  );
 
   it('does not modify the target', () => {
     const target = { a: { b: 1 } };

@@ -23,11 +23,37 @@ function memStorage(): Storage & { map: Map<string, Buffer> } {
 }
 
 const logs: string[] = [];
-const logger = { debug: (m: string) => logs.push(m), info: (m: string) => logs.push(m), warn: (m: string) => logs.push(m), error: (m: string, f?: Record<string, unknown>) => logs.push(m + JSON.stringify(f ?? {})) };
+const logger = {
+  debug: (m: string) => logs.push(m),
+  info: (m: string) => logs.push(m),
+  warn: (m: string) => logs.push(m),
+  error: (m: string, f?: Record<string, unknown>) => logs.push(m + JSON.stringify(f ?? {})),
+};
 
 const open: AuditBroker[] = [];
 function broker(storage = memStorage()): AuditBroker {
-  return track(new AuditBroker({ storage, clock: { now: () => Date.UTC(2025, 0, 2, 3, 4, 5) }, logger, mountOf: (p) => (p.startsWith('transit/') ? { path: 'transit/', type: 'transit', accessor: 'transit_abcd', uuid: 'u', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false } : undefined) }));
+  return track(
+    new AuditBroker({
+      storage,
+      clock: { now: () => Date.UTC(2025, 0, 2, 3, 4, 5) },
+      logger,
+      mountOf: (p) =>
+        p.startsWith('transit/')
+          ? {
+              path: 'transit/',
+              type: 'transit',
+              accessor: 'transit_abcd',
+              uuid: 'u',
+              description: '',
+              options: null,
+              config: {},
+              local: false,
+              seal_wrap: false,
+              external_entropy_access: false,
+            }
+          : undefined,
+    }),
+  );
 }
 function track(b: AuditBroker): AuditBroker {
   open.push(b);
@@ -78,13 +104,27 @@ describe('audit hashing', () => {
   it('hashes every string at any depth, keeps keys, numbers and booleans outside sensitive fields', () => {
     const salt = Buffer.alloc(32, 7);
     const out = hashStructure({ a: 'x', n: 5, b: true, z: null, list: ['y', 2, { c: 'w' }] }, salt) as any;
-    expect(out).toEqual({ a: hashValue(salt, 'x'), n: 5, b: true, z: null, list: [hashValue(salt, 'y'), 2, { c: hashValue(salt, 'w') }] });
+    expect(out).toEqual({
+      a: hashValue(salt, 'x'),
+      n: 5,
+      b: true,
+      z: null,
+      list: [hashValue(salt, 'y'), 2, { c: hashValue(salt, 'w') }],
+    });
   });
 
   it('hashes numbers and booleans under a sensitive field (a numeric secret does not leak)', () => {
     const salt = Buffer.alloc(32, 9);
-    const out = hashStructure({ data: { pin: 123456, ok: false, nested: [42] }, version: 2 }, salt, new Set(['data'])) as any;
-    expect(out.data).toEqual({ pin: hashValue(salt, '123456'), ok: hashValue(salt, 'false'), nested: [hashValue(salt, '42')] });
+    const out = hashStructure(
+      { data: { pin: 123456, ok: false, nested: [42] }, version: 2 },
+      salt,
+      new Set(['data']),
+    ) as any;
+    expect(out.data).toEqual({
+      pin: hashValue(salt, '123456'),
+      ok: hashValue(salt, 'false'),
+      nested: [hashValue(salt, '42')],
+    });
     expect(out.version).toBe(2);
   });
 });
@@ -105,7 +145,14 @@ describe('audit broker with a file device', () => {
     const [rq, rs] = lines(file);
     expect(rq!.type).toBe('request');
     expect(rq!.time).toBe('2025-01-02T03:04:05.000Z');
-    expect(rq!.request).toMatchObject({ id: 'req-1', operation: 'update', path: 'transit/encrypt/k1', remote_address: '127.0.0.1', mount_type: 'transit', mount_accessor: 'transit_abcd' });
+    expect(rq!.request).toMatchObject({
+      id: 'req-1',
+      operation: 'update',
+      path: 'transit/encrypt/k1',
+      remote_address: '127.0.0.1',
+      mount_type: 'transit',
+      mount_accessor: 'transit_abcd',
+    });
     expect(rq!.request.data.plaintext).toBe(b.hash('file', PLAINTEXT));
     expect(rq!.request.data.key_version).toBe(3);
     expect(rq!.auth.client_token).toBe(b.hash('file', TOKEN));
@@ -131,12 +178,20 @@ describe('audit broker with a file device', () => {
     const file = join(dir, 'a.log');
     await b.enable('file', { type: 'file', options: { path: file } });
     const e = req({ path: 'auth/token/create', data: {} });
-    await b.response(e, 200, { data: null, auth: { client_token: 'hvs.NEWTOKENsecret', accessor: 'NEWACC', policies: ['p'], lease_duration: 60 } });
+    await b.response(e, 200, {
+      data: null,
+      auth: { client_token: 'hvs.NEWTOKENsecret', accessor: 'NEWACC', policies: ['p'], lease_duration: 60 },
+    });
     await b.response(req(), 400, { errors: ['plaintext: must be valid base64'] });
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('hvs.NEWTOKENsecret');
     const [ok, bad] = lines(file);
-    expect(ok!.response.auth).toMatchObject({ client_token: b.hash('file', 'hvs.NEWTOKENsecret'), accessor: b.hash('file', 'NEWACC'), policies: ['p'], lease_duration: 60 });
+    expect(ok!.response.auth).toMatchObject({
+      client_token: b.hash('file', 'hvs.NEWTOKENsecret'),
+      accessor: b.hash('file', 'NEWACC'),
+      policies: ['p'],
+      lease_duration: 60,
+    });
     expect(bad!.error).toBe('plaintext: must be valid base64');
     expect(bad!.response.status).toBe(400);
   });
@@ -162,7 +217,15 @@ describe('audit broker with a file device', () => {
     await b2.load();
     expect(b2.enabled()).toBe(true);
     expect(b2.hash('file', 'secret-value')).toBe(h1);
-    expect(b2.list()).toEqual({ 'file/': { path: 'file/', type: 'file', description: 'main log', options: { file_path: join(dir, 'a.log') }, local: false } });
+    expect(b2.list()).toEqual({
+      'file/': {
+        path: 'file/',
+        type: 'file',
+        description: 'main log',
+        options: { file_path: join(dir, 'a.log') },
+        local: false,
+      },
+    });
     // The salt is stored, never the plaintext of anything hashed.
     for (const v of storage.map.values()) expect(v.toString('latin1')).not.toContain('secret-value');
     await b2.disable('file');
@@ -185,7 +248,10 @@ describe('audit broker with a file device', () => {
     const b = broker();
     const file = join(dir, 'a.log');
     await b.enable('file', { type: 'file', options: { file_path: file, elide_list_responses: 'true' } });
-    await b.response(req({ operation: 'list', path: 'transit/keys', data: {} }), 200, { data: { keys: ['a', 'b', 'c'] }, auth: null });
+    await b.response(req({ operation: 'list', path: 'transit/keys', data: {} }), 200, {
+      data: { keys: ['a', 'b', 'c'] },
+      auth: null,
+    });
     expect(lines(file)[0]!.response.data.keys).toBe(3);
   });
 
@@ -209,10 +275,16 @@ describe('audit broker with a file device', () => {
   it('rejects a path already in use, a traversal path, and a file that cannot be opened', async () => {
     const b = broker();
     await b.enable('file', { type: 'file', options: { file_path: join(dir, 'a.log') } });
-    await expect(b.enable('file/', { type: 'file', options: { file_path: join(dir, 'b.log') } })).rejects.toThrow(/path already in use/);
-    await expect(b.enable('../x', { type: 'file', options: { file_path: join(dir, 'b.log') } })).rejects.toThrow(/invalid audit device path/);
+    await expect(b.enable('file/', { type: 'file', options: { file_path: join(dir, 'b.log') } })).rejects.toThrow(
+      /path already in use/,
+    );
+    await expect(b.enable('../x', { type: 'file', options: { file_path: join(dir, 'b.log') } })).rejects.toThrow(
+      /invalid audit device path/,
+    );
     expect(() => normalizeDevicePath('a/../b')).toThrow(/invalid audit device path/);
-    const err = await b.enable('other', { type: 'file', options: { file_path: join(dir, 'missing-dir', 'x.log') } }).catch((e) => e);
+    const err = await b
+      .enable('other', { type: 'file', options: { file_path: join(dir, 'missing-dir', 'x.log') } })
+      .catch((e) => e);
     expect(err.status).toBe(400);
     expect(err.message).toBe('options.file_path: cannot open for appending: ENOENT');
   });
@@ -265,7 +337,9 @@ describe('file sink', () => {
     const file = join(dir, 'c.log');
     const s = new FileSink(file);
     await s.open();
-    await Promise.all(Array.from({ length: 2000 }, (_, i) => s.write(JSON.stringify({ i, pad: 'x'.repeat(i % 97) }) + '\n')));
+    await Promise.all(
+      Array.from({ length: 2000 }, (_, i) => s.write(JSON.stringify({ i, pad: 'x'.repeat(i % 97) }) + '\n')),
+    );
     await s.close();
     const got = lines(file).map((l) => l.i);
     expect(got).toEqual(Array.from({ length: 2000 }, (_, i) => i));

@@ -29,8 +29,10 @@ const REVIEWED = [
 
 describe('secret comparisons are constant time', () => {
   it('no ===, !==, equals() or compare() on MACs, tags, signatures, digests or tokens outside reviewed public-data cases', () => {
-    const suspicious = /(hmac|mac|signature|digest|tag|token)[A-Za-z_]*(\)|\]|\.[a-zA-Z]+\(\))?\s*(===|!==)\s*[a-z]|(===|!==)\s*[a-z_.]*(hmac|mac|signature|digest|tag|token)\b|\.(equals|compare)\(/i;
-    const ignore = /typeof|=== undefined|!== undefined|=== null|!== null|\.length|=== '|!== '|=== "|=== 0|hash_algorithm|hashAlgorithm|Kind\b|kind\b|\.type\b/;
+    const suspicious =
+      /(hmac|mac|signature|digest|tag|token)[A-Za-z_]*(\)|\]|\.[a-zA-Z]+\(\))?\s*(===|!==)\s*[a-z]|(===|!==)\s*[a-z_.]*(hmac|mac|signature|digest|tag|token)\b|\.(equals|compare)\(/i;
+    const ignore =
+      /typeof|=== undefined|!== undefined|=== null|!== null|\.length|=== '|!== '|=== "|=== 0|hash_algorithm|hashAlgorithm|Kind\b|kind\b|\.type\b/;
     const hits: string[] = [];
     for (const file of sources(SRC)) {
       const rel = relative(SRC, file);

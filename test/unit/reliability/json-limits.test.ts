@@ -30,8 +30,12 @@ describe('JSON body limits (Vault defaults: depth 500, strings 1 MiB, 10000 entr
 
   it('accepts a 1 MiB string value and refuses one byte more, also for keys', () => {
     expect(jsonLimitViolation(`{"k":"${'a'.repeat(L.maxStringLength)}"}`)).toBeNull();
-    expect(jsonLimitViolation(`{"k":"${'a'.repeat(L.maxStringLength + 1)}"}`)).toBe('JSON string value exceeds allowed length');
-    expect(jsonLimitViolation(`{"${'a'.repeat(L.maxStringLength + 1)}":0}`)).toBe('JSON string value exceeds allowed length');
+    expect(jsonLimitViolation(`{"k":"${'a'.repeat(L.maxStringLength + 1)}"}`)).toBe(
+      'JSON string value exceeds allowed length',
+    );
+    expect(jsonLimitViolation(`{"${'a'.repeat(L.maxStringLength + 1)}":0}`)).toBe(
+      'JSON string value exceeds allowed length',
+    );
   });
 
   it('counts escapes as written (as Vault does), so a string of escaped quotes cannot hide its size', () => {
@@ -41,7 +45,9 @@ describe('JSON body limits (Vault defaults: depth 500, strings 1 MiB, 10000 entr
   });
 
   it('refuses an overlong number literal', () => {
-    expect(jsonLimitViolation(`{"k":${'1'.repeat(L.maxStringLength + 1)}}`)).toBe('JSON number value exceeds allowed length');
+    expect(jsonLimitViolation(`{"k":${'1'.repeat(L.maxStringLength + 1)}}`)).toBe(
+      'JSON number value exceeds allowed length',
+    );
   });
 
   it('accepts 10000 object entries and refuses 10001', () => {
@@ -52,7 +58,9 @@ describe('JSON body limits (Vault defaults: depth 500, strings 1 MiB, 10000 entr
   it('accepts 10000 array elements and refuses 10001, at any depth', () => {
     expect(jsonLimitViolation(elements(10000))).toBeNull();
     expect(jsonLimitViolation(elements(10001))).toBe('JSON array exceeds allowed element count');
-    expect(jsonLimitViolation(`{"x":{"y":[{"z":${elements(10001)}}]}}`)).toBe('JSON array exceeds allowed element count');
+    expect(jsonLimitViolation(`{"x":{"y":[{"z":${elements(10001)}}]}}`)).toBe(
+      'JSON array exceeds allowed element count',
+    );
   });
 
   it('does not count brackets, commas or colons inside strings', () => {
@@ -69,7 +77,13 @@ describe('JSON body limits (Vault defaults: depth 500, strings 1 MiB, 10000 entr
       if (depth + 1 > tiny.maxDepth) return true;
       if (Array.isArray(v)) return v.length > tiny.maxArrayElements || v.some((x) => breaks(x, depth + 1));
       const keys = Object.keys(v);
-      return keys.length > tiny.maxObjectEntries || keys.some((k) => JSON.stringify(k).length - 2 > tiny.maxStringLength || breaks((v as Record<string, unknown>)[k], depth + 1));
+      return (
+        keys.length > tiny.maxObjectEntries ||
+        keys.some(
+          (k) =>
+            JSON.stringify(k).length - 2 > tiny.maxStringLength || breaks((v as Record<string, unknown>)[k], depth + 1),
+        )
+      );
     }
     const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
     console.log(`json-limits property seed=${seed}`);
@@ -82,7 +96,7 @@ describe('JSON body limits (Vault defaults: depth 500, strings 1 MiB, 10000 entr
     );
   });
 
-  it('parseBody answers a body over a limit with 400 and Vault\'s message', () => {
+  it("parseBody answers a body over a limit with 400 and Vault's message", () => {
     const err = (() => {
       try {
         parseBody(Buffer.from(nested(600)), 'application/json');

@@ -7,7 +7,13 @@ import { startListeners, type Listeners } from '../../../src/server/http.js';
 import { httpReq } from '../../support/daemon.js';
 
 // Small limits so the test runs in seconds; the daemon uses the same code with DEFAULT_LIMITS.
-const LIMITS = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 1000, maxConnections: 8, checkIntervalMs: 100 };
+const LIMITS = {
+  headersTimeoutMs: 400,
+  requestTimeoutMs: 800,
+  keepAliveTimeoutMs: 1000,
+  maxConnections: 8,
+  checkIntervalMs: 100,
+};
 
 let dir: string;
 let listeners: Listeners;
@@ -85,7 +91,9 @@ describe('slow clients (slowloris) cannot hold the daemon', () => {
 
   it('cuts off a client that sends headers then trickles a body past the request timeout', async () => {
     const slow = await open();
-    slow.write('POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
+    slow.write(
+      'POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+    );
     const drip = setInterval(() => !slow.destroyed && slow.write(' '), 50);
     const r = await watch(slow, 8000);
     clearInterval(drip);

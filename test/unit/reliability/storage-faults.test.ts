@@ -64,7 +64,13 @@ async function boot(): Promise<void> {
   const fb = new FileBackend(join(dir, 'data'));
   fb.openSync();
   disk = new FullDiskBackend(fb);
-  core = new Core({ backend: disk, keychain: new NoKeychain(), logger: createLogger('debug', (l) => void logLines.push(l)), maxRequestSize: 1 << 20, version: 'test' });
+  core = new Core({
+    backend: disk,
+    keychain: new NoKeychain(),
+    logger: createLogger('debug', (l) => void logLines.push(l)),
+    maxRequestSize: 1 << 20,
+    version: 'test',
+  });
   await core.start();
   const router = new Router(core);
   listeners = await startListeners([{ type: 'unix', path: socket }], (req, res) => void router.handle(req, res));

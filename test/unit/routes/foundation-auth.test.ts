@@ -14,7 +14,10 @@ async function policy(name: string, text: string): Promise<void> {
   const r = await d.req('PUT', `sys/policies/acl/${name}`, { policy: text });
   expect(r.status, r.text).toBe(204);
 }
-async function token(body: Record<string, unknown>, as = 'root'): Promise<{ token: string; auth: Record<string, unknown> }> {
+async function token(
+  body: Record<string, unknown>,
+  as = 'root',
+): Promise<{ token: string; auth: Record<string, unknown> }> {
   const r = await d.req('POST', 'auth/token/create', body, { token: as });
   expect(r.status, r.text).toBe(200);
   return { token: r.body.auth.client_token, auth: r.body.auth };
@@ -22,12 +25,31 @@ async function token(body: Record<string, unknown>, as = 'root'): Promise<{ toke
 
 describe('tokens', () => {
   it('creates a token with policies, ttl, renewable and num_uses, and lookup-self reports them', async () => {
-    const { token: t, auth } = await token({ policies: ['reader', 'Writer'], ttl: '2h', renewable: false, num_uses: 10, display_name: 'ci' });
+    const { token: t, auth } = await token({
+      policies: ['reader', 'Writer'],
+      ttl: '2h',
+      renewable: false,
+      num_uses: 10,
+      display_name: 'ci',
+    });
     expect(t).toMatch(/^hvs\./);
-    expect(auth).toMatchObject({ policies: ['default', 'reader', 'writer'], lease_duration: 7200, renewable: false, num_uses: 10, token_type: 'service' });
+    expect(auth).toMatchObject({
+      policies: ['default', 'reader', 'writer'],
+      lease_duration: 7200,
+      renewable: false,
+      num_uses: 10,
+      token_type: 'service',
+    });
     const r = await d.req('GET', 'auth/token/lookup-self', undefined, { token: t });
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ policies: ['default', 'reader', 'writer'], renewable: false, display_name: 'token-ci', creation_ttl: 7200, accessor: auth.accessor, id: t });
+    expect(r.body.data).toMatchObject({
+      policies: ['default', 'reader', 'writer'],
+      renewable: false,
+      display_name: 'token-ci',
+      creation_ttl: 7200,
+      accessor: auth.accessor,
+      id: t,
+    });
     expect(r.body.data.ttl).toBeGreaterThan(7100);
     expect(r.body.data.num_uses).toBe(9);
   });
@@ -133,12 +155,19 @@ describe('policies and the ACL', () => {
     expect(r.status).toBe(200);
     expect(r.body.data.name).toBe('target');
     expect((await d.req('LIST', 'sys/policies/acl', undefined, { token: t })).status).toBe(200);
-    const w = await d.req('PUT', 'sys/policies/acl/target', { policy: 'path "b" { capabilities = ["read"] }' }, { token: t });
+    const w = await d.req(
+      'PUT',
+      'sys/policies/acl/target',
+      { policy: 'path "b" { capabilities = ["read"] }' },
+      { token: t },
+    );
     expect(w.status).toBe(403);
     expect(w.body.errors).toEqual(['permission denied']);
     expect((await d.req('DELETE', 'sys/policies/acl/target', undefined, { token: t })).status).toBe(403);
     // Nothing changed.
-    expect((await d.req('GET', 'sys/policies/acl/target')).body.data.policy).toBe('path "a" { capabilities = ["read"] }');
+    expect((await d.req('GET', 'sys/policies/acl/target')).body.data.policy).toBe(
+      'path "a" { capabilities = ["read"] }',
+    );
   });
 
   it('lets deny win over an allow of the same path in another policy', async () => {

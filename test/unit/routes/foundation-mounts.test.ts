@@ -14,16 +14,30 @@ describe('mounts', () => {
   it('lists the dev mounts with Vault-style accessors', async () => {
     const r = await d.req('GET', 'sys/mounts');
     expect(r.status).toBe(200);
-    expect(r.body.data['transit/']).toMatchObject({ type: 'transit', accessor: expect.stringMatching(/^transit_[0-9a-f]{8}$/), options: null });
-    expect(r.body.data['secret/']).toMatchObject({ type: 'kv', accessor: expect.stringMatching(/^kv_[0-9a-f]{8}$/), options: { version: '2' } });
+    expect(r.body.data['transit/']).toMatchObject({
+      type: 'transit',
+      accessor: expect.stringMatching(/^transit_[0-9a-f]{8}$/),
+      options: null,
+    });
+    expect(r.body.data['secret/']).toMatchObject({
+      type: 'kv',
+      accessor: expect.stringMatching(/^kv_[0-9a-f]{8}$/),
+      options: { version: '2' },
+    });
     expect(r.body.data['sys/'].type).toBe('system');
   });
 
   it('mounts transit at any path, reads it back, and gives every mount its own accessor', async () => {
-    expect((await d.req('POST', 'sys/mounts/payments', { type: 'transit', description: 'payment keys' })).status).toBe(204);
+    expect((await d.req('POST', 'sys/mounts/payments', { type: 'transit', description: 'payment keys' })).status).toBe(
+      204,
+    );
     expect((await d.req('POST', 'sys/mounts/team/a/crypto', { type: 'transit' })).status).toBe(204);
     const one = await d.req('GET', 'sys/mounts/payments');
-    expect(one.body.data).toMatchObject({ type: 'transit', description: 'payment keys', accessor: expect.stringMatching(/^transit_[0-9a-f]{8}$/) });
+    expect(one.body.data).toMatchObject({
+      type: 'transit',
+      description: 'payment keys',
+      accessor: expect.stringMatching(/^transit_[0-9a-f]{8}$/),
+    });
     const all = (await d.req('GET', 'sys/mounts')).body.data;
     const accessors = Object.values(all).map((m) => (m as { accessor: string }).accessor);
     expect(new Set(accessors).size).toBe(accessors.length);
@@ -78,7 +92,11 @@ describe('mounts', () => {
     expect((await d.req('POST', 'sys/mounts/payments/tune', { description: 'renamed' })).status).toBe(204);
     expect((await d.req('GET', 'sys/mounts')).body.data['payments/'].description).toBe('renamed');
     const t = await d.req('GET', 'sys/mounts/payments/tune');
-    expect(t.body.data).toMatchObject({ description: 'renamed', default_lease_ttl: expect.any(Number), max_lease_ttl: expect.any(Number) });
+    expect(t.body.data).toMatchObject({
+      description: 'renamed',
+      default_lease_ttl: expect.any(Number),
+      max_lease_ttl: expect.any(Number),
+    });
     expect((await d.req('GET', 'sys/mounts/nowhere/tune')).status).toBe(400);
   });
 

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 describe('engine harness (dev mode)', () => {
-  it('mounts transit/ and secret/ (kv v2) and answers Vault\'s envelope with its headers', async () => {
+  it("mounts transit/ and secret/ (kv v2) and answers Vault's envelope with its headers", async () => {
     const r = await d.req('GET', 'sys/mounts');
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
@@ -38,7 +38,10 @@ describe('engine harness (dev mode)', () => {
 
   it('raw bodies, form bodies and header names in any case reach the router', async () => {
     const rule = 'path "secret/data/formed" { capabilities = ["read"] }';
-    const form = await d.req('POST', 'sys/policies/acl/formed', undefined, { raw: new URLSearchParams({ policy: rule }).toString(), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const form = await d.req('POST', 'sys/policies/acl/formed', undefined, {
+      raw: new URLSearchParams({ policy: rule }).toString(),
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status, form.text).toBe(204);
     expect((await d.req('GET', 'sys/policies/acl/formed')).body.data.policy).toBe(rule);
     const wrapped = await d.req('POST', 'sys/wrapping/wrap', { a: 1 }, { headers: { 'X-VAULT-WRAP-TTL': '60' } });
@@ -46,7 +49,7 @@ describe('engine harness (dev mode)', () => {
     expect(wrapped.body.wrap_info.ttl).toBe(60);
   });
 
-  it('a body over the daemon\'s 32 MiB limit is 413', async () => {
+  it("a body over the daemon's 32 MiB limit is 413", async () => {
     const r = await d.req('POST', 'transit/encrypt/any', undefined, { raw: Buffer.alloc(32 * 1024 * 1024 + 1, 0x61) });
     expect(r.status).toBe(413);
     expect(r.body.errors[0]).toMatch(/too large/);

@@ -22,7 +22,13 @@ describe('data write and read', () => {
   it('answers a write with the version metadata and a read with data and metadata', async () => {
     const w = await d.req('POST', 'secret/data/shape/one', { data: { user: 'admin', n: { x: [1, 2] } } });
     expect(w.status).toBe(200);
-    expect(Object.keys(w.body.data).sort()).toEqual(['created_time', 'custom_metadata', 'deletion_time', 'destroyed', 'version']);
+    expect(Object.keys(w.body.data).sort()).toEqual([
+      'created_time',
+      'custom_metadata',
+      'deletion_time',
+      'destroyed',
+      'version',
+    ]);
     expect(w.body.data).toMatchObject({ custom_metadata: null, deletion_time: '', destroyed: false, version: 1 });
     expect(w.body.data.created_time).toMatch(RFC3339_NANO);
     expect(w.body.mount_type).toBe('kv');
@@ -31,7 +37,14 @@ describe('data write and read', () => {
     expect(r.status).toBe(200);
     expect(r.body.data.data).toEqual({ user: 'admin', n: { x: [1, 2] } });
     expect(r.body.data.metadata).toEqual(w.body.data);
-    expect(r.body).toMatchObject({ lease_id: '', renewable: false, lease_duration: 0, wrap_info: null, warnings: null, auth: null });
+    expect(r.body).toMatchObject({
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    });
   });
 
   it('reads older versions with ?version= and answers 404 {"errors":[]} for absent ones', async () => {
@@ -74,7 +87,7 @@ describe('data write and read', () => {
 });
 
 describe('check-and-set', () => {
-  it('uses Vault\'s messages for a mismatch and a bad value', async () => {
+  it("uses Vault's messages for a mismatch and a bad value", async () => {
     expect((await d.req('POST', 'secret/data/cas/a', { data: { a: 1 }, options: { cas: 0 } })).status).toBe(200);
     const again = await d.req('POST', 'secret/data/cas/a', { data: { a: 1 }, options: { cas: 0 } });
     expect(again.status).toBe(400);
@@ -82,7 +95,9 @@ describe('check-and-set', () => {
     const bad = await d.req('POST', 'secret/data/cas/a', { data: { a: 1 }, options: { cas: 'abc' } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual(['error parsing check-and-set parameter']);
-    expect((await d.req('POST', 'secret/data/cas/a', { data: { a: 2 }, options: { cas: 1 } })).body.data.version).toBe(2);
+    expect((await d.req('POST', 'secret/data/cas/a', { data: { a: 2 }, options: { cas: 1 } })).body.data.version).toBe(
+      2,
+    );
   });
 
   it('requires cas when the secret sets cas_required', async () => {
@@ -96,11 +111,16 @@ describe('check-and-set', () => {
   it('lets exactly one of several parallel writers with the same cas win', async () => {
     await d.req('POST', 'secret/data/cas/race', { data: { v: 'start' } });
     for (let round = 1; round <= 5; round++) {
-      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => d.req('POST', 'secret/data/cas/race', { data: { v: `r${round}w${i}` }, options: { cas: round } })));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          d.req('POST', 'secret/data/cas/race', { data: { v: `r${round}w${i}` }, options: { cas: round } }),
+        ),
+      );
       const ok = answers.filter((a) => a.status === 200);
       expect(ok).toHaveLength(1);
       expect(ok[0]!.body.data.version).toBe(round + 1);
-      for (const a of answers.filter((x) => x.status !== 200)) expect(a.body.errors).toEqual(['check-and-set parameter did not match the current version']);
+      for (const a of answers.filter((x) => x.status !== 200))
+        expect(a.body.errors).toEqual(['check-and-set parameter did not match the current version']);
     }
     expect((await d.req('GET', 'secret/metadata/cas/race')).body.data.current_version).toBe(6);
   });
@@ -169,7 +189,10 @@ describe('soft delete, undelete and destroy', () => {
     await d.req('POST', 'secret/undelete/del/c', { versions: [1] });
     const r = await d.req('GET', 'secret/data/del/c?version=1');
     expect(r.status).toBe(404);
-    expect(r.body.data).toEqual({ data: null, metadata: expect.objectContaining({ destroyed: true, deletion_time: '', version: 1 }) });
+    expect(r.body.data).toEqual({
+      data: null,
+      metadata: expect.objectContaining({ destroyed: true, deletion_time: '', version: 1 }),
+    });
     const m = await d.req('GET', 'secret/metadata/del/c');
     expect(m.body.data.versions['1']).toMatchObject({ destroyed: true });
     expect((await d.req('GET', 'secret/data/del/c')).body.data.data).toEqual({ a: 'two' });
@@ -195,38 +218,86 @@ describe('soft delete, undelete and destroy', () => {
 });
 
 describe('metadata', () => {
-  it('reads Vault\'s metadata shape with a versions map', async () => {
+  it("reads Vault's metadata shape with a versions map", async () => {
     await d.req('POST', 'secret/data/meta/a', { data: { a: 1 } });
     await d.req('POST', 'secret/data/meta/a', { data: { a: 2 } });
     const m = await d.req('GET', 'secret/metadata/meta/a');
     expect(m.status).toBe(200);
-    expect(Object.keys(m.body.data).sort()).toEqual(['cas_required', 'created_time', 'current_version', 'custom_metadata', 'delete_version_after', 'max_versions', 'oldest_version', 'updated_time', 'versions']);
-    expect(m.body.data).toMatchObject({ cas_required: false, current_version: 2, custom_metadata: null, delete_version_after: '0s', max_versions: 0, oldest_version: 0 });
+    expect(Object.keys(m.body.data).sort()).toEqual([
+      'cas_required',
+      'created_time',
+      'current_version',
+      'custom_metadata',
+      'delete_version_after',
+      'max_versions',
+      'oldest_version',
+      'updated_time',
+      'versions',
+    ]);
+    expect(m.body.data).toMatchObject({
+      cas_required: false,
+      current_version: 2,
+      custom_metadata: null,
+      delete_version_after: '0s',
+      max_versions: 0,
+      oldest_version: 0,
+    });
     expect(Object.keys(m.body.data.versions)).toEqual(['1', '2']);
-    expect(m.body.data.versions['1']).toEqual({ created_time: expect.stringMatching(RFC3339_NANO), deletion_time: '', destroyed: false });
+    expect(m.body.data.versions['1']).toEqual({
+      created_time: expect.stringMatching(RFC3339_NANO),
+      deletion_time: '',
+      destroyed: false,
+    });
     expect(m.body.data.updated_time).toBe(m.body.data.versions['2'].created_time);
   });
 
   it('writes settings and custom metadata without adding a version; custom metadata shows on data reads', async () => {
     await d.req('POST', 'secret/data/meta/b', { data: { a: 1 } });
-    const w = await d.req('POST', 'secret/metadata/meta/b', { max_versions: 5, delete_version_after: '1h', custom_metadata: { owner: 'ops', tier: 1 } });
+    const w = await d.req('POST', 'secret/metadata/meta/b', {
+      max_versions: 5,
+      delete_version_after: '1h',
+      custom_metadata: { owner: 'ops', tier: 1 },
+    });
     expect(w.status).toBe(204);
     const m = (await d.req('GET', 'secret/metadata/meta/b')).body.data;
-    expect(m).toMatchObject({ max_versions: 5, delete_version_after: '1h0m0s', custom_metadata: { owner: 'ops', tier: '1' }, current_version: 1 });
-    expect((await d.req('GET', 'secret/data/meta/b')).body.data.metadata.custom_metadata).toEqual({ owner: 'ops', tier: '1' });
+    expect(m).toMatchObject({
+      max_versions: 5,
+      delete_version_after: '1h0m0s',
+      custom_metadata: { owner: 'ops', tier: '1' },
+      current_version: 1,
+    });
+    expect((await d.req('GET', 'secret/data/meta/b')).body.data.metadata.custom_metadata).toEqual({
+      owner: 'ops',
+      tier: '1',
+    });
   });
 
   it('patches metadata: merges custom metadata, null removes a key; 404 when missing', async () => {
     await d.req('POST', 'secret/metadata/meta/c', { custom_metadata: { a: '1', b: '2' } });
-    expect((await d.req('PATCH', 'secret/metadata/meta/c', { custom_metadata: { a: null, c: '3' }, cas_required: true }, PATCH)).status).toBe(204);
-    expect((await d.req('GET', 'secret/metadata/meta/c')).body.data).toMatchObject({ custom_metadata: { b: '2', c: '3' }, cas_required: true, current_version: 0 });
+    expect(
+      (
+        await d.req(
+          'PATCH',
+          'secret/metadata/meta/c',
+          { custom_metadata: { a: null, c: '3' }, cas_required: true },
+          PATCH,
+        )
+      ).status,
+    ).toBe(204);
+    expect((await d.req('GET', 'secret/metadata/meta/c')).body.data).toMatchObject({
+      custom_metadata: { b: '2', c: '3' },
+      cas_required: true,
+      current_version: 0,
+    });
     expect((await d.req('PATCH', 'secret/metadata/meta/none', { max_versions: 1 }, PATCH)).status).toBe(404);
   });
 
-  it('rejects bad custom metadata with Vault\'s text', async () => {
+  it("rejects bad custom metadata with Vault's text", async () => {
     const r = await d.req('POST', 'secret/metadata/meta/d', { custom_metadata: { k: 'x'.repeat(600) } });
     expect(r.status).toBe(400);
-    expect(r.body.errors[0]).toContain('custom_metadata validation failed: length of value for key "k" is 600 but must be 0 < len(value) <= 512');
+    expect(r.body.errors[0]).toContain(
+      'custom_metadata validation failed: length of value for key "k" is 600 but must be 0 < len(value) <= 512',
+    );
   });
 
   it('rejects a negative max_versions naming the field', async () => {
@@ -248,7 +319,8 @@ describe('metadata', () => {
 
 describe('listing', () => {
   beforeAll(async () => {
-    for (const p of ['list/a', 'list/b/c', 'list/b/d/e', 'list/b']) await d.req('POST', `secret/data/${p}`, { data: { v: 1 } });
+    for (const p of ['list/a', 'list/b/c', 'list/b/d/e', 'list/b'])
+      await d.req('POST', `secret/data/${p}`, { data: { v: 1 } });
   });
 
   it('lists secrets and folders (folders end with /) with LIST, ?list=true and a trailing slash', async () => {
@@ -293,11 +365,13 @@ describe('subkeys', () => {
 });
 
 describe('v1-style and root paths', () => {
-  it('answers 404 with Vault\'s warning naming the vault kv verb', async () => {
+  it("answers 404 with Vault's warning naming the vault kv verb", async () => {
     const r = await d.req('GET', 'secret/foo');
     expect(r.status).toBe(404);
     expect(r.body.data).toBeNull();
-    expect(r.body.warnings).toEqual(["Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv get' for this operation."]);
+    expect(r.body.warnings).toEqual([
+      "Invalid path for a versioned K/V secrets engine. See the API docs for the appropriate API endpoints to use. If using the Vault CLI, use 'vault kv get' for this operation.",
+    ]);
     const w = await d.req('POST', 'secret/foo', { a: 1 });
     expect(w.status).toBe(404);
     expect(w.body.warnings[0]).toContain("use 'vault kv put'");
@@ -316,16 +390,26 @@ describe('v1-style and root paths', () => {
 describe('config and versions', () => {
   it('reads and writes the engine config (on a fresh mount)', async () => {
     expect((await d.req('POST', 'sys/mounts/cfgkv', { type: 'kv-v2' })).status).toBe(204);
-    expect((await d.req('GET', 'cfgkv/config')).body.data).toEqual({ cas_required: false, delete_version_after: '0s', max_versions: 0 });
+    expect((await d.req('GET', 'cfgkv/config')).body.data).toEqual({
+      cas_required: false,
+      delete_version_after: '0s',
+      max_versions: 0,
+    });
     expect((await d.req('POST', 'cfgkv/config', { max_versions: 3, delete_version_after: '-1s' })).status).toBe(204);
-    expect((await d.req('GET', 'cfgkv/config')).body.data).toEqual({ cas_required: false, delete_version_after: '-1s', max_versions: 3 });
+    expect((await d.req('GET', 'cfgkv/config')).body.data).toEqual({
+      cas_required: false,
+      delete_version_after: '-1s',
+      max_versions: 3,
+    });
     for (let i = 1; i <= 5; i++) await d.req('POST', 'cfgkv/data/pruned', { data: { i } });
     const meta = (await d.req('GET', 'cfgkv/metadata/pruned')).body.data;
     expect(Object.keys(meta.versions)).toEqual(['3', '4', '5']);
     expect(meta.oldest_version).toBe(3);
     expect((await d.req('GET', 'cfgkv/data/pruned?version=2')).status).toBe(404);
     await d.req('POST', 'cfgkv/config', { cas_required: true });
-    expect((await d.req('POST', 'cfgkv/data/pruned', { data: { i: 6 } })).body.errors).toEqual(['check-and-set parameter required for this call']);
+    expect((await d.req('POST', 'cfgkv/data/pruned', { data: { i: 6 } })).body.errors).toEqual([
+      'check-and-set parameter required for this call',
+    ]);
   });
 
   it('rejects a bad delete_version_after naming the field', async () => {
@@ -416,6 +500,8 @@ describe('ACL on data/ versus metadata/', () => {
     const token = await tokenFor('kv-rw', 'path "secret/data/acl/*" { capabilities = ["read", "update"] }');
     expect((await d.req('PATCH', 'secret/data/acl/app', { data: { more: 1 } }, { token, ...PATCH })).status).toBe(403);
     const patcher = await tokenFor('kv-patch', 'path "secret/data/acl/*" { capabilities = ["patch"] }');
-    expect((await d.req('PATCH', 'secret/data/acl/app', { data: { more: 1 } }, { token: patcher, ...PATCH })).status).toBe(200);
+    expect(
+      (await d.req('PATCH', 'secret/data/acl/app', { data: { more: 1 } }, { token: patcher, ...PATCH })).status,
+    ).toBe(200);
   });
 });

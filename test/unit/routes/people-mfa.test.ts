@@ -269,11 +269,15 @@ describe.skipIf(!hasOathtool)('login enforcement', () => {
     await must('DELETE', 'identity/mfa/login-enforcement/by-type');
   });
 
-  it('an enforcement by identity group applies to the group\'s members only (through nested groups too)', async () => {
+  it("an enforcement by identity group applies to the group's members only (through nested groups too)", async () => {
     const erin = await entityOf('erin');
-    const inner = (await must('POST', 'identity/group', { name: 'oncall', member_entity_ids: [erin] }, 200)).body.data.id;
+    const inner = (await must('POST', 'identity/group', { name: 'oncall', member_entity_ids: [erin] }, 200)).body.data
+      .id;
     const outer = (await must('POST', 'identity/group', { name: 'ops', member_group_ids: [inner] }, 200)).body.data.id;
-    await must('POST', 'identity/mfa/login-enforcement/ops-only', { mfa_method_ids: [sha256Id], identity_group_ids: [outer] });
+    await must('POST', 'identity/mfa/login-enforcement/ops-only', {
+      mfa_method_ids: [sha256Id],
+      identity_group_ids: [outer],
+    });
     const r = await login('erin');
     expect(r.body.auth.client_token).toBe('');
     expect(Object.keys(r.body.auth.mfa_requirement.mfa_constraints)).toEqual(['ops-only']);
@@ -281,8 +285,10 @@ describe.skipIf(!hasOathtool)('login enforcement', () => {
     await must('DELETE', 'identity/mfa/login-enforcement/ops-only');
   });
 
-  it('generate enrols the calling token\'s own entity; a token without an entity is refused naming entity_id', async () => {
-    await must('POST', 'sys/policy/self-enrol', { policy: 'path "identity/mfa/method/totp/generate" { capabilities = ["update"] }' });
+  it("generate enrols the calling token's own entity; a token without an entity is refused naming entity_id", async () => {
+    await must('POST', 'sys/policy/self-enrol', {
+      policy: 'path "identity/mfa/method/totp/generate" { capabilities = ["update"] }',
+    });
     await must('POST', 'auth/userpass/users/frank', { password: 'pw-frank', token_policies: 'self-enrol' });
     const t = (await login('frank')).body.auth.client_token;
     expect(t).toMatch(/^hvs\./);

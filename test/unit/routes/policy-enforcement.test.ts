@@ -9,7 +9,8 @@ beforeAll(async () => {
   d = await startHarness();
   const mounts = (await d.req('GET', 'sys/mounts')).body.data;
   if (!mounts['transit/']) expect((await d.req('POST', 'sys/mounts/transit', { type: 'transit' })).status).toBe(204);
-  if (!mounts['secret/']) expect((await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } })).status).toBe(204);
+  if (!mounts['secret/'])
+    expect((await d.req('POST', 'sys/mounts/secret', { type: 'kv', options: { version: '2' } })).status).toBe(204);
   expect((await d.req('POST', 'transit/keys/ci', {})).status).toBeLessThan(300);
 });
 afterAll(async () => {
@@ -30,14 +31,42 @@ const PT = Buffer.from('hello').toString('base64');
 
 describe('policy writes refused with 400 naming key and line (nothing stored)', () => {
   it.each([
-    ['a misspelt key inside a path block', 'path "secret/*" {\n  capabilites = ["read"]\n}', /path "secret\/\*": invalid key "capabilites" on line 2/],
-    ['an unknown top-level key', 'path "a" { capabilities = ["read"] }\nstorage "x" {}', /invalid key "storage" on line 2/],
-    ['+* in a path', 'path "secret/+*" { capabilities = ["read"] }', /invalid use of wildcards \('\+\*' is forbidden\)/],
-    ['min_wrapping_ttl above max_wrapping_ttl', 'path "a" {\n capabilities = ["read"]\n min_wrapping_ttl = "10m"\n max_wrapping_ttl = "1m"\n}', /max_wrapping_ttl cannot be less than min_wrapping_ttl/],
-    ['a non-list parameter value', 'path "a" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = "x" }\n}', /"plaintext" must be a list of values at line 3/],
+    [
+      'a misspelt key inside a path block',
+      'path "secret/*" {\n  capabilites = ["read"]\n}',
+      /path "secret\/\*": invalid key "capabilites" on line 2/,
+    ],
+    [
+      'an unknown top-level key',
+      'path "a" { capabilities = ["read"] }\nstorage "x" {}',
+      /invalid key "storage" on line 2/,
+    ],
+    [
+      '+* in a path',
+      'path "secret/+*" { capabilities = ["read"] }',
+      /invalid use of wildcards \('\+\*' is forbidden\)/,
+    ],
+    [
+      'min_wrapping_ttl above max_wrapping_ttl',
+      'path "a" {\n capabilities = ["read"]\n min_wrapping_ttl = "10m"\n max_wrapping_ttl = "1m"\n}',
+      /max_wrapping_ttl cannot be less than min_wrapping_ttl/,
+    ],
+    [
+      'a non-list parameter value',
+      'path "a" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = "x" }\n}',
+      /"plaintext" must be a list of values at line 3/,
+    ],
     ['an unknown capability', 'path "a" { capabilities = ["reed"] }', /invalid capability "reed"/],
-    ['an Enterprise-only key', 'path "a" {\n capabilities = ["read"]\n mfa_methods = ["totp"]\n}', /mfa_methods.*line 3.*Enterprise/],
-    ['a bad duration', 'path "a" {\n capabilities = ["read"]\n max_wrapping_ttl = "soon"\n}', /max_wrapping_ttl.*line 3/],
+    [
+      'an Enterprise-only key',
+      'path "a" {\n capabilities = ["read"]\n mfa_methods = ["totp"]\n}',
+      /mfa_methods.*line 3.*Enterprise/,
+    ],
+    [
+      'a bad duration',
+      'path "a" {\n capabilities = ["read"]\n max_wrapping_ttl = "soon"\n}',
+      /max_wrapping_ttl.*line 3/,
+    ],
   ])('%s', async (_what, text, msg) => {
     const r = await d.req('PUT', 'sys/policies/acl/refused', { policy: text });
     expect(r.status, r.text).toBe(400);
@@ -46,7 +75,8 @@ describe('policy writes refused with 400 naming key and line (nothing stored)', 
   });
 
   it('accepts a top-level name, subscribe/recover, the legacy policy form and a base64 body; lower-cases names', async () => {
-    const text = 'name = "ignored"\npath "secret/data/x" { capabilities = ["subscribe", "recover", "read"] }\npath "legacy/*" { policy = "write" }';
+    const text =
+      'name = "ignored"\npath "secret/data/x" { capabilities = ["subscribe", "recover", "read"] }\npath "legacy/*" { policy = "write" }';
     const r = await d.req('PUT', 'sys/policies/acl/MixedCase', { policy: Buffer.from(text).toString('base64') });
     expect(r.status, r.text).toBe(204);
     const back = await d.req('GET', 'sys/policies/acl/mixedcase');
@@ -58,39 +88,62 @@ describe('policy writes refused with 400 naming key and line (nothing stored)', 
   });
 
   it('keeps root immutable and default undeletable', async () => {
-    expect((await d.req('PUT', 'sys/policies/acl/root', { policy: 'path "a" { capabilities = ["read"] }' })).status).toBe(400);
+    expect(
+      (await d.req('PUT', 'sys/policies/acl/root', { policy: 'path "a" { capabilities = ["read"] }' })).status,
+    ).toBe(400);
     expect((await d.req('DELETE', 'sys/policies/acl/default')).status).toBe(400);
-    expect((await d.req('PUT', 'sys/policies/acl/response-wrapping', { policy: 'path "a" { capabilities = ["read"] }' })).status).toBe(400);
+    expect(
+      (await d.req('PUT', 'sys/policies/acl/response-wrapping', { policy: 'path "a" { capabilities = ["read"] }' }))
+        .status,
+    ).toBe(400);
   });
 });
 
 describe('parameter constraints (AllowOperation)', () => {
   it('lets a CI token encrypt only with plaintext and never key_version', async () => {
-    await policy('ci-encrypt', 'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = [] }\n denied_parameters = { "key_version" = [] }\n}');
+    await policy(
+      'ci-encrypt',
+      'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = [] }\n denied_parameters = { "key_version" = [] }\n}',
+    );
     const t = await tokenWith('ci-encrypt');
     expect((await d.req('POST', 'transit/encrypt/ci', { plaintext: PT }, { token: t })).status).toBe(200);
     const kv = await d.req('POST', 'transit/encrypt/ci', { plaintext: PT, key_version: 1 }, { token: t });
     expect(kv.status).toBe(403);
     expect(kv.body.errors).toEqual(['permission denied']);
-    expect((await d.req('POST', 'transit/encrypt/ci', { plaintext: PT, context: 'eA==' }, { token: t })).status).toBe(403);
+    expect((await d.req('POST', 'transit/encrypt/ci', { plaintext: PT, context: 'eA==' }, { token: t })).status).toBe(
+      403,
+    );
   });
 
   it('glob-matches allowed values, requires required parameters and compares names lower-cased', async () => {
-    await policy('kv-rules', 'path "secret/data/app" {\n capabilities = ["create", "update"]\n allowed_parameters = { "data" = [] "options" = [] }\n required_parameters = ["data"]\n}\npath "transit/keys/*" {\n capabilities = ["create", "update"]\n allowed_parameters = { "type" = ["aes*"] "TYPE" = ["chacha20-poly1305"] }\n}');
+    await policy(
+      'kv-rules',
+      'path "secret/data/app" {\n capabilities = ["create", "update"]\n allowed_parameters = { "data" = [] "options" = [] }\n required_parameters = ["data"]\n}\npath "transit/keys/*" {\n capabilities = ["create", "update"]\n allowed_parameters = { "type" = ["aes*"] "TYPE" = ["chacha20-poly1305"] }\n}',
+    );
     const t = await tokenWith('kv-rules');
     expect((await d.req('POST', 'secret/data/app', { data: { a: '1' } }, { token: t })).status).toBe(200);
     expect((await d.req('POST', 'secret/data/app', { options: { cas: 0 } }, { token: t })).status).toBe(403);
     expect((await d.req('POST', 'transit/keys/k1', { type: 'aes128-gcm96' }, { token: t })).status).toBeLessThan(300);
-    expect((await d.req('POST', 'transit/keys/k2', { type: 'chacha20-poly1305' }, { token: t })).status).toBeLessThan(300);
+    expect((await d.req('POST', 'transit/keys/k2', { type: 'chacha20-poly1305' }, { token: t })).status).toBeLessThan(
+      300,
+    );
     expect((await d.req('POST', 'transit/keys/k3', { type: 'rsa-2048' }, { token: t })).status).toBe(403);
   });
 
   it('merges parameter lists across policies (NewACL) and lets deny win', async () => {
-    await policy('m1', 'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = [] }\n}');
-    await policy('m2', 'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "context" = [] }\n}');
+    await policy(
+      'm1',
+      'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "plaintext" = [] }\n}',
+    );
+    await policy(
+      'm2',
+      'path "transit/encrypt/ci" {\n capabilities = ["update"]\n allowed_parameters = { "context" = [] }\n}',
+    );
     await policy('m3', 'path "transit/encrypt/ci" { capabilities = ["deny"] }');
     const both = await tokenWith('m1', 'm2');
-    expect((await d.req('POST', 'transit/encrypt/ci', { plaintext: PT, context: 'eA==' }, { token: both })).status).not.toBe(403);
+    expect(
+      (await d.req('POST', 'transit/encrypt/ci', { plaintext: PT, context: 'eA==' }, { token: both })).status,
+    ).not.toBe(403);
     const denied = await tokenWith('m1', 'm3');
     expect((await d.req('POST', 'transit/encrypt/ci', { plaintext: PT }, { token: denied })).status).toBe(403);
   });
@@ -98,7 +151,10 @@ describe('parameter constraints (AllowOperation)', () => {
 
 describe('LIST as Vault', () => {
   it('grants LIST through a rule written without the trailing slash, exact and with +', async () => {
-    await policy('lister', 'path "secret/metadata" { capabilities = ["list"] }\npath "transit/+" { capabilities = ["list"] }');
+    await policy(
+      'lister',
+      'path "secret/metadata" { capabilities = ["list"] }\npath "transit/+" { capabilities = ["list"] }',
+    );
     await d.req('POST', 'secret/data/one', { data: { a: 1 } });
     const t = await tokenWith('lister');
     expect((await d.req('LIST', 'secret/metadata', undefined, { token: t })).status).toBe(200);
@@ -148,9 +204,18 @@ describe('response wrapping', () => {
   });
 
   it('refuses a wrap TTL above 768h or negative, and a token created wrapped names its accessor', async () => {
-    expect((await d.req('GET', 'secret/data/wrapped', undefined, { headers: { 'X-Vault-Wrap-TTL': '769h' } })).status).toBe(400);
-    expect((await d.req('GET', 'secret/data/wrapped', undefined, { headers: { 'X-Vault-Wrap-TTL': '-5' } })).body.errors).toEqual(['requested wrap ttl cannot be negative']);
-    const r = await d.req('POST', 'auth/token/create', { policies: ['default'] }, { headers: { 'X-Vault-Wrap-TTL': '30' } });
+    expect(
+      (await d.req('GET', 'secret/data/wrapped', undefined, { headers: { 'X-Vault-Wrap-TTL': '769h' } })).status,
+    ).toBe(400);
+    expect(
+      (await d.req('GET', 'secret/data/wrapped', undefined, { headers: { 'X-Vault-Wrap-TTL': '-5' } })).body.errors,
+    ).toEqual(['requested wrap ttl cannot be negative']);
+    const r = await d.req(
+      'POST',
+      'auth/token/create',
+      { policies: ['default'] },
+      { headers: { 'X-Vault-Wrap-TTL': '30' } },
+    );
     expect(r.body.auth).toBeNull();
     expect(r.body.wrap_info.wrapped_accessor).toMatch(/\w+/);
     const un = await d.req('POST', 'sys/wrapping/unwrap', { token: r.body.wrap_info.token });
@@ -164,12 +229,24 @@ describe('response wrapping', () => {
   });
 
   it('enforces min/max_wrapping_ttl: unwrapped requests are denied, out-of-range ones too', async () => {
-    await policy('must-wrap', 'path "secret/data/wrapped" {\n capabilities = ["read"]\n min_wrapping_ttl = "1m"\n max_wrapping_ttl = "10m"\n}');
+    await policy(
+      'must-wrap',
+      'path "secret/data/wrapped" {\n capabilities = ["read"]\n min_wrapping_ttl = "1m"\n max_wrapping_ttl = "10m"\n}',
+    );
     const t = await tokenWith('must-wrap');
     expect((await d.req('GET', 'secret/data/wrapped', undefined, { token: t })).status).toBe(403);
-    expect((await d.req('GET', 'secret/data/wrapped', undefined, { token: t, headers: { 'X-Vault-Wrap-TTL': '30s' } })).status).toBe(403);
-    expect((await d.req('GET', 'secret/data/wrapped', undefined, { token: t, headers: { 'X-Vault-Wrap-TTL': '11m' } })).status).toBe(403);
-    const ok = await d.req('GET', 'secret/data/wrapped', undefined, { token: t, headers: { 'X-Vault-Wrap-TTL': '5m' } });
+    expect(
+      (await d.req('GET', 'secret/data/wrapped', undefined, { token: t, headers: { 'X-Vault-Wrap-TTL': '30s' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await d.req('GET', 'secret/data/wrapped', undefined, { token: t, headers: { 'X-Vault-Wrap-TTL': '11m' } }))
+        .status,
+    ).toBe(403);
+    const ok = await d.req('GET', 'secret/data/wrapped', undefined, {
+      token: t,
+      headers: { 'X-Vault-Wrap-TTL': '5m' },
+    });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.wrap_info.ttl).toBe(300);
   });
@@ -208,8 +285,11 @@ describe('tools, leases and capability endpoints', () => {
     expect([rn.status, rn.body.errors]).toEqual([400, ['lease not found']]);
   });
 
-  it('reports another token\'s capabilities, by accessor too, and the resultant ACL', async () => {
-    await policy('caps', 'path "secret/data/*" { capabilities = ["read", "sudo"] }\npath "secret/data/locked" { capabilities = ["deny"] }');
+  it("reports another token's capabilities, by accessor too, and the resultant ACL", async () => {
+    await policy(
+      'caps',
+      'path "secret/data/*" { capabilities = ["read", "sudo"] }\npath "secret/data/locked" { capabilities = ["deny"] }',
+    );
     const t = await tokenWith('caps');
     const c = await d.req('POST', 'sys/capabilities', { token: t, paths: ['secret/data/a', 'secret/data/locked'] });
     expect(c.body.data).toMatchObject({ 'secret/data/a': ['read', 'sudo'], 'secret/data/locked': ['deny'] });
@@ -229,7 +309,10 @@ describe('templated policies with real identities (AppRole login -> entity and a
     expect((await d.req('POST', 'sys/auth/approle', { type: 'approle' })).status).toBeLessThan(300);
     const auths = (await d.req('GET', 'sys/auth')).body.data;
     const acc = auths['approle/'].accessor as string;
-    await policy('tmpl', `path "secret/data/team/{{identity.entity.aliases.${acc}.metadata.role_name}}/*" { capabilities = ["read"] }\npath "secret/data/home/{{identity.entity.id}}" { capabilities = ["read"] }`);
+    await policy(
+      'tmpl',
+      `path "secret/data/team/{{identity.entity.aliases.${acc}.metadata.role_name}}/*" { capabilities = ["read"] }\npath "secret/data/home/{{identity.entity.id}}" { capabilities = ["read"] }`,
+    );
     await d.req('POST', 'secret/data/team/payments/db', { data: { pw: 'p' } });
     await d.req('POST', 'secret/data/team/search/db', { data: { pw: 's' } });
     const login = async (role: string) => {
@@ -248,10 +331,20 @@ describe('templated policies with real identities (AppRole login -> entity and a
     expect((await d.req('GET', 'secret/data/team/payments/db', undefined, { token: search.token })).status).toBe(403);
     // The same policy's {{identity.entity.id}} rule: each entity reads only its own home.
     expect(pay.entity).toBeTruthy();
-    const caps = await d.req('POST', 'sys/capabilities-self', { paths: [`secret/data/home/${pay.entity}`, `secret/data/home/${search.entity}`] }, { token: pay.token });
-    expect(caps.body.data).toMatchObject({ [`secret/data/home/${pay.entity}`]: ['read'], [`secret/data/home/${search.entity}`]: ['deny'] });
+    const caps = await d.req(
+      'POST',
+      'sys/capabilities-self',
+      { paths: [`secret/data/home/${pay.entity}`, `secret/data/home/${search.entity}`] },
+      { token: pay.token },
+    );
+    expect(caps.body.data).toMatchObject({
+      [`secret/data/home/${pay.entity}`]: ['read'],
+      [`secret/data/home/${search.entity}`]: ['deny'],
+    });
     // The default policy's templated rule: a token reads its own entity, not another's.
     expect((await d.req('GET', `identity/entity/id/${pay.entity}`, undefined, { token: pay.token })).status).toBe(200);
-    expect((await d.req('GET', `identity/entity/id/${search.entity}`, undefined, { token: pay.token })).status).toBe(403);
+    expect((await d.req('GET', `identity/entity/id/${search.entity}`, undefined, { token: pay.token })).status).toBe(
+      403,
+    );
   });
 });

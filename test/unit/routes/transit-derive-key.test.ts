@@ -4,7 +4,15 @@
  * node:crypto and the other way round, for every curve and derived type. Bad input is a 400 naming
  * the field.
  */
-import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanup, startHarness, type Answer, type Harness } from '../../support/harness.js';
@@ -38,7 +46,8 @@ function peerSeal(type: string, key: Buffer, pt: Buffer): Buffer {
   return Buffer.concat([nonce, c.update(pt), c.final(), c.getAuthTag()]);
 }
 function peerOpen(type: string, key: Buffer, body: Buffer): Buffer {
-  if (type === 'xchacha20-poly1305') return Buffer.from(xchacha20poly1305(key, body.subarray(0, 24)).decrypt(body.subarray(24)));
+  if (type === 'xchacha20-poly1305')
+    return Buffer.from(xchacha20poly1305(key, body.subarray(0, 24)).decrypt(body.subarray(24)));
   const alg = type === 'chacha20-poly1305' ? 'chacha20-poly1305' : `aes-${key.length * 8}-gcm`;
   const dc = createDecipheriv(alg as 'aes-256-gcm', key, body.subarray(0, 12), { authTagLength: 16 } as never);
   dc.setAuthTag(body.subarray(body.length - 16));
@@ -60,7 +69,14 @@ describe('derive-key (ECDH)', () => {
       const peer = generateKeyPairSync('ec', { namedCurve: curve });
       const peerPem = peer.publicKey.export({ format: 'pem', type: 'spki' }).toString();
       const name = `shared-${baseType}-${derivedType}`;
-      ok(await post(`derive-key/${name}`, { base_key_name: base, peer_public_key: peerPem, derived_key_type: derivedType }), 204);
+      ok(
+        await post(`derive-key/${name}`, {
+          base_key_name: base,
+          peer_public_key: peerPem,
+          derived_key_type: derivedType,
+        }),
+        204,
+      );
       const read = ok(await d.req('GET', `transit/keys/${name}`)).body.data;
       expect(read.type).toBe(derivedType);
       expect(read.exportable).toBe(false);
@@ -71,15 +87,21 @@ describe('derive-key (ECDH)', () => {
       const ct = ok(await post(`encrypt/${name}`, { plaintext: b64(msg) })).body.data.ciphertext as string;
       expect(peerOpen(derivedType, key, Buffer.from(ct.split(':')[2]!, 'base64')).equals(msg)).toBe(true);
       const back = `vault:v1:${peerSeal(derivedType, key, Buffer.from('from the peer')).toString('base64')}`;
-      expect(Buffer.from(ok(await post(`decrypt/${name}`, { ciphertext: back })).body.data.plaintext, 'base64').toString()).toBe('from the peer');
+      expect(
+        Buffer.from(ok(await post(`decrypt/${name}`, { ciphertext: back })).body.data.plaintext, 'base64').toString(),
+      ).toBe('from the peer');
     });
   }
 
   test('bad input: 400 naming the field; an existing name is refused; nothing is created', async () => {
     ok(await post('keys/ec-bad', { type: 'ecdsa-p256' }));
     ok(await post('keys/ed-bad', { type: 'ed25519' }));
-    const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
-    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ format: 'pem', type: 'spki' })
+      .toString();
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' })
+      .publicKey.export({ format: 'pem', type: 'spki' })
+      .toString();
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ base_key_name: 'ec-bad' }, /peer_public_key.*not provided/],
       [{ base_key_name: 'ec-bad', peer_public_key: 'junk' }, /peer_public_key/],
@@ -87,7 +109,10 @@ describe('derive-key (ECDH)', () => {
       [{ base_key_name: 'nope', peer_public_key: p256 }, /base_key_name.*not found/],
       [{ base_key_name: 'ed-bad', peer_public_key: p256 }, /base_key_name.*does not support key agreement/],
       [{ base_key_name: 'ec-bad', peer_public_key: p256, derived_key_type: 'rsa-2048' }, /derived_key_type/],
-      [{ base_key_name: 'ec-bad', peer_public_key: p256, key_derivation_algorithm: 'hkdf' }, /key_derivation_algorithm/],
+      [
+        { base_key_name: 'ec-bad', peer_public_key: p256, key_derivation_algorithm: 'hkdf' },
+        /key_derivation_algorithm/,
+      ],
       [{ base_key_name: 'ec-bad', peer_public_key: p256, base_key_version: 5 }, /version/],
     ];
     for (const [body, re] of cases) {

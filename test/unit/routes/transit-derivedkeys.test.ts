@@ -27,14 +27,24 @@ const post = (path: string, body: unknown) => d.req('POST', `transit/${path}`, b
 function expected(hmacKey: Buffer, salt: string, info: string, i: number, bytes: number): string {
   const idx = Buffer.alloc(8);
   idx.writeBigUInt64BE(BigInt(i));
-  return Buffer.from(hkdfSync('sha256', hmacKey, Buffer.from(salt), Buffer.concat([Buffer.from(info), idx]), bytes)).toString('base64');
+  return Buffer.from(
+    hkdfSync('sha256', hmacKey, Buffer.from(salt), Buffer.concat([Buffer.from(info), idx]), bytes),
+  ).toString('base64');
 }
 
 describe('derivedkeys', () => {
   test('plaintext: keys match an independent HKDF over the exported HMAC key and decrypt from their ciphertexts', async () => {
     ok(await post('keys/dk', { type: 'aes256-gcm96', exportable: true }));
     const hmacKey = Buffer.from(ok(await d.req('GET', 'transit/export/hmac-key/dk/1')).body.data.keys['1'], 'base64');
-    const r = ok(await post('derivedkeys/plaintext/dk', { salt: 'sodium chloride', key_index_from: 3, key_index_to: 6, info: 'app', bits: 128 })).body.data;
+    const r = ok(
+      await post('derivedkeys/plaintext/dk', {
+        salt: 'sodium chloride',
+        key_index_from: 3,
+        key_index_to: 6,
+        info: 'app',
+        bits: 128,
+      }),
+    ).body.data;
     expect(Object.keys(r).sort()).toEqual(['3', '4', '5', 'key_version']);
     expect(r.key_version).toBe(1);
     for (const i of [3, 4, 5]) {
@@ -42,9 +52,25 @@ describe('derivedkeys', () => {
       const pt = ok(await post('decrypt/dk', { ciphertext: r[String(i)].ciphertext })).body.data.plaintext;
       expect(pt).toBe(r[String(i)].plaintext);
     }
-    const again = ok(await post('derivedkeys/plaintext/dk', { salt: 'sodium chloride', key_index_from: 4, key_index_to: 5, info: 'app', bits: 128 })).body.data;
+    const again = ok(
+      await post('derivedkeys/plaintext/dk', {
+        salt: 'sodium chloride',
+        key_index_from: 4,
+        key_index_to: 5,
+        info: 'app',
+        bits: 128,
+      }),
+    ).body.data;
     expect(again['4'].plaintext).toBe(r['4'].plaintext);
-    const otherSalt = ok(await post('derivedkeys/plaintext/dk', { salt: 'pepper', key_index_from: 4, key_index_to: 5, info: 'app', bits: 128 })).body.data;
+    const otherSalt = ok(
+      await post('derivedkeys/plaintext/dk', {
+        salt: 'pepper',
+        key_index_from: 4,
+        key_index_to: 5,
+        info: 'app',
+        bits: 128,
+      }),
+    ).body.data;
     expect(otherSalt['4'].plaintext).not.toBe(r['4'].plaintext);
   });
 
@@ -55,7 +81,9 @@ describe('derivedkeys', () => {
     expect(w['0'].plaintext).toBeUndefined();
     expect(w['0'].ciphertext).toMatch(/^vault:v2:/);
     expect(w.key_version).toBe(2);
-    const v1 = ok(await post('derivedkeys/plaintext/dk2', { salt: 's', key_index_from: 0, key_index_to: 1, key_version: 1 })).body.data;
+    const v1 = ok(
+      await post('derivedkeys/plaintext/dk2', { salt: 's', key_index_from: 0, key_index_to: 1, key_version: 1 }),
+    ).body.data;
     expect(v1['0'].ciphertext).toMatch(/^vault:v1:/);
     const h1 = Buffer.from(ok(await d.req('GET', 'transit/export/hmac-key/dk2/1')).body.data.keys['1'], 'base64');
     expect(v1['0'].plaintext).toBe(expected(h1, 's', '', 0, 32));

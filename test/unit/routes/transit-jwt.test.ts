@@ -25,9 +25,11 @@ function ok(r: Answer, status = 200): Answer {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
   return r;
 }
-const post = (path: string, body: unknown, token?: string | null) => d.req('POST', `transit/${path}`, body, token !== undefined ? { token } : {});
+const post = (path: string, body: unknown, token?: string | null) =>
+  d.req('POST', `transit/${path}`, body, token !== undefined ? { token } : {});
 const err = (r: Answer) => (r.body?.errors ?? []).join('; ');
-const jwks = async (name: string, token?: string | null) => d.req('GET', `transit/jwks/${name}`, undefined, token !== undefined ? { token } : {});
+const jwks = async (name: string, token?: string | null) =>
+  d.req('GET', `transit/jwks/${name}`, undefined, token !== undefined ? { token } : {});
 
 const TYPES = [
   ['ed25519', 'EdDSA'],
@@ -48,7 +50,14 @@ describe('every signing key type, across rotation and trim, verified by jose thr
   test.each(TYPES)('%s signs %s JWTs that jose verifies; old versions drop out of the JWKS', async (type, alg) => {
     const name = `jwt-${type}`;
     ok(await post(`keys/${name}`, { type }), 200);
-    const s1 = ok(await post(`jwt/sign/${name}`, { claims: { sub: 'svc-1', scope: ['a', 'b'] }, ttl: '10m', iss: 'https://keyhold.test', aud: 'ci' })).body.data;
+    const s1 = ok(
+      await post(`jwt/sign/${name}`, {
+        claims: { sub: 'svc-1', scope: ['a', 'b'] },
+        ttl: '10m',
+        iss: 'https://keyhold.test',
+        aud: 'ci',
+      }),
+    ).body.data;
     expect(s1.key_version).toBe(1);
     const h1 = decodeProtectedHeader(s1.token);
     expect(h1).toMatchObject({ alg, typ: 'JWT', kid: s1.kid });
@@ -74,7 +83,11 @@ describe('every signing key type, across rotation and trim, verified by jose thr
     expect(set.keys.map((k) => k.kid)).toEqual([s1.kid, s2.kid]);
     expect((await verifyWithJose(name, s1.token, { audience: 'ci' })).payload.sub).toBe('svc-1');
     expect((await verifyWithJose(name, s2.token)).payload.sub).toBe('svc-2');
-    expect(ok(await post(`jwt/verify/${name}`, { token: s1.token, aud: 'ci' })).body.data).toMatchObject({ valid: true, key_version: 1, claims: { sub: 'svc-1' } });
+    expect(ok(await post(`jwt/verify/${name}`, { token: s1.token, aud: 'ci' })).body.data).toMatchObject({
+      valid: true,
+      key_version: 1,
+      claims: { sub: 'svc-1' },
+    });
 
     // min_decryption_version 2: version 1 leaves the JWKS; jose and keyhold refuse its tokens.
     ok(await post(`keys/${name}/config`, { min_decryption_version: 2, min_encryption_version: 2 }));
@@ -97,7 +110,16 @@ describe('every signing key type, across rotation and trim, verified by jose thr
 describe('batch_input', () => {
   test('items sign independently (jose verifies each); a malformed item carries its own error', async () => {
     ok(await post('keys/jwt-batch', { type: 'ecdsa-p384' }));
-    const r = ok(await post('jwt/sign/jwt-batch', { batch_input: [{ claims: { sub: 'a' } }, { claims: 'x' }, { claims: { sub: 'c' }, aud: ['x', 'y'], ttl: 30 }, { claims: { exp: 5 } }] })).body.data.batch_results;
+    const r = ok(
+      await post('jwt/sign/jwt-batch', {
+        batch_input: [
+          { claims: { sub: 'a' } },
+          { claims: 'x' },
+          { claims: { sub: 'c' }, aud: ['x', 'y'], ttl: 30 },
+          { claims: { exp: 5 } },
+        ],
+      }),
+    ).body.data.batch_results;
     expect(r).toHaveLength(4);
     expect((await verifyWithJose('jwt-batch', r[0].token)).payload.sub).toBe('a');
     expect(r[1]).toEqual({ error: 'batch_input[1].claims: expected an object' });
@@ -114,14 +136,35 @@ describe('keyhold verify against tokens it did not make', () => {
     const kid = ok(await post('jwt/sign/jwt-x', { claims: {} })).body.data.kid;
     const key = createPrivateKey(pem);
     const now = Math.floor(Date.now() / 1000);
-    const theirs = await new SignJWT({ sub: 'from-jose' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuedAt(now).setExpirationTime(now + 60).sign(key);
-    expect(ok(await post('jwt/verify/jwt-x', { token: theirs })).body.data).toMatchObject({ valid: true, claims: { sub: 'from-jose' } });
+    const theirs = await new SignJWT({ sub: 'from-jose' })
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .setIssuedAt(now)
+      .setExpirationTime(now + 60)
+      .sign(key);
+    expect(ok(await post('jwt/verify/jwt-x', { token: theirs })).body.data).toMatchObject({
+      valid: true,
+      claims: { sub: 'from-jose' },
+    });
     const [h, , s] = theirs.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'admin', exp: now + 60 })).toString('base64url')}.${s}`;
-    expect(ok(await post('jwt/verify/jwt-x', { token: forged })).body.data).toEqual({ valid: false, key_version: 1, error: 'signature does not verify' });
-    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid }).setIssuedAt(now - 100).setExpirationTime(now - 50).sign(key);
-    expect(ok(await post('jwt/verify/jwt-x', { token: expired })).body.data).toMatchObject({ valid: false, error: 'token has expired (exp)' });
-    expect(ok(await post('jwt/verify/jwt-x', { token: theirs, aud: 'other' })).body.data).toMatchObject({ valid: false, error: 'aud does not match' });
+    expect(ok(await post('jwt/verify/jwt-x', { token: forged })).body.data).toEqual({
+      valid: false,
+      key_version: 1,
+      error: 'signature does not verify',
+    });
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .setIssuedAt(now - 100)
+      .setExpirationTime(now - 50)
+      .sign(key);
+    expect(ok(await post('jwt/verify/jwt-x', { token: expired })).body.data).toMatchObject({
+      valid: false,
+      error: 'token has expired (exp)',
+    });
+    expect(ok(await post('jwt/verify/jwt-x', { token: theirs, aud: 'other' })).body.data).toMatchObject({
+      valid: false,
+      error: 'aud does not match',
+    });
   });
 
   test('bad input: claims not an object, alg mismatch, reserved claims, foreign kid, malformed tokens, non-signing keys', async () => {
@@ -132,14 +175,22 @@ describe('keyhold verify against tokens it did not make', () => {
       ['jwt/sign/jwt-bad', { claims: [1, 2] }, /^claims: expected an object/],
       ['jwt/sign/jwt-bad', {}, /^claims or batch_input: one of these fields is required/],
       ['jwt/sign/jwt-bad', { batch_input: [] }, /^batch_input: is empty/],
-      ['jwt/sign/jwt-bad', { claims: {}, header: { alg: 'RS256' } }, /^header: alg "RS256" does not match key type ed25519, which signs EdDSA/],
+      [
+        'jwt/sign/jwt-bad',
+        { claims: {}, header: { alg: 'RS256' } },
+        /^header: alg "RS256" does not match key type ed25519, which signs EdDSA/,
+      ],
       ['jwt/sign/jwt-bad', { claims: { exp: 1 } }, /^claims: exp is set by keyhold; use ttl/],
       ['jwt/sign/jwt-bad', { claims: {}, ttl: '-5s' }, /ttl/],
       ['jwt/sign/jwt-aes', { claims: {} }, /key type aes256-gcm96 cannot sign JWTs/],
       ['jwt/sign/jwt-missing', { claims: {} }, /signing key not found: jwt-missing/],
       ['jwt/verify/jwt-bad', { token: 'abc' }, /^token: not a compact JWS/],
       ['jwt/verify/jwt-bad', { token: 'e30.e30.AAAA' }, /^token: alg undefined does not match key jwt-bad/],
-      ['jwt/verify/jwt-bad', { token: `${Buffer.from('{"alg":"EdDSA","kid":"nope"}').toString('base64url')}.e30.AAAA` }, /^token: kid nope is not a version of key jwt-bad/],
+      [
+        'jwt/verify/jwt-bad',
+        { token: `${Buffer.from('{"alg":"EdDSA","kid":"nope"}').toString('base64url')}.e30.AAAA` },
+        /^token: kid nope is not a version of key jwt-bad/,
+      ],
       ['jwt/verify/jwt-bad', { token: '!!!.e30.AAAA' }, /^token: header is not base64url/],
       ['jwt/verify/jwt-bad', {}, /^token: is required/],
     ];

@@ -28,7 +28,20 @@ function ok(r: Answer, status = 200): Answer {
 /** The error text of a failed answer. */
 const err = (r: Answer) => (r.body?.errors ?? []).join('; ');
 
-const TYPES = ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305', 'ed25519', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'rsa-2048', 'rsa-3072', 'rsa-4096', 'hmac'];
+const TYPES = [
+  'aes128-gcm96',
+  'aes256-gcm96',
+  'chacha20-poly1305',
+  'xchacha20-poly1305',
+  'ed25519',
+  'ecdsa-p256',
+  'ecdsa-p384',
+  'ecdsa-p521',
+  'rsa-2048',
+  'rsa-3072',
+  'rsa-4096',
+  'hmac',
+];
 const SUPPORTS: Record<string, [boolean, boolean, boolean, boolean]> = {
   // [encryption, decryption, signing, derivation] per reference section 2
   'aes128-gcm96': [true, true, false, true],
@@ -47,7 +60,9 @@ const SUPPORTS: Record<string, [boolean, boolean, boolean, boolean]> = {
 
 describe('create and read every key type', () => {
   beforeAll(async () => {
-    await Promise.all(TYPES.map(async (t) => ok(await d.req('POST', `transit/keys/t-${t}`, { type: t, exportable: true }))));
+    await Promise.all(
+      TYPES.map(async (t) => ok(await d.req('POST', `transit/keys/t-${t}`, { type: t, exportable: true }))),
+    );
   });
 
   test.each(TYPES)('%s: read shows the reference fields and supports_* from the type table', async (t) => {
@@ -69,14 +84,25 @@ describe('create and read every key type', () => {
       disallow_sha1: false,
     });
     const [enc, dec, sign, derive] = SUPPORTS[t]!;
-    expect([k.supports_encryption, k.supports_decryption, k.supports_signing, k.supports_derivation]).toEqual([enc, dec, sign, derive]);
+    expect([k.supports_encryption, k.supports_decryption, k.supports_signing, k.supports_derivation]).toEqual([
+      enc,
+      dec,
+      sign,
+      derive,
+    ]);
     expect('kdf' in k).toBe(false);
     if (t === 'hmac') {
       expect(k.keys).toBeUndefined();
       expect(k.key_size).toBe(32);
     } else if (sign) {
       const v1 = k.keys['1'];
-      expect(Object.keys(v1).sort()).toEqual(['certificate_chain', 'creation_time', 'hybrid_public_key', 'name', 'public_key']);
+      expect(Object.keys(v1).sort()).toEqual([
+        'certificate_chain',
+        'creation_time',
+        'hybrid_public_key',
+        'name',
+        'public_key',
+      ]);
       expect(v1.creation_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
       expect(v1.name).toBe({ 'ecdsa-p256': 'P-256', 'ecdsa-p384': 'P-384', 'ecdsa-p521': 'P-521' }[t] ?? t);
       if (t === 'ed25519') expect(Buffer.from(v1.public_key, 'base64')).toHaveLength(32);
@@ -87,38 +113,61 @@ describe('create and read every key type', () => {
     }
   });
 
-  test.each(['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305'])('%s: the exported key decrypts our ciphertext with an independent implementation', async (t) => {
-    const ct = ok(await d.req('POST', `transit/encrypt/t-${t}`, { plaintext: b64('attack at dawn') })).body.data.ciphertext as string;
-    const key = Buffer.from(ok(await d.req('GET', `transit/export/encryption-key/t-${t}/1`)).body.data.keys['1'], 'base64');
-    const raw = Buffer.from(ct.split(':')[2]!, 'base64');
-    let pt: Buffer;
-    if (t === 'xchacha20-poly1305') pt = Buffer.from(xchacha20poly1305(key, raw.subarray(0, 24)).decrypt(raw.subarray(24)));
-    else {
-      const algo = t === 'chacha20-poly1305' ? 'chacha20-poly1305' : t === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm';
-      const dc = createDecipheriv(algo as 'aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 });
-      dc.setAuthTag(raw.subarray(raw.length - 16));
-      pt = Buffer.concat([dc.update(raw.subarray(12, raw.length - 16)), dc.final()]);
-    }
-    expect(pt.toString()).toBe('attack at dawn');
-    expect(key.length).toBe(t === 'aes128-gcm96' ? 16 : 32);
-  });
+  test.each(['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305'])(
+    '%s: the exported key decrypts our ciphertext with an independent implementation',
+    async (t) => {
+      const ct = ok(await d.req('POST', `transit/encrypt/t-${t}`, { plaintext: b64('attack at dawn') })).body.data
+        .ciphertext as string;
+      const key = Buffer.from(
+        ok(await d.req('GET', `transit/export/encryption-key/t-${t}/1`)).body.data.keys['1'],
+        'base64',
+      );
+      const raw = Buffer.from(ct.split(':')[2]!, 'base64');
+      let pt: Buffer;
+      if (t === 'xchacha20-poly1305')
+        pt = Buffer.from(xchacha20poly1305(key, raw.subarray(0, 24)).decrypt(raw.subarray(24)));
+      else {
+        const algo =
+          t === 'chacha20-poly1305' ? 'chacha20-poly1305' : t === 'aes128-gcm96' ? 'aes-128-gcm' : 'aes-256-gcm';
+        const dc = createDecipheriv(algo as 'aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 });
+        dc.setAuthTag(raw.subarray(raw.length - 16));
+        pt = Buffer.concat([dc.update(raw.subarray(12, raw.length - 16)), dc.final()]);
+      }
+      expect(pt.toString()).toBe('attack at dawn');
+      expect(key.length).toBe(t === 'aes128-gcm96' ? 16 : 32);
+    },
+  );
 
-  test.each(['ed25519', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'rsa-2048'])('%s: the public key shown on read verifies our signature (node:crypto)', async (t) => {
-    const input = Buffer.from('message to sign');
-    const sig = ok(await d.req('POST', `transit/sign/t-${t}`, { input: b64(input) })).body.data.signature as string;
-    const raw = Buffer.from(sig.split(':')[2]!, 'base64');
-    const shown = ok(await d.req('GET', `transit/keys/t-${t}`)).body.data.keys['1'].public_key as string;
-    const pub = t === 'ed25519' ? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(shown, 'base64').toString('base64url') }, format: 'jwk' }) : createPublicKey(shown);
-    const ok1 =
-      t === 'ed25519'
-        ? verify(null, input, pub, raw)
-        : t.startsWith('rsa')
-          ? verify('sha256', input, { key: pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, raw)
-          : verify('sha256', input, pub, raw);
-    expect(ok1).toBe(true);
-    const exported = ok(await d.req('GET', `transit/export/public-key/t-${t}/latest`)).body.data.keys['1'] as string;
-    expect(t.startsWith('ecdsa') ? exported + '\n' : exported).toBe(shown);
-  });
+  test.each(['ed25519', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'rsa-2048'])(
+    '%s: the public key shown on read verifies our signature (node:crypto)',
+    async (t) => {
+      const input = Buffer.from('message to sign');
+      const sig = ok(await d.req('POST', `transit/sign/t-${t}`, { input: b64(input) })).body.data.signature as string;
+      const raw = Buffer.from(sig.split(':')[2]!, 'base64');
+      const shown = ok(await d.req('GET', `transit/keys/t-${t}`)).body.data.keys['1'].public_key as string;
+      const pub =
+        t === 'ed25519'
+          ? createPublicKey({
+              key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(shown, 'base64').toString('base64url') },
+              format: 'jwk',
+            })
+          : createPublicKey(shown);
+      const ok1 =
+        t === 'ed25519'
+          ? verify(null, input, pub, raw)
+          : t.startsWith('rsa')
+            ? verify(
+                'sha256',
+                input,
+                { key: pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO },
+                raw,
+              )
+            : verify('sha256', input, pub, raw);
+      expect(ok1).toBe(true);
+      const exported = ok(await d.req('GET', `transit/export/public-key/t-${t}/latest`)).body.data.keys['1'] as string;
+      expect(t.startsWith('ecdsa') ? exported + '\n' : exported).toBe(shown);
+    },
+  );
 
   test('creating an existing key changes nothing and warns', async () => {
     const before = ok(await d.req('GET', 'transit/keys/t-ed25519')).body.data;
@@ -148,14 +197,22 @@ describe('create and read every key type', () => {
 
 describe('creation is validated (400 naming the field)', () => {
   test.each([
-    [{ convergent_encryption: true }, 'convergent_encryption', 'convergent encryption requires derivation to be enabled'],
+    [
+      { convergent_encryption: true },
+      'convergent_encryption',
+      'convergent encryption requires derivation to be enabled',
+    ],
     [{ type: 'aes256-gcm96', key_size: 64 }, 'key_size', 'key_size is not valid for algorithm aes256-gcm96'],
     [{ type: 'hmac', key_size: 16 }, 'key_size', 'invalid key_size 16'],
     [{ type: 'hmac', key_size: 600 }, 'key_size', 'invalid key_size 600'],
     [{ auto_rotate_period: '30m' }, 'auto_rotate_period', 'at least an hour'],
     [{ type: 'aes-999' }, 'type', 'unknown key type aes-999'],
     [{ type: 'ecdsa-p256', derived: true }, 'derived', 'not supported for keys of type ecdsa-p256'],
-    [{ type: 'ed25519', derived: true, convergent_encryption: true }, 'convergent_encryption', 'convergent encryption not supported for keys of type ed25519'],
+    [
+      { type: 'ed25519', derived: true, convergent_encryption: true },
+      'convergent_encryption',
+      'convergent encryption not supported for keys of type ed25519',
+    ],
     [{ type: 'managed_key', managed_key_name: 'hsm1' }, 'managed_key_name', 'no managed key found with name hsm1'],
     [{ type: 'managed_key' }, 'managed_key_name', 'managed_key_name or managed_key_id is required'],
     [{ derived: 'maybe' }, 'derived', 'expected a boolean'],
@@ -167,7 +224,7 @@ describe('creation is validated (400 naming the field)', () => {
     expect((await d.req('GET', 'transit/keys/bad')).status).toBe(404);
   });
 
-  test('refuses names outside Vault\'s key-name grammar', async () => {
+  test("refuses names outside Vault's key-name grammar", async () => {
     const r = await d.req('POST', 'transit/keys/-dash', {});
     expect(r.status).toBe(400);
     expect(err(r)).toMatch(/^name: /);
@@ -187,20 +244,33 @@ describe('derived keys', () => {
     expect(plain.convergent_encryption).toBe(false);
     expect(plain.keys['1'].public_key).toBe('');
     const ctx = Buffer.from('tenant-7');
-    const shown = ok(await d.req('GET', `transit/keys/ded?context=${encodeURIComponent(b64(ctx))}`)).body.data.keys['1'].public_key;
-    const stored = Buffer.from(ok(await d.req('GET', 'transit/export/signing-key/ded/1')).body.data.keys['1'], 'base64');
+    const shown = ok(await d.req('GET', `transit/keys/ded?context=${encodeURIComponent(b64(ctx))}`)).body.data.keys['1']
+      .public_key;
+    const stored = Buffer.from(
+      ok(await d.req('GET', 'transit/export/signing-key/ded/1')).body.data.keys['1'],
+      'base64',
+    );
     const seed = Buffer.from(hkdfSync('sha256', stored, Buffer.alloc(0), ctx, 32));
     expect(shown).toBe(Buffer.from(ed25519.getPublicKey(seed)).toString('base64'));
-    const other = ok(await d.req('GET', `transit/keys/ded?context=${encodeURIComponent(b64('tenant-8'))}`)).body.data.keys['1'].public_key;
+    const other = ok(await d.req('GET', `transit/keys/ded?context=${encodeURIComponent(b64('tenant-8'))}`)).body.data
+      .keys['1'].public_key;
     expect(other).not.toBe(shown);
     // The derived key verifies a signature made with the same context.
-    const sig = ok(await d.req('POST', 'transit/sign/ded', { input: b64('hi'), context: b64(ctx) })).body.data.signature as string;
-    expect(ed25519.verify(Buffer.from(sig.split(':')[2]!, 'base64'), Buffer.from('hi'), Buffer.from(shown, 'base64'))).toBe(true);
+    const sig = ok(await d.req('POST', 'transit/sign/ded', { input: b64('hi'), context: b64(ctx) })).body.data
+      .signature as string;
+    expect(
+      ed25519.verify(Buffer.from(sig.split(':')[2]!, 'base64'), Buffer.from('hi'), Buffer.from(shown, 'base64')),
+    ).toBe(true);
   });
 
   test('convergent keys read as convergent_encryption_version -1 (modern Vault)', async () => {
     const k = ok(await d.req('POST', 'transit/keys/conv', { derived: true, convergent_encryption: true })).body.data;
-    expect(k).toMatchObject({ derived: true, convergent_encryption: true, convergent_encryption_version: -1, kdf: 'hkdf_sha256' });
+    expect(k).toMatchObject({
+      derived: true,
+      convergent_encryption: true,
+      convergent_encryption_version: -1,
+      kdf: 'hkdf_sha256',
+    });
   });
 });
 
@@ -251,7 +321,9 @@ describe('config (spec 2.2, error 9)', () => {
   });
 
   test('applies valid minimums; reads show only versions >= min_decryption_version', async () => {
-    const k = ok(await d.req('POST', 'transit/keys/cfg/config', { min_decryption_version: 3, min_encryption_version: 4 })).body.data;
+    const k = ok(
+      await d.req('POST', 'transit/keys/cfg/config', { min_decryption_version: 3, min_encryption_version: 4 }),
+    ).body.data;
     expect([k.min_decryption_version, k.min_encryption_version]).toEqual([3, 4]);
     expect(Object.keys(k.keys)).toEqual(['3', '4', '5']);
     const old = await d.req('GET', 'transit/export/hmac-key/cfg/2');
@@ -259,7 +331,9 @@ describe('config (spec 2.2, error 9)', () => {
   });
 
   test('forces min_decryption_version 0 to 1 with a warning; refuses beyond latest', async () => {
-    const r = ok(await d.req('POST', 'transit/keys/cfg/config', { min_decryption_version: 0, min_encryption_version: 0 }));
+    const r = ok(
+      await d.req('POST', 'transit/keys/cfg/config', { min_decryption_version: 0, min_encryption_version: 0 }),
+    );
     expect(r.body.warnings).toContain('since Vault 0.3, transit key numbering starts at 1; forcing minimum to 1');
     const high = await d.req('POST', 'transit/keys/cfg/config', { min_decryption_version: 9 });
     expect(high.status).toBe(400);
@@ -267,18 +341,29 @@ describe('config (spec 2.2, error 9)', () => {
   });
 
   test('exportable and allow_plaintext_backup cannot be turned off; disallow_sha1 shows on read', async () => {
-    ok(await d.req('POST', 'transit/keys/cfg/config', { exportable: true, allow_plaintext_backup: true, disallow_sha1: true }));
-    const k = ok(await d.req('POST', 'transit/keys/cfg/config', { exportable: false, allow_plaintext_backup: 'false' })).body.data;
+    ok(
+      await d.req('POST', 'transit/keys/cfg/config', {
+        exportable: true,
+        allow_plaintext_backup: true,
+        disallow_sha1: true,
+      }),
+    );
+    const k = ok(await d.req('POST', 'transit/keys/cfg/config', { exportable: false, allow_plaintext_backup: 'false' }))
+      .body.data;
     expect([k.exportable, k.allow_plaintext_backup, k.disallow_sha1]).toEqual([true, true, true]);
   });
 
   test('auto_rotate_period: omitted keeps it, 0 clears it, under an hour is refused', async () => {
     ok(await d.req('POST', 'transit/keys/cfg/config', { auto_rotate_period: '24h' }));
-    expect(ok(await d.req('POST', 'transit/keys/cfg/config', { deletion_allowed: false })).body.data.auto_rotate_period).toBe(86400);
+    expect(
+      ok(await d.req('POST', 'transit/keys/cfg/config', { deletion_allowed: false })).body.data.auto_rotate_period,
+    ).toBe(86400);
     const short = await d.req('POST', 'transit/keys/cfg/config', { auto_rotate_period: 60 });
     expect(short.status).toBe(400);
     expect(err(short)).toContain('auto_rotate_period');
-    expect(ok(await d.req('POST', 'transit/keys/cfg/config', { auto_rotate_period: 0 })).body.data.auto_rotate_period).toBe(0);
+    expect(
+      ok(await d.req('POST', 'transit/keys/cfg/config', { auto_rotate_period: 0 })).body.data.auto_rotate_period,
+    ).toBe(0);
   });
 
   test('config of a missing key is a 400 naming it', async () => {
@@ -319,7 +404,12 @@ describe('rotate and trim (spec section 3, errors 8 and 9)', () => {
     const c2 = ok(await d.req('POST', 'transit/encrypt/rot', { plaintext: b64('two') })).body.data.ciphertext as string;
     expect(c1.startsWith('vault:v1:')).toBe(true);
     expect(c2.startsWith('vault:v2:')).toBe(true);
-    expect(Buffer.from(ok(await d.req('POST', 'transit/decrypt/rot', { ciphertext: c1 })).body.data.plaintext, 'base64').toString()).toBe('one');
+    expect(
+      Buffer.from(
+        ok(await d.req('POST', 'transit/decrypt/rot', { ciphertext: c1 })).body.data.plaintext,
+        'base64',
+      ).toString(),
+    ).toBe('one');
   });
 
   test('trim enforces its bounds and then drops old versions for good', async () => {
@@ -327,7 +417,9 @@ describe('rotate and trim (spec section 3, errors 8 and 9)', () => {
     for (let i = 0; i < 4; i++) ok(await d.req('POST', 'transit/keys/tr/rotate'));
     const notSet = await d.req('POST', 'transit/keys/tr/trim', { min_available_version: 2 });
     expect(notSet.status).toBe(400);
-    expect(err(notSet)).toContain('min_available_version: minimum available version cannot be set when minimum encryption version is not set');
+    expect(err(notSet)).toContain(
+      'min_available_version: minimum available version cannot be set when minimum encryption version is not set',
+    );
     ok(await d.req('POST', 'transit/keys/tr/config', { min_decryption_version: 3, min_encryption_version: 4 }));
     const tooHigh = await d.req('POST', 'transit/keys/tr/trim', { min_available_version: 4 });
     expect(tooHigh.status).toBe(400);
@@ -352,7 +444,9 @@ describe('config/keys and cache-config', () => {
   test('disable_upsert stops encrypt from creating keys', async () => {
     expect(ok(await d.req('GET', 'transit/config/keys')).body.data).toEqual({ disable_upsert: false });
     ok(await d.req('POST', 'transit/encrypt/upserted', { plaintext: b64('x') }));
-    expect(ok(await d.req('POST', 'transit/config/keys', { disable_upsert: true })).body.data).toEqual({ disable_upsert: true });
+    expect(ok(await d.req('POST', 'transit/config/keys', { disable_upsert: true })).body.data).toEqual({
+      disable_upsert: true,
+    });
     expect(ok(await d.req('GET', 'transit/config/keys')).body.data).toEqual({ disable_upsert: true });
     const r = await d.req('POST', 'transit/encrypt/not-upserted', { plaintext: b64('x') });
     expect(r.status).toBe(400);

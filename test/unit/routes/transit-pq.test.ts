@@ -51,15 +51,26 @@ describe('ml-dsa keys', () => {
       expect(sigBytes(s.signature).length).toBe(ML_DSA[set].lengths.signature);
       expect(ML_DSA[set].verify(sigBytes(s.signature), msg, pub)).toBe(true);
       expect(ok(await post(`verify/${name}`, { input: b64(msg), signature: s.signature })).body.data.valid).toBe(true);
-      expect(ok(await post(`verify/${name}`, { input: b64('other'), signature: s.signature })).body.data.valid).toBe(false);
+      expect(ok(await post(`verify/${name}`, { input: b64('other'), signature: s.signature })).body.data.valid).toBe(
+        false,
+      );
 
       // batch: order kept, per-item errors
-      const batch = ok(await post(`sign/${name}`, { batch_input: [{ input: b64('a') }, { input: b64('b') }, { context: '' }] })).body.data.batch_results;
+      const batch = ok(
+        await post(`sign/${name}`, { batch_input: [{ input: b64('a') }, { input: b64('b') }, { context: '' }] }),
+      ).body.data.batch_results;
       expect(batch).toHaveLength(3);
       expect(ML_DSA[set].verify(sigBytes(batch[0].signature), Buffer.from('a'), pub)).toBe(true);
       expect(ML_DSA[set].verify(sigBytes(batch[1].signature), Buffer.from('b'), pub)).toBe(true);
       expect(batch[2].error).toBe('missing input');
-      const vb = ok(await post(`verify/${name}`, { batch_input: [{ input: b64('a'), signature: batch[0].signature }, { input: b64('a'), signature: batch[1].signature }] })).body.data.batch_results;
+      const vb = ok(
+        await post(`verify/${name}`, {
+          batch_input: [
+            { input: b64('a'), signature: batch[0].signature },
+            { input: b64('a'), signature: batch[1].signature },
+          ],
+        }),
+      ).body.data.batch_results;
       expect(vb.map((r: { valid: boolean }) => r.valid)).toEqual([true, false]);
 
       // rotate: v2 signs, v1 signatures still verify
@@ -82,9 +93,15 @@ describe('ml-dsa keys', () => {
     const { sha512 } = await import('@noble/hashes/sha2.js');
     expect(ML_DSA['65'].prehash(sha512).verify(sigBytes(s), msg, pub)).toBe(true);
     expect(ML_DSA['65'].verify(sigBytes(s), msg, pub)).toBe(false);
-    expect(ok(await post('verify/mldsa-pre/sha2-512', { input: b64(digest), prehashed: true, signature: s })).body.data.valid).toBe(true);
+    expect(
+      ok(await post('verify/mldsa-pre/sha2-512', { input: b64(digest), prehashed: true, signature: s })).body.data
+        .valid,
+    ).toBe(true);
     expect(ok(await post('verify/mldsa-pre', { input: b64(msg), signature: s })).body.data.valid).toBe(false);
-    const weak = await post('sign/mldsa-pre/sha2-256', { input: b64(createHash('sha256').update(msg).digest()), prehashed: true });
+    const weak = await post('sign/mldsa-pre/sha2-256', {
+      input: b64(createHash('sha256').update(msg).digest()),
+      prehashed: true,
+    });
     expect(weak.status).toBe(400);
     expect(err(weak)).toMatch(/hash_algorithm.*too weak/);
     const short = await post('sign/mldsa-pre/sha2-512', { input: b64('abc'), prehashed: true });
@@ -98,7 +115,10 @@ describe('ml-dsa keys', () => {
       [{ type: 'ml-dsa', parameter_set: '128' }, /parameter_set.*invalid parameter set 128 for key type ml-dsa/],
       [{ type: 'slh-dsa', parameter_set: '65' }, /parameter_set.*slh-dsa/],
       [{ type: 'hybrid', parameter_set: '65', hybrid_key_type_ec: 'ecdsa-p256' }, /hybrid_key_type_pqc/],
-      [{ type: 'hybrid', parameter_set: '65', hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: 'rsa-2048' }, /hybrid_key_type_ec/],
+      [
+        { type: 'hybrid', parameter_set: '65', hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: 'rsa-2048' },
+        /hybrid_key_type_ec/,
+      ],
       [{ type: 'aes256-gcm96', parameter_set: '65' }, /parameter_set is not valid/],
       [{ type: 'ml-dsa', parameter_set: '65', derived: true }, /derived/],
     ];
@@ -111,8 +131,18 @@ describe('ml-dsa keys', () => {
   });
 
   test('backup/restore keeps the parameter set and the seed; signing-key export is the seed', async () => {
-    ok(await post('keys/mldsa-bk', { type: 'ml-dsa', parameter_set: '44', exportable: true, allow_plaintext_backup: true }));
-    const seed = Buffer.from(ok(await d.req('GET', 'transit/export/signing-key/mldsa-bk/1')).body.data.keys['1'], 'base64');
+    ok(
+      await post('keys/mldsa-bk', {
+        type: 'ml-dsa',
+        parameter_set: '44',
+        exportable: true,
+        allow_plaintext_backup: true,
+      }),
+    );
+    const seed = Buffer.from(
+      ok(await d.req('GET', 'transit/export/signing-key/mldsa-bk/1')).body.data.keys['1'],
+      'base64',
+    );
     expect(seed.length).toBe(32);
     const pub = Buffer.from(ok(await d.req('GET', 'transit/keys/mldsa-bk')).body.data.keys['1'].public_key, 'base64');
     expect(Buffer.from(ML_DSA['44'].keygen(seed).publicKey).equals(pub)).toBe(true);
@@ -128,8 +158,10 @@ describe('ml-dsa keys', () => {
     expect(ok(await post('verify/mldsa-bk', { input: b64(msg), signature: s })).body.data.valid).toBe(true);
   });
 
-  test('BYOK import of a NIST ACVP seed gives NIST\'s public key', async () => {
-    const v = JSON.parse(readFileSync(new URL('../../vectors/ml-dsa-acvp.json', import.meta.url), 'utf8')).keyGen.find((t: { parameterSet: string }) => t.parameterSet === 'ML-DSA-65');
+  test("BYOK import of a NIST ACVP seed gives NIST's public key", async () => {
+    const v = JSON.parse(readFileSync(new URL('../../vectors/ml-dsa-acvp.json', import.meta.url), 'utf8')).keyGen.find(
+      (t: { parameterSet: string }) => t.parameterSet === 'ML-DSA-65',
+    );
     const wrapPub = createPublicKey(ok(await d.req('GET', 'transit/wrapping_key')).body.data.public_key);
     const ciphertext = wrapForImport(wrapPub, Buffer.from(v.seed, 'hex')).toString('base64');
     ok(await post('keys/mldsa-byok/import', { type: 'ml-dsa', parameter_set: '65', ciphertext }), 204);
@@ -138,7 +170,11 @@ describe('ml-dsa keys', () => {
     expect(Buffer.from(r.keys['1'].public_key, 'base64').toString('hex').toUpperCase()).toBe(v.pk);
     const s = ok(await post('sign/mldsa-byok', { input: b64(msg) })).body.data.signature;
     expect(ML_DSA['65'].verify(sigBytes(s), msg, Buffer.from(v.pk, 'hex'))).toBe(true);
-    const short = await post('keys/mldsa-byok2/import', { type: 'ml-dsa', parameter_set: '65', ciphertext: wrapForImport(wrapPub, Buffer.alloc(31, 1)).toString('base64') });
+    const short = await post('keys/mldsa-byok2/import', {
+      type: 'ml-dsa',
+      parameter_set: '65',
+      ciphertext: wrapForImport(wrapPub, Buffer.alloc(31, 1)).toString('base64'),
+    });
     expect(short.status).toBe(400);
     expect(err(short)).toMatch(/ciphertext.*32-byte seed/);
   });
@@ -151,7 +187,11 @@ describe('ml-dsa keys', () => {
     const jwk = jwks.keys[0];
     expect(jwk).toMatchObject({ kty: 'AKP', alg: 'ML-DSA-65', use: 'sig' });
     expect(Buffer.from(jwk.pub, 'base64url').equals(pub)).toBe(true);
-    expect(jwk.kid).toBe(createHash('sha256').update(JSON.stringify({ alg: 'ML-DSA-65', kty: 'AKP', pub: jwk.pub })).digest('base64url'));
+    expect(jwk.kid).toBe(
+      createHash('sha256')
+        .update(JSON.stringify({ alg: 'ML-DSA-65', kty: 'AKP', pub: jwk.pub }))
+        .digest('base64url'),
+    );
     const token = ok(await post('jwt/sign/mldsa-jwt', { claims: { sub: 'pq' } })).body.data.token as string;
     const [h, p, s] = token.split('.');
     expect(JSON.parse(Buffer.from(h!, 'base64url').toString())).toMatchObject({ alg: 'ML-DSA-65', kid: jwk.kid });
@@ -179,7 +219,14 @@ describe('slh-dsa keys', () => {
   for (const set of ['slh-dsa-sha2-128f', 'slh-dsa-shake-128f'] as const) {
     test(`${set}: sign verified by noble, verify, backup/restore, prehashed HashSLH-DSA`, async () => {
       const name = `slh-${set}`;
-      const created = ok(await post(`keys/${name}`, { type: 'slh-dsa', parameter_set: set, exportable: true, allow_plaintext_backup: true })).body.data;
+      const created = ok(
+        await post(`keys/${name}`, {
+          type: 'slh-dsa',
+          parameter_set: set,
+          exportable: true,
+          allow_plaintext_backup: true,
+        }),
+      ).body.data;
       expect(created.parameter_set).toBe(set);
       expect(created.keys['1'].name).toBe(set);
       const pub = Buffer.from(created.keys['1'].public_key, 'base64');
@@ -189,11 +236,15 @@ describe('slh-dsa keys', () => {
       expect(ok(await post(`verify/${name}`, { input: b64(msg), signature: s })).body.data.valid).toBe(true);
       expect(ok(await post(`verify/${name}`, { input: b64('x'), signature: s })).body.data.valid).toBe(false);
       const { sha256 } = await import('@noble/hashes/sha2.js');
-      const ps = ok(await post(`sign/${name}/sha2-256`, { input: b64(createHash('sha256').update(msg).digest()), prehashed: true })).body.data.signature;
+      const ps = ok(
+        await post(`sign/${name}/sha2-256`, { input: b64(createHash('sha256').update(msg).digest()), prehashed: true }),
+      ).body.data.signature;
       expect(SLH_DSA[set].prehash(sha256).verify(sigBytes(ps), msg, pub)).toBe(true);
       const backup = ok(await d.req('GET', `transit/backup/${name}`)).body.data.backup as string;
       ok(await post(`restore/${name}-r`, { backup }), 204);
-      expect(ok(await d.req('GET', `transit/keys/${name}-r`)).body.data.keys['1'].public_key).toBe(pub.toString('base64'));
+      expect(ok(await d.req('GET', `transit/keys/${name}-r`)).body.data.keys['1'].public_key).toBe(
+        pub.toString('base64'),
+      );
     });
   }
 });
@@ -207,12 +258,35 @@ describe('hybrid keys (composite ML-DSA + classical)', () => {
   ] as const) {
     test(`ML-DSA-${set} + ${ec}: both halves verify outside keyhold; tampering either half fails; backup/restore`, async () => {
       const name = `hyb-${set}-${ec}`;
-      const created = ok(await post(`keys/${name}`, { type: 'hybrid', parameter_set: set, hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: ec, exportable: true, allow_plaintext_backup: true })).body.data;
-      expect(created).toMatchObject({ type: 'hybrid', parameter_set: set, hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: ec });
+      const created = ok(
+        await post(`keys/${name}`, {
+          type: 'hybrid',
+          parameter_set: set,
+          hybrid_key_type_pqc: 'ml-dsa',
+          hybrid_key_type_ec: ec,
+          exportable: true,
+          allow_plaintext_backup: true,
+        }),
+      ).body.data;
+      expect(created).toMatchObject({
+        type: 'hybrid',
+        parameter_set: set,
+        hybrid_key_type_pqc: 'ml-dsa',
+        hybrid_key_type_ec: ec,
+      });
       const mlPub = Buffer.from(created.keys['1'].public_key, 'base64');
       const tradText = created.keys['1'].hybrid_public_key as string;
-      const tradPub = ec === 'ed25519' ? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(tradText, 'base64').toString('base64url') }, format: 'jwk' }) : createPublicKey(tradText);
-      const composite = Buffer.from(ok(await d.req('GET', `transit/export/public-key/${name}`)).body.data.keys['1'], 'base64');
+      const tradPub =
+        ec === 'ed25519'
+          ? createPublicKey({
+              key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(tradText, 'base64').toString('base64url') },
+              format: 'jwk',
+            })
+          : createPublicKey(tradText);
+      const composite = Buffer.from(
+        ok(await d.req('GET', `transit/export/public-key/${name}`)).body.data.keys['1'],
+        'base64',
+      );
       expect(composite.subarray(0, mlPub.length).equals(mlPub)).toBe(true);
 
       const s = sigBytes(ok(await post(`sign/${name}`, { input: b64(msg) })).body.data.signature);
@@ -220,18 +294,32 @@ describe('hybrid keys (composite ML-DSA + classical)', () => {
       const m = compositeMessage(set, ec, msg);
       const { label } = compositeSuite(set, ec);
       expect(ML_DSA[set].verify(s.subarray(0, n), m, mlPub, { context: label })).toBe(true);
-      const hash = ec === 'ed25519' ? null : { 'ecdsa-p256': 'sha256', 'ecdsa-p384': 'sha384', 'ecdsa-p521': 'sha512' }[ec];
+      const hash =
+        ec === 'ed25519' ? null : { 'ecdsa-p256': 'sha256', 'ecdsa-p384': 'sha384', 'ecdsa-p521': 'sha512' }[ec];
       expect(nodeVerify(hash, m, tradPub, s.subarray(n))).toBe(true);
       const sig = `vault:v1:${s.toString('base64')}`;
       expect(ok(await post(`verify/${name}`, { input: b64(msg), signature: sig })).body.data.valid).toBe(true);
       // a signature whose classical half comes from another key fails, as does a damaged ML-DSA half
-      const other = ec === 'ed25519' ? generateKeyPairSync('ed25519').privateKey : generateKeyPairSync('ec', { namedCurve: { 'ecdsa-p256': 'P-256', 'ecdsa-p384': 'P-384', 'ecdsa-p521': 'P-521' }[ec] }).privateKey;
+      const other =
+        ec === 'ed25519'
+          ? generateKeyPairSync('ed25519').privateKey
+          : generateKeyPairSync('ec', {
+              namedCurve: { 'ecdsa-p256': 'P-256', 'ecdsa-p384': 'P-384', 'ecdsa-p521': 'P-521' }[ec],
+            }).privateKey;
       const forged = Buffer.concat([s.subarray(0, n), nodeSign(hash, m, other)]);
-      expect(ok(await post(`verify/${name}`, { input: b64(msg), signature: `vault:v1:${forged.toString('base64')}` })).body.data.valid).toBe(false);
+      expect(
+        ok(await post(`verify/${name}`, { input: b64(msg), signature: `vault:v1:${forged.toString('base64')}` })).body
+          .data.valid,
+      ).toBe(false);
       const damaged = Buffer.from(s);
       damaged[10]! ^= 1;
-      expect(ok(await post(`verify/${name}`, { input: b64(msg), signature: `vault:v1:${damaged.toString('base64')}` })).body.data.valid).toBe(false);
-      expect((await post(`sign/${name}`, { input: b64(createHash('sha256').update(msg).digest()), prehashed: true })).status).toBe(400);
+      expect(
+        ok(await post(`verify/${name}`, { input: b64(msg), signature: `vault:v1:${damaged.toString('base64')}` })).body
+          .data.valid,
+      ).toBe(false);
+      expect(
+        (await post(`sign/${name}`, { input: b64(createHash('sha256').update(msg).digest()), prehashed: true })).status,
+      ).toBe(400);
 
       const backup = ok(await d.req('GET', `transit/backup/${name}`)).body.data.backup as string;
       ok(await post(`restore/${name}-r`, { backup }), 204);
@@ -249,12 +337,36 @@ describe('hybrid keys (composite ML-DSA + classical)', () => {
     const ecPriv = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const wrapPub = createPublicKey(ok(await d.req('GET', 'transit/wrapping_key')).body.data.public_key);
     const material = Buffer.concat([seed, Buffer.from(ecPriv.export({ format: 'der', type: 'pkcs8' }))]);
-    ok(await post('keys/hyb-byok/import', { type: 'hybrid', parameter_set: '44', hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: 'ecdsa-p256', ciphertext: wrapForImport(wrapPub, material).toString('base64') }), 204);
+    ok(
+      await post('keys/hyb-byok/import', {
+        type: 'hybrid',
+        parameter_set: '44',
+        hybrid_key_type_pqc: 'ml-dsa',
+        hybrid_key_type_ec: 'ecdsa-p256',
+        ciphertext: wrapForImport(wrapPub, material).toString('base64'),
+      }),
+      204,
+    );
     const r = ok(await d.req('GET', 'transit/keys/hyb-byok')).body.data;
-    expect(Buffer.from(r.keys['1'].public_key, 'base64').equals(Buffer.from(ML_DSA['44'].keygen(seed).publicKey))).toBe(true);
-    expect(createPublicKey(r.keys['1'].hybrid_public_key).export({ format: 'jwk' }).x).toBe(createPublicKey(ecPriv).export({ format: 'jwk' }).x);
-    const wrongCurve = Buffer.concat([seed, Buffer.from(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'der', type: 'pkcs8' }))]);
-    const bad = await post('keys/hyb-byok2/import', { type: 'hybrid', parameter_set: '44', hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: 'ecdsa-p256', ciphertext: wrapForImport(wrapPub, wrongCurve).toString('base64') });
+    expect(Buffer.from(r.keys['1'].public_key, 'base64').equals(Buffer.from(ML_DSA['44'].keygen(seed).publicKey))).toBe(
+      true,
+    );
+    expect(createPublicKey(r.keys['1'].hybrid_public_key).export({ format: 'jwk' }).x).toBe(
+      createPublicKey(ecPriv).export({ format: 'jwk' }).x,
+    );
+    const wrongCurve = Buffer.concat([
+      seed,
+      Buffer.from(
+        generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'der', type: 'pkcs8' }),
+      ),
+    ]);
+    const bad = await post('keys/hyb-byok2/import', {
+      type: 'hybrid',
+      parameter_set: '44',
+      hybrid_key_type_pqc: 'ml-dsa',
+      hybrid_key_type_ec: 'ecdsa-p256',
+      ciphertext: wrapForImport(wrapPub, wrongCurve).toString('base64'),
+    });
     expect(bad.status).toBe(400);
     expect(err(bad)).toMatch(/ciphertext.*ecdsa-p256/);
   });

@@ -15,8 +15,14 @@ beforeAll(async () => {
   d = await startHarness();
   ok(await post('keys/legacy', { type: 'rsa-2048' }));
   pub = createPublicKey(ok(await d.req('GET', 'transit/keys/legacy')).body.data.keys['1'].public_key);
-  ok(await d.req('PUT', 'sys/policies/acl/rewrap-legacy', { policy: 'path "transit/rewrap/legacy" { capabilities = ["update"] }' }), 204);
-  rewrapOnly = ok(await d.req('POST', 'auth/token/create', { policies: ['rewrap-legacy'], no_default_policy: true })).body.auth.client_token;
+  ok(
+    await d.req('PUT', 'sys/policies/acl/rewrap-legacy', {
+      policy: 'path "transit/rewrap/legacy" { capabilities = ["update"] }',
+    }),
+    204,
+  );
+  rewrapOnly = ok(await d.req('POST', 'auth/token/create', { policies: ['rewrap-legacy'], no_default_policy: true }))
+    .body.auth.client_token;
 });
 afterAll(async () => {
   await d.stop();
@@ -27,7 +33,8 @@ function ok(r: Answer, status = 200): Answer {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${r.text.slice(0, 400)}`);
   return r;
 }
-const post = (path: string, body: unknown, token?: string) => d.req('POST', `transit/${path}`, body, token ? { token } : {});
+const post = (path: string, body: unknown, token?: string) =>
+  d.req('POST', `transit/${path}`, body, token ? { token } : {});
 const K = 256;
 
 /** Raw RSA of a chosen encoded message (RSA_NO_PADDING): any padding, valid or not. */
@@ -62,7 +69,10 @@ function cases(): Record<string, string> {
 /** Body shape without values: every key path and the type (and, for strings, the length) of its value. */
 function shape(v: unknown, path = ''): string[] {
   if (Array.isArray(v)) return v.flatMap((x, i) => shape(x, `${path}[${i}]`));
-  if (v && typeof v === 'object') return Object.keys(v).sort().flatMap((k) => shape((v as Record<string, unknown>)[k], `${path}.${k}`));
+  if (v && typeof v === 'object')
+    return Object.keys(v)
+      .sort()
+      .flatMap((k) => shape((v as Record<string, unknown>)[k], `${path}.${k}`));
   if (typeof v === 'string' && v.startsWith('vault:')) return [`${path}:ciphertext(${v.length})`];
   if (path.endsWith('.request_id')) return [`${path}:id`];
   return [`${path}:${typeof v}`];
@@ -72,7 +82,11 @@ describe('rewrap with decrypt_padding_scheme=pkcs1v15 is no padding oracle', () 
   test('a rewrap-only token gets 200 and the same body shape for valid and invalid padding', async () => {
     const answers: Record<string, Answer> = {};
     for (const [name, ct] of Object.entries(cases())) {
-      answers[name] = await post('rewrap/legacy', { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15' }, rewrapOnly);
+      answers[name] = await post(
+        'rewrap/legacy',
+        { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15' },
+        rewrapOnly,
+      );
     }
     const reference = shape(answers.valid!.body);
     for (const [name, a] of Object.entries(answers)) {
@@ -81,15 +95,26 @@ describe('rewrap with decrypt_padding_scheme=pkcs1v15 is no padding oracle', () 
       expect(a.body.data.plaintext, name).toBeUndefined();
       expect(Buffer.from(a.body.data.ciphertext.split(':')[2], 'base64').length, name).toBe(K);
     }
-    expect((await post('decrypt/legacy', { ciphertext: cases().valid, padding_scheme: 'pkcs1v15' }, rewrapOnly)).status).toBe(403);
+    expect(
+      (await post('decrypt/legacy', { ciphertext: cases().valid, padding_scheme: 'pkcs1v15' }, rewrapOnly)).status,
+    ).toBe(403);
   });
 
   test('the synthetic message is deterministic per ciphertext; a valid one keeps its real message', async () => {
     const c = cases();
     const open = async (ct: string) => {
-      const r = ok(await post('rewrap/legacy', { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15' }, rewrapOnly)).body.data.ciphertext;
+      const r = ok(
+        await post(
+          'rewrap/legacy',
+          { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15' },
+          rewrapOnly,
+        ),
+      ).body.data.ciphertext;
       // Root holds decrypt; it may see what the rewrap carried.
-      return Buffer.from(ok(await post('decrypt/legacy', { ciphertext: r, padding_scheme: 'pkcs1v15' })).body.data.plaintext, 'base64').toString('hex');
+      return Buffer.from(
+        ok(await post('decrypt/legacy', { ciphertext: r, padding_scheme: 'pkcs1v15' })).body.data.plaintext,
+        'base64',
+      ).toString('hex');
     };
     expect(Buffer.from(await open(c.valid!), 'hex').toString()).toBe('a 32-byte secret for the oracle!');
     for (const name of ['firstByte', 'secondByte', 'noSeparator', 'random'] as const) {
@@ -106,7 +131,12 @@ describe('rewrap with decrypt_padding_scheme=pkcs1v15 is no padding oracle', () 
 
   test('batch items answer the same way per item', async () => {
     const c = cases();
-    const items = Object.values(c).map((ciphertext, i) => ({ ciphertext, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'pkcs1v15', reference: `r${i}` }));
+    const items = Object.values(c).map((ciphertext, i) => ({
+      ciphertext,
+      decrypt_padding_scheme: 'pkcs1v15',
+      encrypt_padding_scheme: 'pkcs1v15',
+      reference: `r${i}`,
+    }));
     const r = ok(await post('rewrap/legacy', { batch_input: items }, rewrapOnly));
     const results = r.body.data.batch_results as Record<string, unknown>[];
     expect(results).toHaveLength(items.length);
@@ -119,7 +149,11 @@ describe('rewrap with decrypt_padding_scheme=pkcs1v15 is no padding oracle', () 
   });
 
   test('without encrypt_padding_scheme the new ciphertext is PKCS#1 v1.5 too: 200 for valid and invalid padding alike', async () => {
-    const answers = await Promise.all(Object.values(cases()).map((ct) => post('rewrap/legacy', { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15' }, rewrapOnly)));
+    const answers = await Promise.all(
+      Object.values(cases()).map((ct) =>
+        post('rewrap/legacy', { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15' }, rewrapOnly),
+      ),
+    );
     const reference = shape(answers[0]!.body);
     for (const a of answers) {
       expect(a.status).toBe(200);
@@ -132,11 +166,19 @@ describe('rewrap with decrypt_padding_scheme=pkcs1v15 is no padding oracle', () 
 
   test('encrypting with OAEP after a pkcs1v15 decrypt is refused from the request alone, the same for every ciphertext', async () => {
     const answers = await Promise.all(
-      Object.values(cases()).map((ct) => post('rewrap/legacy', { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'oaep' }, rewrapOnly)),
+      Object.values(cases()).map((ct) =>
+        post(
+          'rewrap/legacy',
+          { ciphertext: ct, decrypt_padding_scheme: 'pkcs1v15', encrypt_padding_scheme: 'oaep' },
+          rewrapOnly,
+        ),
+      ),
     );
     for (const a of answers) {
       expect(a.status).toBe(400);
-      expect(a.body.errors[0]).toMatch(/^encrypt_padding_scheme: must be pkcs1v15 when decrypt_padding_scheme is pkcs1v15/);
+      expect(a.body.errors[0]).toMatch(
+        /^encrypt_padding_scheme: must be pkcs1v15 when decrypt_padding_scheme is pkcs1v15/,
+      );
     }
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
   });
@@ -163,6 +205,8 @@ describe('OAEP failures read the same whatever the cause', () => {
       texts.add(a.text);
     }
     expect(texts.size).toBe(1);
-    expect(ok(await post('rewrap/legacy', { ciphertext: good }, rewrapOnly)).body.data.ciphertext).toMatch(/^vault:v1:/);
+    expect(ok(await post('rewrap/legacy', { ciphertext: good }, rewrapOnly)).body.data.ciphertext).toMatch(
+      /^vault:v1:/,
+    );
   });
 });

@@ -18,7 +18,11 @@ function fakeSeal(type: string, pad = randomBytes(64)): SealWrapper & { calls: n
     calls: 0,
     async encrypt(pt: Buffer): Promise<SealBlob> {
       w.calls++;
-      return { seal_type: type, key_id: 'k1', ciphertext: Buffer.from(pt.map((b, i) => b ^ pad[i]!)).toString('base64') };
+      return {
+        seal_type: type,
+        key_id: 'k1',
+        ciphertext: Buffer.from(pt.map((b, i) => b ^ pad[i]!)).toString('base64'),
+      };
     },
     async decrypt(blob: SealBlob): Promise<Buffer> {
       w.calls++;
@@ -45,7 +49,9 @@ describe('shamir helpers', () => {
   it("validates share configs with Vault's messages and decodes keys as Vault's HTTP layer", () => {
     expect(shareConfigError({ secret_shares: 5, secret_threshold: 3 })).toBeNull();
     expect(shareConfigError({ secret_shares: 1, secret_threshold: 1 })).toBeNull();
-    expect(shareConfigError({ secret_shares: 2, secret_threshold: 1 })).toBe('threshold must be greater than one for multiple shares');
+    expect(shareConfigError({ secret_shares: 2, secret_threshold: 1 })).toBe(
+      'threshold must be greater than one for multiple shares',
+    );
     expect(shareConfigError({ secret_shares: 0, secret_threshold: 0 })).toBe('shares must be at least one');
     expect(shareConfigError({ secret_shares: 300, secret_threshold: 2 })).toBe('shares must be less than 256');
     const k = randomBytes(33);
@@ -93,7 +99,9 @@ describe('SealManager with an auto seal', () => {
     const seal = fakeSeal('transit');
     const m = new SealManager(b, new NoKeychain(), quiet, { active: seal, disabled: null });
     expect(m.status()).toMatchObject({ type: 'transit', recovery_seal: true, t: 0, n: 0 });
-    await expect(m.initialize({ useKeychain: false, secret_shares: 3, secret_threshold: 2 })).rejects.toThrow('parameters secret_shares,secret_threshold not applicable to seal type transit');
+    await expect(m.initialize({ useKeychain: false, secret_shares: 3, secret_threshold: 2 })).rejects.toThrow(
+      'parameters secret_shares,secret_threshold not applicable to seal type transit',
+    );
     const out = await m.initialize({ useKeychain: false, recovery_shares: 3, recovery_threshold: 2 });
     expect(out.keys).toEqual([]);
     expect(out.recoveryKeys).toHaveLength(3);
@@ -116,12 +124,16 @@ describe('SealManager with an auto seal', () => {
     const t = fakeSeal('transit');
     const m = new SealManager(b, new NoKeychain(), quiet, { active: t, disabled: null });
     const out = await m.initialize({ useKeychain: false, recovery_shares: 1, recovery_threshold: 1 });
-    await expect(new SealManager(b, new NoKeychain(), quiet).load()).rejects.toThrow(/storage is sealed by seal "transit".*disabled = "true"/);
+    await expect(new SealManager(b, new NoKeychain(), quiet).load()).rejects.toThrow(
+      /storage is sealed by seal "transit".*disabled = "true"/,
+    );
     const back = new SealManager(b, new NoKeychain(), quiet, { active: null, disabled: t });
     await back.load();
     expect(back.status()).toMatchObject({ type: 'transit', migration: true });
     expect(await back.storedMaster()).toBeNull(); // no unattended unseal during a migration
-    await expect(back.submitUnsealKey(out.recoveryKeys[0]!, false)).rejects.toThrow('migrate option not provided and seal migration is pending');
+    await expect(back.submitUnsealKey(out.recoveryKeys[0]!, false)).rejects.toThrow(
+      'migrate option not provided and seal migration is pending',
+    );
     const master = await back.submitUnsealKey(out.recoveryKeys[0]!, true);
     // auto -> shamir: the recovery key is the new unseal (master) key.
     expect(master!.equals(out.recoveryKeys[0]!)).toBe(true);
@@ -135,7 +147,11 @@ describe('SealManager: one auto seal to another', () => {
   it('re-wraps the master and recovery keys with the new seal; the old one is no longer needed', async () => {
     const b = new InmemBackend();
     const oldSeal = fakeSeal('transit');
-    const out = await new SealManager(b, new NoKeychain(), quiet, { active: oldSeal, disabled: null }).initialize({ useKeychain: false, recovery_shares: 2, recovery_threshold: 2 });
+    const out = await new SealManager(b, new NoKeychain(), quiet, { active: oldSeal, disabled: null }).initialize({
+      useKeychain: false,
+      recovery_shares: 2,
+      recovery_threshold: 2,
+    });
     const newSeal = fakeSeal('pkcs11');
     const m = new SealManager(b, new NoKeychain(), quiet, { active: newSeal, disabled: oldSeal });
     await m.load();
@@ -155,10 +171,24 @@ describe('SealManager: one auto seal to another', () => {
 
 describe('seal config', () => {
   it('accepts {type, params}, Vault JSON form and two stanzas with one disabled; refuses the rest', () => {
-    expect(normalizeSealConfig({ type: 'transit', params: { key_name: 'k' } })).toEqual([{ type: 'transit', params: { key_name: 'k' } }]);
-    expect(normalizeSealConfig({ transit: { key_name: 'k' } })).toEqual([{ type: 'transit', params: { key_name: 'k' } }]);
-    expect(normalizeSealConfig([{ type: 'transit', params: { disabled: 'true' } }, { type: 'pkcs11', params: {} }])).toHaveLength(2);
-    expect(normalizeSealConfig([{ type: 'transit', params: {} }, { type: 'pkcs11', params: {} }])).toMatch(/only one seal may be enabled/);
+    expect(normalizeSealConfig({ type: 'transit', params: { key_name: 'k' } })).toEqual([
+      { type: 'transit', params: { key_name: 'k' } },
+    ]);
+    expect(normalizeSealConfig({ transit: { key_name: 'k' } })).toEqual([
+      { type: 'transit', params: { key_name: 'k' } },
+    ]);
+    expect(
+      normalizeSealConfig([
+        { type: 'transit', params: { disabled: 'true' } },
+        { type: 'pkcs11', params: {} },
+      ]),
+    ).toHaveLength(2);
+    expect(
+      normalizeSealConfig([
+        { type: 'transit', params: {} },
+        { type: 'pkcs11', params: {} },
+      ]),
+    ).toMatch(/only one seal may be enabled/);
     expect(normalizeSealConfig({ type: 'awskms', params: {} })).toMatch(/not supported/);
     expect(effectiveStanzas([], { VAULT_SEAL_TYPE: 'transit' })).toEqual([{ type: 'transit', params: {} }]);
     expect(effectiveStanzas([], { VAULT_SEAL_TYPE: 'shamir' })).toEqual([]);
@@ -166,19 +196,44 @@ describe('seal config', () => {
 
   it("resolves transit parameters with Vault's environment precedence", () => {
     const p = { address: 'http://a:8200', token: 'cfg', key_name: 'k', mount_path: '/transit/' };
-    expect(transitSettings(p, {})).toMatchObject({ address: 'http://a:8200', token: 'cfg', keyName: 'k', mountPath: 'transit' });
-    expect(transitSettings(p, { VAULT_TRANSIT_SEAL_TOKEN: 'env', TRANSIT_WRAPPER_ADDR: 'https://b:1' })).toMatchObject({ token: 'env', address: 'https://b:1' });
-    expect(transitSettings({ key_name: 'k', mount_path: 't' }, { VAULT_ADDR: 'http://v:1', VAULT_TOKEN: 'vt' })).toMatchObject({ address: 'http://v:1', token: 'vt' });
+    expect(transitSettings(p, {})).toMatchObject({
+      address: 'http://a:8200',
+      token: 'cfg',
+      keyName: 'k',
+      mountPath: 'transit',
+    });
+    expect(transitSettings(p, { VAULT_TRANSIT_SEAL_TOKEN: 'env', TRANSIT_WRAPPER_ADDR: 'https://b:1' })).toMatchObject({
+      token: 'env',
+      address: 'https://b:1',
+    });
+    expect(
+      transitSettings({ key_name: 'k', mount_path: 't' }, { VAULT_ADDR: 'http://v:1', VAULT_TOKEN: 'vt' }),
+    ).toMatchObject({ address: 'http://v:1', token: 'vt' });
     expect(() => transitSettings({ mount_path: 't', token: 'x' }, {})).toThrow('key_name is required');
     expect(() => transitSettings({ key_name: 'k', token: 'x' }, {})).toThrow('mount_path is required');
-    expect(() => transitSettings({ key_name: 'k', mount_path: 't', token: 'x', disable_renewal: 'maybe' }, {})).toThrow(/disable_renewal must be a boolean/);
+    expect(() => transitSettings({ key_name: 'k', mount_path: 't', token: 'x', disable_renewal: 'maybe' }, {})).toThrow(
+      /disable_renewal must be a boolean/,
+    );
   });
 
   it('resolves pkcs11 parameters: VAULT_HSM_* first, Vault defaults, clear refusals', () => {
     const p = { lib: '/x.so', token_label: 'T', pin: 'cfg-pin', key_label: 'k' };
-    expect(pkcs11Settings(p, {})).toMatchObject({ lib: '/x.so', tokenLabel: 'T', pin: 'cfg-pin', keyLabel: 'k', mechanism: '0x1087', generateKey: false, maxParallel: 1, rsaOaepHash: 'sha256' });
-    expect(pkcs11Settings(p, { VAULT_HSM_PIN: 'env-pin', VAULT_HSM_MECHANISM: '0x0009', VAULT_HSM_GENERATE_KEY: 'true' })).toMatchObject({ pin: 'env-pin', mechanism: '0x0009', generateKey: true });
-    expect(pkcs11Settings({}, { VAULT_HSM_LIB: '/y.so', VAULT_HSM_SLOT: '3', VAULT_HSM_PIN: 'p', VAULT_HSM_KEY_LABEL: 'l' })).toMatchObject({ lib: '/y.so', slot: '3' });
+    expect(pkcs11Settings(p, {})).toMatchObject({
+      lib: '/x.so',
+      tokenLabel: 'T',
+      pin: 'cfg-pin',
+      keyLabel: 'k',
+      mechanism: '0x1087',
+      generateKey: false,
+      maxParallel: 1,
+      rsaOaepHash: 'sha256',
+    });
+    expect(
+      pkcs11Settings(p, { VAULT_HSM_PIN: 'env-pin', VAULT_HSM_MECHANISM: '0x0009', VAULT_HSM_GENERATE_KEY: 'true' }),
+    ).toMatchObject({ pin: 'env-pin', mechanism: '0x0009', generateKey: true });
+    expect(
+      pkcs11Settings({}, { VAULT_HSM_LIB: '/y.so', VAULT_HSM_SLOT: '3', VAULT_HSM_PIN: 'p', VAULT_HSM_KEY_LABEL: 'l' }),
+    ).toMatchObject({ lib: '/y.so', slot: '3' });
     expect(() => pkcs11Settings({ ...p, lib: '' }, {})).toThrow(/lib is required/);
     expect(() => pkcs11Settings({ ...p, token_label: '' }, {})).toThrow(/slot or token_label is required/);
     expect(() => pkcs11Settings({ ...p, pin: '' }, {})).toThrow(/pin is required/);

@@ -1,7 +1,13 @@
 import { createDecipheriv, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { initializeStorage, masterFromRecoveryKey, openKeyring, readSealConfig, recoveryKeyOf } from '../../../src/seal/seal.js';
+import {
+  initializeStorage,
+  masterFromRecoveryKey,
+  openKeyring,
+  readSealConfig,
+  recoveryKeyOf,
+} from '../../../src/seal/seal.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 import { NoKeychain } from '../../../src/seal/keychain.js';
 import { OsKeychain } from '../../../src/seal/os-keychain.js';
@@ -15,7 +21,9 @@ describe('seal: master key and keyring record', () => {
     expect(config).toMatchObject({ version: 1, keychain_account: 'acct' });
     expect(await readSealConfig(b)).toEqual(config);
     expect((await openKeyring(b, master)).equals(barrierKey)).toBe(true);
-    await expect(openKeyring(b, randomBytes(32))).rejects.toThrow(/^invalid key: the recovery key does not open this storage$/);
+    await expect(openKeyring(b, randomBytes(32))).rejects.toThrow(
+      /^invalid key: the recovery key does not open this storage$/,
+    );
     await expect(initializeStorage(b, null)).rejects.toThrow(/already initialized/);
   });
 
@@ -61,7 +69,9 @@ describe.skipIf(!secretService)('OS keychain against the real Secret Service', (
     expect(await k.get(account)).toBeNull();
     await k.set(account, secret);
     expect((await k.get(account))!.equals(secret)).toBe(true);
-    const seen = execFileSync('secret-tool', ['lookup', 'service', 'keyhold-unit-test', 'username', account], { encoding: 'utf8' });
+    const seen = execFileSync('secret-tool', ['lookup', 'service', 'keyhold-unit-test', 'username', account], {
+      encoding: 'utf8',
+    });
     expect(Buffer.from(seen.trim(), 'base64').equals(secret)).toBe(true);
     await k.delete(account);
     expect(await k.get(account)).toBeNull();

@@ -42,11 +42,23 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 
 async function pair() {
   const view = sharedStore();
-  const a = new Core({ backend: view(), keychain: new NoKeychain(), logger: quiet, maxRequestSize: 1 << 20, version: 't' });
-  const b = new Core({ backend: view(), keychain: new NoKeychain(), logger: quiet, maxRequestSize: 1 << 20, version: 't' });
+  const a = new Core({
+    backend: view(),
+    keychain: new NoKeychain(),
+    logger: quiet,
+    maxRequestSize: 1 << 20,
+    version: 't',
+  });
+  const b = new Core({
+    backend: view(),
+    keychain: new NoKeychain(),
+    logger: quiet,
+    maxRequestSize: 1 << 20,
+    version: 't',
+  });
   const init = await a.init({ useKeychain: false });
   await b.start();
-  await b.submitUnsealKey(init.keys[0]!.toString("base64"));
+  await b.submitUnsealKey(init.keys[0]!.toString('base64'));
   return { a, b, root: init.rootToken };
 }
 

@@ -12,9 +12,19 @@ describe('fast lane: which request heads it takes', () => {
   const base = 'POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nX-Vault-Token: t\r\nContent-Length: 12';
 
   it('parses a plain request: method, target, lower-cased headers, body length', () => {
-    expect(parseHead(base)).toEqual({ method: 'POST', url: '/v1/transit/encrypt/k', headers: { host: 'x', 'x-vault-token': 't', 'content-length': '12' }, length: 12 });
+    expect(parseHead(base)).toEqual({
+      method: 'POST',
+      url: '/v1/transit/encrypt/k',
+      headers: { host: 'x', 'x-vault-token': 't', 'content-length': '12' },
+      length: 12,
+    });
     expect(parseHead('LIST /v1/transit/keys HTTP/1.1\r\nHost: x')?.method).toBe('LIST');
-    expect(parseHead('GET /v1/sys/health?x=1 HTTP/1.1\r\nhost: h')).toEqual({ method: 'GET', url: '/v1/sys/health?x=1', headers: { host: 'h' }, length: 0 });
+    expect(parseHead('GET /v1/sys/health?x=1 HTTP/1.1\r\nhost: h')).toEqual({
+      method: 'GET',
+      url: '/v1/sys/health?x=1',
+      headers: { host: 'h' },
+      length: 0,
+    });
     // Optional whitespace around values is not part of them.
     expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: \t v \t')?.headers['x-a']).toBe('v');
   });
@@ -47,12 +57,17 @@ describe('fast lane: which request heads it takes', () => {
     ['no Host header (node:http answers 400)', 'GET / HTTP/1.1\r\nX-Vault-Token: t'],
   ])('leaves %s to node:http', (what, head) => {
     // Every case but the Host one carries a Host header, so it is refused for its own reason.
-    const withHost = what.startsWith('no Host') || /\r\nhost:/i.test(head) ? head : head.replace('\r\n', '\r\nHost: h\r\n').replace(/^([^\r]*)$/, '$1\r\nHost: h');
+    const withHost =
+      what.startsWith('no Host') || /\r\nhost:/i.test(head)
+        ? head
+        : head.replace('\r\n', '\r\nHost: h\r\n').replace(/^([^\r]*)$/, '$1\r\nHost: h');
     expect(parseHead(withHost)).toBeNull();
   });
 
   it('takes each refused case once its offending part is gone', () => {
-    expect(parseHead('POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nX-Vault-Token: t\r\nContent-Length: 12')).not.toBeNull();
+    expect(
+      parseHead('POST /v1/transit/encrypt/k HTTP/1.1\r\nHost: x\r\nX-Vault-Token: t\r\nContent-Length: 12'),
+    ).not.toBeNull();
     expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: x')).not.toBeNull();
     expect(parseHead('GET / HTTP/1.1\r\nHost: h\r\nX-A: ab')).not.toBeNull();
     expect(parseHead(`POST / HTTP/1.1\r\nHost: h\r\nContent-Length: ${FAST_MAX_BODY}`)?.length).toBe(FAST_MAX_BODY);
@@ -66,14 +81,26 @@ describe('fast lane: which request heads it takes', () => {
 });
 
 describe('fast lane on a listener: answers, hands over, keeps order', () => {
-  const LIMITS = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 1000, maxConnections: 32, checkIntervalMs: 100 };
+  const LIMITS = {
+    headersTimeoutMs: 400,
+    requestTimeoutMs: 800,
+    keepAliveTimeoutMs: 1000,
+    maxConnections: 32,
+    checkIntervalMs: 100,
+  };
   let dir: string;
   let listeners: Listeners;
   let socket: string;
   let tcp: string;
 
   /** Both lanes answer with who answered, the method, the path and the body they received. */
-  function answer(lane: string, method: string, url: string, body: Buffer, res: { writeHead(s: number, h: Record<string, string | number>): unknown; end(b: string): unknown }) {
+  function answer(
+    lane: string,
+    method: string,
+    url: string,
+    body: Buffer,
+    res: { writeHead(s: number, h: Record<string, string | number>): unknown; end(b: string): unknown },
+  ) {
     const text = JSON.stringify({ lane, method, url, body: body.toString('utf8') });
     // A path with /slow/ answers after a delay, so pipelined requests behind it must wait.
     const send = () => {
@@ -114,12 +141,19 @@ describe('fast lane on a listener: answers, hands over, keeps order', () => {
       try {
         const body = JSON.stringify({ plaintext: 'aGVsbG8=', note: 'caf\u00e9 \u2603' });
         for (const method of ['POST', 'PUT', 'GET', 'DELETE', 'LIST']) {
-          await c.write(rawRequest(method, `/v1/a/${method}`, { token: 't', body: method === 'GET' ? undefined : body }));
+          await c.write(
+            rawRequest(method, `/v1/a/${method}`, { token: 't', body: method === 'GET' ? undefined : body }),
+          );
           const r = await c.read();
           expect(r.status).toBe(200);
           expect(r.headers['connection']).toBe('keep-alive');
           expect(r.headers['date']).toMatch(/GMT$/);
-          expect(JSON.parse(r.body)).toEqual({ lane: 'fast', method, url: `/v1/a/${method}`, body: method === 'GET' ? '' : body });
+          expect(JSON.parse(r.body)).toEqual({
+            lane: 'fast',
+            method,
+            url: `/v1/a/${method}`,
+            body: method === 'GET' ? '' : body,
+          });
         }
         expect(c.closed).toBe(false);
       } finally {
@@ -238,7 +272,9 @@ describe('fast lane on a listener: answers, hands over, keeps order', () => {
   });
 
   it('hands over a half-closed connection whose last request it does not take', async () => {
-    const got = await sendThenHalfClose(rawRequest('GET', '/v1/slow/a') + rawRequest('POST', '/v1/c', { body: '{}', chunked: true }));
+    const got = await sendThenHalfClose(
+      rawRequest('GET', '/v1/slow/a') + rawRequest('POST', '/v1/c', { body: '{}', chunked: true }),
+    );
     expect(got).toContain('"lane":"fast","method":"GET","url":"/v1/slow/a"');
     expect(got).toContain('"lane":"node","method":"POST","url":"/v1/c","body":"{}"');
   });

@@ -29,8 +29,13 @@ function feed(input: Buffer, cuts: number[]): Buffer {
 
 describe('LIST verb rewriter', () => {
   it('rewrites LIST to LOCK and a real LOCK to MOVE at request starts only', () => {
-    const input = Buffer.from(wire({ method: 'LIST', body: '', chunked: false }) + wire({ method: 'LOCK', body: '', chunked: false }));
-    expect(feed(input, []).toString()).toBe(wire({ method: 'LIST', body: '', chunked: false }, true) + wire({ method: 'LOCK', body: '', chunked: false }, true));
+    const input = Buffer.from(
+      wire({ method: 'LIST', body: '', chunked: false }) + wire({ method: 'LOCK', body: '', chunked: false }),
+    );
+    expect(feed(input, []).toString()).toBe(
+      wire({ method: 'LIST', body: '', chunked: false }, true) +
+        wire({ method: 'LOCK', body: '', chunked: false }, true),
+    );
     expect(feed(input, []).toString().startsWith('LOCK ')).toBe(true);
     expect(feed(input, []).toString()).toContain('MOVE /v1/x');
   });
@@ -61,15 +66,23 @@ describe('LIST verb rewriter', () => {
   it('rewrites exactly the request starts for any mix of requests and any packet split', () => {
     const req = fc.record({
       method: fc.constantFrom('LIST', 'GET', 'POST', 'PUT', 'DELETE', 'LOCK'),
-      body: fc.oneof(fc.constant(''), fc.string({ maxLength: 40 }), fc.constantFrom('LIST ', '\r\n\r\nLIST /x HTTP/1.1\r\n\r\n', '0\r\n\r\n')),
+      body: fc.oneof(
+        fc.constant(''),
+        fc.string({ maxLength: 40 }),
+        fc.constantFrom('LIST ', '\r\n\r\nLIST /x HTTP/1.1\r\n\r\n', '0\r\n\r\n'),
+      ),
       chunked: fc.boolean(),
     });
     fc.assert(
-      fc.property(fc.array(req, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(2000), { maxLength: 12 }), (reqs, cuts) => {
-        const fixed = reqs;
-        const input = Buffer.from(fixed.map((r) => wire(r, false)).join(''));
-        return feed(input, cuts).equals(Buffer.from(fixed.map((r) => wire(r, true)).join('')));
-      }),
+      fc.property(
+        fc.array(req, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.nat(2000), { maxLength: 12 }),
+        (reqs, cuts) => {
+          const fixed = reqs;
+          const input = Buffer.from(fixed.map((r) => wire(r, false)).join(''));
+          return feed(input, cuts).equals(Buffer.from(fixed.map((r) => wire(r, true)).join('')));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -84,7 +97,9 @@ describe('LIST verb rewriter', () => {
 
   it('finds the end of headers written with bare LF line endings', () => {
     const input = Buffer.from('POST /v1/x HTTP/1.1\nContent-Length: 5\n\nLIST LIST /v1/x HTTP/1.1\n\n');
-    expect(feed(input, [3, 30, 45]).toString()).toBe('POST /v1/x HTTP/1.1\nContent-Length: 5\n\nLIST LOCK /v1/x HTTP/1.1\n\n');
+    expect(feed(input, [3, 30, 45]).toString()).toBe(
+      'POST /v1/x HTTP/1.1\nContent-Length: 5\n\nLIST LOCK /v1/x HTTP/1.1\n\n',
+    );
   });
 
   it('passes through after an Upgrade request', () => {

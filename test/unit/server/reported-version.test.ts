@@ -18,21 +18,36 @@ function file(name: string, text: string): string {
 describe('reported_vault_version', () => {
   it('is read from HCL and from both JSON shapes', () => {
     expect(loadConfigFile(file('a.hcl', 'reported_vault_version = "1.19.0"\n')).reported_vault_version).toBe('1.19.0');
-    expect(loadConfigFile(file('b.json', JSON.stringify({ reported_vault_version: '2.2.0+ent' }))).reported_vault_version).toBe('2.2.0+ent');
-    expect(loadConfigFile(file('c.json', JSON.stringify({ api_addr: 'http://127.0.0.1:8200', reported_vault_version: '2.0.0' }))).reported_vault_version).toBe('2.0.0');
+    expect(
+      loadConfigFile(file('b.json', JSON.stringify({ reported_vault_version: '2.2.0+ent' }))).reported_vault_version,
+    ).toBe('2.2.0+ent');
+    expect(
+      loadConfigFile(
+        file('c.json', JSON.stringify({ api_addr: 'http://127.0.0.1:8200', reported_vault_version: '2.0.0' })),
+      ).reported_vault_version,
+    ).toBe('2.0.0');
   });
 
   it.each(['1.19', 'latest', '', '1.19.0 ', 'x1.2.3'])('refuses %j naming the key', (v) => {
-    expect(() => loadConfigFile(file('bad.hcl', `reported_vault_version = ${JSON.stringify(v)}\n`))).toThrow(/reported_vault_version/);
-    expect(() => loadConfigFile(file('bad.json', JSON.stringify({ reported_vault_version: v })))).toThrow(/reported_vault_version/);
+    expect(() => loadConfigFile(file('bad.hcl', `reported_vault_version = ${JSON.stringify(v)}\n`))).toThrow(
+      /reported_vault_version/,
+    );
+    expect(() => loadConfigFile(file('bad.json', JSON.stringify({ reported_vault_version: v })))).toThrow(
+      /reported_vault_version/,
+    );
   });
 
   it('KEYHOLD_REPORTED_VAULT_VERSION wins over the file and is checked too', () => {
     const cfg = file('d.hcl', 'reported_vault_version = "1.19.0"\n');
     expect(resolveConfig({ config: cfg, dev: true }, { KEYHOLD_HOME: dir }).reported_vault_version).toBe('1.19.0');
-    expect(resolveConfig({ config: cfg, dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_REPORTED_VAULT_VERSION: '2.2.0' }).reported_vault_version).toBe('2.2.0');
+    expect(
+      resolveConfig({ config: cfg, dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_REPORTED_VAULT_VERSION: '2.2.0' })
+        .reported_vault_version,
+    ).toBe('2.2.0');
     expect(resolveConfig({ dev: true }, { KEYHOLD_HOME: dir }).reported_vault_version).toBeUndefined();
-    expect(() => resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_REPORTED_VAULT_VERSION: 'two' })).toThrow(ConfigError);
+    expect(() => resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_REPORTED_VAULT_VERSION: 'two' })).toThrow(
+      ConfigError,
+    );
   });
 
   it('seal-status and health fields: the reported version, with keyhold_version beside it', () => {

@@ -14,7 +14,11 @@ function capture(): ResponseSink & { status: number; headers: Record<string, str
     },
     end(body) {
       if (Array.isArray(body) && !this.takesParts) throw new Error('pieces given to a sink that does not take them');
-      this.body = Array.isArray(body) ? Buffer.concat(body).toString('utf8') : Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
+      this.body = Array.isArray(body)
+        ? Buffer.concat(body).toString('utf8')
+        : Buffer.isBuffer(body)
+          ? body.toString('utf8')
+          : String(body);
     },
     destroy() {},
   };
@@ -22,7 +26,17 @@ function capture(): ResponseSink & { status: number; headers: Record<string, str
 
 /** What the answer must equal: Vault's envelope, with data's members first when copied to the top level. */
 function expected(data: unknown, inject: boolean, warnings: string[] | null = null) {
-  const envelope = { request_id: 'r-1', lease_id: '', renewable: false, lease_duration: 0, data: data ?? null, wrap_info: null, warnings, auth: null, mount_type: 'system' };
+  const envelope = {
+    request_id: 'r-1',
+    lease_id: '',
+    renewable: false,
+    lease_duration: 0,
+    data: data ?? null,
+    wrap_info: null,
+    warnings,
+    auth: null,
+    mount_type: 'system',
+  };
   return inject && data && typeof data === 'object' ? { ...(data as object), ...envelope } : envelope;
 }
 
@@ -38,7 +52,14 @@ describe('sendReply: the envelope written around data', () => {
   ])('%s: same members, order and bytes as serialising the whole envelope', (_what, data) => {
     for (const inject of [false, true]) {
       const res = capture();
-      sendReply(res, 'r-1', { data: data as Record<string, unknown> | undefined, warnings: ['w'] }, 'system', 200, inject);
+      sendReply(
+        res,
+        'r-1',
+        { data: data as Record<string, unknown> | undefined, warnings: ['w'] },
+        'system',
+        200,
+        inject,
+      );
       const want = expected(data, inject, ['w']);
       expect(res.body.endsWith('\n')).toBe(true);
       expect(JSON.parse(res.body)).toEqual(want);
@@ -50,11 +71,14 @@ describe('sendReply: the envelope written around data', () => {
   });
 
   it.each([
-    ['an object', { keys: ['a', 'b'], n: 1, 'é': 'ü' }],
+    ['an object', { keys: ['a', 'b'], n: 1, é: 'ü' }],
     ['an empty object', {}],
     ['a member named like the envelope', { data: 'mine', other: 2 }],
   ])('%s kept serialized by the handler (text or bytes): the same body as serialising data', (_what, data) => {
-    const go = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    const go = JSON.stringify(data).replace(
+      /[<>&\u2028\u2029]/g,
+      (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'),
+    );
     for (const inject of [false, true]) {
       const plain = capture();
       sendReply(plain, 'r-1', { data }, 'system', 200, inject);

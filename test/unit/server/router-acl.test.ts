@@ -35,16 +35,46 @@ const routes = [
     },
   }),
   route({ path: 'empty', summary: 'empty list', fields: {}, operations: { list: () => ({ data: { keys: [] } }) } }),
-  route({ path: 'meta', summary: 'list with metadata only', fields: {}, operations: { list: () => ({ data: { key_info: { a: 1 } } }) } }),
-  route({ path: 'danger', summary: 'sudo', fields: {}, sudo: true, operations: { update: () => ({ data: { ok: true } }) } }),
-  route({ path: 'open', summary: 'no token', fields: {}, unauthenticated: true, allowSealed: true, operations: { read: () => ({ data: { open: true } }) } }),
+  route({
+    path: 'meta',
+    summary: 'list with metadata only',
+    fields: {},
+    operations: { list: () => ({ data: { key_info: { a: 1 } } }) },
+  }),
+  route({
+    path: 'danger',
+    summary: 'sudo',
+    fields: {},
+    sudo: true,
+    operations: { update: () => ({ data: { ok: true } }) },
+  }),
+  route({
+    path: 'open',
+    summary: 'no token',
+    fields: {},
+    unauthenticated: true,
+    allowSealed: true,
+    operations: { read: () => ({ data: { open: true } }) },
+  }),
 ];
-const mount: MountInfo = { path: 'm/', type: 'test', accessor: 'test_1', uuid: 'u', description: '', options: null, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+const mount: MountInfo = {
+  path: 'm/',
+  type: 'test',
+  accessor: 'test_1',
+  uuid: 'u',
+  description: '',
+  options: null,
+  config: {},
+  local: false,
+  seal_wrap: false,
+  external_entropy_access: false,
+};
 const instance = { things: new Set(['exists']) };
 const POLICIES: Record<string, string> = {
   updater: 'path "m/things/*" { capabilities = ["update", "read"] }',
   creator: 'path "m/things/*" { capabilities = ["create"] }',
-  lister: 'path "m/things/" { capabilities = ["list"] }\npath "m/empty/" { capabilities = ["list"] }\npath "m/meta/" { capabilities = ["list"] }',
+  lister:
+    'path "m/things/" { capabilities = ["list"] }\npath "m/empty/" { capabilities = ["list"] }\npath "m/meta/" { capabilities = ["list"] }',
   nolistslash: 'path "m/things" { capabilities = ["list"] }',
   sudoer: 'path "m/danger" { capabilities = ["update", "sudo"] }',
   nosudo: 'path "m/danger" { capabilities = ["update"] }',
@@ -53,7 +83,8 @@ let sealed = false;
 const core: RouterCore = {
   isSealed: () => sealed,
   resolve: (p) => (p.startsWith('m/') || p === 'm' ? { mount, routes, instance } : null),
-  lookupToken: async (id) => (POLICIES[id] ? ({ id, accessor: id, policies: [id], root: false, displayName: id } as TokenInfo) : null),
+  lookupToken: async (id) =>
+    POLICIES[id] ? ({ id, accessor: id, policies: [id], root: false, displayName: id } as TokenInfo) : null,
   authorizer: { allowed: (t, cap, p) => new ACL(t.policies.map((n) => parsePolicy(n, POLICIES[n]!))).allowed(cap, p) },
   logger: { debug() {}, info() {}, warn() {}, error() {} },
   maxRequestSize: 1024,
@@ -62,12 +93,16 @@ let listeners: Listeners;
 let base: string;
 beforeAll(async () => {
   const router = new Router(core);
-  listeners = await startListeners([{ type: 'tcp', address: '127.0.0.1:0' }], (req, res) => void router.handle(req, res));
+  listeners = await startListeners(
+    [{ type: 'tcp', address: '127.0.0.1:0' }],
+    (req, res) => void router.handle(req, res),
+  );
   base = listeners.addresses[0]!;
 });
 afterAll(() => listeners.close(1000));
 
-const call = (method: string, path: string, token: string | null, body?: unknown) => httpReq({ base }, method, path, body, { token: token ?? undefined });
+const call = (method: string, path: string, token: string | null, body?: unknown) =>
+  httpReq({ base }, method, path, body, { token: token ?? undefined });
 
 describe('router ACL', () => {
   it('turns an update of a missing object into create (Vault upsert) and checks create', async () => {

@@ -27,7 +27,11 @@ describe('request parsing', () => {
   });
 
   it('parses form bodies by content type or by their shape', () => {
-    expect(parseBody(Buffer.from('a=1&b=two+words&c=%2F'), 'application/x-www-form-urlencoded')).toEqual({ a: '1', b: 'two words', c: '/' });
+    expect(parseBody(Buffer.from('a=1&b=two+words&c=%2F'), 'application/x-www-form-urlencoded')).toEqual({
+      a: '1',
+      b: 'two words',
+      c: '/',
+    });
     expect(parseBody(Buffer.from('plaintext=aGk%3D'), undefined)).toEqual({ plaintext: 'aGk=' });
     // A JSON-looking body is JSON whatever the content type says (Vault sniffs).
     expect(parseBody(Buffer.from('{"a":1}'), 'application/x-www-form-urlencoded')).toEqual({ a: 1 });
@@ -51,7 +55,8 @@ describe('mount paths', () => {
   it('normalises to a trailing slash and rejects traversal and junk with 400 naming path', () => {
     expect(normalizeMountPath('/transit/')).toBe('transit/');
     expect(normalizeMountPath('team/a')).toBe('team/a/');
-    for (const bad of ['', '/', '../x', 'a/../b', 'a b', 'a?b']) expect(() => normalizeMountPath(bad)).toThrow(/^path: /);
+    for (const bad of ['', '/', '../x', 'a/../b', 'a b', 'a?b'])
+      expect(() => normalizeMountPath(bad)).toThrow(/^path: /);
   });
 });
 

@@ -10,7 +10,14 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 async function core() {
   let now = Date.parse('2026-01-01T00:00:00Z');
   const backend = new InmemBackend();
-  const c = new Core({ backend, keychain: new NoKeychain(), logger: quiet, maxRequestSize: 1 << 20, version: 't', clock: { now: () => now } });
+  const c = new Core({
+    backend,
+    keychain: new NoKeychain(),
+    logger: quiet,
+    maxRequestSize: 1 << 20,
+    version: 't',
+    clock: { now: () => now },
+  });
   await c.init({ useKeychain: false });
   return { c, backend, advance: (ms: number) => (now += ms) };
 }
@@ -58,7 +65,7 @@ describe('response wrapping in the core', () => {
     expect(await rawCubbyholeRecords(backend)).toEqual([]);
   });
 
-  it('destroys a token\'s cubbyhole when the token (or its parent) is revoked', async () => {
+  it("destroys a token's cubbyhole when the token (or its parent) is revoked", async () => {
     const { c, backend } = await core();
     const parent = await c.tokens.create({ policies: ['default'] });
     const child = await c.tokens.create({ policies: ['default'], parent_accessor: parent.entry.accessor });

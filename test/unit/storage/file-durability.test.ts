@@ -1,7 +1,16 @@
 // Durability of the log-structured file backend: an acknowledged write survives a kill -9, a torn or
 // failed append never damages what came before, concurrent writes share appends, and compaction
 // (including a crash in the middle of it) never loses or resurrects a record.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { appendFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -14,7 +23,14 @@ vi.mock('node:fs', async (importOriginal) => {
   const orig = await importOriginal<typeof import('node:fs')>();
   return {
     ...orig,
-    write: (fd: number, buf: Buffer, off: number, len: number, pos: number | null, cb: (e: NodeJS.ErrnoException | null, n: number) => void) => {
+    write: (
+      fd: number,
+      buf: Buffer,
+      off: number,
+      len: number,
+      pos: number | null,
+      cb: (e: NodeJS.ErrnoException | null, n: number) => void,
+    ) => {
       if (!failNextWrite) return orig.write(fd, buf, off, len, pos, cb);
       failNextWrite = false;
       orig.writeSync(fd, buf, off, Math.floor(len / 2));
@@ -73,7 +89,9 @@ describe('file backend durability', () => {
       await Promise.all(Array.from({ length: 8 }, async () => {
         for (;;) { const n = i++; await b.put('k/' + n, Buffer.from('value-' + n)); process.stdout.write(n + '\\n'); }
       }));`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const acked: number[] = [];
     let buf = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -199,14 +217,19 @@ describe('file backend durability', () => {
     // Put the oldest input back (it holds r/0's value, not its delete), as if the crash came before
     // its removal: replaying it would bring r/0 back unless the compacted file rules it out.
     const oldest = readdirSync(saved).sort()[0]!;
-    expect(readFrames(readFileSync(join(saved, oldest))).some((f) => f.ops.some((o) => o.key === 'r/0' && !o.del))).toBe(true);
+    expect(
+      readFrames(readFileSync(join(saved, oldest))).some((f) => f.ops.some((o) => o.key === 'r/0' && !o.del)),
+    ).toBe(true);
     expect(Number(oldest.slice(0, 16))).toBeLessThan(Number(cmp.slice(0, 16)));
     writeFileSync(join(root, 'log', oldest), readFileSync(join(saved, oldest)));
     const c = open(root);
     expect(await c.get('r/0')).toBeNull();
-    for (let i = 1; i < 30; i++) expect((await c.get(`r/${i}`))!.toString()).toBe(i % 2 ? `second-${i}` : `first-${i}`.padEnd(150, '.'));
+    for (let i = 1; i < 30; i++)
+      expect((await c.get(`r/${i}`))!.toString()).toBe(i % 2 ? `second-${i}` : `first-${i}`.padEnd(150, '.'));
     expect((await c.get('r/trigger'))!.toString()).toBe('x');
-    expect(logFiles(root).filter((f) => f.endsWith('.seg') && Number(f.slice(0, 16)) <= Number(cmp.slice(0, 16)))).toEqual([]);
+    expect(
+      logFiles(root).filter((f) => f.endsWith('.seg') && Number(f.slice(0, 16)) <= Number(cmp.slice(0, 16))),
+    ).toEqual([]);
     await c.close();
   });
 });

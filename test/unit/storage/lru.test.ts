@@ -45,7 +45,7 @@ describe('Lru', () => {
     const c = new Lru<number, number>({ maxEntries: 50 });
     const model: number[] = []; // most recent first
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     for (let i = 0; i < 20_000; i++) {
       const k = rnd(120);
       const op = rnd(3);

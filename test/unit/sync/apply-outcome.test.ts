@@ -33,12 +33,25 @@ function outcome(over: Partial<LinkOutcome>): LinkOutcome {
   return { results: new Map(), linkStatus: null, removeLink: false, generation: 2, ...over };
 }
 
-const pending = (external_name?: string): EntryState => ({ sync_status: 'PENDING', updated_at: T0, present: external_name !== undefined, ...(external_name ? { external_name } : {}) });
-const synced = (external_name: string): EntryState => ({ sync_status: 'SYNCED', updated_at: T1, external_name, present: true });
+const pending = (external_name?: string): EntryState => ({
+  sync_status: 'PENDING',
+  updated_at: T0,
+  present: external_name !== undefined,
+  ...(external_name ? { external_name } : {}),
+});
+const synced = (external_name: string): EntryState => ({
+  sync_status: 'SYNCED',
+  updated_at: T1,
+  external_name,
+  present: true,
+});
 
 describe('applyOutcome', () => {
   it('PENDING -> SYNCED: entries from the outcome, the version pushed, the destination revision, no error', () => {
-    const cur = link({ '': pending() }, { granularity: 'secret-path', error: 'old failure', sync_status: 'EXTERNAL_SERVICE_ERROR' });
+    const cur = link(
+      { '': pending() },
+      { granularity: 'secret-path', error: 'old failure', sync_status: 'EXTERNAL_SERVICE_ERROR' },
+    );
     const a = applyOutcome(cur, outcome({ results: new Map([['', synced('app')]]), syncedVersion: 7 }), ctx);
     expect(a.drop).toBe(false);
     expect(a.record.sync_status).toBe('SYNCED');
@@ -52,10 +65,25 @@ describe('applyOutcome', () => {
     expect(cur.entries['']!.sync_status).toBe('PENDING');
   });
 
-  it('one entry failing makes the link show the worst status and that entry\'s error; others keep their outcome', () => {
+  it("one entry failing makes the link show the worst status and that entry's error; others keep their outcome", () => {
     const cur = link({ a: pending('a'), b: pending('b') });
-    const failed: EntryState = { ...pending('b'), sync_status: 'EXTERNAL_SERVICE_ERROR', error: 'provider answered 503', updated_at: T1 };
-    const a = applyOutcome(cur, outcome({ results: new Map([['a', synced('a')], ['b', failed]]), retry: new SyncFailure('EXTERNAL_SERVICE_ERROR', 'provider answered 503', { retryable: true }) }), ctx);
+    const failed: EntryState = {
+      ...pending('b'),
+      sync_status: 'EXTERNAL_SERVICE_ERROR',
+      error: 'provider answered 503',
+      updated_at: T1,
+    };
+    const a = applyOutcome(
+      cur,
+      outcome({
+        results: new Map([
+          ['a', synced('a')],
+          ['b', failed],
+        ]),
+        retry: new SyncFailure('EXTERNAL_SERVICE_ERROR', 'provider answered 503', { retryable: true }),
+      }),
+      ctx,
+    );
     expect(a.record.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
     expect(a.record.error).toBe('provider answered 503');
     expect(a.record.entries.a!.sync_status).toBe('SYNCED');
@@ -65,7 +93,11 @@ describe('applyOutcome', () => {
 
   it('a link-wide failure applies to every entry the attempt did not reach', () => {
     const cur = link({ a: synced('a'), b: synced('b') }, { sync_status: 'SYNCED', synced_version: 4 });
-    const a = applyOutcome(cur, outcome({ linkStatus: { status: 'INTERNAL_VAULT_ERROR', error: 'mount with accessor kv_1 no longer exists' } }), ctx);
+    const a = applyOutcome(
+      cur,
+      outcome({ linkStatus: { status: 'INTERNAL_VAULT_ERROR', error: 'mount with accessor kv_1 no longer exists' } }),
+      ctx,
+    );
     expect(a.record.sync_status).toBe('INTERNAL_VAULT_ERROR');
     expect(a.record.error).toBe('mount with accessor kv_1 no longer exists');
     for (const e of Object.values(a.record.entries)) {
@@ -79,7 +111,10 @@ describe('applyOutcome', () => {
 
   it('a newer trigger queued behind the attempt leaves it PENDING: what was written is already stale', () => {
     const cur = link({ a: pending('a') });
-    const a = applyOutcome(cur, outcome({ results: new Map([['a', synced('a')]]), syncedVersion: 2 }), { ...ctx, queuedAgain: true });
+    const a = applyOutcome(cur, outcome({ results: new Map([['a', synced('a')]]), syncedVersion: 2 }), {
+      ...ctx,
+      queuedAgain: true,
+    });
     expect(a.record.sync_status).toBe('PENDING');
     expect(a.record.entries.a).toEqual({ ...synced('a'), sync_status: 'PENDING' });
     expect(a.record.synced_version).toBe(2);
@@ -88,7 +123,11 @@ describe('applyOutcome', () => {
   it('the secret gone: UNSYNCED link-wide, version 0, entries unsynced', () => {
     const cur = link({ a: synced('a') }, { sync_status: 'SYNCED', synced_version: 5 });
     const gone: EntryState = { sync_status: 'UNSYNCED', updated_at: T1, external_name: 'a', present: false };
-    const a = applyOutcome(cur, outcome({ results: new Map([['a', gone]]), linkStatus: { status: 'UNSYNCED' }, syncedVersion: 0 }), ctx);
+    const a = applyOutcome(
+      cur,
+      outcome({ results: new Map([['a', gone]]), linkStatus: { status: 'UNSYNCED' }, syncedVersion: 0 }),
+      ctx,
+    );
     expect(a.drop).toBe(false);
     expect(a.record.sync_status).toBe('UNSYNCED');
     expect(a.record.entries.a).toEqual(gone);
@@ -98,7 +137,17 @@ describe('applyOutcome', () => {
 
   it('a key removed from the secret (null result) drops its entry', () => {
     const cur = link({ a: synced('a'), old: synced('old') }, { sync_status: 'SYNCED' });
-    const a = applyOutcome(cur, outcome({ results: new Map<string, EntryState | null>([['a', synced('a')], ['old', null]]), syncedVersion: 3 }), ctx);
+    const a = applyOutcome(
+      cur,
+      outcome({
+        results: new Map<string, EntryState | null>([
+          ['a', synced('a')],
+          ['old', null],
+        ]),
+        syncedVersion: 3,
+      }),
+      ctx,
+    );
     expect(Object.keys(a.record.entries)).toEqual(['a']);
     expect(a.record.sync_status).toBe('SYNCED');
   });

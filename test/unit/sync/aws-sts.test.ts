@@ -10,20 +10,45 @@ let now = Date.UTC(2026, 0, 1);
 let issued = 0;
 let fail: number | null = null;
 const server = new FakeServer((r) => {
-  if (fail) return { status: fail, text: '<ErrorResponse><Error><Code>AccessDenied</Code><Message>no</Message></Error></ErrorResponse>' };
+  if (fail)
+    return {
+      status: fail,
+      text: '<ErrorResponse><Error><Code>AccessDenied</Code><Message>no</Message></Error></ErrorResponse>',
+    };
   issued++;
   const form = new URLSearchParams(r.text);
   expect(form.get('Action')).toBe('AssumeRole');
   // A 10-minute session.
   const exp = new Date(now + 600_000).toISOString();
-  return { status: 200, text: `<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA${issued}</AccessKeyId><SecretAccessKey>s&amp;${issued}</SecretAccessKey><SessionToken>tok${issued}</SessionToken><Expiration>${exp}</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>` };
+  return {
+    status: 200,
+    text: `<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA${issued}</AccessKeyId><SecretAccessKey>s&amp;${issued}</SecretAccessKey><SessionToken>tok${issued}</SessionToken><Expiration>${exp}</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>`,
+  };
 });
 let sts: StsSessions;
 
 beforeAll(async () => {
   await server.start();
-  const guard = new NetworkGuard({ granularity: 'secret-path', custom_tags: {}, allowed_ipv4_addresses: ['127.0.0.1/32'], allowed_ipv6_addresses: [], allowed_ports: [server.port], disable_strict_networking: false });
-  sts = new StsSessions(new HttpClient(guard, 2000), server.url, 'us-east-1', { kind: 'assume-role', source: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }), roleArn: 'arn:aws:iam::123456789012:role/r', sessionName: 'keyhold' }, () => now);
+  const guard = new NetworkGuard({
+    granularity: 'secret-path',
+    custom_tags: {},
+    allowed_ipv4_addresses: ['127.0.0.1/32'],
+    allowed_ipv6_addresses: [],
+    allowed_ports: [server.port],
+    disable_strict_networking: false,
+  });
+  sts = new StsSessions(
+    new HttpClient(guard, 2000),
+    server.url,
+    'us-east-1',
+    {
+      kind: 'assume-role',
+      source: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+      roleArn: 'arn:aws:iam::123456789012:role/r',
+      sessionName: 'keyhold',
+    },
+    () => now,
+  );
 });
 afterAll(() => server.stop());
 

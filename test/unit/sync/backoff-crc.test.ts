@@ -37,46 +37,93 @@ describe('CRC-32C', () => {
     expect(crc32c(Buffer.alloc(32, 0xff))).toBe(0x62a8ab43); // RFC 3720 B.4: 32 bytes of 0xff
   });
   it('agrees with an independent bitwise implementation', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (b) => crc32c(b) === crc32cBitwise(b)), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (b) => crc32c(b) === crc32cBitwise(b)),
+      { numRuns: 300 },
+    );
   });
 });
 
 describe('failure classification', () => {
   it('retries 5xx, 408 and 429 as EXTERNAL_SERVICE_ERROR, not other 4xx', () => {
-    for (const s of [500, 502, 503, 408, 429]) expect(failureFromStatus(s, 'x', '')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
-    for (const s of [400, 401, 403, 404, 409, 422]) expect(failureFromStatus(s, 'x', '')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
+    for (const s of [500, 502, 503, 408, 429])
+      expect(failureFromStatus(s, 'x', '')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+    for (const s of [400, 401, 403, 404, 409, 422])
+      expect(failureFromStatus(s, 'x', '')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
   });
   it('classifies network errors, timeouts and guard refusals', () => {
-    expect(failureFromError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 'x')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
-    expect(failureFromError(Object.assign(new Error('x'), { code: 'EKEYHOLD_TIMEOUT' }), 'x')).toMatchObject({ status: 'UNKNOWN', retryable: true });
-    expect(failureFromError(new NetworkGuardError('blocked'), 'x')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
-    expect(failureFromError(new TypeError('bug'), 'x')).toMatchObject({ status: 'INTERNAL_VAULT_ERROR', retryable: false });
+    expect(failureFromError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), 'x')).toMatchObject({
+      status: 'EXTERNAL_SERVICE_ERROR',
+      retryable: true,
+    });
+    expect(failureFromError(Object.assign(new Error('x'), { code: 'EKEYHOLD_TIMEOUT' }), 'x')).toMatchObject({
+      status: 'UNKNOWN',
+      retryable: true,
+    });
+    expect(failureFromError(new NetworkGuardError('blocked'), 'x')).toMatchObject({
+      status: 'CLIENT_SIDE_ERROR',
+      retryable: false,
+    });
+    expect(failureFromError(new TypeError('bug'), 'x')).toMatchObject({
+      status: 'INTERNAL_VAULT_ERROR',
+      retryable: false,
+    });
   });
 });
 
 describe('AWS error classification', async () => {
   const { classifyAwsError } = await import('../../../src/sync/destinations/provider-a-sm.js');
-  const awsErr = (name: string, status: number, message = '') => Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status } });
+  const awsErr = (name: string, status: number, message = '') =>
+    Object.assign(new Error(message), { name, $metadata: { httpStatusCode: status } });
   it('retries throttling and service errors whatever the status', () => {
-    expect(classifyAwsError(awsErr('ThrottlingException', 400), 'x')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
-    expect(classifyAwsError(awsErr('InternalServiceError', 500), 'x')).toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+    expect(classifyAwsError(awsErr('ThrottlingException', 400), 'x')).toMatchObject({
+      status: 'EXTERNAL_SERVICE_ERROR',
+      retryable: true,
+    });
+    expect(classifyAwsError(awsErr('InternalServiceError', 500), 'x')).toMatchObject({
+      status: 'EXTERNAL_SERVICE_ERROR',
+      retryable: true,
+    });
   });
   it('treats auth and validation errors as client-side, not retried', () => {
-    expect(classifyAwsError(awsErr('AccessDeniedException', 400), 'x')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
-    expect(classifyAwsError(awsErr('UnrecognizedClientException', 400), 'x').message).toBe('x: HTTP 400 UnrecognizedClientException');
+    expect(classifyAwsError(awsErr('AccessDeniedException', 400), 'x')).toMatchObject({
+      status: 'CLIENT_SIDE_ERROR',
+      retryable: false,
+    });
+    expect(classifyAwsError(awsErr('UnrecognizedClientException', 400), 'x').message).toBe(
+      'x: HTTP 400 UnrecognizedClientException',
+    );
   });
   it('retries a name still scheduled for deletion', () => {
-    expect(classifyAwsError(awsErr('InvalidRequestException', 400, "You can't create this secret because a secret with this name is already scheduled for deletion."), 'x')).toMatchObject({ retryable: true });
+    expect(
+      classifyAwsError(
+        awsErr(
+          'InvalidRequestException',
+          400,
+          "You can't create this secret because a secret with this name is already scheduled for deletion.",
+        ),
+        'x',
+      ),
+    ).toMatchObject({ retryable: true });
   });
   it('missing credentials from the default chain are a configuration problem', () => {
-    const e = Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+    const e = Object.assign(new Error('Could not load credentials from any providers'), {
+      name: 'CredentialsProviderError',
+    });
     expect(classifyAwsError(e, 'PutSecretValue')).toMatchObject({ status: 'CLIENT_SIDE_ERROR', retryable: false });
   });
 });
 
 describe('operation timeout', () => {
   it('an aborted request reports UNKNOWN naming the operation timeout', () => {
-    const e = Object.assign(new Error('The operation was aborted'), { name: 'AbortError', cause: Object.assign(new Error('operation timed out'), { name: 'TimeoutError' }) });
-    expect(failureFromError(e, 'put')).toMatchObject({ status: 'UNKNOWN', retryable: true, message: 'put: operation timed out' });
+    const e = Object.assign(new Error('The operation was aborted'), {
+      name: 'AbortError',
+      cause: Object.assign(new Error('operation timed out'), { name: 'TimeoutError' }),
+    });
+    expect(failureFromError(e, 'put')).toMatchObject({
+      status: 'UNKNOWN',
+      retryable: true,
+      message: 'put: operation timed out',
+    });
   });
 });

@@ -23,10 +23,14 @@ describe('external name rules', () => {
 
   it('any normalized name without a reported problem matches the provider regex', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...DESTINATION_TYPE_IDS), fc.string({ minLength: 0, maxLength: 600 }), (type, raw) => {
-        const n = normalizeName(type, raw);
-        if (nameProblem(type, n) === null) expect(n).toMatch(PROVIDER_REGEX[type]!);
-      }),
+      fc.property(
+        fc.constantFrom(...DESTINATION_TYPE_IDS),
+        fc.string({ minLength: 0, maxLength: 600 }),
+        (type, raw) => {
+          const n = normalizeName(type, raw);
+          if (nameProblem(type, n) === null) expect(n).toMatch(PROVIDER_REGEX[type]!);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -21,14 +21,32 @@ beforeAll(async () => {
   const dest: DestinationRecord = {
     type: 'provider-a-sm',
     name: 'd',
-    connection: { access_key_id: 'AKIAFAKE', secret_access_key: 'fake-secret', region: 'us-east-1', endpoint_url: aws.url },
-    options: { granularity: 'secret-path', custom_tags: { team: 'payments' }, allowed_ipv4_addresses: ['127.0.0.1/32'], allowed_ipv6_addresses: [], allowed_ports: [aws.server.port], disable_strict_networking: false },
+    connection: {
+      access_key_id: 'AKIAFAKE',
+      secret_access_key: 'fake-secret',
+      region: 'us-east-1',
+      endpoint_url: aws.url,
+    },
+    options: {
+      granularity: 'secret-path',
+      custom_tags: { team: 'payments' },
+      allowed_ipv4_addresses: ['127.0.0.1/32'],
+      allowed_ipv6_addresses: [],
+      allowed_ports: [aws.server.port],
+      disable_strict_networking: false,
+    },
     created_at: '',
     updated_at: '',
     revision: 1,
   };
   const guard = new NetworkGuard(dest.options);
-  c = providerASm.connect(dest, { guard, http: new HttpClient(guard, 5000), timeoutMs: 5000, now: () => Date.now(), logger: silent });
+  c = providerASm.connect(dest, {
+    guard,
+    http: new HttpClient(guard, 5000),
+    timeoutMs: 5000,
+    now: () => Date.now(),
+    logger: silent,
+  });
 });
 afterAll(async () => {
   c?.close();
@@ -89,7 +107,10 @@ describe('provider-a-sm put', () => {
     expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
     expect(aws.valueOf('vault/a')).toBe('new');
     aws.calls.length = 0;
-    await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'CLIENT_SIDE_ERROR', message: expect.stringMatching(/^CreateSecret: HTTP 400 AccessDeniedException/) });
+    await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({
+      status: 'CLIENT_SIDE_ERROR',
+      message: expect.stringMatching(/^CreateSecret: HTTP 400 AccessDeniedException/),
+    });
     expect(aws.calls).toEqual(['CreateSecret', 'PutSecretValue']);
   });
 
@@ -104,7 +125,10 @@ describe('provider-a-sm put', () => {
     expect(aws.valueOf('vault/a')).toBe('x');
     aws.server.failAlways({ status: 503 });
     try {
-      await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({ status: 'EXTERNAL_SERVICE_ERROR', retryable: true });
+      await expect(c.put('vault/b', 'x', signal, { fresh: true })).rejects.toMatchObject({
+        status: 'EXTERNAL_SERVICE_ERROR',
+        retryable: true,
+      });
     } finally {
       aws.server.heal();
     }

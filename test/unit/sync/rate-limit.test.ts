@@ -11,14 +11,32 @@ describe('rateLimitOf', () => {
   });
   it('403 with x-ratelimit-remaining 0 (primary limit): wait until x-ratelimit-reset', () => {
     const reset = String(now / 1000 + 90);
-    expect(rateLimitOf(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset }, '{}', now)).toEqual({ limited: true, retryAfterMs: 90_000 });
+    expect(rateLimitOf(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset }, '{}', now)).toEqual({
+      limited: true,
+      retryAfterMs: 90_000,
+    });
   });
   it('403 naming a secondary rate limit without headers: one minute', () => {
-    expect(rateLimitOf(403, {}, '{"message":"You have exceeded a secondary rate limit."}', now)).toEqual({ limited: true, retryAfterMs: DEFAULT_RATE_LIMIT_WAIT_MS });
+    expect(rateLimitOf(403, {}, '{"message":"You have exceeded a secondary rate limit."}', now)).toEqual({
+      limited: true,
+      retryAfterMs: DEFAULT_RATE_LIMIT_WAIT_MS,
+    });
   });
   it('a plain 403 (missing permission) is not a rate limit, and stays a CLIENT_SIDE_ERROR', () => {
-    expect(rateLimitOf(403, { 'x-ratelimit-remaining': '4999' }, '{"message":"Resource not accessible by personal access token"}', now)).toEqual({ limited: false });
-    const f = failureOf({ status: 403, headers: {}, text: '{"message":"Resource not accessible"}' }, 'put secret', () => 'Resource not accessible', now);
+    expect(
+      rateLimitOf(
+        403,
+        { 'x-ratelimit-remaining': '4999' },
+        '{"message":"Resource not accessible by personal access token"}',
+        now,
+      ),
+    ).toEqual({ limited: false });
+    const f = failureOf(
+      { status: 403, headers: {}, text: '{"message":"Resource not accessible"}' },
+      'put secret',
+      () => 'Resource not accessible',
+      now,
+    );
     expect(f.status).toBe('CLIENT_SIDE_ERROR');
     expect(f.retryable).toBe(false);
   });

@@ -9,13 +9,37 @@ const dest: DestinationRecord = {
   type: 'provider-a-sm',
   name: 'aws',
   connection: {},
-  options: { granularity: 'secret-path', custom_tags: {}, allowed_ipv4_addresses: [], allowed_ipv6_addresses: [], allowed_ports: [], disable_strict_networking: false },
+  options: {
+    granularity: 'secret-path',
+    custom_tags: {},
+    allowed_ipv4_addresses: [],
+    allowed_ipv6_addresses: [],
+    allowed_ports: [],
+    disable_strict_networking: false,
+  },
   created_at: T,
   updated_at: T,
   revision: 2,
 };
 function link(over: Partial<LinkRecord>): LinkRecord {
-  return { id: 'x', dest_type: 'provider-a-sm', dest_name: 'aws', accessor: 'kv_1', mount: 'secret/', secret_name: 'a', granularity: 'secret-path', template: 't', generation: 1, created_at: T, sync_status: 'SYNCED', updated_at: T, entries: { '': { sync_status: 'SYNCED', updated_at: T, present: true } }, synced_version: 3, dest_revision: 2, ...over };
+  return {
+    id: 'x',
+    dest_type: 'provider-a-sm',
+    dest_name: 'aws',
+    accessor: 'kv_1',
+    mount: 'secret/',
+    secret_name: 'a',
+    granularity: 'secret-path',
+    template: 't',
+    generation: 1,
+    created_at: T,
+    sync_status: 'SYNCED',
+    updated_at: T,
+    entries: { '': { sync_status: 'SYNCED', updated_at: T, present: true } },
+    synced_version: 3,
+    dest_revision: 2,
+    ...over,
+  };
 }
 
 describe('reconciliation decisions', () => {
@@ -24,7 +48,12 @@ describe('reconciliation decisions', () => {
     expect(dueByRecord(link({ removing: true }), dest)).toBe(true);
     expect(dueByRecord(link({}), { ...dest, purge_initiated_at: T })).toBe(true);
     expect(dueByRecord(link({ sync_status: 'PENDING' }), dest)).toBe(true);
-    expect(dueByRecord(link({ entries: { '': { sync_status: 'EXTERNAL_SERVICE_ERROR', updated_at: T, present: false } } }), dest)).toBe(true);
+    expect(
+      dueByRecord(
+        link({ entries: { '': { sync_status: 'EXTERNAL_SERVICE_ERROR', updated_at: T, present: false } } }),
+        dest,
+      ),
+    ).toBe(true);
   });
 
   it('a client error is due again only after the destination changed', () => {

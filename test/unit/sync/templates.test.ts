@@ -5,7 +5,13 @@ import { DESTINATION_TYPES } from '../../../src/sync/destinations/index.js';
 import { normalizeName } from '../../../src/sync/name-rules.js';
 import { DESTINATION_TYPE_IDS } from '../../../src/sync/types.js';
 
-const vars = { MountAccessor: 'kv_1234', SecretPath: 'my-secret', SecretKey: 'dev', MountPath: 'secret', SecretBaseName: 'my-secret' };
+const vars = {
+  MountAccessor: 'kv_1234',
+  SecretPath: 'my-secret',
+  SecretKey: 'dev',
+  MountPath: 'secret',
+  SecretBaseName: 'my-secret',
+};
 
 describe('secret name templates', () => {
   it('renders the reference examples after normalization', () => {
@@ -18,13 +24,20 @@ describe('secret name templates', () => {
   });
 
   it('pipes the value as the last argument of replace, like Go templates', () => {
-    expect(NameTemplate.parse('{{ .SecretPath | replace "/" "_" }}').render({ SecretPath: 'path/to/secret1' })).toBe('path_to_secret1');
+    expect(NameTemplate.parse('{{ .SecretPath | replace "/" "_" }}').render({ SecretPath: 'path/to/secret1' })).toBe(
+      'path_to_secret1',
+    );
     expect(NameTemplate.parse('{{ replace "/" "_" .SecretPath }}').render({ SecretPath: 'a/b' })).toBe('a_b');
-    expect(NameTemplate.parse('x-{{ .SecretKey | uppercase | lowercase }}-y').render({ SecretKey: 'AbC' })).toBe('x-abc-y');
+    expect(NameTemplate.parse('x-{{ .SecretKey | uppercase | lowercase }}-y').render({ SecretKey: 'AbC' })).toBe(
+      'x-abc-y',
+    );
   });
 
   it('records which fields a template uses', () => {
-    expect([...NameTemplate.parse('{{ .SecretPath }}/{{.SecretKey}}').fields].sort()).toEqual(['SecretKey', 'SecretPath']);
+    expect([...NameTemplate.parse('{{ .SecretPath }}/{{.SecretKey}}').fields].sort()).toEqual([
+      'SecretKey',
+      'SecretPath',
+    ]);
   });
 
   it.each([
@@ -42,11 +55,12 @@ describe('secret name templates', () => {
 
   it('every default template is valid for its type and granularity', () => {
     for (const t of DESTINATION_TYPE_IDS) {
-      for (const g of ['secret-path', 'secret-key'] as const) expect(() => checkTemplate(t, DESTINATION_TYPES[t].defaultTemplates[g], g)).not.toThrow();
+      for (const g of ['secret-path', 'secret-key'] as const)
+        expect(() => checkTemplate(t, DESTINATION_TYPES[t].defaultTemplates[g], g)).not.toThrow();
     }
   });
 
-  it('refuses a secret-key template that does not mention the key, with Vault\'s wording', () => {
+  it("refuses a secret-key template that does not mention the key, with Vault's wording", () => {
     expect(() => checkTemplate('provider-a-sm', 'vault/{{ .SecretPath }}', 'secret-key')).toThrow(
       'secret name template is invalid: external name template should contain reference to the secret key',
     );

@@ -13,7 +13,18 @@ import type { Connector } from '../../../src/sync/destinations/common.js';
 import type { LinkRecord } from '../../../src/sync/types.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const mount: MountInfo = { path: 'secret/', type: 'kv', accessor: 'kv_0badf00d', uuid: 'u', description: '', options: { version: '2' }, config: {}, local: false, seal_wrap: false, external_entropy_access: false };
+const mount: MountInfo = {
+  path: 'secret/',
+  type: 'kv',
+  accessor: 'kv_0badf00d',
+  uuid: 'u',
+  description: '',
+  options: { version: '2' },
+  config: {},
+  local: false,
+  seal_wrap: false,
+  external_entropy_access: false,
+};
 
 class FakeKv implements KvSource {
   readonly data = new Map<string, { data: Record<string, unknown>; version: number }>();
@@ -84,10 +95,24 @@ class CountingBackend extends InmemBackend {
   }
 }
 
-const tuning: SyncTuning = { ...DEFAULT_TUNING, backoff: { baseMs: 5, maxMs: 20, maxAttempts: 4 }, setWaitMs: 2000, reconcileMs: 3_600_000, concurrency: 4, perDestination: 2 };
+const tuning: SyncTuning = {
+  ...DEFAULT_TUNING,
+  backoff: { baseMs: 5, maxMs: 20, maxAttempts: 4 },
+  setWaitMs: 2000,
+  reconcileMs: 3_600_000,
+  concurrency: 4,
+  perDestination: 2,
+};
 
 const open: Syncer[] = [];
-function harness(opts: { storage?: InmemBackend; tuning?: Partial<SyncTuning>; kv?: FakeKv; providers?: Map<string, FakeProvider> } = {}) {
+function harness(
+  opts: {
+    storage?: InmemBackend;
+    tuning?: Partial<SyncTuning>;
+    kv?: FakeKv;
+    providers?: Map<string, FakeProvider>;
+  } = {},
+) {
   const storage = opts.storage ?? new InmemBackend();
   const kv = opts.kv ?? new FakeKv();
   const providers = opts.providers ?? new Map<string, FakeProvider>();
@@ -96,7 +121,15 @@ function harness(opts: { storage?: InmemBackend; tuning?: Partial<SyncTuning>; k
     return providers.get(name)!;
   };
   const store = new SyncStore(storage);
-  const syncer = new Syncer({ store, kv, clock: { now: () => Date.now() }, logger: silent, tuning: { ...tuning, ...opts.tuning }, connect: (dest) => provider(dest.name).connector(), random: () => 0.5 });
+  const syncer = new Syncer({
+    store,
+    kv,
+    clock: { now: () => Date.now() },
+    logger: silent,
+    tuning: { ...tuning, ...opts.tuning },
+    connect: (dest) => provider(dest.name).connector(),
+    random: () => 0.5,
+  });
   open.push(syncer);
   const service = new SyncService(store, syncer, kv, { now: () => Date.now() }, silent);
   return { storage, kv, store, syncer, service, provider };
@@ -112,7 +145,8 @@ async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30
   }
 }
 
-const link = (store: SyncStore, dest: string, secret: string) => store.getLink('provider-a-sm', dest, encodeURIComponent(`${mount.accessor}/${secret}`));
+const link = (store: SyncStore, dest: string, secret: string) =>
+  store.getLink('provider-a-sm', dest, encodeURIComponent(`${mount.accessor}/${secret}`));
 const allowAll = () => true;
 
 afterEach(async () => {
@@ -125,7 +159,9 @@ describe('sync worker', () => {
     await h.syncer.start();
     h.kv.write('app/db', { user: 'u', pass: 'p' });
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
-    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'app/db', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'app/db', allowAll)) as {
+      associated_secrets: Record<string, { sync_status: string }>;
+    };
     expect(view.associated_secrets[`${mount.accessor}/app/db`]!.sync_status).toBe('SYNCED');
     expect(h.provider('d').store.get(`vault/${mount.accessor}/app/db`)).toBe('{"pass":"p","user":"u"}');
     expect((await link(h.store, 'd', 'app/db'))!.synced_version).toBe(1);
@@ -141,18 +177,48 @@ describe('sync worker', () => {
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     expect(p.freshPuts).toEqual([name]); // first sync
     h.kv.write('s', { a: '2' });
-    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 2, currentVersion: 2 });
-    await until(() => p.store.get(name), (v) => v === '{"a":"2"}');
+    await h.service.onKvEvent({
+      kind: 'data-write',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 's',
+      version: 2,
+      currentVersion: 2,
+    });
+    await until(
+      () => p.store.get(name),
+      (v) => v === '{"a":"2"}',
+    );
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll); // refresh of a synced link
     expect(p.calls.filter((c) => c.startsWith('put'))).toHaveLength(3);
     expect(p.freshPuts).toEqual([name]);
     // Unsynced (secret deleted), then written again: the name is gone, so it is fresh again.
     h.kv.data.delete('s');
-    await h.service.onKvEvent({ kind: 'metadata-delete', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 0, currentVersion: 0 });
-    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'UNSYNCED');
+    await h.service.onKvEvent({
+      kind: 'metadata-delete',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 's',
+      version: 0,
+      currentVersion: 0,
+    });
+    await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'UNSYNCED',
+    );
     h.kv.write('s', { a: '3' });
-    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 1, currentVersion: 1 });
-    await until(() => p.store.get(name), (v) => v === '{"a":"3"}');
+    await h.service.onKvEvent({
+      kind: 'data-write',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 's',
+      version: 1,
+      currentVersion: 1,
+    });
+    await until(
+      () => p.store.get(name),
+      (v) => v === '{"a":"3"}',
+    );
     expect(p.freshPuts).toEqual([name, name]);
     // A template change on refresh: the new name is fresh.
     await h.service.writeDestination('provider-a-sm', 'd', { secret_name_template: 'team/{{ .SecretPath }}' }, 'post');
@@ -167,11 +233,27 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key' }, 'post');
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     const p = h.provider('d');
-    expect(Object.fromEntries(p.store)).toEqual({ [`vault/${mount.accessor}/s/a`]: '1', [`vault/${mount.accessor}/s/b`]: '{"x":1}' });
+    expect(Object.fromEntries(p.store)).toEqual({
+      [`vault/${mount.accessor}/s/a`]: '1',
+      [`vault/${mount.accessor}/s/b`]: '{"x":1}',
+    });
     h.kv.write('s', { a: '2' });
-    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 2, currentVersion: 2 });
-    await until(() => Object.fromEntries(p.store), (s) => Object.keys(s).length === 1 && s[`vault/${mount.accessor}/s/a`] === '2');
-    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    await h.service.onKvEvent({
+      kind: 'data-write',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 's',
+      version: 2,
+      currentVersion: 2,
+    });
+    await until(
+      () => Object.fromEntries(p.store),
+      (s) => Object.keys(s).length === 1 && s[`vault/${mount.accessor}/s/a`] === '2',
+    );
+    const l = await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
     expect(Object.keys(l!.entries)).toEqual(['a']);
   });
 
@@ -182,8 +264,18 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     h.kv.data.delete('s');
-    await h.service.onKvEvent({ kind: 'metadata-delete', mountAccessor: mount.accessor, mountPath: 'secret/', path: 's', version: 0, currentVersion: 0 });
-    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'UNSYNCED');
+    await h.service.onKvEvent({
+      kind: 'metadata-delete',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 's',
+      version: 0,
+      currentVersion: 0,
+    });
+    const l = await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'UNSYNCED',
+    );
     expect(l!.entries['']!.present).toBe(false);
     expect(h.provider('d').store.size).toBe(0);
   });
@@ -194,12 +286,20 @@ describe('sync worker', () => {
     h.kv.write('s', { a: '1' });
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     const p = h.provider('d');
-    p.failures = [new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 503', { retryable: true }), new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 429', { retryable: true, retryAfterMs: 30 })];
-    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as { associated_secrets: Record<string, { sync_status: string; error?: string }> };
+    p.failures = [
+      new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 503', { retryable: true }),
+      new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put: HTTP 429', { retryable: true, retryAfterMs: 30 }),
+    ];
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as {
+      associated_secrets: Record<string, { sync_status: string; error?: string }>;
+    };
     const rec = view.associated_secrets[`${mount.accessor}/s`]!;
     expect(rec.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
     expect(rec.error).toMatch(/503/);
-    const l = await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    const l = await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
     expect(l!.error).toBeUndefined();
     expect(p.calls.filter((c) => c.startsWith('put'))).toHaveLength(3);
     expect(h.syncer.queued).toBe(0);
@@ -230,13 +330,22 @@ describe('sync worker', () => {
     p.failAlways = new SyncFailure('EXTERNAL_SERVICE_ERROR', 'down', { retryable: true });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     // Well past the fast attempts: still queued (not given up), still retrying, status kept.
-    await until(() => p.calls.length, (n) => n >= tuning.backoff.maxAttempts + 3);
+    await until(
+      () => p.calls.length,
+      (n) => n >= tuning.backoff.maxAttempts + 3,
+    );
     expect(h.syncer.queued).toBe(1);
     expect((await link(h.store, 'd', 's'))!.sync_status).toBe('EXTERNAL_SERVICE_ERROR');
     p.failAlways = null;
     // No new trigger and no reconciliation scan (reconcileMs is an hour here): the retry heals it.
-    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
-    await until(() => h.syncer.queued, (n) => n === 0);
+    await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+    );
   });
 
   it('a rate limit holds every operation of the destination until the provider says so, not only the one that hit it', async () => {
@@ -246,10 +355,19 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'other', {}, 'post');
     const p = h.provider('d');
     const q = h.provider('other');
-    p.failures = [new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put secret: HTTP 403 (rate limited)', { retryable: true, rateLimited: true, retryAfterMs: 600 })];
+    p.failures = [
+      new SyncFailure('EXTERNAL_SERVICE_ERROR', 'put secret: HTTP 403 (rate limited)', {
+        retryable: true,
+        rateLimited: true,
+        retryAfterMs: 600,
+      }),
+    ];
     h.kv.write('s0', { a: '0' });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's0', allowAll);
-    await until(() => p.calls.length, (n) => n === 1);
+    await until(
+      () => p.calls.length,
+      (n) => n === 1,
+    );
     const limitedAt = Date.now();
     for (let i = 1; i <= 5; i++) {
       h.kv.write(`s${i}`, { a: String(i) });
@@ -257,9 +375,16 @@ describe('sync worker', () => {
       await h.service.setAssociation('provider-a-sm', 'other', 'secret', `s${i}`, allowAll);
     }
     // Another destination is not held.
-    await until(() => q.store.size, (n) => n === 5);
+    await until(
+      () => q.store.size,
+      (n) => n === 5,
+    );
     expect(p.calls).toHaveLength(1);
-    await until(() => p.store.size, (n) => n === 6, 5_000);
+    await until(
+      () => p.store.size,
+      (n) => n === 6,
+      5_000,
+    );
     expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(500);
   });
 
@@ -271,10 +396,22 @@ describe('sync worker', () => {
     const p = h.provider('d');
     p.delayMs = 400;
     const status = async () => {
-      const v = (await h.service.associations('provider-a-sm', 'd')) as { associated_secrets: Record<string, { sync_status: string }> };
-      return Object.values(v.associated_secrets).map((r) => r.sync_status).join(',');
+      const v = (await h.service.associations('provider-a-sm', 'd')) as {
+        associated_secrets: Record<string, { sync_status: string }>;
+      };
+      return Object.values(v.associated_secrets)
+        .map((r) => r.sync_status)
+        .join(',');
     };
-    const dests = async () => Object.values(((await h.service.destinationsOf('secret', 's'))?.associated_destinations ?? {}) as Record<string, { sync_status: string }>).map((r) => r.sync_status).join(',');
+    const dests = async () =>
+      Object.values(
+        ((await h.service.destinationsOf('secret', 's'))?.associated_destinations ?? {}) as Record<
+          string,
+          { sync_status: string }
+        >,
+      )
+        .map((r) => r.sync_status)
+        .join(',');
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     await until(status, (st) => st === 'SYNCING');
     expect(await dests()).toBe('SYNCING');
@@ -290,8 +427,14 @@ describe('sync worker', () => {
   it('keeps the JSON of association maps equal to the serialization of the map (Go escaping included), through changes', async () => {
     const h = harness();
     await h.syncer.start();
-    await h.service.writeDestination('provider-a-sm', 'd', { granularity: 'secret-key', secret_name_template: 'v/{{ .SecretPath }}/{{ .SecretKey }}' }, 'post');
-    const go = (v: unknown) => JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+    await h.service.writeDestination(
+      'provider-a-sm',
+      'd',
+      { granularity: 'secret-key', secret_name_template: 'v/{{ .SecretPath }}/{{ .SecretKey }}' },
+      'post',
+    );
+    const go = (v: unknown) =>
+      JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
     const check = async (answer: Record<string, unknown>) => {
       const pieces = h.service.jsonOf(answer);
       expect(pieces).toBeDefined();
@@ -299,7 +442,11 @@ describe('sync worker', () => {
       expect(json).toBe(go(answer));
       expect(JSON.parse(json)).toEqual(JSON.parse(JSON.stringify(answer)));
     };
-    for (const [path, data] of [['a&b', { 'x<y': '1', z: '2' }], ['c', { k: 'v' }], ['e>f', { '\u2028': 'w' }]] as const) {
+    for (const [path, data] of [
+      ['a&b', { 'x<y': '1', z: '2' }],
+      ['c', { k: 'v' }],
+      ['e>f', { '\u2028': 'w' }],
+    ] as const) {
       h.kv.write(path, data);
       await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', path, allowAll));
     }
@@ -307,7 +454,10 @@ describe('sync worker', () => {
     h.kv.write('c', { k: 'v2', k2: 'new' });
     await check(await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll));
     await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 'a&b');
-    await until(() => h.syncer.queued, (n) => n === 0);
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+    );
     const after = await h.service.associations('provider-a-sm', 'd');
     await check(after);
     expect(Object.keys(after.associated_secrets as object).some((k) => k.includes('a&b'))).toBe(false);
@@ -329,14 +479,24 @@ describe('sync worker', () => {
       h.kv.write(`p/${i}`, { v: String(i) });
       check(await h.service.setAssociation('provider-a-sm', 'big', 'secret', `p/${i}`, allowAll));
     }
-    await until(() => h.syncer.queued, (n) => n === 0);
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+    );
     expect(check(await h.service.associations('provider-a-sm', 'big'))).toBe(300);
     for (const i of [0, 150, 299, 77]) await h.service.removeAssociation('provider-a-sm', 'big', 'secret', `p/${i}`);
     h.kv.write('p/5', { v: 'changed' });
-    await until(() => h.syncer.queued, (n) => n === 0);
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+    );
     const answer = await h.service.associations('provider-a-sm', 'big');
     expect(check(answer)).toBe(296);
-    expect(Object.values(answer.associated_secrets as Record<string, { sync_status: string }>).every((r) => r.sync_status === 'SYNCED')).toBe(true);
+    expect(
+      Object.values(answer.associated_secrets as Record<string, { sync_status: string }>).every(
+        (r) => r.sync_status === 'SYNCED',
+      ),
+    ).toBe(true);
   });
 
   it('keeps to the per-destination and global concurrency limits', async () => {
@@ -351,7 +511,11 @@ describe('sync worker', () => {
       h.kv.write(`s${i}`, { v: String(i) });
       for (const d of ['d1', 'd2']) await h.service.setAssociation('provider-a-sm', d, 'secret', `s${i}`, allowAll);
     }
-    await until(() => h.syncer.queued, (n) => n === 0, 5000);
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+      5000,
+    );
     const p1 = h.provider('d1');
     const p2 = h.provider('d2');
     expect(p1.store.size).toBe(12);
@@ -394,8 +558,16 @@ describe('sync worker', () => {
     }
     h.syncer.noteKvChange(); // what set read is stale: the worker reads every secret itself
     await h.service.updateConfig({ disabled: false });
-    await until(() => h.syncer.queued, (n) => n === 0, 5000);
-    await until(() => p.store.size, (n) => n === 12, 5000);
+    await until(
+      () => h.syncer.queued,
+      (n) => n === 0,
+      5000,
+    );
+    await until(
+      () => p.store.size,
+      (n) => n === 12,
+      5000,
+    );
     expect(p.maxActive).toBe(2);
     expect(overlap).toBeGreaterThan(0);
   });
@@ -405,7 +577,8 @@ describe('sync worker', () => {
       writing = 0;
       override async put(key: string, value: Buffer): Promise<void> {
         // Only the worker's writes of an outcome (a set without waiting stores PENDING itself).
-        if (!key.startsWith('links/') || !value.toString().includes('"sync_status":"SYNCED"')) return super.put(key, value);
+        if (!key.startsWith('links/') || !value.toString().includes('"sync_status":"SYNCED"'))
+          return super.put(key, value);
         this.writing++;
         try {
           await new Promise((r) => setTimeout(r, 30));
@@ -430,7 +603,11 @@ describe('sync worker', () => {
       h.kv.write(`s${i}`, { v: String(i) });
       await h.service.setAssociation('provider-a-sm', 'd', 'secret', `s${i}`, allowAll);
     }
-    await until(() => Promise.all([0, 1, 2, 3].map((i) => link(h.store, 'd', `s${i}`))), (ls) => ls.every((l) => l?.sync_status === 'SYNCED'), 5000);
+    await until(
+      () => Promise.all([0, 1, 2, 3].map((i) => link(h.store, 'd', `s${i}`))),
+      (ls) => ls.every((l) => l?.sync_status === 'SYNCED'),
+      5000,
+    );
     expect(p.maxActive).toBe(1);
     expect(overlap).toBeGreaterThan(0);
   });
@@ -456,9 +633,19 @@ describe('sync worker', () => {
     kv.write('t', { b: '1' });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 't', allowAll);
     kv.write('t', { b: '2' });
-    await h.service.onKvEvent({ kind: 'data-write', mountAccessor: mount.accessor, mountPath: 'secret/', path: 't', version: 2, currentVersion: 2 });
+    await h.service.onKvEvent({
+      kind: 'data-write',
+      mountAccessor: mount.accessor,
+      mountPath: 'secret/',
+      path: 't',
+      version: 2,
+      currentVersion: 2,
+    });
     await h.service.updateConfig({ disabled: false });
-    await until(() => link(h.store, 'd', 't'), (l) => l?.sync_status === 'SYNCED');
+    await until(
+      () => link(h.store, 'd', 't'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
     expect(h.provider('d').store.get(`vault/${mount.accessor}/t`)).toBe('{"b":"2"}');
     expect(h.provider('d').calls.filter((c) => c.endsWith('/t'))).toHaveLength(1);
     expect((await link(h.store, 'd', 't'))!.synced_version).toBe(2);
@@ -482,7 +669,10 @@ describe('sync worker', () => {
     const b = harness({ storage, kv, providers });
     await b.service.updateConfig({ disabled: false });
     await b.syncer.start();
-    await until(() => link(b.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
+    await until(
+      () => link(b.store, 'd', 's'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
     expect(b.provider('d').store.size).toBe(1);
     expect(await b.store.opSeqs()).toHaveLength(0);
   });
@@ -494,7 +684,9 @@ describe('sync worker', () => {
     h.kv.write('s', { a: '1' });
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     storage.puts.length = 0;
-    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll)) as {
+      associated_secrets: Record<string, { sync_status: string }>;
+    };
     expect(view.associated_secrets[`${mount.accessor}/s`]!.sync_status).toBe('SYNCED');
     const key = `links/provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`;
     expect(storage.puts).toEqual([key]);
@@ -514,16 +706,24 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     h.provider('d').delayMs = 300;
     h.kv.write('slow', { a: '1' });
-    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'slow', allowAll)) as { associated_secrets: Record<string, { sync_status: string }> };
-    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('SYNCING') // in flight at the provider; stored as PENDING;
+    const view = (await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'slow', allowAll)) as {
+      associated_secrets: Record<string, { sync_status: string }>;
+    };
+    expect(view.associated_secrets[`${mount.accessor}/slow`]!.sync_status).toBe('SYNCING'); // in flight at the provider; stored as PENDING;
     expect((await link(new SyncStore(storage), 'd', 'slow'))!.sync_status).toBe('PENDING');
     await h.service.updateConfig({ disabled: true });
     h.kv.write('held', { a: '1' });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'held', allowAll);
     expect((await link(new SyncStore(storage), 'd', 'held'))!.sync_status).toBe('PENDING');
     await h.service.updateConfig({ disabled: false });
-    await until(() => link(new SyncStore(storage), 'd', 'slow'), (l) => l?.sync_status === 'SYNCED');
-    await until(() => link(new SyncStore(storage), 'd', 'held'), (l) => l?.sync_status === 'SYNCED');
+    await until(
+      () => link(new SyncStore(storage), 'd', 'slow'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
+    await until(
+      () => link(new SyncStore(storage), 'd', 'held'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
   });
 
   it('an operation still waiting after persistAfterMs gets a queue entry, deleted once it ran', async () => {
@@ -533,10 +733,19 @@ describe('sync worker', () => {
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     await h.service.updateConfig({ disabled: true });
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
-    await until(() => h.store.opSeqs(), (q) => q.length === 1);
+    await until(
+      () => h.store.opSeqs(),
+      (q) => q.length === 1,
+    );
     await h.service.updateConfig({ disabled: false });
-    await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'SYNCED');
-    await until(() => h.store.opSeqs(), (q) => q.length === 0);
+    await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'SYNCED',
+    );
+    await until(
+      () => h.store.opSeqs(),
+      (q) => q.length === 0,
+    );
   });
 
   it('operations without a queue entry are not lost in a crash: the start-up reconciliation re-queues their PENDING links', async () => {
@@ -554,8 +763,14 @@ describe('sync worker', () => {
     // The daemon "crashes": `a` is abandoned without close(); a new worker starts on the same storage.
     const b = harness({ storage, kv });
     await b.syncer.start();
-    await until(() => Promise.all(['x', 'y'].map((s) => link(b.store, 'd', s))), (ls) => ls.every((l) => l?.sync_status === 'SYNCED'));
-    expect(Object.fromEntries(b.provider('d').store)).toEqual({ [`vault/${mount.accessor}/x`]: '{"v":"x"}', [`vault/${mount.accessor}/y`]: '{"v":"y"}' });
+    await until(
+      () => Promise.all(['x', 'y'].map((s) => link(b.store, 'd', s))),
+      (ls) => ls.every((l) => l?.sync_status === 'SYNCED'),
+    );
+    expect(Object.fromEntries(b.provider('d').store)).toEqual({
+      [`vault/${mount.accessor}/x`]: '{"v":"x"}',
+      [`vault/${mount.accessor}/y`]: '{"v":"y"}',
+    });
   });
 
   it('association maps are reused until a link changes, and show a new mount path after a remount', async () => {
@@ -594,7 +809,9 @@ describe('sync worker', () => {
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'a', allowAll);
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'b', allowAll);
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 'a', allowAll);
-    await expect(h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll)).rejects.toBeInstanceOf(QueueFullError);
+    await expect(h.service.setAssociation('provider-a-sm', 'd', 'secret', 'c', allowAll)).rejects.toBeInstanceOf(
+      QueueFullError,
+    );
     expect(h.syncer.queued).toBe(2);
     expect(await link(h.store, 'd', 'c')).toBeNull();
   });
@@ -626,10 +843,21 @@ describe('sync worker', () => {
     h.kv.write('s', { a: '2' });
     const refresh = h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     await until(
-      async () => Object.values(((await h.service.associations('provider-a-sm', 'd')) as { associated_secrets: Record<string, { sync_status: string }> }).associated_secrets).map((r) => r.sync_status).join(','),
+      async () =>
+        Object.values(
+          (
+            (await h.service.associations('provider-a-sm', 'd')) as {
+              associated_secrets: Record<string, { sync_status: string }>;
+            }
+          ).associated_secrets,
+        )
+          .map((r) => r.sync_status)
+          .join(','),
       (st) => st === 'SYNCING',
     );
-    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, { sync_status: string }> };
+    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as {
+      associated_secrets: Record<string, { sync_status: string }>;
+    };
     // Answered after the unsync itself: the provider no longer holds the secret.
     expect(p.store.size).toBe(0);
     expect(view.associated_secrets[`${mount.accessor}/s`]?.sync_status ?? 'gone').not.toBe('SYNCED');
@@ -642,11 +870,15 @@ describe('sync worker', () => {
     h.kv.write('s', { a: '1' });
     await h.service.writeDestination('provider-a-sm', 'd', {}, 'post');
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
-    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, { sync_status: string }> };
+    const view = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as {
+      associated_secrets: Record<string, { sync_status: string }>;
+    };
     expect(view.associated_secrets[`${mount.accessor}/s`]!.sync_status).toBe('UNSYNCED');
     expect(await link(h.store, 'd', 's')).toBeNull();
     expect(h.provider('d').store.size).toBe(0);
-    const again = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as { associated_secrets: Record<string, unknown> };
+    const again = (await h.service.removeAssociation('provider-a-sm', 'd', 'secret', 's')) as {
+      associated_secrets: Record<string, unknown>;
+    };
     expect(again.associated_secrets).toEqual({});
   });
 
@@ -658,7 +890,10 @@ describe('sync worker', () => {
     await h.service.setAssociation('provider-a-sm', 'd', 'secret', 's', allowAll);
     h.kv.write('s', { a: '2' }); // no event
     expect(await h.syncer.reconcile()).toBe(1);
-    await until(() => h.provider('d').store.get(`vault/${mount.accessor}/s`), (v) => v === '{"a":"2"}');
+    await until(
+      () => h.provider('d').store.get(`vault/${mount.accessor}/s`),
+      (v) => v === '{"a":"2"}',
+    );
     expect(await h.syncer.reconcile()).toBe(0);
   });
 
@@ -671,7 +906,10 @@ describe('sync worker', () => {
     const orig = h.kv.mount.bind(h.kv);
     h.kv.mount = () => undefined;
     await h.syncer.enqueue(`provider-a-sm/d/${encodeURIComponent(`${mount.accessor}/s`)}`);
-    const l = (await until(() => link(h.store, 'd', 's'), (l) => l?.sync_status === 'INTERNAL_VAULT_ERROR')) as LinkRecord;
+    const l = (await until(
+      () => link(h.store, 'd', 's'),
+      (l) => l?.sync_status === 'INTERNAL_VAULT_ERROR',
+    )) as LinkRecord;
     expect(l.error).toMatch(/no longer exists/);
     h.kv.mount = orig;
   });
@@ -684,10 +922,15 @@ describe('sync worker', () => {
       h.kv.write(s, { v: s });
       await h.service.setAssociation('provider-a-sm', 'd', 'secret', s, allowAll);
     }
-    await expect(h.service.deleteDestination('provider-a-sm', 'd', { purge: false, force: false })).rejects.toThrow('store cannot be deleted because it is still managing secrets');
+    await expect(h.service.deleteDestination('provider-a-sm', 'd', { purge: false, force: false })).rejects.toThrow(
+      'store cannot be deleted because it is still managing secrets',
+    );
     const v = await h.service.deleteDestination('provider-a-sm', 'd', { purge: true, force: false });
     expect(v?.purge_initiated_at).toBeTruthy();
-    await until(() => h.store.getDest('provider-a-sm', 'd'), (d) => d === null);
+    await until(
+      () => h.store.getDest('provider-a-sm', 'd'),
+      (d) => d === null,
+    );
     expect(h.provider('d').store.size).toBe(0);
   });
 });

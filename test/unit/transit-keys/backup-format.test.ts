@@ -21,12 +21,16 @@ const PQ: Partial<Record<KeyTypeName, { parameterSet: string; hybridEc?: 'ecdsa-
 
 async function makeKey(type: KeyTypeName, versions = 2): Promise<TransitKey> {
   const k = newKeyConfig(`k-${type}`, { type, exportable: true, allowPlaintextBackup: true, ...PQ[type] });
-  for (let n = 1; n <= versions; n++) k.versions.set(n, await generateVersion(type, n, { now: 1740823200 + n + 0.25, keySize: k.keySize, ...PQ[type] }));
+  for (let n = 1; n <= versions; n++)
+    k.versions.set(n, await generateVersion(type, n, { now: 1740823200 + n + 0.25, keySize: k.keySize, ...PQ[type] }));
   k.latestVersion = versions;
   return k;
 }
 
-const der = (k?: import('node:crypto').KeyObject) => (k ? Buffer.from(k.export({ format: 'der', type: k.type === 'private' ? 'pkcs8' : 'spki' })).toString('hex') : undefined);
+const der = (k?: import('node:crypto').KeyObject) =>
+  k
+    ? Buffer.from(k.export({ format: 'der', type: k.type === 'private' ? 'pkcs8' : 'spki' })).toString('hex')
+    : undefined;
 
 describe('Vault backup format (reference 5.2)', () => {
   test('restores the Vault docs backup sample (vector 6) with its key, HMAC key and times', () => {
@@ -46,7 +50,9 @@ describe('Vault backup format (reference 5.2)', () => {
     expect(decodeBackup(vec6.backup, 'other').name).toBe('other');
   });
 
-  test.each(Object.keys(KEY_TYPES).filter((t) => t !== 'managed_key' && !t.startsWith('rsa-3') && !t.startsWith('rsa-4')))('round-trips a %s key with all material', async (type) => {
+  test.each(
+    Object.keys(KEY_TYPES).filter((t) => t !== 'managed_key' && !t.startsWith('rsa-3') && !t.startsWith('rsa-4')),
+  )('round-trips a %s key with all material', async (type) => {
     const k = await makeKey(type as KeyTypeName);
     k.minDecryptionVersion = 2;
     k.deletionAllowed = true;
@@ -54,7 +60,12 @@ describe('Vault backup format (reference 5.2)', () => {
     const back = decodeBackup(encodeBackup(k));
     expect(back.type).toBe(type);
     expect([back.parameterSet, back.hybridEc]).toEqual([k.parameterSet, k.hybridEc]);
-    expect([back.latestVersion, back.minDecryptionVersion, back.deletionAllowed, back.autoRotatePeriod]).toEqual([2, 2, true, 7200]);
+    expect([back.latestVersion, back.minDecryptionVersion, back.deletionAllowed, back.autoRotatePeriod]).toEqual([
+      2,
+      2,
+      true,
+      7200,
+    ]);
     for (const n of [1, 2]) {
       const a = k.versions.get(n)!;
       const b = back.versions.get(n)!;
@@ -66,13 +77,15 @@ describe('Vault backup format (reference 5.2)', () => {
     }
   });
 
-  test('writes Go\'s JSON: field order, bare big integers for RSA, durations in nanoseconds, trailing newline', async () => {
+  test("writes Go's JSON: field order, bare big integers for RSA, durations in nanoseconds, trailing newline", async () => {
     const k = await makeKey('rsa-2048', 1);
     k.autoRotatePeriod = 3600;
     const text = Buffer.from(encodeBackup(k), 'base64').toString('utf8');
     expect(text.endsWith('}\n')).toBe(true);
     expect(text.startsWith('{"policy":{"name":"k-rsa-2048","keys":{"1":{"key":null,"hmac_key":"')).toBe(true);
-    expect(text).toMatch(/"rsa_key":\{"PublicKey":\{"N":\d{600,},"E":65537\},"D":\d+,"Primes":\[\d+,\d+\],"Precomputed":\{"Dp":\d+,"Dq":\d+,"Qinv":\d+,"CRTValues":\[\]\}\}/);
+    expect(text).toMatch(
+      /"rsa_key":\{"PublicKey":\{"N":\d{600,},"E":65537\},"D":\d+,"Primes":\[\d+,\d+\],"Precomputed":\{"Dp":\d+,"Dq":\d+,"Qinv":\d+,"CRTValues":\[\]\}\}/,
+    );
     expect(text).toContain('"auto_rotate_period":3600000000000');
     expect(text).toContain('"type":3,');
     expect(text).toContain('"archived_keys":{"keys":[{"key":null,"hmac_key":null,"time":"0001-01-01T00:00:00Z"');
@@ -87,21 +100,30 @@ describe('Vault backup format (reference 5.2)', () => {
     expect(text).not.toContain('"type":11,');
   });
 
-  test.each(sig.ecdsa)('loads $type fixture coordinates from a hand-built backup and verifies Vault\'s signature (vectors 3, 4)', (v: { type: string; x: string; y: string; d: string; signature: string }) => {
-    const typeNum = v.type === 'ecdsa-p256' ? 1 : 6;
-    const k = decodeBackup(vaultBackup('ec', typeNum, [{ key: null, hmac_key: Buffer.alloc(32, 1).toString('base64'), ec: { x: v.x, y: v.y, d: v.d } }]));
-    const ver = k.versions.get(1)!;
-    const input = Buffer.from(sig.input_b64, 'base64');
-    const der = Buffer.from(v.signature.split(':')[2]!, 'base64');
-    expect(verify('sha256', input, ver.publicKey!, der)).toBe(true);
-    // @noble agrees on the public point derived from d.
-    const curve = v.type === 'ecdsa-p256' ? p256 : p384;
-    const pub = Buffer.from(curve.getPublicKey(Buffer.from(v.d, 'hex'), false)).toString('hex');
-    expect(pub).toBe('04' + v.x + v.y);
-    expect(createPublicKey(ver.privateKey!).export({ format: 'jwk' }).x).toBe(Buffer.from(v.x, 'hex').toString('base64url'));
-  });
+  test.each(sig.ecdsa)(
+    "loads $type fixture coordinates from a hand-built backup and verifies Vault's signature (vectors 3, 4)",
+    (v: { type: string; x: string; y: string; d: string; signature: string }) => {
+      const typeNum = v.type === 'ecdsa-p256' ? 1 : 6;
+      const k = decodeBackup(
+        vaultBackup('ec', typeNum, [
+          { key: null, hmac_key: Buffer.alloc(32, 1).toString('base64'), ec: { x: v.x, y: v.y, d: v.d } },
+        ]),
+      );
+      const ver = k.versions.get(1)!;
+      const input = Buffer.from(sig.input_b64, 'base64');
+      const der = Buffer.from(v.signature.split(':')[2]!, 'base64');
+      expect(verify('sha256', input, ver.publicKey!, der)).toBe(true);
+      // @noble agrees on the public point derived from d.
+      const curve = v.type === 'ecdsa-p256' ? p256 : p384;
+      const pub = Buffer.from(curve.getPublicKey(Buffer.from(v.d, 'hex'), false)).toString('hex');
+      expect(pub).toBe('04' + v.x + v.y);
+      expect(createPublicKey(ver.privateKey!).export({ format: 'jwk' }).x).toBe(
+        Buffer.from(v.x, 'hex').toString('base64url'),
+      );
+    },
+  );
 
-  test('converts Vault\'s kdf and convergent numbering both ways', async () => {
+  test("converts Vault's kdf and convergent numbering both ways", async () => {
     const k = newKeyConfig('c', { type: 'aes256-gcm96', derived: true, convergentEncryption: true });
     k.versions.set(1, await generateVersion('aes256-gcm96', 1, { now: 1, convergentVersion: 3 }));
     k.latestVersion = 1;
@@ -113,17 +135,31 @@ describe('Vault backup format (reference 5.2)', () => {
     expect([back.kdf, back.convergentVersion, back.versions.get(1)!.convergentVersion]).toEqual([0, 3, 3]);
   });
 
-  test('reads OpenBao\'s type numbers (10 = hmac, 11 = xchacha20-poly1305) by their key_size', () => {
+  test("reads OpenBao's type numbers (10 = hmac, 11 = xchacha20-poly1305) by their key_size", () => {
     const mac = Buffer.alloc(48, 7).toString('base64');
-    expect(decodeBackup(vaultBackup('bao-hmac', 10, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe('hmac');
-    expect(decodeBackup(vaultBackup('bao-x', 11, [{ key: Buffer.alloc(32, 1).toString('base64'), hmac_key: mac }])).type).toBe('xchacha20-poly1305');
-    expect(decodeBackup(vaultBackup('vault-hmac', 11, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe('hmac');
+    expect(decodeBackup(vaultBackup('bao-hmac', 10, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe(
+      'hmac',
+    );
+    expect(
+      decodeBackup(vaultBackup('bao-x', 11, [{ key: Buffer.alloc(32, 1).toString('base64'), hmac_key: mac }])).type,
+    ).toBe('xchacha20-poly1305');
+    expect(decodeBackup(vaultBackup('vault-hmac', 11, [{ key: mac, hmac_key: mac }], { key_size: 48 })).type).toBe(
+      'hmac',
+    );
   });
 
   test('refuses malformed backups with 400s naming backup', () => {
     expect(() => decodeBackup('not base64 json')).toThrow(/^backup: /);
-    expect(() => decodeBackup(Buffer.from('{"policy":{"type":0,"latest_version":2,"keys":{"1":{"key":"' + Buffer.alloc(32).toString('base64') + '"}}}}').toString('base64'))).toThrow('backup: backup has no key material for version 2');
-    expect(() => decodeBackup(vaultBackup('bad', 0, [{ key: Buffer.alloc(7).toString('base64'), hmac_key: null }]))).toThrow('backup: version 1: key must be 32 bytes');
+    expect(() =>
+      decodeBackup(
+        Buffer.from(
+          '{"policy":{"type":0,"latest_version":2,"keys":{"1":{"key":"' + Buffer.alloc(32).toString('base64') + '"}}}}',
+        ).toString('base64'),
+      ),
+    ).toThrow('backup: backup has no key material for version 2');
+    expect(() =>
+      decodeBackup(vaultBackup('bad', 0, [{ key: Buffer.alloc(7).toString('base64'), hmac_key: null }])),
+    ).toThrow('backup: version 1: key must be 32 bytes');
     expect(() => decodeBackup(vaultBackup('m', 10, [{ key: null }]))).toThrow('backup: key type 10 is not supported');
   });
 });

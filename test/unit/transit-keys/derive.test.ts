@@ -4,7 +4,13 @@ import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { MISSING_CONTEXT, counterKdf, deriveBytes, deriveEd25519, hkdfSha256 } from '../../../src/engines/transit/keyring/derive.js';
+import {
+  MISSING_CONTEXT,
+  counterKdf,
+  deriveBytes,
+  deriveEd25519,
+  hkdfSha256,
+} from '../../../src/engines/transit/keyring/derive.js';
 
 describe('key derivation (reference 4.3)', () => {
   test('HKDF-SHA256 with empty salt and the context as info matches @noble', () => {
@@ -13,7 +19,7 @@ describe('key derivation (reference 4.3)', () => {
     expect(hkdfSha256(ikm, ctx, 64).equals(Buffer.from(hkdf(sha256, ikm, new Uint8Array(0), ctx, 64)))).toBe(true);
   });
 
-  test('HKDF accepts contexts longer than node:crypto\'s 1024-byte info limit', () => {
+  test("HKDF accepts contexts longer than node:crypto's 1024-byte info limit", () => {
     const ikm = randomBytes(32);
     const ctx = randomBytes(5000);
     expect(hkdfSha256(ikm, ctx, 32).equals(Buffer.from(hkdf(sha256, ikm, undefined, ctx, 32)))).toBe(true);
@@ -27,7 +33,7 @@ describe('key derivation (reference 4.3)', () => {
     expect(deriveBytes(1, ikm, ctx, 32).equals(counterKdf(ikm, ctx))).toBe(true);
   });
 
-  test('refuses an empty context with Vault\'s message naming context', () => {
+  test("refuses an empty context with Vault's message naming context", () => {
     expect(() => deriveBytes(0, randomBytes(32), Buffer.alloc(0), 32)).toThrow(MISSING_CONTEXT);
     expect(() => deriveBytes(0, randomBytes(32), Buffer.alloc(0), 32)).toThrow(/^context: /);
   });

@@ -7,7 +7,10 @@ describe('Go time text', () => {
   });
 
   test('parses nanosecond precision and Z', () => {
-    expect(parseGoTime('2025-01-02T03:04:05.123456789Z')).toBeCloseTo(Date.UTC(2025, 0, 2, 3, 4, 5) / 1000 + 0.123456789, 6);
+    expect(parseGoTime('2025-01-02T03:04:05.123456789Z')).toBeCloseTo(
+      Date.UTC(2025, 0, 2, 3, 4, 5) / 1000 + 0.123456789,
+      6,
+    );
   });
 
   test('maps Go zero time to 0 and rejects malformed text', () => {

@@ -6,7 +6,13 @@ import type { Clock, Logger } from '../../../src/framework/context.js';
 /** Plain in-memory storage (no barrier). */
 export function memStorage(): Storage & { backend: InmemBackend } {
   const backend = new InmemBackend();
-  return { backend, get: (k) => backend.get(k), put: (k, v) => backend.put(k, v), delete: (k) => backend.delete(k), list: (p) => backend.list(p) };
+  return {
+    backend,
+    get: (k) => backend.get(k),
+    put: (k, v) => backend.put(k, v),
+    delete: (k) => backend.delete(k),
+    list: (p) => backend.list(p),
+  };
 }
 
 /** A clock tests move by hand (milliseconds). */
@@ -18,7 +24,8 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5)): Clock & { ms
 /** A logger that records messages (never prints). */
 export function quietLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  const rec = (lvl: string) => (msg: string, f?: Record<string, unknown>) => void lines.push(`${lvl} ${msg} ${f ? JSON.stringify(f) : ''}`);
+  const rec = (lvl: string) => (msg: string, f?: Record<string, unknown>) =>
+    void lines.push(`${lvl} ${msg} ${f ? JSON.stringify(f) : ''}`);
   return { lines, debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') };
 }
 
@@ -44,8 +51,10 @@ export async function loadX509(): Promise<typeof import('@peculiar/x509')> {
       }
       return undefined;
     };
-    R.hasMetadata = (k: string, t: object, p?: string | symbol) => (R.getMetadata as (k: string, t: object, p?: string | symbol) => unknown)(k, t, p) !== undefined;
-    R.metadata = (k: string, v: unknown) => (t: object, p?: string | symbol) => (R.defineMetadata as (k: string, v: unknown, t: object, p?: string | symbol) => void)(k, v, t, p);
+    R.hasMetadata = (k: string, t: object, p?: string | symbol) =>
+      (R.getMetadata as (k: string, t: object, p?: string | symbol) => unknown)(k, t, p) !== undefined;
+    R.metadata = (k: string, v: unknown) => (t: object, p?: string | symbol) =>
+      (R.defineMetadata as (k: string, v: unknown, t: object, p?: string | symbol) => void)(k, v, t, p);
   }
   const x509 = await import('@peculiar/x509');
   const { webcrypto } = await import('node:crypto');

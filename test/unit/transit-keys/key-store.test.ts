@@ -52,7 +52,9 @@ describe('TransitKeyStore', () => {
     const k = (await b.get('sig'))!;
     expect(k.latestVersion).toBe(2);
     const before = (await a.keys.get('sig'))!.versions.get(2)!.publicKey!.export({ format: 'der', type: 'spki' });
-    expect(Buffer.from(k.versions.get(2)!.publicKey!.export({ format: 'der', type: 'spki' })).equals(Buffer.from(before))).toBe(true);
+    expect(
+      Buffer.from(k.versions.get(2)!.publicKey!.export({ format: 'der', type: 'spki' })).equals(Buffer.from(before)),
+    ).toBe(true);
   });
 
   test('a key with 10,000 versions loads, rotates and encrypts normally', async () => {
@@ -89,7 +91,9 @@ describe('TransitKeyStore', () => {
     // Rotation writes one version record and the policy, whatever the history.
     const policySize = (await s.get('policy/big'))!.length;
     expect(policySize).toBeLessThan(1024);
-    console.log(`10,000 versions: write ${written.toFixed(0)} ms, load ${loaded.toFixed(0)} ms, rotate ${rotated.toFixed(1)} ms, policy record ${policySize} bytes`);
+    console.log(
+      `10,000 versions: write ${written.toFixed(0)} ms, load ${loaded.toFixed(0)} ms, rotate ${rotated.toFixed(1)} ms, policy record ${policySize} bytes`,
+    );
   }, 60_000);
 
   test('trim removes the version records below the floor for good', async () => {
@@ -140,7 +144,11 @@ describe('TransitKeyStore', () => {
         open();
       };
     };
-    const slow = { ...s, get: async (k: string) => (await gates.get('get ' + k), s.get(k)), put: async (k: string, v: Buffer) => (await gates.get('put ' + k), s.put(k, v)) };
+    const slow = {
+      ...s,
+      get: async (k: string) => (await gates.get('get ' + k), s.get(k)),
+      put: async (k: string, v: Buffer) => (await gates.get('put ' + k), s.put(k, v)),
+    };
     const keys = new TransitKeyStore(slow, manualClock(), quietLogger(), 10);
     await keys.create('k', { type: 'aes256-gcm96' });
     const openPut = gate('put versions/k/2');

@@ -27,14 +27,40 @@ function entryText(e: EntrySpec): string {
 }
 
 /** A backup of `name` with versions 1..n (`entries[i]` is version i+1), Vault type number `type`. */
-export function vaultBackup(name: string, type: number, entries: EntrySpec[], extra: Record<string, unknown> = {}): string {
+export function vaultBackup(
+  name: string,
+  type: number,
+  entries: EntrySpec[],
+  extra: Record<string, unknown> = {},
+): string {
   const keys = entries.map((e, i) => `"${i + 1}":${entryText(e)}`).join(',');
-  const archive = [entryText({ key: null, hmac_key: null, time: '0001-01-01T00:00:00Z', creation_time: 0 }), ...entries.map(entryText)].join(',');
+  const archive = [
+    entryText({ key: null, hmac_key: null, time: '0001-01-01T00:00:00Z', creation_time: 0 }),
+    ...entries.map(entryText),
+  ].join(',');
   const policy = {
-    derived: false, kdf: 0, convergent_encryption: false, exportable: true, min_decryption_version: 1, min_encryption_version: 0,
-    latest_version: entries.length, archive_version: entries.length, archive_min_version: 0, min_available_version: 0, deletion_allowed: false,
-    convergent_version: 0, type, backup_info: null, restore_info: null, allow_plaintext_backup: true, version_template: '', storage_prefix: '',
-    auto_rotate_period: 0, Imported: false, AllowImportedKeyRotation: false, ...extra,
+    derived: false,
+    kdf: 0,
+    convergent_encryption: false,
+    exportable: true,
+    min_decryption_version: 1,
+    min_encryption_version: 0,
+    latest_version: entries.length,
+    archive_version: entries.length,
+    archive_min_version: 0,
+    min_available_version: 0,
+    deletion_allowed: false,
+    convergent_version: 0,
+    type,
+    backup_info: null,
+    restore_info: null,
+    allow_plaintext_backup: true,
+    version_template: '',
+    storage_prefix: '',
+    auto_rotate_period: 0,
+    Imported: false,
+    AllowImportedKeyRotation: false,
+    ...extra,
   };
   const rest = JSON.stringify(policy).slice(1, -1);
   const text = `{"policy":{"name":${JSON.stringify(name)},"keys":{${keys}},${rest}},"archived_keys":{"keys":[${archive}]}}\n`;

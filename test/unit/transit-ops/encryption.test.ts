@@ -4,7 +4,16 @@
  * ciphertexts built independently decrypt with ours.
  */
 import { describe, expect, it } from 'vitest';
-import { constants, createCipheriv, createDecipheriv, createHmac, hkdfSync, privateDecrypt, publicEncrypt, randomBytes } from 'node:crypto';
+import {
+  constants,
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  privateDecrypt,
+  publicEncrypt,
+  randomBytes,
+} from 'node:crypto';
 import { gcm } from '@noble/ciphers/aes.js';
 import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
@@ -16,7 +25,11 @@ import type { KeyTypeName } from '../../../src/engines/transit/keyring/types.js'
 
 const payloadOf = (ct: string) => Buffer.from(ct.split(':')[2]!, 'base64');
 const nobleAead = (type: KeyTypeName, key: Buffer, nonce: Buffer, aad?: Buffer) =>
-  type === 'chacha20-poly1305' ? chacha20poly1305(key, nonce, aad) : type === 'xchacha20-poly1305' ? xchacha20poly1305(key, nonce, aad) : gcm(key, nonce, aad);
+  type === 'chacha20-poly1305'
+    ? chacha20poly1305(key, nonce, aad)
+    : type === 'xchacha20-poly1305'
+      ? xchacha20poly1305(key, nonce, aad)
+      : gcm(key, nonce, aad);
 
 describe('AEAD ciphertexts (reference 4.2 layout nonce || ct || tag)', () => {
   for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305'] as KeyTypeName[]) {
@@ -30,7 +43,9 @@ describe('AEAD ciphertexts (reference 4.2 layout nonce || ct || tag)', () => {
       expect(ciphertext.startsWith('vault:v1:')).toBe(true);
       const raw = payloadOf(ciphertext);
       expect(raw.length).toBe(nonceLen + pt.length + 16);
-      const opened = nobleAead(type, key.versions.get(1)!.key!, raw.subarray(0, nonceLen), aad).decrypt(raw.subarray(nonceLen));
+      const opened = nobleAead(type, key.versions.get(1)!.key!, raw.subarray(0, nonceLen), aad).decrypt(
+        raw.subarray(nonceLen),
+      );
       expect(Buffer.from(opened)).toEqual(pt);
     });
     it(`${type}: a ciphertext sealed by @noble decrypts with ours`, () => {
@@ -52,17 +67,21 @@ describe('AEAD ciphertexts (reference 4.2 layout nonce || ct || tag)', () => {
     expect(Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()])).toEqual(pt);
   });
 
-  it('wrong associated data fails with Go\'s GCM message (400)', () => {
+  it("wrong associated data fails with Go's GCM message (400)", () => {
     const key = symmetricKey('aes256-gcm96');
     const { ciphertext } = encryptWithKey(key, Buffer.from('x'), { associatedData: Buffer.from('a') });
-    expect(() => decryptWithKey(key, ciphertext, { associatedData: Buffer.from('b') })).toThrow(/^cipher: message authentication failed$/);
+    expect(() => decryptWithKey(key, ciphertext, { associatedData: Buffer.from('b') })).toThrow(
+      /^cipher: message authentication failed$/,
+    );
   });
 
   it('chacha20 authentication failure uses chacha20poly1305 wording', () => {
     const key = symmetricKey('chacha20-poly1305');
     const raw = payloadOf(encryptWithKey(key, Buffer.from('x')).ciphertext);
     raw[raw.length - 1] ^= 1;
-    expect(() => decryptWithKey(key, 'vault:v1:' + raw.toString('base64'))).toThrow('chacha20poly1305: message authentication failed');
+    expect(() => decryptWithKey(key, 'vault:v1:' + raw.toString('base64'))).toThrow(
+      'chacha20poly1305: message authentication failed',
+    );
   });
 
   it('empty plaintext round-trips', () => {
@@ -92,19 +111,27 @@ describe('derived keys (reference 4.3)', () => {
     const key = symmetricKey('aes256-gcm96', 1, { derived: true, kdf: 1 });
     const context = Buffer.from('legacy');
     const raw = payloadOf(encryptWithKey(key, Buffer.from('old'), { context }).ciphertext);
-    const dk = hmac(sha256, key.versions.get(1)!.key!, Buffer.concat([Buffer.alloc(4), context, Buffer.from([0, 0, 1, 0])]));
+    const dk = hmac(
+      sha256,
+      key.versions.get(1)!.key!,
+      Buffer.concat([Buffer.alloc(4), context, Buffer.from([0, 0, 1, 0])]),
+    );
     expect(Buffer.from(gcm(dk, raw.subarray(0, 12)).decrypt(raw.subarray(12)))).toEqual(Buffer.from('old'));
   });
 
-  it('a derived key without context fails with Vault\'s exact message', () => {
+  it("a derived key without context fails with Vault's exact message", () => {
     const key = symmetricKey('aes256-gcm96', 1, { derived: true });
-    expect(() => encryptWithKey(key, Buffer.from('x'))).toThrow(/^missing 'context' for key derivation; the key was created using a derived key/);
+    expect(() => encryptWithKey(key, Buffer.from('x'))).toThrow(
+      /^missing 'context' for key derivation; the key was created using a derived key/,
+    );
   });
 
   it('a different context does not decrypt', () => {
     const key = symmetricKey('aes256-gcm96', 1, { derived: true });
     const { ciphertext } = encryptWithKey(key, Buffer.from('x'), { context: Buffer.from('a') });
-    expect(() => decryptWithKey(key, ciphertext, { context: Buffer.from('b') })).toThrow('cipher: message authentication failed');
+    expect(() => decryptWithKey(key, ciphertext, { context: Buffer.from('b') })).toThrow(
+      'cipher: message authentication failed',
+    );
   });
 });
 
@@ -124,7 +151,12 @@ describe('convergent encryption (reference 4.4)', () => {
   });
 
   it('v2: nonce = HMAC-SHA256(context, pt)[0:12], nonce prefixed', () => {
-    const key = symmetricKey('aes256-gcm96', 1, { derived: true, convergent: true, convergentVersion: 2, perVersionConvergent: 0 });
+    const key = symmetricKey('aes256-gcm96', 1, {
+      derived: true,
+      convergent: true,
+      convergentVersion: 2,
+      perVersionConvergent: 0,
+    });
     const context = Buffer.from('ctx2');
     const pt = Buffer.from('v2 text');
     const ct = encryptWithKey(key, pt, { context }).ciphertext;
@@ -136,7 +168,12 @@ describe('convergent encryption (reference 4.4)', () => {
   });
 
   it('v1: caller nonce, payload without nonce; decrypt needs the nonce', () => {
-    const key = symmetricKey('aes256-gcm96', 1, { derived: true, convergent: true, convergentVersion: 1, perVersionConvergent: 0 });
+    const key = symmetricKey('aes256-gcm96', 1, {
+      derived: true,
+      convergent: true,
+      convergentVersion: 1,
+      perVersionConvergent: 0,
+    });
     const context = Buffer.from('ctx1');
     const nonce = randomBytes(12);
     const ct = encryptWithKey(key, Buffer.from('v1'), { context, nonce }).ciphertext;
@@ -150,7 +187,9 @@ describe('convergent encryption (reference 4.4)', () => {
 
   it('a nonce on a non-v1 key is refused', () => {
     const key = symmetricKey('aes256-gcm96');
-    expect(() => encryptWithKey(key, Buffer.from('x'), { nonce: randomBytes(12) })).toThrow('provided nonce not allowed for this key');
+    expect(() => encryptWithKey(key, Buffer.from('x'), { nonce: randomBytes(12) })).toThrow(
+      'provided nonce not allowed for this key',
+    );
   });
 });
 
@@ -178,7 +217,9 @@ describe('key versions and prefixes', () => {
 
   it('below min_encryption_version is refused', () => {
     const key = symmetricKey('aes256-gcm96', 3, { minEncryptionVersion: 2 });
-    expect(() => encryptWithKey(key, Buffer.from('x'), { keyVersion: 1 })).toThrow('requested version for encryption is less than the minimum encryption key version');
+    expect(() => encryptWithKey(key, Buffer.from('x'), { keyVersion: 1 })).toThrow(
+      'requested version for encryption is less than the minimum encryption key version',
+    );
   });
 
   it('ciphertext older than min_decryption_version is refused as too old', () => {
@@ -199,10 +240,14 @@ describe('key versions and prefixes', () => {
     expect(() => decryptWithKey(symmetricKey('aes256-gcm96'), ct)).toThrow(msg);
   });
 
-  it('signing key types refuse encryption and decryption with Vault\'s words', () => {
+  it("signing key types refuse encryption and decryption with Vault's words", () => {
     const ec = asymmetricKey('ecdsa-p256');
-    expect(() => encryptWithKey(ec, Buffer.from('x'))).toThrow('message encryption not supported for key type ecdsa-p256');
-    expect(() => decryptWithKey(ec, 'vault:v1:AAAA')).toThrow('message decryption not supported for key type ecdsa-p256');
+    expect(() => encryptWithKey(ec, Buffer.from('x'))).toThrow(
+      'message encryption not supported for key type ecdsa-p256',
+    );
+    expect(() => decryptWithKey(ec, 'vault:v1:AAAA')).toThrow(
+      'message decryption not supported for key type ecdsa-p256',
+    );
   });
 });
 
@@ -212,14 +257,22 @@ describe('RSA encryption', () => {
     const ct = encryptWithKey(key, Buffer.from('rsa secret')).ciphertext;
     const raw = payloadOf(ct);
     expect(raw.length).toBe(256);
-    const pt = privateDecrypt({ key: key.versions.get(1)!.privateKey!, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, raw);
+    const pt = privateDecrypt(
+      { key: key.versions.get(1)!.privateKey!, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+      raw,
+    );
     expect(pt.toString()).toBe('rsa secret');
   });
 
   it('pkcs1v15: a node publicEncrypt ciphertext decrypts with ours (no privateDecrypt PKCS#1 in Node 20)', () => {
     const key = asymmetricKey('rsa-2048');
-    const raw = publicEncrypt({ key: key.versions.get(1)!.publicKey!, padding: constants.RSA_PKCS1_PADDING }, Buffer.from('v15'));
-    expect(decryptWithKey(key, 'vault:v1:' + raw.toString('base64'), { padding: 'pkcs1v15' }).plaintext.toString()).toBe('v15');
+    const raw = publicEncrypt(
+      { key: key.versions.get(1)!.publicKey!, padding: constants.RSA_PKCS1_PADDING },
+      Buffer.from('v15'),
+    );
+    expect(
+      decryptWithKey(key, 'vault:v1:' + raw.toString('base64'), { padding: 'pkcs1v15' }).plaintext.toString(),
+    ).toBe('v15');
     const ours = encryptWithKey(key, Buffer.from('v15 ours'), { padding: 'pkcs1v15' }).ciphertext;
     expect(decryptWithKey(key, ours, { padding: 'pkcs1v15' }).plaintext.toString()).toBe('v15 ours');
   });
@@ -240,13 +293,19 @@ describe('RSA encryption', () => {
 
   it('a corrupted RSA ciphertext is a 400, not a crash', () => {
     const key = asymmetricKey('rsa-2048');
-    expect(() => decryptWithKey(key, 'vault:v1:' + randomBytes(256).toString('base64'))).toThrow(/failed to RSA decrypt the ciphertext/);
-    expect(() => decryptWithKey(key, 'vault:v1:' + randomBytes(256).toString('base64'), { padding: 'pkcs1v15' })).toThrow(/failed to RSA decrypt the ciphertext/);
+    expect(() => decryptWithKey(key, 'vault:v1:' + randomBytes(256).toString('base64'))).toThrow(
+      /failed to RSA decrypt the ciphertext/,
+    );
+    expect(() =>
+      decryptWithKey(key, 'vault:v1:' + randomBytes(256).toString('base64'), { padding: 'pkcs1v15' }),
+    ).toThrow(/failed to RSA decrypt the ciphertext/);
   });
 
   it('associated_data and unknown padding schemes are refused on RSA keys', () => {
     const key = asymmetricKey('rsa-2048');
-    expect(() => encryptWithKey(key, Buffer.from('x'), { associatedData: Buffer.from('a') })).toThrow('associated_data provided for non-AEAD cipher suite rsa-2048');
+    expect(() => encryptWithKey(key, Buffer.from('x'), { associatedData: Buffer.from('a') })).toThrow(
+      'associated_data provided for non-AEAD cipher suite rsa-2048',
+    );
     expect(() => encryptWithKey(key, Buffer.from('x'), { padding: 'raw' })).toThrow(/padding_scheme argument invalid/);
   });
 });

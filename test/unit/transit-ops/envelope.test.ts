@@ -8,7 +8,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { gcm } from '@noble/ciphers/aes.js';
-import { EnvelopeDecryptor, EnvelopeEncryptor, EnvelopeError, buildHeader, parseHeader } from '../../../src/crypto/envelope.js';
+import {
+  EnvelopeDecryptor,
+  EnvelopeEncryptor,
+  EnvelopeError,
+  buildHeader,
+  parseHeader,
+} from '../../../src/crypto/envelope.js';
 
 const CHUNK = 4096;
 const WRAPPED = 'vault:v1:d3JhcHBlZCBkYXRhIGtleQ==';
@@ -26,17 +32,38 @@ function source(data: Buffer, piece = 1000): Readable {
 
 async function collect(readable: Readable, transform: import('node:stream').Transform): Promise<Buffer> {
   const parts: Buffer[] = [];
-  await pipeline(readable, transform, new Writable({ write(c, _e, cb) { parts.push(c); cb(); } }));
+  await pipeline(
+    readable,
+    transform,
+    new Writable({
+      write(c, _e, cb) {
+        parts.push(c);
+        cb();
+      },
+    }),
+  );
   return Buffer.concat(parts);
 }
 
 async function seal(data: Buffer, key: Buffer, threads = 0, piece = 1000): Promise<Buffer> {
-  return collect(source(data, piece), new EnvelopeEncryptor(Buffer.from(key), buildHeader(WRAPPED, CHUNK), { threads }));
+  return collect(
+    source(data, piece),
+    new EnvelopeEncryptor(Buffer.from(key), buildHeader(WRAPPED, CHUNK), { threads }),
+  );
 }
 
 async function open(env: Buffer, key: Buffer, threads = 0, piece = 777): Promise<Buffer> {
   let seen = '';
-  const out = await collect(source(env, piece), new EnvelopeDecryptor(async (w) => { seen = w; return Buffer.from(key); }, { threads }));
+  const out = await collect(
+    source(env, piece),
+    new EnvelopeDecryptor(
+      async (w) => {
+        seen = w;
+        return Buffer.from(key);
+      },
+      { threads },
+    ),
+  );
   expect(seen).toBe(WRAPPED);
   return out;
 }
@@ -130,14 +157,20 @@ describe('envelope tamper detection', () => {
 
   it('a wrong data key fails', async () => {
     const env = await seal(data, key);
-    await expect(collect(source(env), new EnvelopeDecryptor(async () => randomBytes(32), { threads: 0 }))).rejects.toThrow(/failed authentication/);
+    await expect(
+      collect(source(env), new EnvelopeDecryptor(async () => randomBytes(32), { threads: 0 })),
+    ).rejects.toThrow(/failed authentication/);
   });
 
   it('non-envelopes, empty input and absurd chunk sizes are rejected before any decryption', async () => {
     await rejects(Buffer.from('plain text file'), /not a keyhold envelope/);
-    await expect(collect(source(Buffer.alloc(0)), new EnvelopeDecryptor(async () => key, { threads: 0 }))).rejects.toThrow(/empty input/);
+    await expect(
+      collect(source(Buffer.alloc(0)), new EnvelopeDecryptor(async () => key, { threads: 0 })),
+    ).rejects.toThrow(/empty input/);
     const env = await seal(Buffer.from('x'), key);
     env.writeUInt32BE(1 << 30, 6);
-    await expect(collect(source(env), new EnvelopeDecryptor(async () => key, { threads: 0 }))).rejects.toThrow(EnvelopeError);
+    await expect(collect(source(env), new EnvelopeDecryptor(async () => key, { threads: 0 }))).rejects.toThrow(
+      EnvelopeError,
+    );
   });
 });

@@ -49,7 +49,9 @@ export function symmetricKey(type: KeyTypeName, keys: Buffer[] | number = 1, o: 
     key,
     hmacKey: type === 'hmac' ? key : randomBytes(32),
     creationTime: 0,
-    convergentVersion: o.convergent ? (o.perVersionConvergent ?? (o.convergentVersion === undefined || o.convergentVersion === -1 ? 3 : undefined)) : undefined,
+    convergentVersion: o.convergent
+      ? (o.perVersionConvergent ?? (o.convergentVersion === undefined || o.convergentVersion === -1 ? 3 : undefined))
+      : undefined,
   }));
   return base('k', type, versions, o);
 }
@@ -89,7 +91,14 @@ export function asymmetricKey(type: KeyTypeName, count = 1, o: FixtureOptions = 
       }
       privateKey = k;
     }
-    versions.push({ version: i, key, hmacKey: randomBytes(32), privateKey, publicKey: createPublicKey(privateKey), creationTime: 0 });
+    versions.push({
+      version: i,
+      key,
+      hmacKey: randomBytes(32),
+      privateKey,
+      publicKey: createPublicKey(privateKey),
+      creationTime: 0,
+    });
   }
   return base('k', type, versions, o);
 }
@@ -97,6 +106,7 @@ export function asymmetricKey(type: KeyTypeName, count = 1, o: FixtureOptions = 
 /** A copy of a key whose versions hold only public keys (public-key import). */
 export function publicOnly(k: TransitKey): TransitKey {
   const versions = new Map<number, KeyVersion>();
-  for (const [n, v] of k.versions) versions.set(n, { version: n, hmacKey: v.hmacKey, publicKey: v.publicKey, creationTime: 0 });
+  for (const [n, v] of k.versions)
+    versions.set(n, { version: n, hmacKey: v.hmacKey, publicKey: v.publicKey, creationTime: 0 });
   return { ...k, versions };
 }

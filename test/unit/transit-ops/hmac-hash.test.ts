@@ -7,7 +7,12 @@ import { hmacAlgorithm, hmacWithKey, verifyHmacWithKey } from '../../../src/engi
 import { hashInput } from '../../../src/engines/transit/ops/hashing.js';
 import { randomOutput, resolveRandomPath } from '../../../src/engines/transit/ops/random-bytes.js';
 import { batchStatus } from '../../../src/engines/transit/ops/batch.js';
-import { parseDerSignature, encodeDerSignature, splitJws, toFixed } from '../../../src/engines/transit/ops/ecdsa-der.js';
+import {
+  parseDerSignature,
+  encodeDerSignature,
+  splitJws,
+  toFixed,
+} from '../../../src/engines/transit/ops/ecdsa-der.js';
 import { symmetricKey, asymmetricKey } from './fixtures.js';
 
 const FOX = Buffer.from('dGhlIHF1aWNrIGJyb3duIGZveA==', 'base64');
@@ -30,7 +35,9 @@ describe('HMAC vector 1 (hmac_key "0123...01", input "the quick brown fox")', ()
     expect(verifyHmacWithKey(key, hmacAlgorithm(alg), FOX, expected)).toBe(true);
   });
   it('version 2 with key "1234...12" (latest by default)', () => {
-    expect(hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX)).toBe('vault:v2:Dt+mO/B93kuWUbGMMobwUNX5Wodr6dL3JH4DMfpQ0kw=');
+    expect(hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX)).toBe(
+      'vault:v2:Dt+mO/B93kuWUbGMMobwUNX5Wodr6dL3JH4DMfpQ0kw=',
+    );
   });
   it('matches @noble hmac for sha3-256', () => {
     const mac = Buffer.from(hmac(sha3_256, Buffer.from('01234567890123456789012345678901'), FOX)).toString('base64');
@@ -42,7 +49,9 @@ describe('HMAC rules', () => {
   it('the hmac key type uses its own key (32-512 bytes)', () => {
     const k = Buffer.alloc(64, 9);
     const key = symmetricKey('hmac', [k]);
-    expect(hmacWithKey(key, hmacAlgorithm('sha2-512'), FOX)).toBe('vault:v1:' + Buffer.from(hmac(sha512, k, FOX)).toString('base64'));
+    expect(hmacWithKey(key, hmacAlgorithm('sha2-512'), FOX)).toBe(
+      'vault:v1:' + Buffer.from(hmac(sha512, k, FOX)).toString('base64'),
+    );
   });
   it('wrong input or wrong version fails verification (false)', () => {
     const key = symmetricKey('aes256-gcm96', 2);
@@ -60,18 +69,30 @@ describe('HMAC rules', () => {
   });
   it('versions below min_decryption_version cannot verify; below min_encryption_version cannot generate', () => {
     const key = symmetricKey('aes256-gcm96', 3, { minDecryptionVersion: 2, minEncryptionVersion: 3 });
-    expect(() => verifyHmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 'vault:v1:AAAA')).toThrow('cannot verify HMAC: version is too old (disallowed by policy)');
-    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 2)).toThrow('cannot generate HMAC: version is too old (disallowed by policy)');
-    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 4)).toThrow('key version does not exist; latest key version is 3');
-    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, -1)).toThrow('cannot generate HMAC: version is too old (disallowed by policy)');
+    expect(() => verifyHmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 'vault:v1:AAAA')).toThrow(
+      'cannot verify HMAC: version is too old (disallowed by policy)',
+    );
+    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 2)).toThrow(
+      'cannot generate HMAC: version is too old (disallowed by policy)',
+    );
+    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, 4)).toThrow(
+      'key version does not exist; latest key version is 3',
+    );
+    expect(() => hmacWithKey(key, hmacAlgorithm('sha2-256'), FOX, -1)).toThrow(
+      'cannot generate HMAC: version is too old (disallowed by policy)',
+    );
   });
   it('negative version without a minimum says it does not exist', () => {
-    expect(() => hmacWithKey(symmetricKey('aes256-gcm96'), hmacAlgorithm('sha2-256'), FOX, -1)).toThrow('key version does not exist (cannot be negative)');
+    expect(() => hmacWithKey(symmetricKey('aes256-gcm96'), hmacAlgorithm('sha2-256'), FOX, -1)).toThrow(
+      'key version does not exist (cannot be negative)',
+    );
   });
   it('none and unknown algorithms are 400s; sha1 works', () => {
     expect(() => hmacAlgorithm('none')).toThrow('unsupported algorithm none');
     expect(() => hmacAlgorithm('md5')).toThrow('unsupported algorithm md5');
-    expect(hmacWithKey(asymmetricKey('ecdsa-p256'), hmacAlgorithm('sha1'), FOX)).toMatch(/^vault:v1:[A-Za-z0-9+/]{27}=$/);
+    expect(hmacWithKey(asymmetricKey('ecdsa-p256'), hmacAlgorithm('sha1'), FOX)).toMatch(
+      /^vault:v1:[A-Za-z0-9+/]{27}=$/,
+    );
   });
 });
 
@@ -84,8 +105,10 @@ describe('hash vector 2', () => {
   ])('%s (%s)', (alg, format, expected) => {
     expect(hashInput(alg, FOX, format)).toBe(expected);
   });
-  it('bad format and algorithm are 400s with Vault\'s words; sha1 is not a hash endpoint algorithm', () => {
-    expect(() => hashInput('sha2-256', FOX, 'base92')).toThrow('unsupported encoding format base92; must be "hex" or "base64"');
+  it("bad format and algorithm are 400s with Vault's words; sha1 is not a hash endpoint algorithm", () => {
+    expect(() => hashInput('sha2-256', FOX, 'base92')).toThrow(
+      'unsupported encoding format base92; must be "hex" or "base64"',
+    );
     expect(() => hashInput('sha1', FOX, 'hex')).toThrow('unsupported algorithm sha1');
   });
 });
@@ -102,7 +125,9 @@ describe('random', () => {
     expect(randomOutput(5, 'hex', 'all')).toMatch(/^[0-9a-f]{10}$/);
     expect(() => randomOutput(0, 'hex', 'platform')).toThrow('"bytes" cannot be less than 1');
     expect(() => randomOutput(131073, 'hex', 'platform')).toThrow('"bytes" should be less than 131072');
-    expect(() => randomOutput(4, 'b32', 'platform')).toThrow('unsupported encoding format "b32"; must be "hex" or "base64"');
+    expect(() => randomOutput(4, 'b32', 'platform')).toThrow(
+      'unsupported encoding format "b32"; must be "hex" or "base64"',
+    );
     expect(() => randomOutput(4, 'hex', 'seal')).toThrow(/^source: entropy source "seal" is not available/);
     expect(() => randomOutput(4, 'hex', 'moon')).toThrow('unsupported entropy source "moon"');
   });
@@ -120,7 +145,9 @@ describe('batch status (spec 7 item 1, reference 3.4)', () => {
     expect(batchStatus([undefined, user], 207).status).toBe(207);
     const r = batchStatus([undefined, user], 600);
     expect(r.status).toBe(400);
-    expect(r.warnings[0]).toBe('invalid HTTP response code override from partial_failure_response_code, reverting to 400');
+    expect(r.warnings[0]).toBe(
+      'invalid HTTP response code override from partial_failure_response_code, reverting to 400',
+    );
   });
   it('all failed -> error status, override ignored', () => {
     expect(batchStatus([user, user], 207).status).toBe(400);

@@ -4,17 +4,35 @@
  * does implicit rejection itself (3.2+), the same answers as node:crypto for random ciphertexts.
  */
 import { describe, expect, it } from 'vitest';
-import { constants, createPrivateKey, createPublicKey, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createPrivateKey,
+  createPublicKey,
+  privateDecrypt,
+  publicEncrypt,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rsaPkcs1DecryptImplicit } from '../../../src/engines/transit/ops/rsa-padding.js';
 import { checkRewrapPaddings, decryptWithKey, encryptWithKey } from '../../../src/engines/transit/ops/encryption.js';
 import { asymmetricKey } from './fixtures.js';
 import type { TransitKey } from '../../../src/engines/transit/keyring/types.js';
 
-interface VectorCase { comment: string; ciphertext: string; message: string; padding_valid: boolean }
-interface VectorFile { source: string; keys: { name: string; pem: string; cases: VectorCase[] }[] }
+interface VectorCase {
+  comment: string;
+  ciphertext: string;
+  message: string;
+  padding_valid: boolean;
+}
+interface VectorFile {
+  source: string;
+  keys: { name: string; pem: string; cases: VectorCase[] }[];
+}
 
-const vectors = JSON.parse(readFileSync(new URL('../../vectors/rsa-pkcs1-implicit-rejection.json', import.meta.url), 'utf8')) as VectorFile;
+const vectors = JSON.parse(
+  readFileSync(new URL('../../vectors/rsa-pkcs1-implicit-rejection.json', import.meta.url), 'utf8'),
+) as VectorFile;
 
 /** A one-version rsa-3072 transit key holding `priv`. */
 function transitKeyOf(priv: KeyObject): TransitKey {
@@ -27,7 +45,10 @@ function transitKeyOf(priv: KeyObject): TransitKey {
 /** True when this Node's OpenSSL decrypts PKCS#1 v1.5 with implicit rejection (it refuses otherwise). */
 function nodeHasImplicitRejection(priv: KeyObject): boolean {
   try {
-    privateDecrypt({ key: priv, padding: constants.RSA_PKCS1_PADDING }, publicEncrypt({ key: createPublicKey(priv), padding: constants.RSA_PKCS1_PADDING }, Buffer.from('probe')));
+    privateDecrypt(
+      { key: priv, padding: constants.RSA_PKCS1_PADDING },
+      publicEncrypt({ key: createPublicKey(priv), padding: constants.RSA_PKCS1_PADDING }, Buffer.from('probe')),
+    );
     return true;
   } catch {
     return false;
@@ -58,13 +79,25 @@ describe('implicit rejection through the transit decrypt paths', () => {
   const ct = (hex: string) => 'vault:v1:' + Buffer.from(hex, 'hex').toString('base64');
 
   it('rewrap mode answers the synthetic message for invalid padding and the real one for valid', () => {
-    expect(decryptWithKey(key, ct(invalid.ciphertext), { padding: 'pkcs1v15', implicitRejection: true }).plaintext.toString('hex')).toBe(invalid.message);
-    expect(decryptWithKey(key, ct(valid.ciphertext), { padding: 'pkcs1v15', implicitRejection: true }).plaintext.toString('hex')).toBe(valid.message);
+    expect(
+      decryptWithKey(key, ct(invalid.ciphertext), { padding: 'pkcs1v15', implicitRejection: true }).plaintext.toString(
+        'hex',
+      ),
+    ).toBe(invalid.message);
+    expect(
+      decryptWithKey(key, ct(valid.ciphertext), { padding: 'pkcs1v15', implicitRejection: true }).plaintext.toString(
+        'hex',
+      ),
+    ).toBe(valid.message);
   });
 
-  it('decrypt keeps Vault\'s error for invalid padding (its caller may read plaintext anyway)', () => {
-    expect(() => decryptWithKey(key, ct(invalid.ciphertext), { padding: 'pkcs1v15' })).toThrow('failed to RSA decrypt the ciphertext: crypto/rsa: decryption error');
-    expect(decryptWithKey(key, ct(valid.ciphertext), { padding: 'pkcs1v15' }).plaintext.toString('hex')).toBe(valid.message);
+  it("decrypt keeps Vault's error for invalid padding (its caller may read plaintext anyway)", () => {
+    expect(() => decryptWithKey(key, ct(invalid.ciphertext), { padding: 'pkcs1v15' })).toThrow(
+      'failed to RSA decrypt the ciphertext: crypto/rsa: decryption error',
+    );
+    expect(decryptWithKey(key, ct(valid.ciphertext), { padding: 'pkcs1v15' }).plaintext.toString('hex')).toBe(
+      valid.message,
+    );
   });
 
   it('the synthetic message is deterministic per ciphertext and differs between ciphertexts and keys', () => {
@@ -73,7 +106,11 @@ describe('implicit rejection through the transit decrypt paths', () => {
     c1[0] = 0x01; // below any 2048-bit modulus
     const c2 = Buffer.from(c1);
     c2[255] ^= 1;
-    const run = (k: TransitKey, c: Buffer) => decryptWithKey(k, 'vault:v1:' + c.toString('base64'), { padding: 'pkcs1v15', implicitRejection: true }).plaintext.toString('hex');
+    const run = (k: TransitKey, c: Buffer) =>
+      decryptWithKey(k, 'vault:v1:' + c.toString('base64'), {
+        padding: 'pkcs1v15',
+        implicitRejection: true,
+      }).plaintext.toString('hex');
     expect(run(other, c1)).toBe(run(other, c1));
     expect(run(other, c1)).not.toBe(run(other, c2));
     const two = asymmetricKey('rsa-2048', 2); // its version 2 is another private key of the same size
@@ -104,7 +141,9 @@ describe('implicit rejection through the transit decrypt paths', () => {
 
   it('rewrap from pkcs1v15 must encrypt with pkcs1v15 (an OAEP length failure would be an oracle)', () => {
     const k = asymmetricKey('rsa-2048');
-    expect(() => checkRewrapPaddings(k, 'pkcs1v15', undefined)).toThrow(/encrypt_padding_scheme: must be pkcs1v15 when decrypt_padding_scheme is pkcs1v15 \(OAEP carries at most 190 bytes, PKCS#1 v1.5 up to 245/);
+    expect(() => checkRewrapPaddings(k, 'pkcs1v15', undefined)).toThrow(
+      /encrypt_padding_scheme: must be pkcs1v15 when decrypt_padding_scheme is pkcs1v15 \(OAEP carries at most 190 bytes, PKCS#1 v1.5 up to 245/,
+    );
     expect(() => checkRewrapPaddings(k, 'pkcs1v15', 'oaep')).toThrow(/encrypt_padding_scheme/);
     expect(() => checkRewrapPaddings(k, 'pkcs1v15', 'pkcs1v15')).not.toThrow();
     expect(() => checkRewrapPaddings(k, 'oaep', 'pkcs1v15')).not.toThrow();
@@ -120,7 +159,11 @@ describe('implicit rejection agrees with node:crypto where its OpenSSL implement
   it.runIf(nodeHasImplicitRejection(priv))('100 random ciphertexts and 20 valid ones give the same messages', () => {
     for (let i = 0; i < 120; i++) {
       let c: Buffer;
-      if (i < 20) c = publicEncrypt({ key: k.versions.get(1)!.publicKey!, padding: constants.RSA_PKCS1_PADDING }, randomBytes(i * 5));
+      if (i < 20)
+        c = publicEncrypt(
+          { key: k.versions.get(1)!.publicKey!, padding: constants.RSA_PKCS1_PADDING },
+          randomBytes(i * 5),
+        );
       else {
         c = randomBytes(256);
         c[0] = 0x01;

@@ -7,9 +7,14 @@ import { LocalError } from '../../errors.js';
 
 export const agent: CommandSpec = {
   words: ['agent'],
-  summary: 'Run an agent that logs in by itself, renders secrets into files, runs a program with them and proxies API calls (Vault Agent configs)',
+  summary:
+    'Run an agent that logs in by itself, renders secrets into files, runs a program with them and proxies API calls (Vault Agent configs)',
   flags: [
-    flag('--config <file>', 'agent configuration, HCL or JSON; a directory loads its .hcl and .json files (repeatable)', { parse: collect }),
+    flag(
+      '--config <file>',
+      'agent configuration, HCL or JSON; a directory loads its .hcl and .json files (repeatable)',
+      { parse: collect },
+    ),
     flag('--log-level <level>', "trace, debug, info, warn or error (default: the config's log_level, else info)"),
     flag('--exit-after-auth', 'exit once auto-auth has written its first token (as exit_after_auth = true)'),
   ],

@@ -10,7 +10,9 @@ export const generateConfig: CommandSpec = {
   args: [optArg('file', 'where to write it (refused when it exists)', { default: 'agent.hcl' })],
   flags: [
     flag('--type <type>', 'kind of configuration: env-template', { required: true }),
-    flag('--path <path>', 'a KV path (secret/app), or every secret under one (secret/app/*); repeatable', { parse: collect }),
+    flag('--path <path>', 'a KV path (secret/app), or every secret under one (secret/app/*); repeatable', {
+      parse: collect,
+    }),
     flag('--exec <command>', 'the command exec runs (default: env)'),
   ],
   examples: ['keyhold agent generate-config -type=env-template -path=secret/app -exec="./app --serve" agent.hcl'],
@@ -22,7 +24,13 @@ export const generateConfig: CommandSpec = {
     const { Upstream } = await import('../../../agent/upstream.js');
     const up = new Upstream({ address, tlsSkipVerify: false, numRetries: 0 }, {});
     try {
-      const text = await generate(up, inv.client.token ?? '', { type: o.type, paths: o.path ?? [], exec: o.exec, address, tokenFilePath: tokenFile() });
+      const text = await generate(up, inv.client.token ?? '', {
+        type: o.type,
+        paths: o.path ?? [],
+        exec: o.exec,
+        address,
+        tokenFilePath: tokenFile(),
+      });
       writeConfig(file, text);
     } catch (e) {
       throw new LocalError((e as Error).message);

@@ -4,4 +4,9 @@ import { enable } from './enable.js';
 import { disable } from './disable.js';
 import { list } from './list.js';
 
-export const auditCommands: Entry[] = [group('audit', 'Audit devices: a JSON-lines log of every request, with sensitive values hashed'), enable, disable, list];
+export const auditCommands: Entry[] = [
+  group('audit', 'Audit devices: a JSON-lines log of every request, with sensitive values hashed'),
+  enable,
+  disable,
+  list,
+];

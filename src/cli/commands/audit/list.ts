@@ -8,7 +8,10 @@ export const list: CommandSpec = {
   flags: [flag('--detailed', 'also show options')],
   async run(inv) {
     const res = await inv.client.read('sys/audit');
-    const data = (res.body?.data ?? {}) as Record<string, { type: string; description: string; options: Record<string, string> }>;
+    const data = (res.body?.data ?? {}) as Record<
+      string,
+      { type: string; description: string; options: Record<string, string> }
+    >;
     const g = inv.globals;
     if (g.field || (g.format && g.format !== 'table')) return inv.print(data);
     const entries = Object.entries(data).sort(([a], [b]) => a.localeCompare(b));
@@ -20,7 +23,12 @@ export const list: CommandSpec = {
     const headers = detailed ? ['Path', 'Type', 'Description', 'Options'] : ['Path', 'Type', 'Description'];
     const rows = entries.map(([p, d]) => {
       const row = [p, d.type, d.description ?? ''];
-      if (detailed) row.push(Object.entries(d.options ?? {}).map(([k, v]) => `${k}=${v}`).join(' '));
+      if (detailed)
+        row.push(
+          Object.entries(d.options ?? {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' '),
+        );
       return row;
     });
     inv.io.stdout.write(grid(headers, rows));

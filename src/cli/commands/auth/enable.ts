@@ -26,12 +26,20 @@ export const enable: CommandSpec = {
   words: ['auth', 'enable'],
   summary: 'Enable an auth method (approle, jwt, oidc, userpass, github, cert)',
   args: [{ name: 'type', help: 'method type' }],
-  flags: [flag('--path <path>', 'mount path under auth/ (default: the type)'), flag('--description <text>', 'human description'), ...tuneFlags(false)],
+  flags: [
+    flag('--path <path>', 'mount path under auth/ (default: the type)'),
+    flag('--description <text>', 'human description'),
+    ...tuneFlags(false),
+  ],
   examples: ['keyhold auth enable approle', 'keyhold auth enable -path=github jwt'],
   async run(inv) {
     const type = inv.args.type as string;
     const path = (inv.opts.path ?? type).replace(/^\/+|\/+$/g, '');
-    await inv.client.write(`sys/auth/${path}`, { type, description: inv.opts.description ?? '', config: tuneBody(inv.opts) });
+    await inv.client.write(`sys/auth/${path}`, {
+      type,
+      description: inv.opts.description ?? '',
+      config: tuneBody(inv.opts),
+    });
     inv.success(`Success! Enabled ${type} auth method at: ${path}/`);
   },
 };

@@ -5,4 +5,10 @@ import { disable } from './disable.js';
 import { list } from './list.js';
 import { tune } from './tune.js';
 
-export const authCommands: Entry[] = [group('auth', 'Enable, list, tune and disable auth methods'), enable, disable, list, tune];
+export const authCommands: Entry[] = [
+  group('auth', 'Enable, list, tune and disable auth methods'),
+  enable,
+  disable,
+  list,
+  tune,
+];

@@ -17,9 +17,24 @@ export const list: CommandSpec = {
         const m = data[p]!;
         const c = (m.config ?? {}) as Record<string, unknown>;
         return detailed
-          ? [p, String(m.type), String(m.accessor), String(c.default_lease_ttl || 'system'), String(c.max_lease_ttl || 'system'), String(c.token_type), String(m.description)]
+          ? [
+              p,
+              String(m.type),
+              String(m.accessor),
+              String(c.default_lease_ttl || 'system'),
+              String(c.max_lease_ttl || 'system'),
+              String(c.token_type),
+              String(m.description),
+            ]
           : [p, String(m.type), String(m.accessor), String(m.description)];
       });
-    inv.io.stdout.write(grid(detailed ? ['Path', 'Type', 'Accessor', 'Default TTL', 'Max TTL', 'Token Type', 'Description'] : ['Path', 'Type', 'Accessor', 'Description'], rows));
+    inv.io.stdout.write(
+      grid(
+        detailed
+          ? ['Path', 'Type', 'Accessor', 'Default TTL', 'Max TTL', 'Token Type', 'Description']
+          : ['Path', 'Type', 'Accessor', 'Description'],
+        rows,
+      ),
+    );
   },
 };

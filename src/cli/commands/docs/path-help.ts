@@ -14,10 +14,16 @@ export const pathHelp: CommandSpec = {
     try {
       const res = await inv.client.read('sys/mounts');
       const data = (res.body?.data ?? {}) as Record<string, { type?: string; description?: string }>;
-      live = Object.entries(data).map(([p, m]) => ({ path: p, type: String(m.type ?? ''), description: m.description }));
+      live = Object.entries(data).map(([p, m]) => ({
+        path: p,
+        type: String(m.type ?? ''),
+        description: m.description,
+      }));
     } catch (e) {
       // Without a daemon (or permission to list mounts), assume the dev mounts and say so.
-      inv.io.stderr.write(`note: could not read sys/mounts (${(e as Error).message}); assuming transit/ and secret/ mounts\n`);
+      inv.io.stderr.write(
+        `note: could not read sys/mounts (${(e as Error).message}); assuming transit/ and secret/ mounts\n`,
+      );
       live = [...DEV_MOUNTS];
     }
     const hit = findPath(mountedRoutes(live), path);

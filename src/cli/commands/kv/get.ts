@@ -22,7 +22,11 @@ export const get: CommandSpec = {
   args: [{ name: 'path', help: 'secret path' }],
   // The global -v/--version flag takes `--version N`; `--version=N` reaches this option.
   flags: [flag('--version <n>', 'version to read; write it as --version=N (0 = current)'), MOUNT],
-  examples: ['keyhold kv get secret/app/db', 'keyhold kv get --version=2 secret/app/db', 'keyhold --field password kv get secret/app/db'],
+  examples: [
+    'keyhold kv get secret/app/db',
+    'keyhold kv get --version=2 secret/app/db',
+    'keyhold --field password kv get secret/app/db',
+  ],
   async run(inv) {
     const t = await secretTarget(inv.client, inv.args.path, inv.opts.mount);
     const version = intFlag('--version', inv.opts.version);
@@ -35,7 +39,10 @@ export const get: CommandSpec = {
       const meta = d.metadata as Record<string, unknown> | undefined;
       if (!meta) throw new ServerError(404, [`No value found at ${shownPath(t, 'data')}`], res.body);
       // As `vault kv get`: a deleted or destroyed version shows its metadata and exits 0 (no data, so no field).
-      if (inv.globals.field) throw new LocalError(`field "${inv.globals.field}" not present: version ${String(meta.version)} of ${shownPath(t, 'data')} is ${meta.destroyed ? 'destroyed' : 'deleted'}`);
+      if (inv.globals.field)
+        throw new LocalError(
+          `field "${inv.globals.field}" not present: version ${String(meta.version)} of ${shownPath(t, 'data')} is ${meta.destroyed ? 'destroyed' : 'deleted'}`,
+        );
       await emit(inv, res.body, meta, () => `${secretPath}\n${kvSection('Metadata', meta)}`);
       return;
     }

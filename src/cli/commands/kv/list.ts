@@ -14,7 +14,8 @@ export const list: CommandSpec = {
     const t = await resolveTarget(inv.client, inv.args.path, inv.opts.mount);
     const res = await inv.client.request('LIST', apiPath(t, 'metadata'), undefined, { allowStatus: [404] });
     const keys = (dataOf(res).keys ?? []) as string[];
-    if (res.status === 404 || keys.length === 0) throw new ServerError(404, [`No value found at ${shownPath(t, 'metadata')}/`], res.body);
+    if (res.status === 404 || keys.length === 0)
+      throw new ServerError(404, [`No value found at ${shownPath(t, 'metadata')}/`], res.body);
     await emit(inv, keys, keys, () => `Keys\n----\n${keys.join('\n')}\n`);
   },
 };

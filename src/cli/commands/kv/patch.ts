@@ -8,7 +8,11 @@ export const patch: CommandSpec = {
   words: ['kv', 'patch'],
   summary: 'Change some keys of a secret, keeping the others (creates a new version)',
   args: [{ name: 'path', help: 'secret path' }, optArg('data', DATA_HELP, { variadic: true })],
-  flags: [flag('--cas <version>', 'check-and-set: patch only if the current version is this'), flag('--remove <key>', 'remove this key (repeatable)', { parse: collect }), MOUNT],
+  flags: [
+    flag('--cas <version>', 'check-and-set: patch only if the current version is this'),
+    flag('--remove <key>', 'remove this key (repeatable)', { parse: collect }),
+    MOUNT,
+  ],
   stdin: 'a value given as key=-, or the JSON object given as -',
   examples: ['keyhold kv patch secret/app/db password=@new.txt', 'keyhold kv patch --remove old_key secret/app/db'],
   async run(inv) {

@@ -42,7 +42,8 @@ export function versionsOf(v: string | undefined, required: boolean): number[] |
     return undefined;
   }
   const out = v.split(',').map((s) => s.trim());
-  if (!out.every((s) => /^\d+$/.test(s))) throw new LocalError(`--versions: expected comma-separated version numbers, got "${v}"`);
+  if (!out.every((s) => /^\d+$/.test(s)))
+    throw new LocalError(`--versions: expected comma-separated version numbers, got "${v}"`);
   return out.map(Number);
 }
 
@@ -60,7 +61,12 @@ export function boolFlag(name: string, v: string | boolean | undefined): boolean
 }
 
 /** Print per --field / --format, else the table made by `tableText`. */
-export async function emit(inv: Invocation, body: unknown, fieldSource: unknown, tableText: () => string): Promise<void> {
+export async function emit(
+  inv: Invocation,
+  body: unknown,
+  fieldSource: unknown,
+  tableText: () => string,
+): Promise<void> {
   const g = inv.globals;
   if (g.field) return inv.print(fieldSource);
   if (g.format && g.format !== 'table') return inv.print(body);

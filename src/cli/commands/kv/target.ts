@@ -18,7 +18,10 @@ export interface Target {
 
 /** Commands that exist only for KV version 2. */
 export function needV2(t: Target, what: string): void {
-  if (t.v1) throw new LocalError(`${what} needs KV version 2, and ${t.mount}/ is a KV version 1 mount (upgrade it with \`keyhold write sys/mounts/${t.mount}/tune options=version=2\`)`);
+  if (t.v1)
+    throw new LocalError(
+      `${what} needs KV version 2, and ${t.mount}/ is a KV version 1 mount (upgrade it with \`keyhold write sys/mounts/${t.mount}/tune options=version=2\`)`,
+    );
 }
 
 function trimSlashes(s: string): string {
@@ -42,13 +45,15 @@ export function shownPath(t: Target, word: string): string {
 /** Resolve a path that must name a secret (not just a mount). */
 export async function secretTarget(client: ApiClient, arg: string, mountFlag?: string): Promise<Target> {
   const t = await resolveTarget(client, arg, mountFlag);
-  if (t.path === '') throw new LocalError(`"${arg}" names the mount ${t.mount}/, not a secret in it: give e.g. ${t.mount}/app/db`);
+  if (t.path === '')
+    throw new LocalError(`"${arg}" names the mount ${t.mount}/, not a secret in it: give e.g. ${t.mount}/app/db`);
   return t;
 }
 
 /** Resolve mount and secret path from the argument (and `--mount`), asking the daemon for its mounts. */
 export async function resolveTarget(client: ApiClient, arg: string, mountFlag?: string): Promise<Target> {
-  if (mountFlag !== undefined && mountFlag !== '') return { mount: trimSlashes(mountFlag), path: trimSlashes(arg), v1: await isV1(client, trimSlashes(mountFlag)) };
+  if (mountFlag !== undefined && mountFlag !== '')
+    return { mount: trimSlashes(mountFlag), path: trimSlashes(arg), v1: await isV1(client, trimSlashes(mountFlag)) };
   const clean = trimSlashes(arg);
   if (clean === '') throw new LocalError('give a path such as secret/foo (or --mount secret foo)');
   let mounts: Array<[string, boolean]> | null = null;
@@ -56,7 +61,9 @@ export async function resolveTarget(client: ApiClient, arg: string, mountFlag?: 
     const res = await client.read('sys/mounts');
     const table = ((res.body?.data ?? res.body ?? {}) as Record<string, unknown>) || {};
     mounts = Object.entries(table)
-      .filter(([, v]) => v && typeof v === 'object' && ['kv', 'generic'].includes(String((v as { type?: unknown }).type)))
+      .filter(
+        ([, v]) => v && typeof v === 'object' && ['kv', 'generic'].includes(String((v as { type?: unknown }).type)),
+      )
       .map(([k, v]) => [k, (v as { options?: { version?: string } | null }).options?.version !== '2']);
   } catch (e) {
     // A token without read on sys/mounts still works: fall back to the first path segment.
@@ -64,7 +71,10 @@ export async function resolveTarget(client: ApiClient, arg: string, mountFlag?: 
   }
   if (mounts) {
     const best = mounts.filter(([m]) => (clean + '/').startsWith(m)).sort((a, b) => b[0].length - a[0].length)[0];
-    if (!best) throw new LocalError(`no KV version 2 mount found for "${arg}" (nor a KV version 1 mount); mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`);
+    if (!best)
+      throw new LocalError(
+        `no KV version 2 mount found for "${arg}" (nor a KV version 1 mount); mount one with \`keyhold secrets enable -path=NAME kv-v2\` or pass --mount`,
+      );
     return { mount: trimSlashes(best[0]), path: trimSlashes(clean.slice(best[0].length)), v1: best[1] };
   }
   const i = clean.indexOf('/');

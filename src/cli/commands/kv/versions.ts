@@ -21,4 +21,8 @@ function versionCommand(word: 'undelete' | 'destroy', summary: string, confirm?:
 }
 
 export const undelete = versionCommand('undelete', 'Restore soft-deleted versions');
-export const destroy = versionCommand('destroy', 'Permanently remove the data of versions (cannot be undone)', (a) => `Permanently destroy the given versions of "${a[0]}"?`);
+export const destroy = versionCommand(
+  'destroy',
+  'Permanently remove the data of versions (cannot be undone)',
+  (a) => `Permanently destroy the given versions of "${a[0]}"?`,
+);

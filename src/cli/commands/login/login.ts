@@ -16,7 +16,13 @@ async function methodLogin(inv: Invocation, method: string, args: string[]): Pro
   const peopleMount = (inv.opts.path ?? method).replace(/^\/+|\/+$/g, '');
   if (PEOPLE_METHODS.includes(method)) {
     client.token = undefined;
-    const auth = await peopleLogin(method, peopleMount, args, { request: client.request.bind(client), secret: inv.secret, parsePairs: inv.parsePairs, env: process.env, stderr: inv.io.stderr });
+    const auth = await peopleLogin(method, peopleMount, args, {
+      request: client.request.bind(client),
+      secret: inv.secret,
+      parsePairs: inv.parsePairs,
+      env: process.env,
+      stderr: inv.io.stderr,
+    });
     if (!auth.client_token) throw new LocalError('the server returned no token');
     return auth;
   }
@@ -26,17 +32,28 @@ async function methodLogin(inv: Invocation, method: string, args: string[]): Pro
   client.token = undefined;
   let auth: Record<string, unknown> | undefined;
   if (method === 'approle') {
-    const r = await client.request('POST', `auth/${mount}/login`, { role_id: String(pairs.role_id ?? '').trim(), secret_id: String(pairs.secret_id ?? '').trim() });
+    const r = await client.request('POST', `auth/${mount}/login`, {
+      role_id: String(pairs.role_id ?? '').trim(),
+      secret_id: String(pairs.secret_id ?? '').trim(),
+    });
     auth = r.body?.auth as Record<string, unknown>;
   } else if (method === 'jwt') {
-    if (pairs.jwt === undefined) throw new LocalError('jwt=... is required: give the token as jwt=@FILE or jwt=- (stdin)');
-    const r = await client.request('POST', `auth/${mount}/login`, { role: pairs.role ?? '', jwt: String(pairs.jwt).trim() });
+    if (pairs.jwt === undefined)
+      throw new LocalError('jwt=... is required: give the token as jwt=@FILE or jwt=- (stdin)');
+    const r = await client.request('POST', `auth/${mount}/login`, {
+      role: pairs.role ?? '',
+      jwt: String(pairs.jwt).trim(),
+    });
     auth = r.body?.auth as Record<string, unknown>;
   } else if (method === 'oidc') {
     auth = await oidcLogin(inv, mount, Object.fromEntries(Object.entries(pairs).map(([k, v]) => [k, String(v)])));
-  } else throw new LocalError(`unknown auth method "${inv.opts.method}": use token, approle, jwt, oidc, userpass, github or cert`);
+  } else
+    throw new LocalError(
+      `unknown auth method "${inv.opts.method}": use token, approle, jwt, oidc, userpass, github or cert`,
+    );
   // A login MFA enforcement may apply to any method: ask for the passcode as the vault CLI does.
-  if (auth && !auth.client_token) auth = await completeMfa(auth, { request: client.request.bind(client), secret: inv.secret, stderr: inv.io.stderr });
+  if (auth && !auth.client_token)
+    auth = await completeMfa(auth, { request: client.request.bind(client), secret: inv.secret, stderr: inv.io.stderr });
   if (!auth?.client_token) throw new LocalError('the server returned no token');
   return auth;
 }
@@ -60,10 +77,13 @@ function tokenAuth(token: string, d: Record<string, unknown>): Record<string, un
 
 export const login: CommandSpec = {
   words: ['login'],
-  summary: 'Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc|userpass|github|cert with k=v pairs',
+  summary:
+    'Log in and save the token: a token (stdin or argument), or -method=approle|jwt|oidc|userpass|github|cert with k=v pairs',
   args: [optArg('args', 'a token, or k=v pairs for the method (v may be @file or - for stdin)', { variadic: true })],
   flags: [
-    flag('--method <method>', 'auth method type: token (default), approle, jwt, oidc, userpass, github, cert', { default: 'token' }),
+    flag('--method <method>', 'auth method type: token (default), approle, jwt, oidc, userpass, github, cert', {
+      default: 'token',
+    }),
     flag('--path <path>', 'mount path of the auth method (default: the method name)'),
     flag('--no-store', 'print the token instead of saving it'),
     flag('--client-cert <file>', 'PEM client certificate presented over TLS (cert method; env VAULT_CLIENT_CERT)'),
@@ -107,16 +127,24 @@ export const login: CommandSpec = {
     // -format=json|yaml and -field print the login's answer as `vault login` does (the auth block).
     const machine = Boolean(g.field) || (g.format !== undefined && g.format !== 'table');
     const answer = { auth: auth ?? tokenAuth(token, lookup) };
-    if (inv.opts.store === false) return machine ? inv.printSecret(answer) : inv.print(auth ? authRows(auth) : { token });
+    if (inv.opts.store === false)
+      return machine ? inv.printSecret(answer) : inv.print(auth ? authRows(auth) : { token });
     const file = saveToken(token);
     if (machine) {
-      if (!g.field) inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
+      if (!g.field)
+        inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
       return inv.printSecret(answer);
     }
-    if (!auth && inv.face === 'keyhold') return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
+    if (!auth && inv.face === 'keyhold')
+      return inv.success(`Success! Token saved to ${file} (policies: ${tokenPolicies.join(', ')})`);
     inv.success(`Success! You are now authenticated. The token was saved to ${file}; later commands use it.`);
     if (inv.face === 'vault') return inv.printSecret(answer);
     const rows = authRows(auth ?? answer.auth);
-    inv.io.stdout.write(grid(['Key', 'Value'], Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)])));
+    inv.io.stdout.write(
+      grid(
+        ['Key', 'Value'],
+        Object.entries(rows).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : String(v)]),
+      ),
+    );
   },
 };

@@ -25,7 +25,11 @@ function openBrowser(url: string): void {
 }
 
 /** The OIDC browser flow: listen for the callback, get auth_url, wait for the provider to send the browser back. */
-export async function oidcLogin(inv: Invocation, mount: string, opts: Record<string, string>): Promise<Record<string, unknown>> {
+export async function oidcLogin(
+  inv: Invocation,
+  mount: string,
+  opts: Record<string, string>,
+): Promise<Record<string, unknown>> {
   const listen = opts.listenaddress ?? 'localhost';
   const port = Number(opts.port ?? 8250);
   const cbHost = opts.callbackhost ?? 'localhost';
@@ -44,22 +48,33 @@ export async function oidcLogin(inv: Invocation, mount: string, opts: Record<str
       res.writeHead(404).end();
       return;
     }
-    const q = new URLSearchParams({ state: u.searchParams.get('state') ?? '', code: u.searchParams.get('code') ?? '', id_token: u.searchParams.get('id_token') ?? '', client_nonce: clientNonce });
+    const q = new URLSearchParams({
+      state: u.searchParams.get('state') ?? '',
+      code: u.searchParams.get('code') ?? '',
+      id_token: u.searchParams.get('id_token') ?? '',
+      client_nonce: clientNonce,
+    });
     client
       .request('GET', `auth/${mount}/oidc/callback?${q}`)
       .then((r) => {
         const auth = r.body?.auth as Record<string, unknown> | undefined;
         if (!auth?.client_token) throw new LocalError('the callback returned no token');
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>keyhold</title><p>Signed in to keyhold. You can close this window.</p>');
+        res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end('<!doctype html><title>keyhold</title><p>Signed in to keyhold. You can close this window.</p>');
         settle.resolve(auth);
       })
       .catch((e: Error) => {
-        res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>keyhold</title><p>Login failed; see the terminal.</p>');
+        res
+          .writeHead(400, { 'content-type': 'text/html; charset=utf-8' })
+          .end('<!doctype html><title>keyhold</title><p>Login failed; see the terminal.</p>');
         settle.reject(e);
       });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new LocalError(`cannot listen on ${listen}:${port}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+    server.once('error', (e) =>
+      reject(new LocalError(`cannot listen on ${listen}:${port}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)),
+    );
     server.listen(port, listen, resolve);
   });
   try {
@@ -67,14 +82,23 @@ export async function oidcLogin(inv: Invocation, mount: string, opts: Record<str
     if (opts.role) body.role = opts.role;
     const r = await client.request('POST', `auth/${mount}/oidc/auth_url`, body);
     const url = String((r.body?.data as Record<string, unknown> | undefined)?.auth_url ?? '');
-    if (!url) throw new LocalError(`Unable to authorize role ${JSON.stringify(opts.role ?? '')} with redirect_uri ${JSON.stringify(redirectUri)}. Check Vault logs for more information.`);
-    if (skipBrowser) inv.io.stderr.write(`Complete the login via your OIDC provider. Open the following link in your browser:\n\n    ${url}\n\n\n`);
+    if (!url)
+      throw new LocalError(
+        `Unable to authorize role ${JSON.stringify(opts.role ?? '')} with redirect_uri ${JSON.stringify(redirectUri)}. Check Vault logs for more information.`,
+      );
+    if (skipBrowser)
+      inv.io.stderr.write(
+        `Complete the login via your OIDC provider. Open the following link in your browser:\n\n    ${url}\n\n\n`,
+      );
     else {
       inv.io.stderr.write(`Complete the login via your OIDC provider. Launching browser to:\n\n    ${url}\n\n\n`);
       openBrowser(url);
     }
     inv.io.stderr.write('Waiting for OIDC authentication to complete...\n');
-    const timer = setTimeout(() => settle.reject(new LocalError('Timed out waiting for response from provider')), 120_000);
+    const timer = setTimeout(
+      () => settle.reject(new LocalError('Timed out waiting for response from provider')),
+      120_000,
+    );
     try {
       return await done;
     } finally {

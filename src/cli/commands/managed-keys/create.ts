@@ -9,7 +9,13 @@ import { managedKeyRoutes } from '../../../engines/sys/managed-key-routes.js';
 import { NAME_ARG, TYPE_ARG, enc, typeArg } from './type.js';
 
 const WRITE = routeAt(managedKeyRoutes, 'managed-keys/:type/:name');
-const commaList = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+const commaList = (v: string, prev: string[] = []) => [
+  ...prev,
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
 
 /** Value flags: field and the name of its value. */
 const VALUES: Array<[string, string]> = [
@@ -32,10 +38,27 @@ const VALUES: Array<[string, string]> = [
 const values = VALUES.map(([f, value]) => fieldFlag(WRITE, f, { value }));
 /** Repeatable flags named in the singular. */
 const LISTS: FlagSpec[] = [
-  { flags: '--allowed-ipv4-address <cidr>', help: 'awskms: CIDR the network guard lets through (repeatable)', parse: commaList, field: 'allowed_ipv4_addresses' },
-  { flags: '--allowed-port <port>', help: 'awskms: port besides 80 and 443 (repeatable)', parse: commaList, field: 'allowed_ports' },
+  {
+    flags: '--allowed-ipv4-address <cidr>',
+    help: 'awskms: CIDR the network guard lets through (repeatable)',
+    parse: commaList,
+    field: 'allowed_ipv4_addresses',
+  },
+  {
+    flags: '--allowed-port <port>',
+    help: 'awskms: port besides 80 and 443 (repeatable)',
+    parse: commaList,
+    field: 'allowed_ports',
+  },
 ];
-const switches = ['allow_generate_key', 'allow_replace_key', 'allow_store_key', 'any_mount', 'force_rw_session', 'disable_strict_networking'].map((f) => fieldFlag(WRITE, f, { switch: true }));
+const switches = [
+  'allow_generate_key',
+  'allow_replace_key',
+  'allow_store_key',
+  'any_mount',
+  'force_rw_session',
+  'disable_strict_networking',
+].map((f) => fieldFlag(WRITE, f, { switch: true }));
 /** Secret flags: never a value in argv. */
 const SECRETS: Array<{ field: string; flag: string; help: string }> = [
   { field: 'pin', flag: '--pin <source>', help: 'pkcs11: user PIN from - (stdin) or @file' },
@@ -51,7 +74,8 @@ async function secretsOf(inv: Invocation): Promise<Record<string, unknown>> {
     const v = inv.opts[o.field.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())] as string | undefined;
     if (v === undefined) continue;
     const name = o.flag.split(' ')[0];
-    if (v !== '-' && !v.startsWith('@')) throw new LocalError(`${name} takes - (stdin) or @file; a secret is never taken from the command line`);
+    if (v !== '-' && !v.startsWith('@'))
+      throw new LocalError(`${name} takes - (stdin) or @file; a secret is never taken from the command line`);
     if (v === '-') {
       if (stdinUsed) throw new LocalError('only one secret can come from stdin; give the others as @file');
       stdinUsed = true;

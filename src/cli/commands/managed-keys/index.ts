@@ -6,4 +6,11 @@ import { read } from './read.js';
 import { del } from './delete.js';
 import { testSign } from './test-sign.js';
 
-export const managedKeysCommands: Entry[] = [group('managed-keys', 'Keys kept in an HSM (PKCS#11) or AWS KMS, usable by transit keys of type managed_key'), create, list, read, del, testSign];
+export const managedKeysCommands: Entry[] = [
+  group('managed-keys', 'Keys kept in an HSM (PKCS#11) or AWS KMS, usable by transit keys of type managed_key'),
+  create,
+  list,
+  read,
+  del,
+  testSign,
+];

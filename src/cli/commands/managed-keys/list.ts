@@ -9,7 +9,9 @@ export const list: CommandSpec = {
   args: [TYPE_ARG],
   async run(inv) {
     const type = inv.args.type as string;
-    const res = await inv.client.request('LIST', `sys/managed-keys/${enc(typeArg(type))}`, undefined, { allowStatus: [404] });
+    const res = await inv.client.request('LIST', `sys/managed-keys/${enc(typeArg(type))}`, undefined, {
+      allowStatus: [404],
+    });
     const keys = ((res.body?.data as { keys?: string[] } | undefined)?.keys ?? []) as string[];
     const g = inv.globals;
     if (g.field || (g.format && g.format !== 'table')) return inv.print({ keys });
@@ -17,6 +19,11 @@ export const list: CommandSpec = {
       inv.io.stderr.write(`No ${type} managed keys.\n`);
       return;
     }
-    inv.io.stdout.write(grid(['Keys'], keys.map((k) => [k])));
+    inv.io.stdout.write(
+      grid(
+        ['Keys'],
+        keys.map((k) => [k]),
+      ),
+    );
   },
 };

@@ -5,7 +5,10 @@ import { managedKeyRoutes } from '../../../engines/sys/managed-key-routes.js';
 import { NAME_ARG, TYPE_ARG, enc, typeArg } from './type.js';
 
 const TEST_SIGN = routeAt(managedKeyRoutes, 'managed-keys/:type/:name/test/sign');
-const fields = [fieldFlag(TEST_SIGN, 'use_pss', { switch: true }), fieldFlag(TEST_SIGN, 'hash_algorithm', { value: 'hash' })];
+const fields = [
+  fieldFlag(TEST_SIGN, 'use_pss', { switch: true }),
+  fieldFlag(TEST_SIGN, 'hash_algorithm', { value: 'hash' }),
+];
 
 export const testSign: CommandSpec = {
   words: ['managed-keys', 'test-sign'],

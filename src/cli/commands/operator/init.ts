@@ -6,7 +6,10 @@ import { flag, type CommandSpec, type Invocation } from '../../command.js';
 import { int, machineReadable } from './shares.js';
 
 /** The text shown on a terminal after init. */
-function initText(b: Record<string, unknown>, n: { shares: number; threshold: number; rshares: number; rthreshold: number }): string {
+function initText(
+  b: Record<string, unknown>,
+  n: { shares: number; threshold: number; rshares: number; rthreshold: number },
+): string {
   const keys = (b.keys_base64 as string[] | undefined) ?? [];
   const rkeys = (b.recovery_keys_base64 as string[] | undefined) ?? [];
   let text = '';
@@ -22,7 +25,8 @@ function initText(b: Record<string, unknown>, n: { shares: number; threshold: nu
   } else {
     text += 'Success! keyhold is initialized; the auto seal unseals it at each start.\n';
   }
-  if (rkeys.length) text += `Recovery key initialized with ${n.rshares} key share${n.rshares === 1 ? '' : 's'} and a key threshold of ${n.rthreshold}. Distribute the shares printed above securely.\n`;
+  if (rkeys.length)
+    text += `Recovery key initialized with ${n.rshares} key share${n.rshares === 1 ? '' : 's'} and a key threshold of ${n.rthreshold}. Distribute the shares printed above securely.\n`;
   return text;
 }
 
@@ -85,12 +89,23 @@ export function initOutput({ answer: b, n }: InitDone): Record<string, unknown> 
 
 export const init: CommandSpec = {
   words: ['operator', 'init'],
-  summary: 'Initialise storage: unseal key shares (or recovery key shares under an auto seal) and the root token are printed once; the OS keychain keeps the master key',
+  summary:
+    'Initialise storage: unseal key shares (or recovery key shares under an auto seal) and the root token are printed once; the OS keychain keeps the master key',
   flags: [
-    flag('--key-shares <n>', 'number of unseal key shares to split the master key into (Vault: -key-shares; default 1)', { parse: int('key-shares') }),
-    flag('--key-threshold <n>', 'shares needed to unseal (default 1; more than 1 when shares > 1)', { parse: int('key-threshold') }),
-    flag('--recovery-shares <n>', 'auto seal: number of recovery key shares (default 1)', { parse: int('recovery-shares') }),
-    flag('--recovery-threshold <n>', 'auto seal: recovery shares needed (default 1)', { parse: int('recovery-threshold') }),
+    flag(
+      '--key-shares <n>',
+      'number of unseal key shares to split the master key into (Vault: -key-shares; default 1)',
+      { parse: int('key-shares') },
+    ),
+    flag('--key-threshold <n>', 'shares needed to unseal (default 1; more than 1 when shares > 1)', {
+      parse: int('key-threshold'),
+    }),
+    flag('--recovery-shares <n>', 'auto seal: number of recovery key shares (default 1)', {
+      parse: int('recovery-shares'),
+    }),
+    flag('--recovery-threshold <n>', 'auto seal: recovery shares needed (default 1)', {
+      parse: int('recovery-threshold'),
+    }),
     flag('--status', 'only say whether the daemon is initialised (exit 0 yes, 2 no)'),
     flag('--no-keychain', 'do not store the master key in the OS keychain'),
   ],

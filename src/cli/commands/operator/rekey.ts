@@ -15,7 +15,8 @@ function rekeyText(b: Record<string, unknown>, keyThreshold: number | undefined)
   if (b.verification_required) {
     out += `The new shares are not in use yet: give ${keyThreshold ?? 'the threshold'} of them back with \`keyhold operator rekey --verify\` (verification nonce ${b.verification_nonce}).\n`;
   } else if (((b.keys_base64 as string[]) ?? []).length) {
-    out += 'keyhold rekeyed: the key shares above replace the old ones, which no longer unseal. Distribute them securely: they are shown only once.\n';
+    out +=
+      'keyhold rekeyed: the key shares above replace the old ones, which no longer unseal. Distribute them securely: they are shown only once.\n';
   } else {
     out += 'keyhold rekeyed: a new master key is stored wrapped by the auto seal.\n';
   }
@@ -30,9 +31,14 @@ async function giveShares(inv: Invocation, base: string): Promise<void> {
   if (!nonce) {
     const st = await client.request('GET', verify ? `${base}/verify` : `${base}/init`);
     nonce = String(st.body?.nonce ?? '');
-    if (!verify && !st.body?.started) throw new LocalError('no rekey is in progress: start one with `keyhold operator rekey --init`');
+    if (!verify && !st.body?.started)
+      throw new LocalError('no rekey is in progress: start one with `keyhold operator rekey --init`');
   }
-  const keys = await readShares(inv, inv.args.key, verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ');
+  const keys = await readShares(
+    inv,
+    inv.args.key,
+    verify ? 'New key share (will be hidden): ' : 'Current unseal key share (will be hidden): ',
+  );
   if (!keys.length) throw new LocalError('give a key share on stdin (one per line)');
   let res: ApiResponse | undefined;
   for (const key of keys) {
@@ -56,8 +62,14 @@ export const rekey: CommandSpec = {
     flag('--key-shares <n>', 'number of new key shares (default 1)', { parse: int('key-shares') }),
     flag('--key-threshold <n>', 'new shares needed (default 1)', { parse: int('key-threshold') }),
     flag('--nonce <nonce>', 'nonce of the rekey in progress (read from the daemon when absent)'),
-    flag('--target <target>', 'which key: the unseal key (barrier) or the recovery key of an auto seal', { choices: ['barrier', 'recovery'], default: 'barrier' }),
-    flag('--verify', 'with --init: require the new shares to be given back before the rekey takes effect; alone: give back new shares'),
+    flag('--target <target>', 'which key: the unseal key (barrier) or the recovery key of an auto seal', {
+      choices: ['barrier', 'recovery'],
+      default: 'barrier',
+    }),
+    flag(
+      '--verify',
+      'with --init: require the new shares to be given back before the rekey takes effect; alone: give back new shares',
+    ),
   ],
   stdin: 'key shares, one per line',
   notes: 'Vault-style single-dash flags work too (-init -key-shares=5).',
@@ -80,7 +92,11 @@ export const rekey: CommandSpec = {
       return;
     }
     if (o.init) {
-      const res = await inv.client.request('PUT', `${base}/init`, { secret_shares: o.keyShares ?? 1, secret_threshold: o.keyThreshold ?? 1, require_verification: Boolean(o.verify) });
+      const res = await inv.client.request('PUT', `${base}/init`, {
+        secret_shares: o.keyShares ?? 1,
+        secret_threshold: o.keyThreshold ?? 1,
+        require_verification: Boolean(o.verify),
+      });
       await inv.print(res.body);
       return;
     }

@@ -11,8 +11,14 @@ export async function readShares(inv: Invocation, arg: string | undefined, promp
     // The vault CLI takes the share as an argument (`vault operator unseal KEY`): accepted, with a warning.
     inv.warn('a key share given on the command line shows in ps and the shell history; give it on stdin instead');
     text = arg;
-  } else throw new LocalError('give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)');
-  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  } else
+    throw new LocalError(
+      'give key shares on stdin or as @file, not on the command line (it would show in ps and the shell history)',
+    );
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /** Parser of a whole-number flag `--name`. */

@@ -6,9 +6,13 @@ import { readShares } from './shares.js';
 
 export const unseal: CommandSpec = {
   words: ['operator', 'unseal'],
-  summary: 'Give unseal key shares (recovery shares under an auto seal): one typed on a TTY, or one or more on stdin, one per line',
+  summary:
+    'Give unseal key shares (recovery shares under an auto seal): one typed on a TTY, or one or more on stdin, one per line',
   args: [optArg('key', '"-" (stdin, the default) or @file; never the key itself')],
-  flags: [flag('--reset', 'forget the shares given so far'), flag('--migrate', 'the shares belong to the seal being migrated away from (seal migration)')],
+  flags: [
+    flag('--reset', 'forget the shares given so far'),
+    flag('--migrate', 'the shares belong to the seal being migrated away from (seal migration)'),
+  ],
   stdin: 'key shares, one per line',
   examples: [
     'keyhold operator unseal                 # prompts for one share',

@@ -12,8 +12,20 @@ export const list: CommandSpec = {
     const g = inv.globals;
     // Like `vault list`: a "Keys" column in table format; the bare array otherwise.
     // The vault face prints as the vault CLI: keys sorted under a four-dash rule.
-    if (!g.field && (!g.format || g.format === 'table') && inv.face === 'vault') inv.io.stdout.write(`Keys\n----\n${[...keys].sort().map((k) => `${k}\n`).join('')}`);
-    else if (!g.field && (!g.format || g.format === 'table')) inv.io.stdout.write(grid(['Keys'], keys.map((k) => [k])));
+    if (!g.field && (!g.format || g.format === 'table') && inv.face === 'vault')
+      inv.io.stdout.write(
+        `Keys\n----\n${[...keys]
+          .sort()
+          .map((k) => `${k}\n`)
+          .join('')}`,
+      );
+    else if (!g.field && (!g.format || g.format === 'table'))
+      inv.io.stdout.write(
+        grid(
+          ['Keys'],
+          keys.map((k) => [k]),
+        ),
+      );
     else await inv.print(keys);
   },
 };

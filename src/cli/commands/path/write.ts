@@ -11,7 +11,8 @@ export const write: CommandSpec = {
     const res = await inv.client.write(inv.args.path, body);
     const data = res.body?.data ?? res.body?.auth;
     // As `vault write`: an answer prints per -format (json: the whole envelope) and -field (auth fields too).
-    if (data || (res.body && (inv.globals.field || (inv.globals.format && inv.globals.format !== 'table')))) await inv.printSecret(res.body, data);
+    if (data || (res.body && (inv.globals.field || (inv.globals.format && inv.globals.format !== 'table'))))
+      await inv.printSecret(res.body, data);
     else inv.success(`Success! Data written to: ${inv.args.path}`);
   },
 };

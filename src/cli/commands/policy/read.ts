@@ -8,7 +8,8 @@ export const read: CommandSpec = {
   async run(inv) {
     const res = await inv.client.read(`sys/policies/acl/${encodeURIComponent(inv.args.name)}`);
     const g = inv.globals;
-    if (!g.format || g.format === 'table') inv.io.stdout.write(String((res.body?.data as Record<string, unknown>).policy) + '\n');
+    if (!g.format || g.format === 'table')
+      inv.io.stdout.write(String((res.body?.data as Record<string, unknown>).policy) + '\n');
     else await inv.print(res.body?.data);
   },
 };

@@ -16,7 +16,10 @@ export const write: CommandSpec = {
   summary: 'Create or replace a policy from a file or stdin (-)',
   args: [{ name: 'name' }, { name: 'file', help: 'policy file, or - for stdin' }],
   stdin: 'the policy with "-"',
-  examples: ['keyhold policy write transit-user policy.hcl', 'echo \'path "transit/encrypt/app" { capabilities = ["update"] }\' | keyhold policy write app -'],
+  examples: [
+    'keyhold policy write transit-user policy.hcl',
+    'echo \'path "transit/encrypt/app" { capabilities = ["update"] }\' | keyhold policy write app -',
+  ],
   async run(inv) {
     const { name, file } = inv.args as { name: string; file: string };
     const text = file === '-' ? (await inv.io.stdin()).toString('utf8') : readFile(file);

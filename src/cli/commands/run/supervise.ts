@@ -30,7 +30,13 @@ export interface SuperviseOptions {
 }
 
 /** Start COMMAND (and, with --watch, restart or signal it on change); resolves with how it finally ended. */
-export function supervise(command: string[], src: Sources, first: Resolution, resolver: RefResolver, o: SuperviseOptions): Promise<Ending> {
+export function supervise(
+  command: string[],
+  src: Sources,
+  first: Resolution,
+  resolver: RefResolver,
+  o: SuperviseOptions,
+): Promise<Ending> {
   return new Promise((resolveEnding, rejectEnding) => {
     let child: ChildProcess | null = null;
     let restarting = false;
@@ -104,6 +110,7 @@ export function supervise(command: string[], src: Sources, first: Resolution, re
       rejectEnding(e);
       return;
     }
-    if (o.watch && src.refs.some((r) => r.version === undefined)) timer = setTimeout(() => void poll(), o.interval * 1000);
+    if (o.watch && src.refs.some((r) => r.version === undefined))
+      timer = setTimeout(() => void poll(), o.interval * 1000);
   });
 }

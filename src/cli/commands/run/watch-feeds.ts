@@ -39,15 +39,25 @@ export class WatchFeeds {
       }
       const mp = mount.split('/').filter(Boolean).map(encodeURIComponent).join('/');
       try {
-        const res = await this.resolver.client.read(`${mp}/events`, { index: String(feed.cursor?.index ?? 0), epoch: feed.cursor?.epoch ?? '' });
-        const d = (res.body?.data ?? {}) as { epoch?: string; index?: number; truncated?: boolean; events?: { path: string }[] };
+        const res = await this.resolver.client.read(`${mp}/events`, {
+          index: String(feed.cursor?.index ?? 0),
+          epoch: feed.cursor?.epoch ?? '',
+        });
+        const d = (res.body?.data ?? {}) as {
+          epoch?: string;
+          index?: number;
+          truncated?: boolean;
+          events?: { path: string }[];
+        };
         if (feed.cursor && (d.truncated || (d.events ?? []).some((e) => feed.inner.has(e.path)))) suspect = true;
         feed.cursor = { epoch: String(d.epoch ?? ''), index: Number(d.index ?? 0) };
       } catch (e) {
         if (!(e instanceof ServerError) || ![403, 404, 405].includes(e.status)) throw e;
         feed.events = false;
         suspect = true;
-        process.stderr.write(`keyhold run: --watch: cannot read ${mount}events (${e.status}); re-reading its secrets every ${this.intervalSec}s instead\n`);
+        process.stderr.write(
+          `keyhold run: --watch: cannot read ${mount}events (${e.status}); re-reading its secrets every ${this.intervalSec}s instead\n`,
+        );
       }
     }
     return suspect;

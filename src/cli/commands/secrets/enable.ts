@@ -5,8 +5,16 @@ export const enable: CommandSpec = {
   words: ['secrets', 'enable'],
   summary: 'Mount an engine: transit, kv-v2 (or kv with --version 2), kv-v1 or kv with --version 1 (unversioned)',
   args: [{ name: 'type' }],
-  flags: [flag('--path <path>', 'mount path (default: the type)'), flag('--description <text>', 'description'), flag('--version <n>', 'kv version: 2 (default) or 1')],
-  examples: ['keyhold secrets enable transit', 'keyhold secrets enable --path=payments transit', 'keyhold secrets enable --path=team kv-v2'],
+  flags: [
+    flag('--path <path>', 'mount path (default: the type)'),
+    flag('--description <text>', 'description'),
+    flag('--version <n>', 'kv version: 2 (default) or 1'),
+  ],
+  examples: [
+    'keyhold secrets enable transit',
+    'keyhold secrets enable --path=payments transit',
+    'keyhold secrets enable --path=team kv-v2',
+  ],
   async run(inv) {
     const type = inv.args.type as string;
     const o = inv.opts;

@@ -4,4 +4,9 @@ import { enable } from './enable.js';
 import { disable } from './disable.js';
 import { list } from './list.js';
 
-export const secretsCommands: Entry[] = [group('secrets', 'Mount, list and unmount secrets engines'), enable, disable, list];
+export const secretsCommands: Entry[] = [
+  group('secrets', 'Mount, list and unmount secrets engines'),
+  enable,
+  disable,
+  list,
+];

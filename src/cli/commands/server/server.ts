@@ -7,10 +7,15 @@ export const server: CommandSpec = {
   flags: [
     flag('--dev', 'dev mode: in-memory storage, unsealed, root token printed, transit/ and secret/ mounted'),
     flag('--dev-root-token <token>', 'root token id to use in dev mode'),
-    flag('--config <file>', 'config file: Vault HCL or JSON (storage, listener, api_addr, seal, ...); see docs/server-config.md'),
+    flag(
+      '--config <file>',
+      'config file: Vault HCL or JSON (storage, listener, api_addr, seal, ...); see docs/server-config.md',
+    ),
     flag('--socket <path>', 'Unix socket path (default: per-user runtime dir)'),
     flag('--no-socket', 'do not listen on a Unix socket'),
-    flag('--listen <host:port>', 'also listen on TCP (repeatable)', { parse: (v: string, prev: string[] = []) => [...prev, v] }),
+    flag('--listen <host:port>', 'also listen on TCP (repeatable)', {
+      parse: (v: string, prev: string[] = []) => [...prev, v],
+    }),
     flag('--tls-cert <file>', 'TLS certificate (PEM) for TCP listeners'),
     flag('--tls-key <file>', 'TLS private key (PEM) for TCP listeners'),
     flag('--storage-path <dir>', 'file storage directory'),

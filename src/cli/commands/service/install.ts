@@ -8,7 +8,14 @@ import { resolve } from 'node:path';
 import { flag, type CommandSpec } from '../../command.js';
 import { LocalError } from '../../errors.js';
 import { defaultSocket } from '../../../framework/paths.js';
-import { LAUNCHD_LABEL, SYSTEMD_UNIT, serviceFile, serviceText, type ServiceManager, type ServiceSpec } from '../../service.js';
+import {
+  LAUNCHD_LABEL,
+  SYSTEMD_UNIT,
+  serviceFile,
+  serviceText,
+  type ServiceManager,
+  type ServiceSpec,
+} from '../../service.js';
 import { configSocket, firstLine, manager, run, uid, writeAtomically } from './system.js';
 
 /** Enable and start the written unit or plist. */
@@ -24,14 +31,20 @@ function start(m: ServiceManager, file: string): void {
   if (m === 'launchd') run('launchctl', ['bootout', `gui/${uid()}/${LAUNCHD_LABEL}`]);
   for (const [cmd, args] of steps) {
     const r = run(cmd, args);
-    if (!r.ok) throw new LocalError(`${cmd} ${args.join(' ')} failed: ${firstLine(r)} (the ${m === 'systemd' ? 'unit' : 'plist'} is written at ${file})`);
+    if (!r.ok)
+      throw new LocalError(
+        `${cmd} ${args.join(' ')} failed: ${firstLine(r)} (the ${m === 'systemd' ? 'unit' : 'plist'} is written at ${file})`,
+      );
   }
 }
 
 export const install: CommandSpec = {
   words: ['service', 'install'],
   summary: 'Write the user service for `keyhold server`, enable it at login and start it (restarted on failure)',
-  flags: [flag('--config <file>', 'config file for the daemon (see `keyhold server --config`)'), flag('--no-start', 'only write the unit or plist; do not enable or start it')],
+  flags: [
+    flag('--config <file>', 'config file for the daemon (see `keyhold server --config`)'),
+    flag('--no-start', 'only write the unit or plist; do not enable or start it'),
+  ],
   examples: ['keyhold service install', 'keyhold service install --config ~/.config/keyhold/server.json'],
   run(inv) {
     const opts = inv.opts as { config?: string; start: boolean };
@@ -52,7 +65,11 @@ export const install: CommandSpec = {
     writeAtomically(file, serviceText(m, spec));
     if (opts.start) start(m, file);
     const socket = (config && configSocket(config)) || defaultSocket({ ...process.env, ...env });
-    inv.success(`Success! ${m === 'systemd' ? SYSTEMD_UNIT : LAUNCHD_LABEL} written to ${file}${opts.start ? ', enabled and started' : ' (not started: --no-start)'}`);
-    inv.io.stderr.write(`The daemon listens on unix://${socket}${socket === defaultSocket() ? ', where the CLI looks by default' : `: set KEYHOLD_ADDR=unix://${socket} for the CLI`}.\n`);
+    inv.success(
+      `Success! ${m === 'systemd' ? SYSTEMD_UNIT : LAUNCHD_LABEL} written to ${file}${opts.start ? ', enabled and started' : ' (not started: --no-start)'}`,
+    );
+    inv.io.stderr.write(
+      `The daemon listens on unix://${socket}${socket === defaultSocket() ? ', where the CLI looks by default' : `: set KEYHOLD_ADDR=unix://${socket} for the CLI`}.\n`,
+    );
   },
 };

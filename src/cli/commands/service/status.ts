@@ -7,7 +7,8 @@ import { firstLine, manager, run, uid, type Ran } from './system.js';
 
 export const status: CommandSpec = {
   words: ['service', 'status'],
-  summary: 'Whether the user service is installed, enabled and running, and whether the daemon answers (exit 1 when not installed)',
+  summary:
+    'Whether the user service is installed, enabled and running, and whether the daemon answers (exit 1 when not installed)',
   examples: ['keyhold service status', 'keyhold service status --format json'],
   async run(inv) {
     const m = manager();

@@ -14,7 +14,12 @@ export interface Ran {
 
 export function run(cmd: string, args: string[]): Ran {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000 });
-  if (r.error) return { ok: false, out: '', err: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} not found` : r.error.message };
+  if (r.error)
+    return {
+      ok: false,
+      out: '',
+      err: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} not found` : r.error.message,
+    };
   return { ok: r.status === 0, out: (r.stdout ?? '').trim(), err: (r.stderr ?? '').trim() };
 }
 

@@ -13,7 +13,8 @@ export const uninstall: CommandSpec = {
     const file = serviceFile(m);
     if (m === 'systemd') {
       const r = run('systemctl', ['--user', 'disable', '--now', SYSTEMD_UNIT]);
-      if (!r.ok && existsSync(file)) inv.io.stderr.write(`warning: systemctl --user disable --now ${SYSTEMD_UNIT}: ${firstLine(r)}\n`);
+      if (!r.ok && existsSync(file))
+        inv.io.stderr.write(`warning: systemctl --user disable --now ${SYSTEMD_UNIT}: ${firstLine(r)}\n`);
     } else run('launchctl', ['bootout', `gui/${uid()}/${LAUNCHD_LABEL}`]);
     const had = existsSync(file);
     rmSync(file, { force: true });

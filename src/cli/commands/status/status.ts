@@ -10,7 +10,9 @@ export const status: CommandSpec = {
     const body = { ...(res.body ?? {}) } as Record<string, unknown>;
     // HA fields as `vault status` shows them (from sys/leader; a sealed node answers 503 there).
     if (!body.sealed) {
-      const leader = (await client.request('GET', 'sys/leader').catch(() => null))?.body as Record<string, unknown> | undefined;
+      const leader = (await client.request('GET', 'sys/leader').catch(() => null))?.body as
+        | Record<string, unknown>
+        | undefined;
       body.ha_enabled = leader?.ha_enabled === true;
       if (leader?.ha_enabled) {
         body.ha_cluster = leader.leader_cluster_address || 'n/a';

@@ -7,7 +7,9 @@ export const config: CommandSpec = {
   words: ['sync', 'config'],
   summary: 'Show or change the global sync configuration',
   flags: [
-    flag('--disabled <bool>', 'true stops all outbound sync (operations wait as PENDING)', { choices: ['true', 'false'] }),
+    flag('--disabled <bool>', 'true stops all outbound sync (operations wait as PENDING)', {
+      choices: ['true', 'false'],
+    }),
     flag('--queue-capacity <n>', 'upper bound on queued operations'),
     flag('--reset', 'restore the defaults'),
   ],
@@ -22,10 +24,13 @@ export const config: CommandSpec = {
     const body: Record<string, unknown> = {};
     if (opts.disabled !== undefined) body.disabled = opts.disabled === 'true';
     if (opts.queueCapacity !== undefined) {
-      if (!/^\d+$/.test(opts.queueCapacity) || Number(opts.queueCapacity) < 1) throw new LocalError('--queue-capacity must be a positive integer');
+      if (!/^\d+$/.test(opts.queueCapacity) || Number(opts.queueCapacity) < 1)
+        throw new LocalError('--queue-capacity must be a positive integer');
       body.queue_capacity = Number(opts.queueCapacity);
     }
-    const r = Object.keys(body).length ? await client.request('PATCH', 'sys/sync/config', body, { headers: MERGE_PATCH }) : await client.read('sys/sync/config');
+    const r = Object.keys(body).length
+      ? await client.request('PATCH', 'sys/sync/config', body, { headers: MERGE_PATCH })
+      : await client.read('sys/sync/config');
     await inv.print(r.body?.data ?? {});
   },
 };

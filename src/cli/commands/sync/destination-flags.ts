@@ -9,14 +9,53 @@ import { DESTINATION_TYPES } from '../../../sync/destinations/index.js';
 import { DESTINATION_TYPE_IDS, type DestinationType } from '../../../sync/types.js';
 
 /** Options taken by every type (field -> flag help). */
-const OPTION_FLAGS: Array<{ field: string; flag: string; help: string; list?: 'strings' | 'ints' | 'map'; bool?: boolean }> = [
-  { field: 'secret_name_template', flag: '--secret-name-template <tmpl>', help: 'external name template, e.g. "app/{{ .SecretPath }}" ("" restores the default)' },
-  { field: 'granularity', flag: '--granularity <g>', help: 'secret-path (whole secret as JSON) or secret-key (one external secret per key)' },
-  { field: 'custom_tags', flag: '--custom-tag <k=v>', help: 'tag added to every external secret (repeatable)', list: 'map' },
-  { field: 'allowed_ipv4_addresses', flag: '--allowed-ipv4-address <cidr>', help: 'extra IPv4 CIDR the connector may reach (repeatable or comma list)', list: 'strings' },
-  { field: 'allowed_ipv6_addresses', flag: '--allowed-ipv6-address <cidr>', help: 'extra IPv6 CIDR the connector may reach (repeatable or comma list)', list: 'strings' },
-  { field: 'allowed_ports', flag: '--allowed-port <port>', help: 'extra port besides 80 and 443 (repeatable or comma list)', list: 'ints' },
-  { field: 'disable_strict_networking', flag: '--disable-strict-networking', help: 'turn the network guard off', bool: true },
+const OPTION_FLAGS: Array<{
+  field: string;
+  flag: string;
+  help: string;
+  list?: 'strings' | 'ints' | 'map';
+  bool?: boolean;
+}> = [
+  {
+    field: 'secret_name_template',
+    flag: '--secret-name-template <tmpl>',
+    help: 'external name template, e.g. "app/{{ .SecretPath }}" ("" restores the default)',
+  },
+  {
+    field: 'granularity',
+    flag: '--granularity <g>',
+    help: 'secret-path (whole secret as JSON) or secret-key (one external secret per key)',
+  },
+  {
+    field: 'custom_tags',
+    flag: '--custom-tag <k=v>',
+    help: 'tag added to every external secret (repeatable)',
+    list: 'map',
+  },
+  {
+    field: 'allowed_ipv4_addresses',
+    flag: '--allowed-ipv4-address <cidr>',
+    help: 'extra IPv4 CIDR the connector may reach (repeatable or comma list)',
+    list: 'strings',
+  },
+  {
+    field: 'allowed_ipv6_addresses',
+    flag: '--allowed-ipv6-address <cidr>',
+    help: 'extra IPv6 CIDR the connector may reach (repeatable or comma list)',
+    list: 'strings',
+  },
+  {
+    field: 'allowed_ports',
+    flag: '--allowed-port <port>',
+    help: 'extra port besides 80 and 443 (repeatable or comma list)',
+    list: 'ints',
+  },
+  {
+    field: 'disable_strict_networking',
+    flag: '--disable-strict-networking',
+    help: 'turn the network guard off',
+    bool: true,
+  },
 ];
 
 interface ConnectionField {
@@ -31,7 +70,12 @@ function connectionFields(): Map<string, ConnectionField> {
   const out = new Map<string, ConnectionField>();
   for (const t of DESTINATION_TYPE_IDS) {
     for (const [name, field] of Object.entries(DESTINATION_TYPES[t].fields)) {
-      const cur = out.get(name) ?? { types: [], sensitive: false, help: field.spec.help, list: field.spec.kind === 'strings' };
+      const cur = out.get(name) ?? {
+        types: [],
+        sensitive: false,
+        help: field.spec.help,
+        list: field.spec.kind === 'strings',
+      };
       cur.types.push(t);
       cur.sensitive ||= Boolean(field.spec.sensitive);
       out.set(name, cur);
@@ -72,7 +116,10 @@ function optionValues(opts: Record<string, unknown>): Record<string, unknown> {
       }
       body[o.field] = tags;
     } else if (o.list) {
-      const items = (v as string[]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+      const items = (v as string[])
+        .flatMap((s) => s.split(','))
+        .map((s) => s.trim())
+        .filter(Boolean);
       body[o.field] = o.list === 'ints' ? items.map((s) => (/^\d+$/.test(s) ? Number(s) : s)) : items;
     } else body[o.field] = v;
   }
@@ -80,17 +127,25 @@ function optionValues(opts: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Build the request body of a create/update from flags and pairs; refuses secrets in argv. */
-export async function destinationBody(inv: Invocation, type: DestinationType, pairs: string[]): Promise<Record<string, unknown>> {
+export async function destinationBody(
+  inv: Invocation,
+  type: DestinationType,
+  pairs: string[],
+): Promise<Record<string, unknown>> {
   const opts = inv.opts;
   const fields = DESTINATION_TYPES[type].fields;
   const conn = connectionFields();
   const body: Record<string, unknown> = {};
   const put = async (field: string, raw: unknown, via: string) => {
     const info = conn.get(field);
-    if (info && !info.types.includes(type)) throw new LocalError(`${via} does not apply to ${type}; its fields: ${Object.keys(fields).join(', ')}`);
+    if (info && !info.types.includes(type))
+      throw new LocalError(`${via} does not apply to ${type}; its fields: ${Object.keys(fields).join(', ')}`);
     if (info?.sensitive) {
       const s = String(raw);
-      if (s !== '-' && !s.startsWith('@')) throw new LocalError(`${field} is sensitive: give it as @file or - (stdin), never as a value on the command line`);
+      if (s !== '-' && !s.startsWith('@'))
+        throw new LocalError(
+          `${field} is sensitive: give it as @file or - (stdin), never as a value on the command line`,
+        );
       body[field] = (await inv.valueOf(s)).replace(/\r?\n$/, '');
       return;
     }
@@ -99,7 +154,16 @@ export async function destinationBody(inv: Invocation, type: DestinationType, pa
   for (const [field, info] of conn) {
     const v = opts[camel(field)];
     if (v === undefined) continue;
-    await put(field, info.list ? (v as string[]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean) : v, flagOf(field));
+    await put(
+      field,
+      info.list
+        ? (v as string[])
+            .flatMap((s) => s.split(','))
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : v,
+      flagOf(field),
+    );
   }
   Object.assign(body, optionValues(opts));
   for (const p of pairs) {

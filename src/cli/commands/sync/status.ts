@@ -23,7 +23,8 @@ async function statusRows(client: ApiClient, f: Filter): Promise<StatusRow[]> {
       rows.push(...rowsOf(type, name, (r.body?.data ?? {}) as Record<string, unknown>));
     }
   }
-  if (f.failed) rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING'].includes(r.sync_status));
+  if (f.failed)
+    rows = rows.filter((r) => !['SYNCED', 'UNSYNCED', 'PENDING', 'SYNCING', 'UNSYNCING'].includes(r.sync_status));
   return rows;
 }
 
@@ -43,7 +44,8 @@ export const status: CommandSpec = {
     if (opts.type) typeArg(opts.type);
     if (opts.watch === undefined) return printRows(inv, await statusRows(client, opts));
     const seconds = opts.watch === true ? 2 : Number(opts.watch);
-    if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 86_400) throw new LocalError('--watch: SECONDS must be a number from 0.1 to 86400');
+    if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 86_400)
+      throw new LocalError('--watch: SECONDS must be a number from 0.1 to 86400');
     // Runs until Ctrl-C, which ends the CLI with 130 (src/cli/signals.ts). On a terminal each round
     // redraws the screen, like watch(1); into a pipe the rounds follow each other, a blank line apart.
     const out = inv.io.stdout;

@@ -85,7 +85,18 @@ export async function printRows(inv: Invocation, rows: StatusRow[]): Promise<voi
     return;
   }
   const c = colors();
-  const paint = (s: string) => (s === 'SYNCED' ? c.green(s) : s === 'PENDING' ? c.yellow(s) : s === 'SYNCING' || s === 'UNSYNCING' ? c.cyan(s) : s === 'UNSYNCED' ? c.dim(s) : s === 'UNKNOWN' ? c.magenta(s) : c.red(s));
+  const paint = (s: string) =>
+    s === 'SYNCED'
+      ? c.green(s)
+      : s === 'PENDING'
+        ? c.yellow(s)
+        : s === 'SYNCING' || s === 'UNSYNCING'
+          ? c.cyan(s)
+          : s === 'UNSYNCED'
+            ? c.dim(s)
+            : s === 'UNKNOWN'
+              ? c.magenta(s)
+              : c.red(s);
   inv.io.stdout.write(
     grid(
       ['DESTINATION', 'MOUNT', 'SECRET', 'SUB KEY', 'STATUS', 'UPDATED', 'ERROR'],

@@ -4,7 +4,12 @@ import { fieldFlag, givenOf, routeAt } from '../../route-flags.js';
 import { tokenRoutes } from '../../../engines/sys/token-routes.js';
 
 const CREATE = routeAt(tokenRoutes, 'create');
-const lifetime = [fieldFlag(CREATE, 'ttl'), fieldFlag(CREATE, 'explicit_max_ttl'), fieldFlag(CREATE, 'num_uses'), fieldFlag(CREATE, 'display_name', { value: 'name' })];
+const lifetime = [
+  fieldFlag(CREATE, 'ttl'),
+  fieldFlag(CREATE, 'explicit_max_ttl'),
+  fieldFlag(CREATE, 'num_uses'),
+  fieldFlag(CREATE, 'display_name', { value: 'name' }),
+];
 const kind = [fieldFlag(CREATE, 'period'), fieldFlag(CREATE, 'type', { value: 'type' })];
 
 export const create: CommandSpec = {
@@ -20,7 +25,11 @@ export const create: CommandSpec = {
     flag('--no-default-policy', 'do not attach the default policy'),
     flag('--renewable <bool>', 'whether it can be renewed'),
   ],
-  examples: ['keyhold token create --policy transit-user --ttl 1h', 'keyhold token create --policy ci --field token', 'keyhold token create -role=deployer -period=24h -orphan'],
+  examples: [
+    'keyhold token create --policy transit-user --ttl 1h',
+    'keyhold token create --policy ci --field token',
+    'keyhold token create -role=deployer -period=24h -orphan',
+  ],
   async run(inv) {
     const o = inv.opts;
     const policies = [...(o.policy ?? []), ...(o.policies ? String(o.policies).split(',') : [])];
@@ -31,8 +40,17 @@ export const create: CommandSpec = {
     if (o.defaultPolicy === false) body.no_default_policy = true;
     if (o.renewable !== undefined) body.renewable = o.renewable;
     Object.assign(body, givenOf(kind, o));
-    const res = await inv.client.write(o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create', body);
+    const res = await inv.client.write(
+      o.role ? `auth/token/create/${encodeURIComponent(o.role)}` : 'auth/token/create',
+      body,
+    );
     const a = (res.body?.auth ?? {}) as Record<string, unknown>;
-    await inv.printSecret(res.body, { token: a.client_token, token_accessor: a.accessor, token_duration: a.lease_duration, token_renewable: a.renewable, token_policies: a.policies });
+    await inv.printSecret(res.body, {
+      token: a.client_token,
+      token_accessor: a.accessor,
+      token_duration: a.lease_duration,
+      token_renewable: a.renewable,
+      token_policies: a.policies,
+    });
   },
 };

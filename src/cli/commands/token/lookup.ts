@@ -11,7 +11,10 @@ export const lookup: CommandSpec = {
     const t = inv.args.token as string | undefined;
     let res;
     if (inv.opts.accessor) res = await inv.client.write('auth/token/lookup-accessor', { accessor: inv.opts.accessor });
-    else if (t) res = await inv.client.write('auth/token/lookup', { token: t === '-' ? (await inv.io.stdin()).toString().trim() : t });
+    else if (t)
+      res = await inv.client.write('auth/token/lookup', {
+        token: t === '-' ? (await inv.io.stdin()).toString().trim() : t,
+      });
     else res = await inv.client.read('auth/token/lookup-self');
     await inv.printSecret(res.body);
   },

@@ -14,7 +14,8 @@ export const revoke: CommandSpec = {
     const client = inv.client;
     if (inv.opts.self) await client.write('auth/token/revoke-self', {});
     else if (inv.opts.accessor) await client.write('auth/token/revoke-accessor', { accessor: inv.opts.accessor });
-    else if (t) await client.write('auth/token/revoke', { token: t === '-' ? (await inv.io.stdin()).toString().trim() : t });
+    else if (t)
+      await client.write('auth/token/revoke', { token: t === '-' ? (await inv.io.stdin()).toString().trim() : t });
     else throw new LocalError('give a token ("-" for stdin), --accessor or --self');
     inv.success('Success! Revoked token (if it existed)');
   },

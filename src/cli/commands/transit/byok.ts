@@ -16,7 +16,11 @@ import { enc, readSource } from './keys/output.js';
  * becomes PKCS#8 DER; a PEM public key selects a public-key-only import; other bytes are taken as-is
  * (raw symmetric/hmac key, or PKCS#8 DER), or base64-decoded with `--base64`.
  */
-export function keyFileMaterial(type: string, file: Buffer, base64: boolean): { material?: Buffer; publicKey?: string } {
+export function keyFileMaterial(
+  type: string,
+  file: Buffer,
+  base64: boolean,
+): { material?: Buffer; publicKey?: string } {
   const info = keyTypeInfo(type);
   if (!info) throw new LocalError(`unknown key type "${type}"; one of ${Object.keys(KEY_TYPES).join(', ')}`);
   const text = file.toString('utf8');
@@ -24,8 +28,10 @@ export function keyFileMaterial(type: string, file: Buffer, base64: boolean): { 
   if (blocks.length) {
     const b = blocks[0]!;
     if (b.label === 'PUBLIC KEY') return { publicKey: text.slice(text.indexOf('-----BEGIN PUBLIC KEY-----')) };
-    if (!/PRIVATE KEY$/.test(b.label)) throw new LocalError(`unsupported PEM block "${b.label}": give a PRIVATE KEY or PUBLIC KEY`);
-    if (info.kind !== 'asymmetric') throw new LocalError(`a PEM key cannot be imported as ${type}; give the raw key bytes`);
+    if (!/PRIVATE KEY$/.test(b.label))
+      throw new LocalError(`unsupported PEM block "${b.label}": give a PRIVATE KEY or PUBLIC KEY`);
+    if (info.kind !== 'asymmetric')
+      throw new LocalError(`a PEM key cannot be imported as ${type}; give the raw key bytes`);
     try {
       const k = createPrivateKey({ key: text, format: 'pem' });
       return { material: Buffer.from(k.export({ format: 'der', type: 'pkcs8' })) };
@@ -51,7 +57,12 @@ export function keyFileMaterial(type: string, file: Buffer, base64: boolean): { 
 }
 
 /** Wrap the key file of --file and send it to `keys/NAME/<endpoint>` with `extra` fields. */
-export async function byokSend(inv: Invocation, name: string, endpoint: 'import' | 'import_version', extra: Record<string, unknown>): Promise<void> {
+export async function byokSend(
+  inv: Invocation,
+  name: string,
+  endpoint: 'import' | 'import_version',
+  extra: Record<string, unknown>,
+): Promise<void> {
   const o = inv.opts as { file: string; type?: string; hashFunction: string; base64?: boolean };
   const mount = mountOf(inv);
   const client = inv.client;
@@ -65,7 +76,9 @@ export async function byokSend(inv: Invocation, name: string, endpoint: 'import'
     try {
       return importHash(o.hashFunction);
     } catch {
-      throw new LocalError(`--hash-function: unknown hash function ${o.hashFunction}; use SHA1, SHA224, SHA256, SHA384 or SHA512`);
+      throw new LocalError(
+        `--hash-function: unknown hash function ${o.hashFunction}; use SHA1, SHA224, SHA256, SHA384 or SHA512`,
+      );
     }
   })();
   const { material, publicKey } = keyFileMaterial(type, await readSource(inv, o.file), Boolean(o.base64));
@@ -79,5 +92,7 @@ export async function byokSend(inv: Invocation, name: string, endpoint: 'import'
     body.hash_function = o.hashFunction.toUpperCase();
   }
   await client.request('POST', `${mount}/keys/${enc(name)}/${endpoint}`, body);
-  inv.io.stderr.write(`Success! ${endpoint === 'import' ? 'Imported key' : 'Imported a version into key'} ${name} (${publicKey ? 'public key only' : type})\n`);
+  inv.io.stderr.write(
+    `Success! ${endpoint === 'import' ? 'Imported key' : 'Imported a version into key'} ${name} (${publicKey ? 'public key only' : type})\n`,
+  );
 }

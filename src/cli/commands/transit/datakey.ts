@@ -4,7 +4,11 @@ import { bodyOf, fieldFlag } from '../../route-flags.js';
 import { MOUNT, dataOf, intOpt, mountOf, seg } from './io.js';
 import { DATAKEY } from './routes.js';
 
-const fields = [fieldFlag(DATAKEY, 'bits', { parse: intOpt }), fieldFlag(DATAKEY, 'context'), fieldFlag(DATAKEY, 'key_version', { parse: intOpt })];
+const fields = [
+  fieldFlag(DATAKEY, 'bits', { parse: intOpt }),
+  fieldFlag(DATAKEY, 'context'),
+  fieldFlag(DATAKEY, 'key_version', { parse: intOpt }),
+];
 
 export const datakey: CommandSpec = {
   words: ['transit', 'datakey'],
@@ -15,7 +19,10 @@ export const datakey: CommandSpec = {
   ],
   flags: [MOUNT, ...fields],
   async run(inv) {
-    const res = await inv.client.write(`${mountOf(inv)}/datakey/${seg(inv.args.type)}/${seg(inv.args.name)}`, bodyOf(fields, inv.opts));
+    const res = await inv.client.write(
+      `${mountOf(inv)}/datakey/${seg(inv.args.type)}/${seg(inv.args.name)}`,
+      bodyOf(fields, inv.opts),
+    );
     await inv.print(dataOf(res));
   },
 };

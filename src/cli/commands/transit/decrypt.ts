@@ -4,12 +4,18 @@ import { bodyOf, fieldFlag, fieldFlags } from '../../route-flags.js';
 import { MOUNT, argOrStdin, dataOf, mountOf, seg, structured, writeOut } from './io.js';
 import { DECRYPT } from './routes.js';
 
-const fields = [...fieldFlags(DECRYPT, ['context', 'associated_data', 'nonce']), fieldFlag(DECRYPT, 'padding_scheme', { value: 'scheme' })];
+const fields = [
+  ...fieldFlags(DECRYPT, ['context', 'associated_data', 'nonce']),
+  fieldFlag(DECRYPT, 'padding_scheme', { value: 'scheme' }),
+];
 
 export const decrypt: CommandSpec = {
   words: ['transit', 'decrypt'],
   summary: 'Decrypt a ciphertext (argument or stdin) and write the raw plaintext bytes to stdout',
-  args: [{ name: 'name', help: 'key name' }, optArg('ciphertext', 'vault:vN:... ciphertext (default: read from stdin)')],
+  args: [
+    { name: 'name', help: 'key name' },
+    optArg('ciphertext', 'vault:vN:... ciphertext (default: read from stdin)'),
+  ],
   flags: [
     MOUNT,
     flag('--base64', 'print the plaintext base64-encoded instead of raw bytes'),
@@ -19,14 +25,20 @@ export const decrypt: CommandSpec = {
     flag('--output <path>', 'envelope: write to this file instead of stdout'),
   ],
   stdin: 'the ciphertext when not given as an argument (with --envelope: the envelope, unless --file)',
-  examples: ['keyhold transit decrypt app vault:v1:... > secret.bin', 'keyhold transit decrypt app --envelope --file big.tar.khev --output big.tar'],
+  examples: [
+    'keyhold transit decrypt app vault:v1:... > secret.bin',
+    'keyhold transit decrypt app --envelope --file big.tar.khev --output big.tar',
+  ],
   async run(inv) {
     const name = inv.args.name as string;
     if (inv.opts.envelope) {
       const { envelopeDecrypt } = await import('./envelope.js');
       return envelopeDecrypt(inv, name);
     }
-    const body: Record<string, unknown> = { ciphertext: await argOrStdin(inv, inv.args.ciphertext, 'ciphertext'), ...bodyOf(fields, inv.opts) };
+    const body: Record<string, unknown> = {
+      ciphertext: await argOrStdin(inv, inv.args.ciphertext, 'ciphertext'),
+      ...bodyOf(fields, inv.opts),
+    };
     const res = await inv.client.write(`${mountOf(inv)}/decrypt/${seg(name)}`, body);
     const data = dataOf(res);
     if (structured(inv)) return inv.print(data);

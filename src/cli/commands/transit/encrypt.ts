@@ -14,7 +14,8 @@ const fields = [
 
 function tooLargeHint(stderr: { write(s: string): unknown }) {
   return (e: unknown): never => {
-    if ((e as { status?: number }).status === 413) stderr.write('hint: the input exceeds the request size limit; use --envelope for large data\n');
+    if ((e as { status?: number }).status === 413)
+      stderr.write('hint: the input exceeds the request size limit; use --envelope for large data\n');
     throw e;
   };
 }
@@ -31,7 +32,10 @@ export const encrypt: CommandSpec = {
     flag('--output <path>', 'envelope: write to this file instead of stdout'),
   ],
   stdin: 'the plaintext bytes (unless --file)',
-  examples: ['printf secret | keyhold transit encrypt app --field ciphertext', 'keyhold transit encrypt app --envelope --file big.tar --output big.tar.khev'],
+  examples: [
+    'printf secret | keyhold transit encrypt app --field ciphertext',
+    'keyhold transit encrypt app --envelope --file big.tar --output big.tar.khev',
+  ],
   async run(inv) {
     const name = inv.args.name as string;
     if (inv.opts.envelope) {

@@ -36,7 +36,13 @@ export async function envelopeDecrypt(inv: Invocation, name: string): Promise<vo
   await runPipeline(o, new EnvelopeDecryptor((wrapped) => unwrapKey(client, mount, name, wrapped, ctxBody)));
 }
 
-async function unwrapKey(client: ApiClient, mount: string, name: string, wrapped: string, extra: Record<string, unknown>): Promise<Buffer> {
+async function unwrapKey(
+  client: ApiClient,
+  mount: string,
+  name: string,
+  wrapped: string,
+  extra: Record<string, unknown>,
+): Promise<Buffer> {
   const res = await client.write(`${mount}/decrypt/${seg(name)}`, { ciphertext: wrapped, ...extra });
   const key = Buffer.from(String((res.body?.data as Record<string, unknown> | undefined)?.plaintext ?? ''), 'base64');
   if (key.length !== 32) throw new LocalError('the daemon returned a data key of the wrong size');
@@ -77,7 +83,8 @@ async function runPipeline(o: EnvelopeOpts, transform: import('node:stream').Tra
     if (o.output) await rm(o.output, { force: true });
     if (e instanceof EnvelopeError) throw new LocalError(e.message);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') throw new LocalError(`${(e as NodeJS.ErrnoException).path ?? 'file'}: ${code}`);
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')
+      throw new LocalError(`${(e as NodeJS.ErrnoException).path ?? 'file'}: ${code}`);
     throw e;
   }
 }

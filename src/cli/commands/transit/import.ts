@@ -10,7 +10,11 @@ const IMPORT_VERSION = routeAt(keyIoRoutes, 'keys/:name/import_version');
 
 /** Flags of both commands. */
 const COMMON: FlagSpec[] = [
-  { flags: '--file <path>', help: 'key file: PEM private/public key, PKCS#8 DER, or raw key bytes ("-" = stdin)', required: true },
+  {
+    flags: '--file <path>',
+    help: 'key file: PEM private/public key, PKCS#8 DER, or raw key bytes ("-" = stdin)',
+    required: true,
+  },
   { flags: '--type <type>', help: "key type (import: default aes256-gcm96; import-version: the key's type)" },
   { flags: '--hash-function <name>', help: 'OAEP hash: SHA1, SHA224, SHA256, SHA384, SHA512', default: 'SHA256' },
   { flags: '--base64', help: 'the file holds base64 text of the raw key' },
@@ -39,7 +43,9 @@ export const importKey: CommandSpec = {
   run: (inv) => byokSend(inv, inv.args.name, 'import', givenOf(importFields, inv.opts)),
 };
 
-const versionFields = [fieldFlag(IMPORT_VERSION, 'version', { value: 'n', help: 'complete this public-only version with its private key' })];
+const versionFields = [
+  fieldFlag(IMPORT_VERSION, 'version', { value: 'n', help: 'complete this public-only version with its private key' }),
+];
 
 export const importVersion: CommandSpec = {
   words: ['transit', 'import-version'],

@@ -23,7 +23,11 @@ import { verify } from './verify.js';
 import { jwtVerify } from './jwt/verify.js';
 
 /** Commands written here; the rest of the routes' cli hints are generated (route-commands.ts). */
-const WRITTEN = new Set([read, del, exportKey, backup, restore, wrappingKey, byokExport, importKey, importVersion, jwtVerify].map((c) => c.words.join(' ')));
+const WRITTEN = new Set(
+  [read, del, exportKey, backup, restore, wrappingKey, byokExport, importKey, importVersion, jwtVerify].map((c) =>
+    c.words.join(' '),
+  ),
+);
 
 export const transitCommands: Entry[] = [
   group('transit', 'Transit engine: keys and cryptographic operations'),
@@ -38,7 +42,9 @@ export const transitCommands: Entry[] = [
   ...routeCommands(keyRoutes, {
     defaultMount: 'transit',
     skip: (r) => WRITTEN.has(r.cli?.command ?? ''),
-    confirm: { 'transit keys trim': (a) => `Trim old versions of transit key "${a[0]}"? Removed versions are gone for good.` },
+    confirm: {
+      'transit keys trim': (a) => `Trim old versions of transit key "${a[0]}"? Removed versions are gone for good.`,
+    },
   }),
   importKey,
   importVersion,

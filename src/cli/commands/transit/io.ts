@@ -24,7 +24,8 @@ export async function inputBase64(inv: Invocation): Promise<string> {
   const b = await inputBytes(inv);
   if (!inv.opts.base64) return b.toString('base64');
   const s = b.toString('utf8').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) throw new LocalError('--base64: input is not valid base64');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0)
+    throw new LocalError('--base64: input is not valid base64');
   return s;
 }
 
@@ -64,7 +65,11 @@ export function dataOf(res: { body: Record<string, unknown> | null }): Record<st
 }
 
 /** --mount of every transit command. */
-export const MOUNT: FlagSpec = { flags: '--mount <path>', help: 'mount path of the transit engine', default: 'transit' };
+export const MOUNT: FlagSpec = {
+  flags: '--mount <path>',
+  help: 'mount path of the transit engine',
+  default: 'transit',
+};
 
 /** --file and --base64 of the commands reading input bytes. */
 export const INPUT: FlagSpec[] = [

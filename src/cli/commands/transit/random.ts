@@ -10,7 +10,12 @@ export const random: CommandSpec = {
   words: ['transit', 'random'],
   summary: 'Random bytes from the daemon (base64 text by default)',
   args: [optArg('bytes', 'number of bytes (default 32)')],
-  flags: [MOUNT, flag('--encoding <enc>', 'base64 (default) or hex'), ...fields, flag('--binary', 'write the raw bytes instead of text')],
+  flags: [
+    MOUNT,
+    flag('--encoding <enc>', 'base64 (default) or hex'),
+    ...fields,
+    flag('--binary', 'write the raw bytes instead of text'),
+  ],
   async run(inv) {
     const body: Record<string, unknown> = { format: inv.opts.binary ? 'base64' : (inv.opts.encoding ?? 'base64') };
     if (inv.args.bytes !== undefined) body.bytes = intOpt(inv.args.bytes);

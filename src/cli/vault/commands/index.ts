@@ -71,6 +71,10 @@ export function vaultEntries(keyhold: readonly Entry[], vault: readonly Entry[] 
 export async function vaultEntriesFor(word: string | undefined): Promise<Entry[]> {
   const keyholdNoun = word !== undefined && NOUNS.some((n) => n.words.includes(word));
   const vaultNoun = word !== undefined && VAULT_COMMANDS.some((e) => e.words[0] === word);
-  if (keyholdNoun || vaultNoun) return vaultEntries(keyholdNoun ? await entriesFor(word) : [], VAULT_COMMANDS.filter((e) => e.words[0] === word));
+  if (keyholdNoun || vaultNoun)
+    return vaultEntries(
+      keyholdNoun ? await entriesFor(word) : [],
+      VAULT_COMMANDS.filter((e) => e.words[0] === word),
+    );
   return vaultEntries(await loadAll());
 }

@@ -20,8 +20,15 @@ export interface AutoRotateTimings {
 export const DEFAULT_AUTO_ROTATE_TIMINGS: AutoRotateTimings = { tickMs: 60_000, scanMs: 3_600_000 };
 
 /** Whether the scheduler may rotate this key at all. */
-function rotatable(k: Pick<TransitKey, 'autoRotatePeriod' | 'importedKey' | 'allowImportedKeyRotation' | 'type' | 'softDeleted'>): boolean {
-  return !k.softDeleted && k.autoRotatePeriod > 0 && !(k.importedKey && !k.allowImportedKeyRotation) && KEY_TYPES[k.type].kind !== 'managed';
+function rotatable(
+  k: Pick<TransitKey, 'autoRotatePeriod' | 'importedKey' | 'allowImportedKeyRotation' | 'type' | 'softDeleted'>,
+): boolean {
+  return (
+    !k.softDeleted &&
+    k.autoRotatePeriod > 0 &&
+    !(k.importedKey && !k.allowImportedKeyRotation) &&
+    KEY_TYPES[k.type].kind !== 'managed'
+  );
 }
 
 /** The auto-rotation scheduler of one transit mount. */

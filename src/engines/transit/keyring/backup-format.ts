@@ -71,19 +71,33 @@ function big(v: unknown, what: string): bigint {
 function rsaFromJson(o: Record<string, unknown>): KeyObject {
   const pub = (o.PublicKey ?? {}) as Record<string, unknown>;
   const primes = o.Primes as unknown[];
-  if (!Array.isArray(primes) || primes.length !== 2) throw invalid('backup', 'rsa_key: exactly two primes are supported');
+  if (!Array.isArray(primes) || primes.length !== 2)
+    throw invalid('backup', 'rsa_key: exactly two primes are supported');
   const n = big(pub.N, 'rsa_key.N');
   const e = big(pub.E, 'rsa_key.E');
   const d = big(o.D, 'rsa_key.D');
   const p = big(primes[0], 'rsa_key.Primes[0]');
   const q = big(primes[1], 'rsa_key.Primes[1]');
   if (p * q !== n) throw invalid('backup', 'rsa_key: primes do not match the modulus');
-  const jwk: JsonWebKey = { kty: 'RSA', n: u64(n), e: u64(e), d: u64(d), p: u64(p), q: u64(q), dp: u64(d % (p - 1n)), dq: u64(d % (q - 1n)), qi: u64(modInverse(q, p)) };
+  const jwk: JsonWebKey = {
+    kty: 'RSA',
+    n: u64(n),
+    e: u64(e),
+    d: u64(d),
+    p: u64(p),
+    q: u64(q),
+    dp: u64(d % (p - 1n)),
+    dq: u64(d % (q - 1n)),
+    qi: u64(modInverse(q, p)),
+  };
   return createPrivateKey({ key: jwk, format: 'jwk' });
 }
 
 function rsaPublicFromJson(o: Record<string, unknown>): KeyObject {
-  return createPublicKey({ key: { kty: 'RSA', n: u64(big(o.N, 'rsa_public_key.N')), e: u64(big(o.E, 'rsa_public_key.E')) }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'RSA', n: u64(big(o.N, 'rsa_public_key.N')), e: u64(big(o.E, 'rsa_public_key.E')) },
+    format: 'jwk',
+  });
 }
 
 function ecJwk(curve: string, x: bigint, y: bigint, d?: bigint): JsonWebKey {
@@ -127,7 +141,8 @@ function entryJson(key: TransitKey, v: KeyVersion): Record<string, unknown> {
   e.public_key = publicKey;
   if (v.convergentVersion) e.convergent_version = v.convergentVersion;
   e.creation_time = Math.floor(v.creationTime);
-  if (v.certificateChain?.length) e.certificate_chain = v.certificateChain.map((p) => pemBlocks(p)[0]!.der.toString('base64'));
+  if (v.certificateChain?.length)
+    e.certificate_chain = v.certificateChain.map((p) => pemBlocks(p)[0]!.der.toString('base64'));
   return e;
 }
 
@@ -171,7 +186,10 @@ export function encodeBackup(key: TransitKey): string {
     Imported: key.importedKey,
     AllowImportedKeyRotation: key.allowImportedKeyRotation,
     ParameterSet: key.parameterSet ?? '',
-    HybridConfig: { PQCKeyType: key.type === 'hybrid' ? KEY_TYPES['ml-dsa'].vaultId : 0, ECKeyType: key.hybridEc ? KEY_TYPES[key.hybridEc].vaultId : 0 },
+    HybridConfig: {
+      PQCKeyType: key.type === 'hybrid' ? KEY_TYPES['ml-dsa'].vaultId : 0,
+      ECKeyType: key.hybridEc ? KEY_TYPES[key.hybridEc].vaultId : 0,
+    },
   };
   if (KEY_TYPES[key.type].vaultId >= 100) policy.keyhold_type = key.type;
   if (key.disallowSha1) policy.disallow_sha1 = true;
@@ -224,15 +242,23 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json, pq?: PqConfig &
   const creationTime = t && t > 0 ? t : num(e.creation_time);
   const key = bytes(e.key, `${where} key`);
   let hmacKey = bytes(e.hmac_key, `${where} hmac_key`) ?? randomBytes(HMAC_KEY_BYTES);
-  const chain = Array.isArray(e.certificate_chain) ? (e.certificate_chain as string[]).map((d) => toPem('CERTIFICATE', Buffer.from(String(d), 'base64'))) : undefined;
-  const base = { version: n, creationTime, convergentVersion: num(e.convergent_version) || undefined, certificateChain: chain };
+  const chain = Array.isArray(e.certificate_chain)
+    ? (e.certificate_chain as string[]).map((d) => toPem('CERTIFICATE', Buffer.from(String(d), 'base64')))
+    : undefined;
+  const base = {
+    version: n,
+    creationTime,
+    convergentVersion: num(e.convergent_version) || undefined,
+    certificateChain: chain,
+  };
   try {
     if (info.kind === 'aead' || info.kind === 'cmac') {
       if (!key || key.length !== info.keyBytes) throw new Error(`key must be ${info.keyBytes} bytes`);
       return new LoadedVersion({ ...base, key, hmacKey });
     }
     if (info.kind === 'hmac') {
-      if (!key || key.length < HMAC_KEY_SIZE.min || key.length > HMAC_KEY_SIZE.max) throw new Error('hmac key must be 32-512 bytes');
+      if (!key || key.length < HMAC_KEY_SIZE.min || key.length > HMAC_KEY_SIZE.max)
+        throw new Error('hmac key must be 32-512 bytes');
       hmacKey = key;
       return new LoadedVersion({ ...base, key, hmacKey });
     }
@@ -240,11 +266,26 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json, pq?: PqConfig &
       if (key) {
         if (key.length !== 64) throw new Error('ed25519 key must be 64 bytes');
         const priv = ed25519PrivateFromStored(key);
-        return new LoadedVersion({ ...base, key, hmacKey, privateKey: priv, publicKey: createPublicKey(priv), ed25519: true });
+        return new LoadedVersion({
+          ...base,
+          key,
+          hmacKey,
+          privateKey: priv,
+          publicKey: createPublicKey(priv),
+          ed25519: true,
+        });
       }
       const raw = bytes(e.public_key, `${where} public_key`);
       if (!raw || raw.length !== 32) throw new Error('ed25519 public_key must be 32 bytes');
-      return new LoadedVersion({ ...base, hmacKey, publicKey: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' }), ed25519: true });
+      return new LoadedVersion({
+        ...base,
+        hmacKey,
+        publicKey: createPublicKey({
+          key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+          format: 'jwk',
+        }),
+        ed25519: true,
+      });
     }
     if (info.curve) {
       if (e.ec_x !== null && e.ec_x !== undefined) {
@@ -254,9 +295,14 @@ function versionFromEntry(type: KeyTypeName, n: number, e: Json, pq?: PqConfig &
           const priv = createPrivateKey({ key: ecJwk(info.curve, x, y, big(e.ec_d, 'ec_d')), format: 'jwk' });
           return new LoadedVersion({ ...base, hmacKey, privateKey: priv, publicKey: createPublicKey(priv) });
         }
-        return new LoadedVersion({ ...base, hmacKey, publicKey: createPublicKey({ key: ecJwk(info.curve, x, y), format: 'jwk' }) });
+        return new LoadedVersion({
+          ...base,
+          hmacKey,
+          publicKey: createPublicKey({ key: ecJwk(info.curve, x, y), format: 'jwk' }),
+        });
       }
-      if (typeof e.public_key === 'string' && e.public_key) return new LoadedVersion({ ...base, hmacKey, publicKey: createPublicKey(e.public_key) });
+      if (typeof e.public_key === 'string' && e.public_key)
+        return new LoadedVersion({ ...base, hmacKey, publicKey: createPublicKey(e.public_key) });
       throw new Error('EC key has no ec_x/ec_y');
     }
     if (info.kind === 'pqc') return pqVersionFromEntry(pq!, base, hmacKey, key, e);
@@ -301,7 +347,8 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   let minDecryption = num(policy.min_decryption_version);
   if (minDecryption < 1) minDecryption = 1;
   const minEncryption = Math.max(0, num(policy.min_encryption_version));
-  if (minDecryption > latest || minEncryption > latest || minAvailable > latest) throw invalid('backup', 'minimum versions exceed latest_version');
+  if (minDecryption > latest || minEncryption > latest || minAvailable > latest)
+    throw invalid('backup', 'minimum versions exceed latest_version');
 
   const entries = new Map<number, Json>();
   const archive = ((doc.archived_keys as Json | undefined)?.keys ?? []) as Json[];
@@ -313,7 +360,15 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   const versions = new Map<number, KeyVersion>();
   for (let n = Math.max(1, minAvailable); n <= latest; n++) {
     const e = entries.get(n);
-    if (!e || (e.key == null && e.hmac_key == null && e.ec_x == null && e.rsa_key == null && e.rsa_public_key == null && !e.public_key)) {
+    if (
+      !e ||
+      (e.key == null &&
+        e.hmac_key == null &&
+        e.ec_x == null &&
+        e.rsa_key == null &&
+        e.rsa_public_key == null &&
+        !e.public_key)
+    ) {
       throw invalid('backup', `backup has no key material for version ${n}`);
     }
     versions.set(n, versionFromEntry(type, n, e, pqConfig));
@@ -322,9 +377,13 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
   const cv = num(policy.convergent_version);
   const derived = bool(policy.derived);
   const periodNs = policy.auto_rotate_period;
-  const autoRotatePeriod = Number((typeof periodNs === 'bigint' ? periodNs : BigInt(Math.floor(num(periodNs)))) / NS_PER_SECOND);
+  const autoRotatePeriod = Number(
+    (typeof periodNs === 'bigint' ? periodNs : BigInt(Math.floor(num(periodNs)))) / NS_PER_SECOND,
+  );
   const info = (v: unknown) =>
-    v && typeof v === 'object' && typeof (v as Json).time === 'string' ? { time: String((v as Json).time), version: num((v as Json).version) } : undefined;
+    v && typeof v === 'object' && typeof (v as Json).time === 'string'
+      ? { time: String((v as Json).time), version: num((v as Json).version) }
+      : undefined;
   const key: TransitKey = {
     name: name ?? String(policy.name ?? ''),
     type,
@@ -344,7 +403,8 @@ export function decodeBackup(blob: string, name?: string): TransitKey {
     allowImportedKeyRotation: bool(policy.AllowImportedKeyRotation),
     versions,
   };
-  if (KEY_TYPES[type].kind === 'hmac') key.keySize = num(policy.key_size) || versions.get(latest)?.key?.length || HMAC_KEY_SIZE.default;
+  if (KEY_TYPES[type].kind === 'hmac')
+    key.keySize = num(policy.key_size) || versions.get(latest)?.key?.length || HMAC_KEY_SIZE.default;
   if (policy.disallow_sha1 === true) key.disallowSha1 = true;
   if (policy.public_jwks === true) key.publicJwks = true;
   if (policy.soft_deleted === true) key.softDeleted = true;
@@ -364,13 +424,27 @@ function pqFromPolicy(type: KeyTypeName, policy: Json): (PqConfig & { type: KeyT
   if (KEY_TYPES[type].kind !== 'pqc') return undefined;
   const hc = (policy.HybridConfig ?? {}) as Json;
   const ecId = num(hc.ECKeyType);
-  const ec = type === 'hybrid' ? Object.values(KEY_TYPES).find((t) => t.vaultId === ecId && t.sign && t.kind === 'asymmetric' && !t.rsaBits)?.name : undefined;
-  const cfg = parsePqConfig(type, { parameterSet: String(policy.ParameterSet ?? policy.parameter_set ?? ''), pqc: type === 'hybrid' ? 'ml-dsa' : undefined, ec });
+  const ec =
+    type === 'hybrid'
+      ? Object.values(KEY_TYPES).find((t) => t.vaultId === ecId && t.sign && t.kind === 'asymmetric' && !t.rsaBits)
+          ?.name
+      : undefined;
+  const cfg = parsePqConfig(type, {
+    parameterSet: String(policy.ParameterSet ?? policy.parameter_set ?? ''),
+    pqc: type === 'hybrid' ? 'ml-dsa' : undefined,
+    ec,
+  });
   return { ...cfg!, type };
 }
 
 /** One post-quantum version: `key` (seed or SLH-DSA secret key) and, for hybrid, the classical half. */
-function pqVersionFromEntry(pq: PqConfig & { type: KeyTypeName }, base: { version: number; creationTime: number }, hmacKey: Buffer, key: Buffer | undefined, e: Json): LoadedVersion {
+function pqVersionFromEntry(
+  pq: PqConfig & { type: KeyTypeName },
+  base: { version: number; creationTime: number },
+  hmacKey: Buffer,
+  key: Buffer | undefined,
+  e: Json,
+): LoadedVersion {
   if (!key) throw new Error('post-quantum key has no key material');
   if (pq.type !== 'hybrid') return new LoadedVersion({ ...base, ...pqFromImport(pq, key), hmacKey });
   let priv: KeyObject;
@@ -380,7 +454,10 @@ function pqVersionFromEntry(pq: PqConfig & { type: KeyTypeName }, base: { versio
     priv = ed25519PrivateFromStored(Buffer.concat([seed, Buffer.alloc(32)]));
   } else {
     const curve = KEY_TYPES[pq.hybridEc!].curve!;
-    priv = createPrivateKey({ key: ecJwk(curve, big(e.ec_x, 'ec_x'), big(e.ec_y, 'ec_y'), big(e.ec_d, 'ec_d')), format: 'jwk' });
+    priv = createPrivateKey({
+      key: ecJwk(curve, big(e.ec_x, 'ec_x'), big(e.ec_y, 'ec_y'), big(e.ec_d, 'ec_d')),
+      format: 'jwk',
+    });
   }
   const der = Buffer.from(priv.export({ format: 'der', type: 'pkcs8' }));
   return new LoadedVersion({ ...base, ...pqFromImport(pq, Buffer.concat([key, der])), hmacKey });

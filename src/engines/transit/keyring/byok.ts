@@ -5,7 +5,18 @@
  * AES-KWP(ephemeral key, target key) (RFC 5649). Target encodings: raw bytes for symmetric and hmac
  * keys, PKCS#8 DER for asymmetric keys (plus the RSASSA-PSS and NSS Ed25519 variants Vault accepts).
  */
-import { constants, createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPair, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createCipheriv,
+  createDecipheriv,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  privateDecrypt,
+  publicEncrypt,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 import { invalid } from '../../../framework/errors.js';
 import type { Storage } from '../../../storage/backend.js';
@@ -18,7 +29,13 @@ import type { KeyTypeName } from './types.js';
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 /** `hash_function` names (case-insensitive) and their node:crypto digests. `SHA-256` style is refused, as in Vault. */
-export const IMPORT_HASHES: Readonly<Record<string, string>> = { SHA1: 'sha1', SHA224: 'sha224', SHA256: 'sha256', SHA384: 'sha384', SHA512: 'sha512' };
+export const IMPORT_HASHES: Readonly<Record<string, string>> = {
+  SHA1: 'sha1',
+  SHA224: 'sha224',
+  SHA256: 'sha256',
+  SHA384: 'sha384',
+  SHA512: 'sha512',
+};
 
 /** The node digest of a `hash_function` value, or 400 naming `field`. */
 export function importHash(name: string | undefined, field = 'hash_function'): string {
@@ -55,9 +72,15 @@ export function unwrapImport(wrappingPrivate: KeyObject, ciphertext: Buffer, has
   if (ciphertext.length <= rsaLen) throw invalid('ciphertext', 'provided ciphertext is too short');
   let eph: Buffer;
   try {
-    eph = privateDecrypt({ key: wrappingPrivate, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash }, ciphertext.subarray(0, rsaLen));
+    eph = privateDecrypt(
+      { key: wrappingPrivate, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash },
+      ciphertext.subarray(0, rsaLen),
+    );
   } catch {
-    throw invalid('ciphertext', 'failed to decrypt the ephemeral AES key with the wrapping key (wrong wrapping key or hash_function?)');
+    throw invalid(
+      'ciphertext',
+      'failed to decrypt the ephemeral AES key with the wrapping key (wrong wrapping key or hash_function?)',
+    );
   }
   if (eph.length !== 32) throw invalid('ciphertext', 'expected ephemeral AES key to be 256-bit');
   try {
@@ -111,12 +134,16 @@ export interface ImportedMaterial {
 export function parseImportedMaterial(type: KeyTypeName, bytes: Buffer): ImportedMaterial {
   const info = KEY_TYPES[type];
   if (info.kind === 'aead' || info.kind === 'cmac') {
-    if (bytes.length !== info.keyBytes) throw invalid('ciphertext', `error importing key: invalid key size ${bytes.length} bytes for key type ${type}`);
+    if (bytes.length !== info.keyBytes)
+      throw invalid('ciphertext', `error importing key: invalid key size ${bytes.length} bytes for key type ${type}`);
     return { key: bytes };
   }
   if (info.kind === 'hmac') {
     if (bytes.length < HMAC_KEY_SIZE.min || bytes.length > HMAC_KEY_SIZE.max) {
-      throw invalid('ciphertext', `error importing key: invalid key size ${bytes.length} bytes for key type hmac (must be ${HMAC_KEY_SIZE.min}-${HMAC_KEY_SIZE.max})`);
+      throw invalid(
+        'ciphertext',
+        `error importing key: invalid key size ${bytes.length} bytes for key type hmac (must be ${HMAC_KEY_SIZE.min}-${HMAC_KEY_SIZE.max})`,
+      );
     }
     return { key: bytes, keySize: bytes.length };
   }
@@ -125,7 +152,9 @@ export function parseImportedMaterial(type: KeyTypeName, bytes: Buffer): Importe
   const bad = keyObjectMismatch(type, priv);
   if (bad) throw invalid('ciphertext', `error importing key: ${bad}`);
   const pub = createPublicKey(priv);
-  return type === 'ed25519' ? { key: ed25519Stored(priv), privateKey: priv, publicKey: pub } : { privateKey: priv, publicKey: pub };
+  return type === 'ed25519'
+    ? { key: ed25519Stored(priv), privateKey: priv, publicKey: pub }
+    : { privateKey: priv, publicKey: pub };
 }
 
 /** Load a PEM public key for a public-key-only import of `type`. */
@@ -146,9 +175,13 @@ export function parseImportedPublicKey(type: KeyTypeName, pem: string): KeyObjec
 export function exportMaterial(type: KeyTypeName, v: { key?: Buffer; privateKey?: KeyObject }): Buffer | null {
   const info = KEY_TYPES[type];
   if (info.kind === 'aead' || info.kind === 'hmac' || info.kind === 'cmac') return v.key ?? null;
-  if (info.kind === 'asymmetric' && v.privateKey) return Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }));
+  if (info.kind === 'asymmetric' && v.privateKey)
+    return Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }));
   // ml-dsa: the seed; slh-dsa: the secret key; hybrid: the seed followed by the classical PKCS#8 (what import takes)
-  if (info.kind === 'pqc' && v.key) return type === 'hybrid' && v.privateKey ? Buffer.concat([v.key, Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }))]) : v.key;
+  if (info.kind === 'pqc' && v.key)
+    return type === 'hybrid' && v.privateKey
+      ? Buffer.concat([v.key, Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' }))])
+      : v.key;
   return null;
 }
 
@@ -156,7 +189,10 @@ export function exportMaterial(type: KeyTypeName, v: { key?: Buffer; privateKey?
 export class WrappingKey {
   private pending: Promise<KeyObject> | null = null;
 
-  constructor(private readonly storage: Storage, private readonly path = 'wrapping/key') {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly path = 'wrapping/key',
+  ) {}
 
   /** The private key (created and persisted on first use; concurrent callers share one generation). */
   get(): Promise<KeyObject> {

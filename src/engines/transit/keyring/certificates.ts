@@ -33,7 +33,11 @@ export function pickVersion(key: TransitKey, raw: string | number | undefined): 
 
 function checkSigningKey(key: TransitKey): void {
   if (!KEY_TYPES[key.type].sign) throw invalid('name', `key type '${key.type}' does not support signing`);
-  if (KEY_TYPES[key.type].kind === 'pqc') throw invalid('name', `CSRs and certificate chains are not supported for ${key.type} keys (keyhold has no X.509 profile for them yet)`);
+  if (KEY_TYPES[key.type].kind === 'pqc')
+    throw invalid(
+      'name',
+      `CSRs and certificate chains are not supported for ${key.type} keys (keyhold has no X.509 profile for them yet)`,
+    );
   if (key.derived) throw invalid('name', 'operation not supported on keys with derivation enabled');
 }
 
@@ -44,7 +48,9 @@ export function signCsr(key: TransitKey, v: KeyVersion, templatePem: string | un
   let subject = seq();
   let attributes = tlv(0xa0, Buffer.alloc(0));
   if (templatePem && templatePem.trim() !== '') {
-    const block = pemBlocks(templatePem).find((b) => b.label === 'CERTIFICATE REQUEST' || b.label === 'NEW CERTIFICATE REQUEST');
+    const block = pemBlocks(templatePem).find(
+      (b) => b.label === 'CERTIFICATE REQUEST' || b.label === 'NEW CERTIFICATE REQUEST',
+    );
     if (!block) throw invalid('csr', 'could not decode PEM certificate request');
     try {
       const info = children(readTlv(children(readTlv(block.der).content)[0]!.raw).content);
@@ -64,7 +70,9 @@ export function signCsr(key: TransitKey, v: KeyVersion, templatePem: string | un
 }
 
 function sameKey(a: KeyObject, b: KeyObject): boolean {
-  return Buffer.from(a.export({ format: 'der', type: 'spki' })).equals(Buffer.from(b.export({ format: 'der', type: 'spki' })));
+  return Buffer.from(a.export({ format: 'der', type: 'spki' })).equals(
+    Buffer.from(b.export({ format: 'der', type: 'spki' })),
+  );
 }
 
 /** Validate a PEM chain for a version and return its blocks (leaf first); 400 naming the rule broken. */
@@ -80,13 +88,22 @@ export function checkCertificateChain(key: TransitKey, v: KeyVersion, chainPem: 
   }
   const leaves = parsed.filter((c) => !c.ca);
   if (parsed[0]!.ca) {
-    throw invalid('certificate_chain', leaves.length ? 'leaf certificate not found in the first position of the certificate chain' : 'certificate in the first position is not a leaf certificate');
+    throw invalid(
+      'certificate_chain',
+      leaves.length
+        ? 'leaf certificate not found in the first position of the certificate chain'
+        : 'certificate in the first position is not a leaf certificate',
+    );
   }
-  if (leaves.length > 1) throw invalid('certificate_chain', 'provided certificate chain contains more than one leaf certificate');
+  if (leaves.length > 1)
+    throw invalid('certificate_chain', 'provided certificate chain contains more than one leaf certificate');
   const leafKey = parsed[0]!.publicKey;
   const pub = v.publicKey ?? (v.privateKey ? createPublicKey(v.privateKey) : undefined);
   if (!pub || !sameKey(leafKey, pub)) {
-    throw invalid('certificate_chain', `provided leaf certificate public key does not match the public key of version ${v.version} of key ${key.name} (type ${key.type})`);
+    throw invalid(
+      'certificate_chain',
+      `provided leaf certificate public key does not match the public key of version ${v.version} of key ${key.name} (type ${key.type})`,
+    );
   }
   return certs.map((c) => toPem('CERTIFICATE', c.der));
 }

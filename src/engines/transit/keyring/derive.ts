@@ -51,7 +51,11 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 
 /** An Ed25519 private KeyObject from a 32-byte seed. */
 export function ed25519FromSeed(seed: Buffer): KeyObject {
-  return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+  return createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed.subarray(0, 32)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
 }
 
 /** The raw 32-byte public key of an Ed25519 KeyObject (private or public). */
@@ -61,7 +65,11 @@ export function ed25519PublicRaw(k: KeyObject): Buffer {
 }
 
 /** A derived Ed25519 key pair: seed = first 32 bytes of HKDF(64-byte seed||pub, context) (reference 4.3). */
-export function deriveEd25519(kdf: 0 | 1, stored64: Buffer, context: Buffer): { privateKey: KeyObject; publicKey: KeyObject; publicRaw: Buffer } {
+export function deriveEd25519(
+  kdf: 0 | 1,
+  stored64: Buffer,
+  context: Buffer,
+): { privateKey: KeyObject; publicKey: KeyObject; publicRaw: Buffer } {
   const seed = deriveBytes(kdf, stored64, context, 32);
   const privateKey = ed25519FromSeed(seed);
   const publicKey = createPublicKey(privateKey);

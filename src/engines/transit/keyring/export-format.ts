@@ -65,13 +65,15 @@ function exportValue(key: TransitKey, kind: string, v: KeyVersion): string {
       return String(v.privateKey.export({ format: 'pem', type: 'pkcs1' }));
     case 'public-key': {
       if (info.kind === 'pqc') return pqPublicExport(key, v);
-      if (info.kind !== 'asymmetric') throw invalid('key_type', `public-key export is not supported for keys of type ${key.type}`);
+      if (info.kind !== 'asymmetric')
+        throw invalid('key_type', `public-key export is not supported for keys of type ${key.type}`);
       const text = publicKeyText(key.type, v);
       return info.curve ? text.trim() : text;
     }
     case 'certificate-chain':
       if (!info.sign) throw invalid('key_type', 'certificate chain not supported for keys that do not support signing');
-      if (!v.certificateChain?.length) throw invalid('version', 'selected key version does not have a certificate chain imported');
+      if (!v.certificateChain?.length)
+        throw invalid('version', 'selected key version does not have a certificate chain imported');
       return chainText(v);
   }
   throw invalid('key_type', `invalid export type: ${kind}`);

@@ -50,7 +50,8 @@ export class KeyLocks {
 
   private tryAcquire(name: string, mode: 'shared' | 'exclusive'): boolean {
     const s = this.entry(name);
-    const free = mode === 'shared' ? !s.writer && s.queue.length === 0 : !s.writer && s.readers === 0 && s.queue.length === 0;
+    const free =
+      mode === 'shared' ? !s.writer && s.queue.length === 0 : !s.writer && s.readers === 0 && s.queue.length === 0;
     if (!free) return false;
     if (mode === 'shared') s.readers++;
     else s.writer = true;
@@ -82,7 +83,8 @@ export class KeyLocks {
 
   private acquire(name: string, mode: 'shared' | 'exclusive'): Promise<void> {
     const s = this.entry(name);
-    const free = mode === 'shared' ? !s.writer && s.queue.length === 0 : !s.writer && s.readers === 0 && s.queue.length === 0;
+    const free =
+      mode === 'shared' ? !s.writer && s.queue.length === 0 : !s.writer && s.readers === 0 && s.queue.length === 0;
     if (free) {
       if (mode === 'shared') s.readers++;
       else s.writer = true;

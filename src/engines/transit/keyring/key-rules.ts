@@ -16,7 +16,11 @@ export const KEY_NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 
 /** 400 unless `name` is a valid key name. */
 export function checkKeyName(name: string): void {
-  if (!KEY_NAME_RE.test(name)) throw invalid('name', `key names must be letters, digits, "_", "-" or "." and start and end with a letter, digit or "_", got "${name.slice(0, 64)}"`);
+  if (!KEY_NAME_RE.test(name))
+    throw invalid(
+      'name',
+      `key names must be letters, digits, "_", "-" or "." and start and end with a letter, digit or "_", got "${name.slice(0, 64)}"`,
+    );
 }
 
 /** Resolve a type name (case-insensitive) or throw 400 naming `type`. */
@@ -40,9 +44,11 @@ export function validateCreate(opts: CreateKeyOptions): Required<Pick<CreateKeyO
   if (!info) throw invalid('type', `unknown key type ${String(opts.type)}`);
   if (info.kind === 'managed') {
     // Vault's lock manager refuses these for managed keys (reference managed-keys-wire.md 2.1).
-    if (opts.derived || opts.convergentEncryption) throw invalid('derived', 'key derivation and convergent encryption not supported for keys of type managed_key');
+    if (opts.derived || opts.convergentEncryption)
+      throw invalid('derived', 'key derivation and convergent encryption not supported for keys of type managed_key');
     if (opts.autoRotatePeriod) throw invalid('auto_rotate_period', 'Auto rotation can not be set for managed keys');
-    if (!opts.managedKeyId) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
+    if (!opts.managedKeyId)
+      throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
   }
   if (opts.convergentEncryption && !opts.derived) {
     throw invalid('convergent_encryption', 'convergent encryption requires derivation to be enabled');
@@ -56,12 +62,17 @@ export function validateCreate(opts: CreateKeyOptions): Required<Pick<CreateKeyO
   if (opts.keySize) {
     if (info.kind !== 'hmac') throw invalid('key_size', `key_size is not valid for algorithm ${opts.type}`);
     if (opts.keySize < HMAC_KEY_SIZE.min || opts.keySize > HMAC_KEY_SIZE.max) {
-      throw invalid('key_size', `invalid key_size ${opts.keySize}: must be between ${HMAC_KEY_SIZE.min} and ${HMAC_KEY_SIZE.max} bytes`);
+      throw invalid(
+        'key_size',
+        `invalid key_size ${opts.keySize}: must be between ${HMAC_KEY_SIZE.min} and ${HMAC_KEY_SIZE.max} bytes`,
+      );
     }
   }
   checkAutoRotatePeriod(opts.autoRotatePeriod ?? 0);
-  if (info.kind === 'pqc' && !opts.parameterSet) throw invalid('parameter_set', `parameter_set is required for keys of type ${opts.type}`);
-  if (opts.type === 'hybrid' && !opts.hybridEc) throw invalid('hybrid_key_type_ec', 'hybrid_key_type_ec is required for keys of type hybrid');
+  if (info.kind === 'pqc' && !opts.parameterSet)
+    throw invalid('parameter_set', `parameter_set is required for keys of type ${opts.type}`);
+  if (opts.type === 'hybrid' && !opts.hybridEc)
+    throw invalid('hybrid_key_type_ec', 'hybrid_key_type_ec is required for keys of type hybrid');
   return opts;
 }
 
@@ -116,7 +127,10 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
       warnings.push('since Vault 0.3, transit key numbering starts at 1; forcing minimum to 1');
     }
     if (v > key.latestVersion) {
-      throw invalid('min_decryption_version', `cannot set min decryption version of ${v}, latest key version is ${key.latestVersion}`);
+      throw invalid(
+        'min_decryption_version',
+        `cannot set min decryption version of ${v}, latest key version is ${key.latestVersion}`,
+      );
     }
     if (v !== key.minDecryptionVersion) {
       key.minDecryptionVersion = v;
@@ -127,7 +141,10 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
     const v = c.minEncryptionVersion;
     if (v < 0) throw invalid('min_encryption_version', 'min encryption version cannot be negative');
     if (v > key.latestVersion) {
-      throw invalid('min_encryption_version', `cannot set min encryption version of ${v}, latest key version is ${key.latestVersion}`);
+      throw invalid(
+        'min_encryption_version',
+        `cannot set min encryption version of ${v}, latest key version is ${key.latestVersion}`,
+      );
     }
     if (v !== key.minEncryptionVersion) {
       key.minEncryptionVersion = v;
@@ -156,9 +173,13 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
   if (c.autoRotatePeriod !== undefined && c.autoRotatePeriod !== key.autoRotatePeriod) {
     checkAutoRotatePeriod(c.autoRotatePeriod);
     // Vault's keys/:name/config answer for managed keys (reference managed-keys-wire.md 2.1).
-    if (c.autoRotatePeriod !== 0 && KEY_TYPES[key.type].kind === 'managed') throw invalid('auto_rotate_period', 'Auto rotation can not be set for managed keys');
+    if (c.autoRotatePeriod !== 0 && KEY_TYPES[key.type].kind === 'managed')
+      throw invalid('auto_rotate_period', 'Auto rotation can not be set for managed keys');
     if (c.autoRotatePeriod !== 0 && key.importedKey && !key.allowImportedKeyRotation) {
-      throw invalid('auto_rotate_period', `imported key ${key.name} does not allow rotation (allow_rotation is false), so auto-rotation cannot be enabled`);
+      throw invalid(
+        'auto_rotate_period',
+        `imported key ${key.name} does not allow rotation (allow_rotation is false), so auto-rotation cannot be enabled`,
+      );
     }
     key.autoRotatePeriod = c.autoRotatePeriod;
     changed = true;
@@ -168,7 +189,12 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
     changed = true;
   }
   if (c.publicJwks !== undefined && c.publicJwks !== (key.publicJwks ?? false)) {
-    if (c.publicJwks && key.type !== 'ml-dsa' && (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)) throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
+    if (
+      c.publicJwks &&
+      key.type !== 'ml-dsa' &&
+      (KEY_TYPES[key.type].kind !== 'asymmetric' || !KEY_TYPES[key.type].sign)
+    )
+      throw invalid('public_jwks', `key type ${key.type} has no public keys to publish`);
     key.publicJwks = c.publicJwks;
     changed = true;
   }
@@ -187,22 +213,32 @@ export function applyConfig(key: TransitKey, c: KeyConfigChange): string[] {
 export function checkTrim(key: TransitKey, minAvailable: number): void {
   const bad = (rule: string) => invalid('min_available_version', rule);
   if (minAvailable < key.minAvailableVersion) throw bad('minimum available version cannot be decremented');
-  if (key.minEncryptionVersion === 0) throw bad('minimum available version cannot be set when minimum encryption version is not set');
-  if (key.minDecryptionVersion === 0) throw bad('minimum available version cannot be set when minimum decryption version is not set');
-  if (minAvailable > key.minEncryptionVersion) throw bad('minimum available version cannot be greater than minmum encryption version');
-  if (minAvailable > key.minDecryptionVersion) throw bad('minimum available version cannot be greater than minimum decryption version');
+  if (key.minEncryptionVersion === 0)
+    throw bad('minimum available version cannot be set when minimum encryption version is not set');
+  if (key.minDecryptionVersion === 0)
+    throw bad('minimum available version cannot be set when minimum decryption version is not set');
+  if (minAvailable > key.minEncryptionVersion)
+    throw bad('minimum available version cannot be greater than minmum encryption version');
+  if (minAvailable > key.minDecryptionVersion)
+    throw bad('minimum available version cannot be greater than minimum decryption version');
   if (minAvailable < 0) throw bad('minimum available version cannot be negative');
   if (minAvailable === 0) throw bad('minimum available version should be positive');
 }
 
 /** Whether the key may be rotated now (imported keys need allow_rotation); returns a refusal message or null. */
 export function rotationRefusal(key: TransitKey, managedKeyId?: string): string | null {
-  if (key.importedKey && !key.allowImportedKeyRotation) return `imported key ${key.name} does not allow rotation within Vault`;
-  if (KEY_TYPES[key.type].kind === 'managed' && !managedKeyId) return 'managed_key_name or managed_key_id is required to rotate a key of type managed_key';
+  if (key.importedKey && !key.allowImportedKeyRotation)
+    return `imported key ${key.name} does not allow rotation within Vault`;
+  if (KEY_TYPES[key.type].kind === 'managed' && !managedKeyId)
+    return 'managed_key_name or managed_key_id is required to rotate a key of type managed_key';
   return null;
 }
 
 /** Copy a key's configuration (the versions map is shared, not copied). */
 export function cloneConfig(key: TransitKey): TransitKey {
-  return { ...key, backupInfo: key.backupInfo && { ...key.backupInfo }, restoreInfo: key.restoreInfo && { ...key.restoreInfo } };
+  return {
+    ...key,
+    backupInfo: key.backupInfo && { ...key.backupInfo },
+    restoreInfo: key.restoreInfo && { ...key.restoreInfo },
+  };
 }

@@ -168,7 +168,14 @@ export class TransitKeyStore implements KeyStore {
       const existing = await this.get(name);
       if (existing) return { key: existing, created: false };
       const key = newKeyConfig(name, opts);
-      const v1 = await generateVersion(key.type, 1, { keySize: key.keySize, now: this.nowSeconds(), convergentVersion: key.convergentEncryption ? 3 : undefined, managedKeyId: opts.managedKeyId, parameterSet: key.parameterSet, hybridEc: key.hybridEc });
+      const v1 = await generateVersion(key.type, 1, {
+        keySize: key.keySize,
+        now: this.nowSeconds(),
+        convergentVersion: key.convergentEncryption ? 3 : undefined,
+        managedKeyId: opts.managedKeyId,
+        parameterSet: key.parameterSet,
+        hybridEc: key.hybridEc,
+      });
       key.latestVersion = 1;
       key.versions.set(1, v1);
       await this.writeVersion(key, v1);
@@ -188,7 +195,11 @@ export class TransitKeyStore implements KeyStore {
    * Change a key's configuration under its exclusive lock: `fn` edits a copy; the copy is persisted and
    * then becomes the live key. Returns what `fn` returned, with the updated key.
    */
-  async update<T>(name: string, missing: () => Error, fn: (draft: TransitKey) => Promise<T> | T): Promise<{ key: TransitKey; result: T }> {
+  async update<T>(
+    name: string,
+    missing: () => Error,
+    fn: (draft: TransitKey) => Promise<T> | T,
+  ): Promise<{ key: TransitKey; result: T }> {
     return this.locks.with(name, 'exclusive', async () => {
       const key = await this.get(name);
       if (!key) throw missing();
@@ -203,7 +214,12 @@ export class TransitKeyStore implements KeyStore {
   }
 
   /** Add a new latest version with fresh material of the same size (the caller holds no lock). */
-  async rotate(name: string, missing: () => Error, refuse: (msg: string) => Error, managedKeyId?: string): Promise<TransitKey> {
+  async rotate(
+    name: string,
+    missing: () => Error,
+    refuse: (msg: string) => Error,
+    managedKeyId?: string,
+  ): Promise<TransitKey> {
     return this.locks.with(name, 'exclusive', async () => {
       const key = await this.get(name);
       if (!key) throw missing();
@@ -301,7 +317,10 @@ export class TransitKeyStore implements KeyStore {
 
   /** Persist one version record (a new one, or one changed by set-certificate / import_version). */
   async writeVersion(key: TransitKey, v: KeyVersion): Promise<void> {
-    await this.storage.put(`${VERSIONS}${key.name}/${v.version}`, Buffer.from(JSON.stringify(toRecord(v, key.type)), 'utf8'));
+    await this.storage.put(
+      `${VERSIONS}${key.name}/${v.version}`,
+      Buffer.from(JSON.stringify(toRecord(v, key.type)), 'utf8'),
+    );
     this.bump(key.name);
   }
 
@@ -337,4 +356,5 @@ export class TransitKeyStore implements KeyStore {
 /** A 400 "key not found"-style error factory for routes. */
 export const keyMissing = (msg: string) => () => invalid(msg);
 /** Vault's restore/import refusal for an existing name. */
-export const keyExists = (name: string) => conflict(`key "${name}" already exists (restore with force=true to overwrite it)`, 400);
+export const keyExists = (name: string) =>
+  conflict(`key "${name}" already exists (restore with force=true to overwrite it)`, 400);

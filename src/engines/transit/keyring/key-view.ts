@@ -58,7 +58,8 @@ export function keyView(key: TransitKey, context?: Buffer): Record<string, unkno
     d.kdf = key.kdf === 0 ? 'hkdf_sha256' : 'hmac-sha256-counter';
     if (key.kdf === 1) d.kdf_mode = 'hmac-sha256-counter';
     d.convergent_encryption = key.convergentEncryption;
-    if (key.convergentEncryption) d.convergent_encryption_version = key.convergentVersion === 3 ? -1 : key.convergentVersion;
+    if (key.convergentEncryption)
+      d.convergent_encryption_version = key.convergentVersion === 3 ? -1 : key.convergentVersion;
   }
   if (key.backupInfo) d.backup_info = key.backupInfo;
   if (key.restoreInfo) d.restore_info = key.restoreInfo;

@@ -114,7 +114,8 @@ export function toRecord(v: KeyVersion, type: KeyTypeName): VersionRecord {
   if (v.key) rec.key = b64(v.key);
   const info = KEY_TYPES[type];
   if (info.kind === 'asymmetric' || (info.kind === 'pqc' && v.publicKey)) {
-    if (type !== 'ed25519' && v.privateKey) rec.private_key = b64(Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' })));
+    if (type !== 'ed25519' && v.privateKey)
+      rec.private_key = b64(Buffer.from(v.privateKey.export({ format: 'der', type: 'pkcs8' })));
     if (v.publicKey) rec.public_key = b64(Buffer.from(v.publicKey.export({ format: 'der', type: 'spki' })));
   }
   if (v.convergentVersion) rec.convergent_version = v.convergentVersion;
@@ -155,10 +156,22 @@ export function ed25519Stored(priv: KeyObject): Buffer {
 export async function generateVersion(
   type: KeyTypeName,
   version: number,
-  opts: { keySize?: number; now: number; convergentVersion?: number; managedKeyId?: string; parameterSet?: string; hybridEc?: HybridEcType },
+  opts: {
+    keySize?: number;
+    now: number;
+    convergentVersion?: number;
+    managedKeyId?: string;
+    parameterSet?: string;
+    hybridEc?: HybridEcType;
+  },
 ): Promise<LoadedVersion> {
   const info = KEY_TYPES[type];
-  const base = { version, creationTime: opts.now, convergentVersion: opts.convergentVersion, hmacKey: randomBytes(HMAC_KEY_BYTES) };
+  const base = {
+    version,
+    creationTime: opts.now,
+    convergentVersion: opts.convergentVersion,
+    hmacKey: randomBytes(HMAC_KEY_BYTES),
+  };
   switch (info.kind) {
     case 'aead':
       return new LoadedVersion({ ...base, key: randomBytes(info.keyBytes!) });
@@ -184,7 +197,11 @@ export async function generateVersion(
     }
     case 'managed':
       // No material here: the version points at the managed key (its HMAC key stays unused: HMAC is refused).
-      if (!opts.managedKeyId) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
+      if (!opts.managedKeyId)
+        throw invalid(
+          'managed_key_name',
+          'managed_key_name or managed_key_id is required for keys of type managed_key',
+        );
       return new LoadedVersion({ ...base, managedKeyId: opts.managedKeyId });
   }
   throw internal(`unknown key kind for ${type}`);
@@ -207,16 +224,22 @@ export function publicKeyText(type: KeyTypeName, v: KeyVersion): string {
 export function keyObjectMismatch(type: KeyTypeName, k: KeyObject): string | null {
   const info = KEY_TYPES[type];
   const details = k.asymmetricKeyDetails ?? {};
-  if (type === 'ed25519') return k.asymmetricKeyType === 'ed25519' ? null : `invalid key type: expected ed25519, got ${k.asymmetricKeyType}`;
+  if (type === 'ed25519')
+    return k.asymmetricKeyType === 'ed25519' ? null : `invalid key type: expected ed25519, got ${k.asymmetricKeyType}`;
   if (info.curve) {
     if (k.asymmetricKeyType !== 'ec') return `invalid key type: expected ${type}, got ${k.asymmetricKeyType}`;
-    const curve = { 'prime256v1': 'P-256', 'secp384r1': 'P-384', 'secp521r1': 'P-521' }[String(details.namedCurve)] ?? String(details.namedCurve);
+    const curve =
+      { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' }[String(details.namedCurve)] ??
+      String(details.namedCurve);
     return curve === info.curve ? null : `invalid curve: expected ${info.curve}, got ${curve}`;
   }
   if (info.rsaBits) {
-    if (k.asymmetricKeyType !== 'rsa' && k.asymmetricKeyType !== 'rsa-pss') return `invalid key type: expected ${type}, got ${k.asymmetricKeyType}`;
+    if (k.asymmetricKeyType !== 'rsa' && k.asymmetricKeyType !== 'rsa-pss')
+      return `invalid key type: expected ${type}, got ${k.asymmetricKeyType}`;
     const bits = details.modulusLength ?? 0;
-    return bits === info.rsaBits ? null : `invalid key size: expected ${info.rsaBits / 8} bytes, got ${Math.ceil(bits / 8)} bytes`;
+    return bits === info.rsaBits
+      ? null
+      : `invalid key size: expected ${info.rsaBits / 8} bytes, got ${Math.ceil(bits / 8)} bytes`;
   }
   return `key type ${type} has no asymmetric key`;
 }

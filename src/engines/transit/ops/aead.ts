@@ -11,11 +11,33 @@ import { invalid } from '../../../framework/errors.js';
 export type AeadSuite = 'aes128-gcm96' | 'aes256-gcm96' | 'chacha20-poly1305' | 'xchacha20-poly1305';
 
 /** Facts per suite: node cipher name (null: @noble), nonce size, Go's authentication-failure text. */
-export const AEAD_SUITES: Readonly<Record<AeadSuite, { node: string | null; keyBytes: number; nonceBytes: number; authError: string }>> = {
-  'aes128-gcm96': { node: 'aes-128-gcm', keyBytes: 16, nonceBytes: 12, authError: 'cipher: message authentication failed' },
-  'aes256-gcm96': { node: 'aes-256-gcm', keyBytes: 32, nonceBytes: 12, authError: 'cipher: message authentication failed' },
-  'chacha20-poly1305': { node: 'chacha20-poly1305', keyBytes: 32, nonceBytes: 12, authError: 'chacha20poly1305: message authentication failed' },
-  'xchacha20-poly1305': { node: null, keyBytes: 32, nonceBytes: 24, authError: 'chacha20poly1305: message authentication failed' },
+export const AEAD_SUITES: Readonly<
+  Record<AeadSuite, { node: string | null; keyBytes: number; nonceBytes: number; authError: string }>
+> = {
+  'aes128-gcm96': {
+    node: 'aes-128-gcm',
+    keyBytes: 16,
+    nonceBytes: 12,
+    authError: 'cipher: message authentication failed',
+  },
+  'aes256-gcm96': {
+    node: 'aes-256-gcm',
+    keyBytes: 32,
+    nonceBytes: 12,
+    authError: 'cipher: message authentication failed',
+  },
+  'chacha20-poly1305': {
+    node: 'chacha20-poly1305',
+    keyBytes: 32,
+    nonceBytes: 12,
+    authError: 'chacha20poly1305: message authentication failed',
+  },
+  'xchacha20-poly1305': {
+    node: null,
+    keyBytes: 32,
+    nonceBytes: 24,
+    authError: 'chacha20poly1305: message authentication failed',
+  },
 };
 
 /** True when `type` names an AEAD suite. */
@@ -26,7 +48,14 @@ export function isAeadSuite(type: string): type is AeadSuite {
 const TAG = 16;
 
 /** Encrypt: returns `ct || tag`, or `nonce || ct || tag` when `withNonce`. */
-export function aeadSeal(suite: AeadSuite, key: Buffer, nonce: Buffer, plaintext: Buffer, aad?: Buffer, withNonce = false): Buffer {
+export function aeadSeal(
+  suite: AeadSuite,
+  key: Buffer,
+  nonce: Buffer,
+  plaintext: Buffer,
+  aad?: Buffer,
+  withNonce = false,
+): Buffer {
   const s = AEAD_SUITES[suite];
   if (s.node === null) {
     const sealed = xchacha20poly1305(key, nonce, aad && aad.length ? aad : undefined).encrypt(plaintext);

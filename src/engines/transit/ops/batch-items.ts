@@ -43,7 +43,8 @@ export function readBatchItems(list: unknown[], kinds: Readonly<Record<string, I
   const out: BatchItem[] = new Array(list.length);
   for (let index = 0; index < list.length; index++) {
     const raw = list[index];
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(`batch_input[${index}]: expected an object`);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+      throw invalid(`batch_input[${index}]: expected an object`);
     const fields = raw as Record<string, unknown>;
     for (const name of names) if (fields[name] !== undefined) normalise(fields, name, kinds[name]!, index);
     out[index] = { index, fields };

@@ -15,12 +15,18 @@ export interface ItemError {
 
 /** Turn a thrown error into an item error (400-class errors are user errors; anything else internal). */
 export function itemError(e: unknown): ItemError {
-  if (isKeyholdError(e)) return e.status === 503 ? { message: e.message, user: false, unavailable: true } : { message: e.message, user: e.status < 500 };
+  if (isKeyholdError(e))
+    return e.status === 503
+      ? { message: e.message, user: false, unavailable: true }
+      : { message: e.message, user: e.status < 500 };
   return { message: 'internal error', user: false };
 }
 
 /** Status and warnings of a batch: 200, or for failures 400/500 (partial: overridable, 1..599). */
-export function batchStatus(errors: ReadonlyArray<ItemError | undefined>, override: number | undefined): { status: number; warnings: string[] } {
+export function batchStatus(
+  errors: ReadonlyArray<ItemError | undefined>,
+  override: number | undefined,
+): { status: number; warnings: string[] } {
   let failed = 0;
   let user = false;
   for (const e of errors) {
@@ -32,7 +38,10 @@ export function batchStatus(errors: ReadonlyArray<ItemError | undefined>, overri
   const base = user ? 400 : 500;
   if (failed === errors.length || override === undefined) return { status: base, warnings: [] };
   if (override < 1 || override > 599) {
-    return { status: base, warnings: [`invalid HTTP response code override from partial_failure_response_code, reverting to ${base}`] };
+    return {
+      status: base,
+      warnings: [`invalid HTTP response code override from partial_failure_response_code, reverting to ${base}`],
+    };
   }
   return { status: override, warnings: [] };
 }

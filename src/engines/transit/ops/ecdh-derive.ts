@@ -11,7 +11,12 @@ import type { KeyTypeName, TransitKey } from '../keyring/types.js';
 import { signingVersion, liveVersion } from './key-versions.js';
 
 /** Types a derived key may have (OpenBao's list). */
-export const DERIVED_KEY_TYPES: readonly KeyTypeName[] = ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305'];
+export const DERIVED_KEY_TYPES: readonly KeyTypeName[] = [
+  'aes128-gcm96',
+  'aes256-gcm96',
+  'chacha20-poly1305',
+  'xchacha20-poly1305',
+];
 
 const NODE_CURVE: Record<string, string> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
 
@@ -39,6 +44,7 @@ export function ecdhDerive(base: TransitKey, version: number, peerPem: string, t
   const peer = parsePeerPublicKey(peerPem, info.curve);
   const z = diffieHellman({ privateKey: v.privateKey, publicKey: peer });
   const size = KEY_TYPES[type].keyBytes!;
-  if (z.length < size) throw invalid('derived_key_type', `the ${info.curve} shared secret (${z.length} bytes) is too short for ${type}`);
+  if (z.length < size)
+    throw invalid('derived_key_type', `the ${info.curve} shared secret (${z.length} bytes) is too short for ${type}`);
   return Buffer.from(z.subarray(0, size));
 }

@@ -25,7 +25,8 @@ function readInteger(b: Buffer, pos: number, end: number): { value: bigint; next
   if (!l || l.len === 0 || l.next + l.len > end) return null;
   const bytes = b.subarray(l.next, l.next + l.len);
   // Minimal two's complement encoding (Go: "integer not minimally-encoded").
-  if (bytes.length > 1 && ((bytes[0] === 0 && bytes[1]! < 0x80) || (bytes[0] === 0xff && bytes[1]! >= 0x80))) return null;
+  if (bytes.length > 1 && ((bytes[0] === 0 && bytes[1]! < 0x80) || (bytes[0] === 0xff && bytes[1]! >= 0x80)))
+    return null;
   let value = BigInt('0x' + bytes.toString('hex'));
   if (bytes[0]! >= 0x80) value -= 1n << BigInt(8 * bytes.length);
   return { value, next: l.next + l.len };
@@ -64,7 +65,14 @@ function derLength(n: number): Buffer {
 export function encodeDerSignature(r: bigint, s: bigint): Buffer {
   const ri = intBytes(r);
   const si = intBytes(s);
-  const body = Buffer.concat([Buffer.from([0x02]), derLength(ri.length), ri, Buffer.from([0x02]), derLength(si.length), si]);
+  const body = Buffer.concat([
+    Buffer.from([0x02]),
+    derLength(ri.length),
+    ri,
+    Buffer.from([0x02]),
+    derLength(si.length),
+    si,
+  ]);
   return Buffer.concat([Buffer.from([0x30]), derLength(body.length), body]);
 }
 

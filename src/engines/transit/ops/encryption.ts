@@ -66,8 +66,10 @@ export function convergentVersionOf(key: TransitKey, v: number): number {
 /** Refuse `padding_scheme` values other than oaep/pkcs1v15, and any on non-RSA keys. */
 export function checkPadding(key: TransitKey, padding: string | undefined): RsaPadding {
   if (padding === undefined || padding === '') return 'oaep';
-  if (!KEY_TYPES[key.type].rsaBits) throw invalid(`padding_scheme argument invalid: padding schemes apply to RSA keys only, not ${key.type}`);
-  if (!(RSA_PADDINGS as readonly string[]).includes(padding)) throw invalid(`padding_scheme argument invalid: unsupported padding scheme "${padding}"; use oaep or pkcs1v15`);
+  if (!KEY_TYPES[key.type].rsaBits)
+    throw invalid(`padding_scheme argument invalid: padding schemes apply to RSA keys only, not ${key.type}`);
+  if (!(RSA_PADDINGS as readonly string[]).includes(padding))
+    throw invalid(`padding_scheme argument invalid: unsupported padding scheme "${padding}"; use oaep or pkcs1v15`);
   return padding as RsaPadding;
 }
 
@@ -78,7 +80,11 @@ export function checkPadding(key: TransitKey, padding: string | undefined): RsaP
 export function oaepHashOf(name: string | undefined): { node: string; size: number } {
   if (name === undefined || name === '') return { node: 'sha256', size: 32 };
   const alg = hashAlgorithm(name);
-  if (!alg || !alg.node) throw invalid('hash_algorithm', `unsupported hash algorithm ${JSON.stringify(name.slice(0, 32))} for RSA-OAEP (sha1, sha2-224, sha2-256, sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512)`);
+  if (!alg || !alg.node)
+    throw invalid(
+      'hash_algorithm',
+      `unsupported hash algorithm ${JSON.stringify(name.slice(0, 32))} for RSA-OAEP (sha1, sha2-224, sha2-256, sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512)`,
+    );
   return { node: alg.node, size: alg.size };
 }
 
@@ -101,7 +107,11 @@ function rsaPublic(v: KeyVersion): KeyObject {
  * k-11), so a re-encryption could fail by length, and whether it fails would depend on the real or
  * synthetic message, i.e. on the padding's validity. Refused up front, from the request alone.
  */
-export function checkRewrapPaddings(key: TransitKey, decryptPadding: string | undefined, encryptPadding: string | undefined): void {
+export function checkRewrapPaddings(
+  key: TransitKey,
+  decryptPadding: string | undefined,
+  encryptPadding: string | undefined,
+): void {
   const bits = KEY_TYPES[key.type].rsaBits;
   if (!bits || decryptPadding !== 'pkcs1v15' || encryptPadding === 'pkcs1v15') return;
   const k = Math.ceil(bits / 8);
@@ -115,16 +125,22 @@ export function checkNonce(key: TransitKey, ver: number, nonce: Buffer | undefin
   const cv = convergentVersionOf(key, ver);
   if (cv === 1) {
     const size = isAeadSuite(key.type) ? AEAD_SUITES[key.type].nonceBytes : 12;
-    if (!nonce || nonce.length !== size) throw invalid(`base64-decoded nonce must be ${size} bytes long when using convergent encryption with this key`);
+    if (!nonce || nonce.length !== size)
+      throw invalid(`base64-decoded nonce must be ${size} bytes long when using convergent encryption with this key`);
     return;
   }
   if (nonce && nonce.length) throw invalid('provided nonce not allowed for this key');
 }
 
 /** Encrypt `plaintext`; returns the `vault:vN:` ciphertext and the version used. */
-export function encryptWithKey(key: TransitKey, plaintext: Buffer, opts: EncryptOptions = {}): { ciphertext: string; version: number } {
+export function encryptWithKey(
+  key: TransitKey,
+  plaintext: Buffer,
+  opts: EncryptOptions = {},
+): { ciphertext: string; version: number } {
   const info = KEY_TYPES[key.type];
-  if (!info.encrypt || info.kind === 'managed') throw invalid(`message encryption not supported for key type ${key.type}`);
+  if (!info.encrypt || info.kind === 'managed')
+    throw invalid(`message encryption not supported for key type ${key.type}`);
   const ver = encryptionVersion(key, opts.keyVersion ?? 0);
   const v = liveVersion(key, ver);
   checkNonce(key, ver, opts.nonce);
@@ -133,39 +149,68 @@ export function encryptWithKey(key: TransitKey, plaintext: Buffer, opts: Encrypt
     if (opts.padding) checkPadding(key, opts.padding);
     payload = aeadEncrypt(key, key.type, ver, v, plaintext, opts);
   } else {
-    if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
+    if (opts.associatedData && opts.associatedData.length)
+      throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
     const padding = checkPadding(key, opts.padding);
     payload = rsaEncrypt(rsaPublic(v), padding, plaintext, oaepHashOf(opts.oaepHash));
   }
   return { ciphertext: versionPrefix(ver) + payload.toString('base64'), version: ver };
 }
 
-function aeadEncrypt(key: TransitKey, suite: AeadSuite, ver: number, v: KeyVersion, plaintext: Buffer, opts: EncryptOptions): Buffer {
+function aeadEncrypt(
+  key: TransitKey,
+  suite: AeadSuite,
+  ver: number,
+  v: KeyVersion,
+  plaintext: Buffer,
+  opts: EncryptOptions,
+): Buffer {
   const s = AEAD_SUITES[suite];
   const cv = convergentVersionOf(key, ver);
   const derived = symmetricKey(key, v, opts.context, s.keyBytes + (cv >= 3 ? 32 : 0));
   const encKey = derived.subarray(0, s.keyBytes);
   let nonce: Buffer;
   if (cv === 1) nonce = opts.nonce!;
-  else if (cv === 2) nonce = createHmac('sha256', opts.context ?? Buffer.alloc(0)).update(plaintext).digest().subarray(0, s.nonceBytes);
-  else if (cv >= 3) nonce = createHmac('sha256', derived.subarray(s.keyBytes, s.keyBytes + 32)).update(plaintext).digest().subarray(0, s.nonceBytes);
+  else if (cv === 2)
+    nonce = createHmac('sha256', opts.context ?? Buffer.alloc(0))
+      .update(plaintext)
+      .digest()
+      .subarray(0, s.nonceBytes);
+  else if (cv >= 3)
+    nonce = createHmac('sha256', derived.subarray(s.keyBytes, s.keyBytes + 32))
+      .update(plaintext)
+      .digest()
+      .subarray(0, s.nonceBytes);
   else nonce = nonces.take(s.nonceBytes);
   return aeadSeal(suite, encKey, nonce, plaintext, opts.associatedData, cv !== 1);
 }
 
-function rsaEncrypt(pub: KeyObject, padding: RsaPadding, plaintext: Buffer, hash: { node: string; size: number }): Buffer {
+function rsaEncrypt(
+  pub: KeyObject,
+  padding: RsaPadding,
+  plaintext: Buffer,
+  hash: { node: string; size: number },
+): Buffer {
   const k = Math.ceil(modulusBits(pub) / 8);
   const max = padding === 'oaep' ? k - 2 * hash.size - 2 : k - 11;
-  if (plaintext.length > max) throw invalid(`failed to RSA encrypt the plaintext: message too long for RSA key size (at most ${max} bytes with ${padding})`);
+  if (plaintext.length > max)
+    throw invalid(
+      `failed to RSA encrypt the plaintext: message too long for RSA key size (at most ${max} bytes with ${padding})`,
+    );
   return padding === 'oaep'
     ? publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash.node }, plaintext)
     : publicEncrypt({ key: pub, padding: constants.RSA_PKCS1_PADDING }, plaintext);
 }
 
 /** Decrypt a `vault:vN:` ciphertext; returns the plaintext bytes and the version it was made with. */
-export function decryptWithKey(key: TransitKey, ciphertext: string, opts: DecryptOptions = {}): { plaintext: Buffer; version: number } {
+export function decryptWithKey(
+  key: TransitKey,
+  ciphertext: string,
+  opts: DecryptOptions = {},
+): { plaintext: Buffer; version: number } {
   const info = KEY_TYPES[key.type];
-  if (!info.decrypt || info.kind === 'managed') throw invalid(`message decryption not supported for key type ${key.type}`);
+  if (!info.decrypt || info.kind === 'managed')
+    throw invalid(`message decryption not supported for key type ${key.type}`);
   const { version, payload } = parseVersioned(ciphertext, 'ciphertext', key);
   const cv = convergentVersionOf(key, version);
   if (cv === 1 && (!opts.nonce || opts.nonce.length === 0)) throw invalid('invalid convergent nonce supplied');
@@ -179,13 +224,21 @@ export function decryptWithKey(key: TransitKey, ciphertext: string, opts: Decryp
     const encKey = symmetricKey(key, v, opts.context, s.keyBytes).subarray(0, s.keyBytes);
     if (cv === 1) return { plaintext: aeadOpen(key.type, encKey, opts.nonce!, raw, opts.associatedData), version };
     if (raw.length < s.nonceBytes) throw invalid('invalid ciphertext length');
-    const pt = aeadOpen(key.type, encKey, raw.subarray(0, s.nonceBytes), raw.subarray(s.nonceBytes), opts.associatedData);
+    const pt = aeadOpen(
+      key.type,
+      encKey,
+      raw.subarray(0, s.nonceBytes),
+      raw.subarray(s.nonceBytes),
+      opts.associatedData,
+    );
     return { plaintext: pt, version };
   }
-  if (opts.associatedData && opts.associatedData.length) throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
+  if (opts.associatedData && opts.associatedData.length)
+    throw invalid(`associated_data provided for non-AEAD cipher suite ${key.type}`);
   const padding = checkPadding(key, opts.padding);
   const oaepHash = oaepHashOf(opts.oaepHash).node;
-  if (!v.privateKey) throw invalid(`failed to RSA decrypt the ciphertext: key version ${version} holds only a public key`);
+  if (!v.privateKey)
+    throw invalid(`failed to RSA decrypt the ciphertext: key version ${version} holds only a public key`);
   let pt: Buffer | null;
   if (padding === 'oaep') {
     // OpenSSL's OAEP decoding (RSA_padding_check_PKCS1_OAEP_mgf1) is constant time and fails with one

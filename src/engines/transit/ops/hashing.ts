@@ -8,8 +8,11 @@ export const OUTPUT_FORMATS = ['hex', 'base64'] as const;
 
 /** Hash `input` with the wire-named algorithm; `format` hex (default) or base64. */
 export function hashInput(algorithm: string, input: Buffer, format: string): string {
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) throw invalid(`unsupported encoding format ${format}; must be "hex" or "base64"`);
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(format))
+    throw invalid(`unsupported encoding format ${format}; must be "hex" or "base64"`);
   const alg = hashAlgorithm(algorithm);
   if (!alg || !alg.hash) throw invalid(`unsupported algorithm ${algorithm}`);
-  return createHash(alg.node!).update(input).digest(format as 'hex' | 'base64');
+  return createHash(alg.node!)
+    .update(input)
+    .digest(format as 'hex' | 'base64');
 }

@@ -39,8 +39,12 @@ const MAX_TOKEN = 64 * 1024;
 export function jwtAlgorithm(key: TransitKey): { alg: string; hash: string | null } {
   if (key.type === 'ml-dsa') return { alg: `ML-DSA-${key.parameterSet}`, hash: null };
   const a = JWT_ALGORITHMS[key.type];
-  if (!a) throw invalid(`key type ${key.type} cannot sign JWTs; use ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096 or ml-dsa`);
-  if (key.derived) throw invalid(`key ${key.name} is derived (its public key depends on a context), so it has no JWK Set`);
+  if (!a)
+    throw invalid(
+      `key type ${key.type} cannot sign JWTs; use ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096 or ml-dsa`,
+    );
+  if (key.derived)
+    throw invalid(`key ${key.name} is derived (its public key depends on a context), so it has no JWK Set`);
   return a;
 }
 
@@ -141,21 +145,32 @@ export interface JwtSignOptions {
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 /** Sign a JWT with the key (latest version unless `keyVersion`); returns the compact JWS and what went in it. */
-export async function signJwt(key: TransitKey, o: JwtSignOptions): Promise<{ token: string; kid: string; version: number }> {
+export async function signJwt(
+  key: TransitKey,
+  o: JwtSignOptions,
+): Promise<{ token: string; kid: string; version: number }> {
   const { alg, hash } = jwtAlgorithm(key);
   const version = signingVersion(key, o.keyVersion ?? 0);
   const v = key.versions.get(version);
-  if (!v || !(key.type === 'ml-dsa' ? v.key : v.privateKey)) throw invalid(`key version ${version} holds no private key (public-key import), so it cannot sign`);
+  if (!v || !(key.type === 'ml-dsa' ? v.key : v.privateKey))
+    throw invalid(`key version ${version} holds no private key (public-key import), so it cannot sign`);
   const jwk = versionJwk(key, v);
   const header = { ...(o.header ?? {}) };
-  if (header.alg !== undefined && header.alg !== alg) throw invalid('header', `alg ${JSON.stringify(header.alg)} does not match key type ${key.type}, which signs ${alg}`);
-  if (header.kid !== undefined && header.kid !== jwk.kid) throw invalid('header', `kid is set by keyhold (${jwk.kid} for version ${version}); leave it out`);
+  if (header.alg !== undefined && header.alg !== alg)
+    throw invalid(
+      'header',
+      `alg ${JSON.stringify(header.alg)} does not match key type ${key.type}, which signs ${alg}`,
+    );
+  if (header.kid !== undefined && header.kid !== jwk.kid)
+    throw invalid('header', `kid is set by keyhold (${jwk.kid} for version ${version}); leave it out`);
   if (header.crit !== undefined) throw invalid('header', 'crit is not supported');
   if (header.b64 !== undefined) throw invalid('header', 'b64 is not supported (RFC 7797 unencoded payloads)');
   const claims = { ...o.claims };
-  for (const c of OWN_CLAIMS) if (c in claims) throw invalid('claims', `${c} is set by keyhold; use ttl for the lifetime`);
+  for (const c of OWN_CLAIMS)
+    if (c in claims) throw invalid('claims', `${c} is set by keyhold; use ttl for the lifetime`);
   if (o.iss !== undefined) {
-    if (claims.iss !== undefined && claims.iss !== o.iss) throw invalid('iss', 'differs from claims.iss; give one of them');
+    if (claims.iss !== undefined && claims.iss !== o.iss)
+      throw invalid('iss', 'differs from claims.iss; give one of them');
     claims.iss = o.iss;
   }
   if (o.aud !== undefined && o.aud.length) {
@@ -177,7 +192,10 @@ export async function signJwt(key: TransitKey, o: JwtSignOptions): Promise<{ tok
   // RSA takes milliseconds and batch items are many: those sign on libuv's thread pool (node:crypto's
   // callback form), so the event loop keeps serving and a batch uses every core. One curve
   // signature takes microseconds: inline, cheaper than the hop to the pool.
-  const sig = o.offload || key.type.startsWith('rsa-') ? await signAsync(hash, Buffer.from(input), keyInput) : nodeSign(hash, Buffer.from(input), keyInput);
+  const sig =
+    o.offload || key.type.startsWith('rsa-')
+      ? await signAsync(hash, Buffer.from(input), keyInput)
+      : nodeSign(hash, Buffer.from(input), keyInput);
   return { token: `${input}.${sig.toString('base64url')}`, kid: jwk.kid, version };
 }
 
@@ -185,9 +203,13 @@ export async function signJwt(key: TransitKey, o: JwtSignOptions): Promise<{ tok
 export const MAX_JWT_BATCH = 10_000;
 
 /** One `batch_input` item of jwt/sign as options (400 naming `batch_input[i].field` when malformed). */
-export function parseJwtItem(item: unknown, i: number): Pick<JwtSignOptions, 'claims' | 'header' | 'ttl' | 'iss' | 'aud'> {
+export function parseJwtItem(
+  item: unknown,
+  i: number,
+): Pick<JwtSignOptions, 'claims' | 'header' | 'ttl' | 'iss' | 'aud'> {
   const at = (f: string) => `batch_input[${i}].${f}`;
-  const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    Boolean(v) && typeof v === 'object' && !Array.isArray(v);
   if (!isObject(item)) throw invalid(`batch_input[${i}]`, 'expected an object');
   if (!isObject(item.claims)) throw invalid(at('claims'), 'expected an object');
   if (item.header !== undefined && !isObject(item.header)) throw invalid(at('header'), 'expected an object');
@@ -197,7 +219,13 @@ export function parseJwtItem(item: unknown, i: number): Pick<JwtSignOptions, 'cl
   else if (Array.isArray(item.aud) && item.aud.every((a) => typeof a === 'string')) aud = item.aud as string[];
   else if (item.aud !== undefined) throw invalid(at('aud'), 'expected a string or a list of strings');
   const ttl = item.ttl === undefined ? undefined : parseDuration(at('ttl'), item.ttl);
-  return { claims: item.claims, header: item.header as Record<string, unknown> | undefined, ttl, iss: item.iss as string | undefined, aud };
+  return {
+    claims: item.claims,
+    header: item.header as Record<string, unknown> | undefined,
+    ttl,
+    iss: item.iss as string | undefined,
+    aud,
+  };
 }
 
 /** Options of a JWT verification. */
@@ -243,18 +271,32 @@ export function verifyJwt(key: TransitKey, token: string, o: JwtVerifyOptions): 
   const { alg, hash } = jwtAlgorithm(key);
   if (token.length > MAX_TOKEN) throw invalid('token', `longer than ${MAX_TOKEN} characters`);
   const parts = token.split('.');
-  if (parts.length !== 3) throw invalid('token', `not a compact JWS (expected 3 dot-separated parts, got ${parts.length})`);
+  if (parts.length !== 3)
+    throw invalid('token', `not a compact JWS (expected 3 dot-separated parts, got ${parts.length})`);
   const header = decodeJson(parts[0]!, 'header');
   const claims = decodeJson(parts[1]!, 'payload');
-  if (header.alg !== alg) throw invalid('token', `alg ${JSON.stringify(header.alg)} does not match key ${key.name} (${key.type} verifies ${alg} only)`);
+  if (header.alg !== alg)
+    throw invalid(
+      'token',
+      `alg ${JSON.stringify(header.alg)} does not match key ${key.name} (${key.type} verifies ${alg} only)`,
+    );
   if (header.crit !== undefined) throw invalid('token', 'crit header parameters are not supported');
   if (typeof header.kid !== 'string') throw invalid('token', 'header has no kid');
   const v = versionOfKid(key, header.kid);
   if (!/^[A-Za-z0-9_-]+$/.test(parts[2]!)) throw invalid('token', 'signature is not base64url');
   const sig = Buffer.from(parts[2]!, 'base64url');
   const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
-  const ok = key.type === 'ml-dsa' ? pqVerify(key, v, signed, sig, { prehashed: false, hash: '' }) : nodeVerify(hash, signed, { key: v.publicKey!, dsaEncoding: 'ieee-p1363' }, sig);
-  const result = (error?: string): JwtVerifyResult => ({ valid: !error, ...(error ? { error } : {}), header, claims, version: v.version });
+  const ok =
+    key.type === 'ml-dsa'
+      ? pqVerify(key, v, signed, sig, { prehashed: false, hash: '' })
+      : nodeVerify(hash, signed, { key: v.publicKey!, dsaEncoding: 'ieee-p1363' }, sig);
+  const result = (error?: string): JwtVerifyResult => ({
+    valid: !error,
+    ...(error ? { error } : {}),
+    header,
+    claims,
+    version: v.version,
+  });
   if (!ok) return { valid: false, error: 'signature does not verify', header: {}, claims: {}, version: v.version };
   const skew = o.leeway ?? 0;
   const num = (c: string) => (typeof claims[c] === 'number' ? (claims[c] as number) : undefined);
@@ -275,9 +317,15 @@ function versionOfKid(key: TransitKey, kid: string): KeyVersion {
   for (const v of key.versions.values()) {
     if (!hasPublic(key, v) || versionJwk(key, v).kid !== kid) continue;
     if (v.version < key.minDecryptionVersion) {
-      throw invalid('token', `kid ${kid} is version ${v.version} of key ${key.name}, below min_decryption_version ${key.minDecryptionVersion}: no longer valid for verification`);
+      throw invalid(
+        'token',
+        `kid ${kid} is version ${v.version} of key ${key.name}, below min_decryption_version ${key.minDecryptionVersion}: no longer valid for verification`,
+      );
     }
     return v;
   }
-  throw invalid('token', `kid ${kid.slice(0, 64)} is not a version of key ${key.name} valid for verification (unknown, or trimmed)`);
+  throw invalid(
+    'token',
+    `kid ${kid.slice(0, 64)} is not a version of key ${key.name} valid for verification (unknown, or trimmed)`,
+  );
 }

@@ -9,8 +9,10 @@ import type { KeyVersion, TransitKey } from '../keyring/types.js';
 export function encryptionVersion(key: TransitKey, requested: number): number {
   if (requested === 0) return key.latestVersion;
   if (requested < 0) throw invalid('requested version for encryption is negative');
-  if (requested > key.latestVersion) throw invalid('requested version for encryption is higher than the latest key version');
-  if (requested < key.minEncryptionVersion) throw invalid('requested version for encryption is less than the minimum encryption key version');
+  if (requested > key.latestVersion)
+    throw invalid('requested version for encryption is higher than the latest key version');
+  if (requested < key.minEncryptionVersion)
+    throw invalid('requested version for encryption is less than the minimum encryption key version');
   return requested;
 }
 
@@ -18,7 +20,8 @@ export function encryptionVersion(key: TransitKey, requested: number): number {
 export function signingVersion(key: TransitKey, requested: number): number {
   if (requested === 0) return key.latestVersion;
   if (requested < 0) throw invalid('requested version for signing is negative');
-  if (requested > key.latestVersion) throw invalid('requested version for signing is higher than the latest key version');
+  if (requested > key.latestVersion)
+    throw invalid('requested version for signing is higher than the latest key version');
   if (key.minEncryptionVersion > 0 && requested < key.minEncryptionVersion) {
     throw invalid('requested version for signing is less than the minimum encryption key version');
   }
@@ -32,7 +35,8 @@ export function hmacVersion(key: TransitKey, requested: number): number {
     throw invalid('cannot generate HMAC: version is too old (disallowed by policy)');
   }
   if (requested < 0) throw invalid('key version does not exist (cannot be negative)');
-  if (requested > key.latestVersion) throw invalid(`key version does not exist; latest key version is ${key.latestVersion}`);
+  if (requested > key.latestVersion)
+    throw invalid(`key version does not exist; latest key version is ${key.latestVersion}`);
   return requested;
 }
 

@@ -26,22 +26,69 @@ export interface BatchOutcome {
 }
 
 /** Item fields of encrypt (reference 3.2.1). */
-export const ENCRYPT_ITEM = { plaintext: 'string', context: 'string', nonce: 'string', key_version: 'int', associated_data: 'string', padding_scheme: 'string', hash_algorithm: 'string', reference: 'string', type: 'string', convergent_encryption: 'bool' } as const;
+export const ENCRYPT_ITEM = {
+  plaintext: 'string',
+  context: 'string',
+  nonce: 'string',
+  key_version: 'int',
+  associated_data: 'string',
+  padding_scheme: 'string',
+  hash_algorithm: 'string',
+  reference: 'string',
+  type: 'string',
+  convergent_encryption: 'bool',
+} as const;
 /** Item fields of decrypt. */
-export const DECRYPT_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', associated_data: 'string', padding_scheme: 'string', hash_algorithm: 'string', reference: 'string' } as const;
+export const DECRYPT_ITEM = {
+  ciphertext: 'string',
+  context: 'string',
+  nonce: 'string',
+  associated_data: 'string',
+  padding_scheme: 'string',
+  hash_algorithm: 'string',
+  reference: 'string',
+} as const;
 /** Item fields of rewrap. */
-export const REWRAP_ITEM = { ciphertext: 'string', context: 'string', nonce: 'string', key_version: 'int', decrypt_padding_scheme: 'string', encrypt_padding_scheme: 'string', hash_algorithm: 'string', reference: 'string' } as const;
+export const REWRAP_ITEM = {
+  ciphertext: 'string',
+  context: 'string',
+  nonce: 'string',
+  key_version: 'int',
+  decrypt_padding_scheme: 'string',
+  encrypt_padding_scheme: 'string',
+  hash_algorithm: 'string',
+  reference: 'string',
+} as const;
 /** Item fields of hmac. */
 export const HMAC_ITEM = { input: 'string', reference: 'string' } as const;
 /** Item fields of sign. */
-export const SIGN_ITEM = { input: 'string', context: 'string', reference: 'string', signature_context: 'string' } as const;
+export const SIGN_ITEM = {
+  input: 'string',
+  context: 'string',
+  reference: 'string',
+  signature_context: 'string',
+} as const;
 /** Item fields of verify. */
-export const VERIFY_ITEM = { input: 'string', context: 'string', signature: 'string', hmac: 'string', cmac: 'string', mac_length: 'int', reference: 'string', signature_context: 'string' } as const;
+export const VERIFY_ITEM = {
+  input: 'string',
+  context: 'string',
+  signature: 'string',
+  hmac: 'string',
+  cmac: 'string',
+  mac_length: 'int',
+  reference: 'string',
+  signature_context: 'string',
+} as const;
 
 const NOT_FOUND = 'encryption key not found';
 
 /** Run `fn` on the key under its shared lock (400 `missing` when absent). */
-export async function withKey<T>(state: TransitState, name: string, missing: string, fn: (key: TransitKey) => Promise<T>): Promise<T> {
+export async function withKey<T>(
+  state: TransitState,
+  name: string,
+  missing: string,
+  fn: (key: TransitKey) => Promise<T>,
+): Promise<T> {
   return state.keys.withLock(name, 'shared', async () => {
     const key = state.keys.cached(name) ?? (await state.keys.get(name));
     if (!key) throw invalid(missing);
@@ -51,7 +98,11 @@ export async function withKey<T>(state: TransitState, name: string, missing: str
 }
 
 /** Process items in order with per-item errors (yielding between items of a batch). */
-export function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+export function eachItem(
+  items: BatchItem[],
+  run: (item: BatchItem) => Record<string, unknown>,
+  failed: (item: BatchItem, e: ItemError) => Record<string, unknown>,
+): Promise<BatchOutcome> {
   if (items.length !== 1) return eachItemYielding(items, run, failed);
   // One item (every non-batch request): no yielding, no extra promise turns.
   const item = items[0]!;
@@ -63,7 +114,11 @@ export function eachItem(items: BatchItem[], run: (item: BatchItem) => Record<st
   }
 }
 
-async function eachItemYielding(items: BatchItem[], run: (item: BatchItem) => Record<string, unknown>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+async function eachItemYielding(
+  items: BatchItem[],
+  run: (item: BatchItem) => Record<string, unknown>,
+  failed: (item: BatchItem, e: ItemError) => Record<string, unknown>,
+): Promise<BatchOutcome> {
   const y = new Yielder();
   const results: Record<string, unknown>[] = new Array(items.length);
   const errors: (ItemError | undefined)[] = new Array(items.length);
@@ -85,7 +140,11 @@ async function eachItemYielding(items: BatchItem[], run: (item: BatchItem) => Re
 const ASYNC_WINDOW = 32;
 
 /** As eachItem for asynchronous work (signatures on the thread pool): order kept, bounded concurrency. */
-async function eachItemAsync(items: BatchItem[], run: (item: BatchItem) => Promise<Record<string, unknown>>, failed: (item: BatchItem, e: ItemError) => Record<string, unknown>): Promise<BatchOutcome> {
+async function eachItemAsync(
+  items: BatchItem[],
+  run: (item: BatchItem) => Promise<Record<string, unknown>>,
+  failed: (item: BatchItem, e: ItemError) => Record<string, unknown>,
+): Promise<BatchOutcome> {
   if (items.length === 1) {
     // One item (every non-batch request): no window of workers.
     const item = items[0]!;
@@ -127,7 +186,13 @@ export interface UpsertOptions {
   convergent?: boolean;
 }
 
-async function upsertKey(state: TransitState, name: string, items: BatchItem[], up: UpsertOptions, warnings: string[]): Promise<void> {
+async function upsertKey(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  up: UpsertOptions,
+  warnings: string[],
+): Promise<void> {
   if (up.operation !== 'create') {
     if (!(await state.keys.get(name))) throw invalid(NOT_FOUND);
     return;
@@ -141,20 +206,32 @@ async function upsertKey(state: TransitState, name: string, items: BatchItem[], 
   const contextSet = (str(first, 'context') ?? '') !== '';
   const typeName = (up.type ?? str(first, 'type') ?? 'aes256-gcm96').toLowerCase();
   const convergent = up.convergent ?? bool(first, 'convergent_encryption') ?? false;
-  if (convergent && !contextSet) throw invalid('convergent encryption requires derivation to be enabled, so context is required');
+  if (convergent && !contextSet)
+    throw invalid('convergent encryption requires derivation to be enabled, so context is required');
   const info = keyTypeInfo(typeName);
   if (!info) throw invalid(`unknown key type ${typeName}`);
   if (!info.encrypt || info.kind === 'managed') throw invalid(`key type ${typeName} not supported for this operation`);
   checkKeyName(name);
-  const { created } = await state.keys.create(name, { type: info.name, derived: contextSet, convergentEncryption: convergent });
-  if (!created) warnings.push('Attempted creation of the key during the encrypt operation, but it was created beforehand');
+  const { created } = await state.keys.create(name, {
+    type: info.name,
+    derived: contextSet,
+    convergentEncryption: convergent,
+  });
+  if (!created)
+    warnings.push('Attempted creation of the key during the encrypt operation, but it was created beforehand');
 }
 
 /** encrypt/:name for one or many items (upsert per `up`). */
-export async function runEncrypt(state: TransitState, name: string, items: BatchItem[], up: UpsertOptions): Promise<BatchOutcome> {
+export async function runEncrypt(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  up: UpsertOptions,
+): Promise<BatchOutcome> {
   const contextSet = (str(items[0]!, 'context') ?? '') !== '';
   for (const it of items) {
-    if (((str(it, 'context') ?? '') !== '') !== contextSet) throw invalid('context should be set either in all the request blocks or in none');
+    if (((str(it, 'context') ?? '') !== '') !== contextSet)
+      throw invalid('context should be set either in all the request blocks or in none');
   }
   const warnings: string[] = [];
   await upsertKey(state, name, items, up, warnings);
@@ -163,27 +240,31 @@ export async function runEncrypt(state: TransitState, name: string, items: Batch
       ? eachItemAsync(
           items,
           async (item) => {
-            const r = await managedEncrypt(state, key, itemBase64(item, 'plaintext') ?? Buffer.alloc(0), { keyVersion: int(item, 'key_version') ?? 0, nonce: itemBase64(item, 'nonce'), associatedData: itemBase64(item, 'associated_data') });
+            const r = await managedEncrypt(state, key, itemBase64(item, 'plaintext') ?? Buffer.alloc(0), {
+              keyVersion: int(item, 'key_version') ?? 0,
+              nonce: itemBase64(item, 'nonce'),
+              associatedData: itemBase64(item, 'associated_data'),
+            });
             return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
           },
           (item, e) => ({ error: e.message, reference: ref(item) }),
         )
       : eachItem(
-      items,
-      (item) => {
-        const plaintext = itemBase64(item, 'plaintext') ?? Buffer.alloc(0);
-        const r = encryptWithKey(key, plaintext, {
-          keyVersion: int(item, 'key_version') ?? 0,
-          context: itemBase64(item, 'context'),
-          nonce: itemBase64(item, 'nonce'),
-          associatedData: itemBase64(item, 'associated_data'),
-          padding: str(item, 'padding_scheme'),
-          oaepHash: str(item, 'hash_algorithm'),
-        });
-        return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
-      },
-      (item, e) => ({ error: e.message, reference: ref(item) }),
-    ),
+          items,
+          (item) => {
+            const plaintext = itemBase64(item, 'plaintext') ?? Buffer.alloc(0);
+            const r = encryptWithKey(key, plaintext, {
+              keyVersion: int(item, 'key_version') ?? 0,
+              context: itemBase64(item, 'context'),
+              nonce: itemBase64(item, 'nonce'),
+              associatedData: itemBase64(item, 'associated_data'),
+              padding: str(item, 'padding_scheme'),
+              oaepHash: str(item, 'hash_algorithm'),
+            });
+            return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+          },
+          (item, e) => ({ error: e.message, reference: ref(item) }),
+        ),
   );
   out.warnings.push(...warnings);
   return out;
@@ -196,25 +277,27 @@ export async function runDecrypt(state: TransitState, name: string, items: Batch
       ? eachItemAsync(
           items,
           async (item) => {
-            const r = await managedDecrypt(state, key, str(item, 'ciphertext') ?? '', { associatedData: itemBase64(item, 'associated_data') });
+            const r = await managedDecrypt(state, key, str(item, 'ciphertext') ?? '', {
+              associatedData: itemBase64(item, 'associated_data'),
+            });
             return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
           },
           (item, e) => ({ plaintext: '', error: e.message, reference: ref(item) }),
         )
       : eachItem(
-      items,
-      (item) => {
-        const r = decryptWithKey(key, str(item, 'ciphertext') ?? '', {
-          context: itemBase64(item, 'context'),
-          nonce: itemBase64(item, 'nonce'),
-          associatedData: itemBase64(item, 'associated_data'),
-          padding: str(item, 'padding_scheme'),
-          oaepHash: str(item, 'hash_algorithm'),
-        });
-        return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
-      },
-      (item, e) => ({ plaintext: '', error: e.message, reference: ref(item) }),
-    ),
+          items,
+          (item) => {
+            const r = decryptWithKey(key, str(item, 'ciphertext') ?? '', {
+              context: itemBase64(item, 'context'),
+              nonce: itemBase64(item, 'nonce'),
+              associatedData: itemBase64(item, 'associated_data'),
+              padding: str(item, 'padding_scheme'),
+              oaepHash: str(item, 'hash_algorithm'),
+            });
+            return { plaintext: r.plaintext.toString('base64'), reference: ref(item) };
+          },
+          (item, e) => ({ plaintext: '', error: e.message, reference: ref(item) }),
+        ),
   );
 }
 
@@ -233,33 +316,40 @@ export async function runRewrap(state: TransitState, name: string, items: BatchI
           (item, e) => ({ error: e.message, reference: ref(item) }),
         )
       : eachItem(
-      items,
-      (item) => {
-        const context = itemBase64(item, 'context');
-        const nonce = itemBase64(item, 'nonce');
-        const decryptPadding = str(item, 'decrypt_padding_scheme');
-        // From PKCS#1 v1.5, the new ciphertext is PKCS#1 v1.5 too unless the caller names a scheme
-        // (Vault defaults it to OAEP, which could fail by length and so leak the padding's validity).
-        const givenPadding = str(item, 'encrypt_padding_scheme') || undefined;
-        const encryptPadding = givenPadding ?? (decryptPadding === 'pkcs1v15' && KEY_TYPES[key.type].rsaBits ? 'pkcs1v15' : undefined);
-        checkRewrapPaddings(key, decryptPadding, encryptPadding);
-        // Implicit rejection: an invalid PKCS#1 v1.5 padding rewraps its synthetic message, answering
-        // exactly as a valid one would (the caller may hold only rewrap: no padding oracle).
-        const oaepHash = str(item, 'hash_algorithm');
-        const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', { context, nonce, padding: decryptPadding, oaepHash, implicitRejection: true });
-        const target = encryptionVersion(key, int(item, 'key_version') ?? 0);
-        const r = encryptWithKey(key, plaintext, {
-          keyVersion: target,
-          context,
-          nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
-          padding: encryptPadding,
-          oaepHash,
-        });
-        plaintext.fill(0);
-        return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
-      },
-      (item, e) => ({ error: e.message, reference: ref(item) }),
-    ),
+          items,
+          (item) => {
+            const context = itemBase64(item, 'context');
+            const nonce = itemBase64(item, 'nonce');
+            const decryptPadding = str(item, 'decrypt_padding_scheme');
+            // From PKCS#1 v1.5, the new ciphertext is PKCS#1 v1.5 too unless the caller names a scheme
+            // (Vault defaults it to OAEP, which could fail by length and so leak the padding's validity).
+            const givenPadding = str(item, 'encrypt_padding_scheme') || undefined;
+            const encryptPadding =
+              givenPadding ?? (decryptPadding === 'pkcs1v15' && KEY_TYPES[key.type].rsaBits ? 'pkcs1v15' : undefined);
+            checkRewrapPaddings(key, decryptPadding, encryptPadding);
+            // Implicit rejection: an invalid PKCS#1 v1.5 padding rewraps its synthetic message, answering
+            // exactly as a valid one would (the caller may hold only rewrap: no padding oracle).
+            const oaepHash = str(item, 'hash_algorithm');
+            const { plaintext } = decryptWithKey(key, str(item, 'ciphertext') ?? '', {
+              context,
+              nonce,
+              padding: decryptPadding,
+              oaepHash,
+              implicitRejection: true,
+            });
+            const target = encryptionVersion(key, int(item, 'key_version') ?? 0);
+            const r = encryptWithKey(key, plaintext, {
+              keyVersion: target,
+              context,
+              nonce: convergentVersionOf(key, target) === 1 ? nonce : undefined,
+              padding: encryptPadding,
+              oaepHash,
+            });
+            plaintext.fill(0);
+            return { ciphertext: r.ciphertext, key_version: r.version, reference: ref(item) };
+          },
+          (item, e) => ({ error: e.message, reference: ref(item) }),
+        ),
   );
 }
 
@@ -274,12 +364,19 @@ export interface DatakeyOptions {
 }
 
 /** datakey: fresh random bits, returned wrapped (and in plaintext on the plaintext path). */
-export async function runDatakey(state: TransitState, name: string, o: DatakeyOptions): Promise<Record<string, unknown>> {
+export async function runDatakey(
+  state: TransitState,
+  name: string,
+  o: DatakeyOptions,
+): Promise<Record<string, unknown>> {
   if (o.bits !== 128 && o.bits !== 256 && o.bits !== 512) throw invalid('invalid bit length');
   return withKey(state, name, NOT_FOUND, async (key) => {
     const dk = randomBytes(o.bits / 8);
     // A managed key wraps the data key inside the HSM/KMS (reference 2.4, datakey row).
-    const r = key.type === 'managed_key' ? await managedEncrypt(state, key, dk, { keyVersion: o.keyVersion, nonce: o.nonce }) : encryptWithKey(key, dk, { keyVersion: o.keyVersion, context: o.context, nonce: o.nonce, padding: o.padding });
+    const r =
+      key.type === 'managed_key'
+        ? await managedEncrypt(state, key, dk, { keyVersion: o.keyVersion, nonce: o.nonce })
+        : encryptWithKey(key, dk, { keyVersion: o.keyVersion, context: o.context, nonce: o.nonce, padding: o.padding });
     const data: Record<string, unknown> = { ciphertext: r.ciphertext, key_version: r.version };
     if (o.includePlaintext) data.plaintext = dk.toString('base64');
     dk.fill(0);
@@ -288,7 +385,14 @@ export async function runDatakey(state: TransitState, name: string, o: DatakeyOp
 }
 
 /** hmac/:name for one or many items. */
-export async function runHmac(state: TransitState, name: string, items: BatchItem[], alg: HashAlgorithm, keyVersion: number, batch: boolean): Promise<BatchOutcome> {
+export async function runHmac(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  alg: HashAlgorithm,
+  keyVersion: number,
+  batch: boolean,
+): Promise<BatchOutcome> {
   return withKey(state, name, NOT_FOUND, async (key) => {
     if (!batch && !has(items[0]!, 'input')) throw invalid('missing input for HMAC');
     return eachItem(
@@ -321,7 +425,14 @@ function decodeContext(item: BatchItem): Buffer | undefined {
 }
 
 /** sign/:name for one or many items. */
-export async function runSign(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean, keyVersion: number): Promise<BatchOutcome> {
+export async function runSign(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  opts: SignatureOptions,
+  explicitHash: boolean,
+  keyVersion: number,
+): Promise<BatchOutcome> {
   return withKey(state, name, 'signing key not found', async (key) => {
     if (key.type === 'managed_key') {
       const ver = signingVersion(key, keyVersion);
@@ -329,7 +440,11 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
         items,
         async (item) => {
           if (!has(item, 'input')) throw invalid('missing input');
-          return { signature: await managedSign(state, key, ver, decodeInput(item), opts), key_version: ver, reference: ref(item) };
+          return {
+            signature: await managedSign(state, key, ver, decodeInput(item), opts),
+            key_version: ver,
+            reference: ref(item),
+          };
         },
         (item, e) => ({ key_version: 0, error: e.message, reference: ref(item) }),
       );
@@ -340,7 +455,8 @@ export async function runSign(state: TransitState, name: string, items: BatchIte
       items,
       async (item) => {
         if (!has(item, 'input')) throw invalid('missing input');
-        if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        if (str(item, 'signature_context'))
+          throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
         const r = await signWithKeyAsync(key, ver, decodeInput(item), decodeContext(item), opts);
         const out: Record<string, unknown> = { signature: r.signature, key_version: ver };
         if (r.publicKey) out.publickey = r.publicKey.toString('base64');
@@ -362,7 +478,8 @@ export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 
     if (k) seen.add(k);
     else missing = true;
   }
-  if (!batch && kinds.filter((n) => has(items[0]!, n)).length > 1) throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
+  if (!batch && kinds.filter((n) => has(items[0]!, n)).length > 1)
+    throw invalid("provide one of 'signature', 'hmac' or 'cmac'");
   if (!batch && seen.size === 0) throw invalid("missing one of 'signature', 'hmac' or 'cmac' arguments to verify");
   if (seen.size > 1) throw invalid("elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'");
   const [only] = [...seen];
@@ -372,7 +489,13 @@ export function verifyBranch(items: BatchItem[], batch: boolean): 'signature' | 
 }
 
 /** verify/:name, signature branch. */
-export async function runVerifySignature(state: TransitState, name: string, items: BatchItem[], opts: SignatureOptions, explicitHash: boolean): Promise<BatchOutcome> {
+export async function runVerifySignature(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  opts: SignatureOptions,
+  explicitHash: boolean,
+): Promise<BatchOutcome> {
   return withKey(state, name, 'signature verification key not found', async (key) => {
     if (key.type === 'managed_key') {
       return eachItemAsync(
@@ -380,7 +503,10 @@ export async function runVerifySignature(state: TransitState, name: string, item
         async (item) => {
           if (!has(item, 'input')) throw invalid('missing input');
           if (!has(item, 'signature')) throw invalid('missing signature');
-          return { valid: await managedVerify(state, key, decodeInput(item), str(item, 'signature') ?? '', opts), reference: ref(item) };
+          return {
+            valid: await managedVerify(state, key, decodeInput(item), str(item, 'signature') ?? '', opts),
+            reference: ref(item),
+          };
         },
         (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),
       );
@@ -392,8 +518,15 @@ export async function runVerifySignature(state: TransitState, name: string, item
       async (item) => {
         if (!has(item, 'input')) throw invalid('missing input');
         if (!has(item, 'signature')) throw invalid('missing signature');
-        if (str(item, 'signature_context')) throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
-        const valid = await verifyWithKeyAsync(key, decodeInput(item), decodeContext(item), str(item, 'signature') ?? '', opts);
+        if (str(item, 'signature_context'))
+          throw invalid('only Pure Ed25519 signatures supported, signature_context must be empty');
+        const valid = await verifyWithKeyAsync(
+          key,
+          decodeInput(item),
+          decodeContext(item),
+          str(item, 'signature') ?? '',
+          opts,
+        );
         return { valid, reference: ref(item) };
       },
       (item, e) => ({ valid: false, error: e.message, reference: ref(item) }),
@@ -402,7 +535,12 @@ export async function runVerifySignature(state: TransitState, name: string, item
 }
 
 /** verify/:name, HMAC branch (`valid` omitted when false in batch items, as Vault does). */
-export async function runVerifyHmac(state: TransitState, name: string, items: BatchItem[], alg: HashAlgorithm): Promise<BatchOutcome> {
+export async function runVerifyHmac(
+  state: TransitState,
+  name: string,
+  items: BatchItem[],
+  alg: HashAlgorithm,
+): Promise<BatchOutcome> {
   return withKey(state, name, NOT_FOUND, async (key) =>
     eachItem(
       items,

@@ -13,7 +13,10 @@ export const ENTROPY_SOURCES: Readonly<Record<string, boolean>> = { platform: tr
 export const MAX_RANDOM_BYTES = 131072;
 
 /** Resolve `random(/:urlsource)(/:urlbytes)`: one segment is a source when it names one, else a byte count. */
-export function resolveRandomPath(seg1: string | undefined, seg2: string | undefined): { source?: string; bytes?: number } {
+export function resolveRandomPath(
+  seg1: string | undefined,
+  seg2: string | undefined,
+): { source?: string; bytes?: number } {
   let source: string | undefined;
   let bytesText: string | undefined;
   if (seg1 !== undefined && seg2 !== undefined) {
@@ -25,7 +28,10 @@ export function resolveRandomPath(seg1: string | undefined, seg2: string | undef
   }
   let bytes: number | undefined;
   if (bytesText !== undefined) {
-    if (!/^[+-]?\d{1,9}$/.test(bytesText)) throw invalid(`error parsing url-set byte count: strconv.Atoi: parsing "${bytesText.slice(0, 32)}": invalid syntax`);
+    if (!/^[+-]?\d{1,9}$/.test(bytesText))
+      throw invalid(
+        `error parsing url-set byte count: strconv.Atoi: parsing "${bytesText.slice(0, 32)}": invalid syntax`,
+      );
     bytes = Number(bytesText);
   }
   return { source, bytes };
@@ -37,9 +43,12 @@ export function randomOutput(bytes: number, format: string, source: string): str
     throw invalid(`unsupported entropy source "${source}"; must be "platform" or "seal", or "all"`);
   }
   if (!ENTROPY_SOURCES[source]) {
-    throw invalid(`source: entropy source "${source}" is not available in keyhold (no seal entropy augmentation); use "platform" or "all"`);
+    throw invalid(
+      `source: entropy source "${source}" is not available in keyhold (no seal entropy augmentation); use "platform" or "all"`,
+    );
   }
-  if (format !== 'base64' && format !== 'hex') throw invalid(`unsupported encoding format "${format}"; must be "hex" or "base64"`);
+  if (format !== 'base64' && format !== 'hex')
+    throw invalid(`unsupported encoding format "${format}"; must be "hex" or "base64"`);
   if (bytes < 1) throw invalid('"bytes" cannot be less than 1');
   if (bytes > MAX_RANDOM_BYTES) throw invalid(`"bytes" should be less than ${MAX_RANDOM_BYTES}`);
   return randomBytes(bytes).toString(format);

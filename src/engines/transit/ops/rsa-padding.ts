@@ -4,7 +4,17 @@
  * 3.0 has no implicit rejection), EMSA-PSS over a prehashed digest, and PKCS#1 v1.5 verification
  * of a given digest. Built from raw RSA (RSA_NO_PADDING) per RFC 8017.
  */
-import { constants, createHash, createHmac, privateDecrypt, privateEncrypt, publicDecrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createHash,
+  createHmac,
+  privateDecrypt,
+  privateEncrypt,
+  publicDecrypt,
+  randomBytes,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto';
 
 /** Modulus length in bits of an RSA KeyObject. */
 export function modulusBits(k: KeyObject): number {
@@ -158,7 +168,13 @@ export function pssSignDigest(priv: KeyObject, hash: string, digest: Buffer, sal
 }
 
 /** RSASSA-PSS verification of a digest (RFC 8017 9.1.2); `saltLen` null = detect. */
-export function pssVerifyDigest(pub: KeyObject, hash: string, digest: Buffer, sig: Buffer, saltLen: number | null): boolean {
+export function pssVerifyDigest(
+  pub: KeyObject,
+  hash: string,
+  digest: Buffer,
+  sig: Buffer,
+  saltLen: number | null,
+): boolean {
   const modBits = modulusBits(pub);
   const k = Math.ceil(modBits / 8);
   if (sig.length !== k) return false;

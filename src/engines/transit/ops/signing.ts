@@ -4,7 +4,16 @@
  * PSS (salt auto|hash|n) and PKCS#1 v1.5 (with DigestInfo; raw for hash `none`). node:crypto does the
  * work; @noble/curves only signs/verifies ECDSA over a caller-supplied digest, which node cannot.
  */
-import { constants, createHash, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject, type SignKeyObjectInput, type VerifyKeyObjectInput } from 'node:crypto';
+import {
+  constants,
+  createHash,
+  createPublicKey,
+  sign as nodeSign,
+  verify as nodeVerify,
+  type KeyObject,
+  type SignKeyObjectInput,
+  type VerifyKeyObjectInput,
+} from 'node:crypto';
 import { p256, p384, p521 } from '@noble/curves/nist.js';
 import { invalid } from '../../../framework/errors.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
@@ -14,7 +23,14 @@ import { hashAlgorithm, type HashAlgorithm } from './hash-algorithms.js';
 import { liveVersion } from './key-versions.js';
 import { decodeRawUrlBase64, decodeStdBase64, parseVersioned, versionPrefix } from './version-prefix.js';
 import { encodeDerSignature, parseDerSignature, splitJws, toFixed } from './ecdsa-der.js';
-import { maxPssSalt, modulusBits, pkcs1SignRaw, pkcs1VerifyRaw, pssSignDigest, pssVerifyDigest } from './rsa-padding.js';
+import {
+  maxPssSalt,
+  modulusBits,
+  pkcs1SignRaw,
+  pkcs1VerifyRaw,
+  pssSignDigest,
+  pssVerifyDigest,
+} from './rsa-padding.js';
 import { checkPqRequest, pqSign, pqSignAsync, pqVerify, pqVerifyAsync } from '../pq/pq-signing.js';
 
 /** Signature marshalings. */
@@ -31,7 +47,11 @@ export interface SignatureOptions {
   saltLength: number;
 }
 
-const CURVES = { 'P-256': { size: 32, noble: p256 }, 'P-384': { size: 48, noble: p384 }, 'P-521': { size: 66, noble: p521 } } as const;
+const CURVES = {
+  'P-256': { size: 32, noble: p256 },
+  'P-384': { size: 48, noble: p384 },
+  'P-521': { size: 66, noble: p521 },
+} as const;
 
 /** Parse `hash_algorithm` (`invalid hash algorithm "x"`). */
 export function parseHashAlgorithm(name: string): HashAlgorithm {
@@ -50,7 +70,8 @@ export function parseMarshaling(name: string): Marshaling {
 export function parseSaltLength(text: string): number {
   if (text === 'auto' || text === '') return 0;
   if (text === 'hash') return -1;
-  if (!/^[+-]?\d{1,9}$/.test(text)) throw invalid(`salt length neither 'auto', 'hash', nor an int: ${text.slice(0, 32)}`);
+  if (!/^[+-]?\d{1,9}$/.test(text))
+    throw invalid(`salt length neither 'auto', 'hash', nor an int: ${text.slice(0, 32)}`);
   const n = Number(text);
   if (n < -1) throw invalid(`salt length is invalid: ${n}`);
   return n;
@@ -72,7 +93,8 @@ export function checkSignatureRequest(key: TransitKey, opts: SignatureOptions, e
   }
   if (key.type === 'ed25519') {
     if (opts.prehashed) throw invalid('only Pure Ed25519 signatures supported, prehashed must be false');
-    if (explicitHash && opts.hash.name === 'sha2-512') throw invalid('only Pure Ed25519 signatures supported, hash_alogithm should not be set');
+    if (explicitHash && opts.hash.name === 'sha2-512')
+      throw invalid('only Pure Ed25519 signatures supported, hash_alogithm should not be set');
   }
   if (info.rsaBits && opts.signatureAlgorithm !== 'pss' && opts.signatureAlgorithm !== 'pkcs1v15') {
     throw invalid(`unsupported rsa signature algorithm ${opts.signatureAlgorithm}`);
@@ -92,11 +114,16 @@ function checkDigest(opts: SignatureOptions, digest: Buffer): void {
 function pssSalt(pub: KeyObject, opts: SignatureOptions): { max: number; hLen: number } {
   const hLen = opts.hash.size;
   const max = maxPssSalt(modulusBits(pub), hLen);
-  if (opts.saltLength < -1 || opts.saltLength > max) throw invalid(`requested salt length ${opts.saltLength} is invalid`);
+  if (opts.saltLength < -1 || opts.saltLength > max)
+    throw invalid(`requested salt length ${opts.saltLength} is invalid`);
   return { max, hLen };
 }
 
-function ed25519Keys(key: TransitKey, v: KeyVersion, context: Buffer | undefined): { priv?: KeyObject; pub?: KeyObject; derivedPublic?: Buffer } {
+function ed25519Keys(
+  key: TransitKey,
+  v: KeyVersion,
+  context: Buffer | undefined,
+): { priv?: KeyObject; pub?: KeyObject; derivedPublic?: Buffer } {
   if (!key.derived) return { priv: v.privateKey, pub: v.publicKey };
   if (!context || context.length === 0) throw invalid(MISSING_CONTEXT);
   if (!v.key) throw invalid('no such key version');
@@ -118,7 +145,13 @@ interface SignPlan {
   publicKey?: Buffer;
 }
 
-function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): SignPlan {
+function planSign(
+  key: TransitKey,
+  ver: number,
+  input: Buffer,
+  context: Buffer | undefined,
+  opts: SignatureOptions,
+): SignPlan {
   const v = liveVersion(key, ver);
   const info = KEY_TYPES[key.type];
   let sig: Buffer | undefined;
@@ -135,7 +168,11 @@ function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer |
     const priv = v.privateKey;
     if (!priv) throw invalid('requested version for signing does not contain a private part');
     if (!opts.prehashed) {
-      call = { alg: opts.hash.node, data: input, key: { key: priv, dsaEncoding: opts.marshaling === 'jws' ? 'ieee-p1363' : 'der' } };
+      call = {
+        alg: opts.hash.node,
+        data: input,
+        key: { key: priv, dsaEncoding: opts.marshaling === 'jws' ? 'ieee-p1363' : 'der' },
+      };
     } else {
       const c = CURVES[info.curve];
       const d = Buffer.from(priv.export({ format: 'jwk' }).d!, 'base64url');
@@ -152,7 +189,12 @@ function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer |
     if (opts.signatureAlgorithm === 'pss') {
       const { max, hLen } = pssSalt(priv, opts);
       const salt = opts.saltLength === 0 ? max : opts.saltLength === -1 ? hLen : opts.saltLength;
-      if (!opts.prehashed) call = { alg: opts.hash.node, data: input, key: { key: priv, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt } };
+      if (!opts.prehashed)
+        call = {
+          alg: opts.hash.node,
+          data: input,
+          key: { key: priv, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt },
+        };
       else {
         checkDigest(opts, input);
         sig = pssSignDigest(priv, opts.hash.node!, input, salt);
@@ -163,7 +205,8 @@ function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer |
       checkDigest(opts, input);
       const data = opts.hash.name === 'none' ? input : Buffer.concat([Buffer.from(opts.hash.digestInfo, 'hex'), input]);
       const k = Math.ceil(modulusBits(priv) / 8);
-      if (data.length > k - 11) throw invalid(`input: too long for PKCS#1 v1.5 with this key (at most ${k - 11} bytes)`);
+      if (data.length > k - 11)
+        throw invalid(`input: too long for PKCS#1 v1.5 with this key (at most ${k - 11} bytes)`);
       sig = pkcs1SignRaw(priv, data);
     }
   } else {
@@ -173,23 +216,40 @@ function planSign(key: TransitKey, ver: number, input: Buffer, context: Buffer |
 }
 
 /** Sign `input` with version `ver` (already selected); returns `vault:vN:<sig>` and, for derived Ed25519, the public key. */
-export function signWithKey(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): { signature: string; publicKey?: Buffer } {
+export function signWithKey(
+  key: TransitKey,
+  ver: number,
+  input: Buffer,
+  context: Buffer | undefined,
+  opts: SignatureOptions,
+): { signature: string; publicKey?: Buffer } {
   const p = planSign(key, ver, input, context, opts);
   const sig = p.sig ?? nodeSign(p.call!.alg, p.call!.data, p.call!.key as SignKeyObjectInput);
   return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling), publicKey: p.publicKey };
 }
 
 /** As signWithKey, with the node:crypto work on libuv's thread pool (batches use every core). */
-export async function signWithKeyAsync(key: TransitKey, ver: number, input: Buffer, context: Buffer | undefined, opts: SignatureOptions): Promise<{ signature: string; publicKey?: Buffer }> {
+export async function signWithKeyAsync(
+  key: TransitKey,
+  ver: number,
+  input: Buffer,
+  context: Buffer | undefined,
+  opts: SignatureOptions,
+): Promise<{ signature: string; publicKey?: Buffer }> {
   if (KEY_TYPES[key.type].kind === 'pqc') {
-    const sig = await pqSignAsync(key, liveVersion(key, ver), input, { prehashed: opts.prehashed, hash: opts.hash.name });
+    const sig = await pqSignAsync(key, liveVersion(key, ver), input, {
+      prehashed: opts.prehashed,
+      hash: opts.hash.name,
+    });
     return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling) };
   }
   const p = planSign(key, ver, input, context, opts);
   const c = p.call;
   const sig =
     p.sig ??
-    (await new Promise<Buffer>((resolve, reject) => nodeSign(c!.alg, c!.data, c!.key as SignKeyObjectInput, (e, s) => (e ? reject(e) : resolve(s)))));
+    (await new Promise<Buffer>((resolve, reject) =>
+      nodeSign(c!.alg, c!.data, c!.key as SignKeyObjectInput, (e, s) => (e ? reject(e) : resolve(s))),
+    ));
   return { signature: versionPrefix(ver) + encodeSig(sig, opts.marshaling), publicKey: p.publicKey };
 }
 
@@ -200,12 +260,21 @@ function publicOf(v: KeyVersion): KeyObject | undefined {
 /** A verification: decided already, or a node:crypto call to make. */
 type VerifyPlan = { result: boolean } | { call: NodeCall; sig: Buffer };
 
-function planVerify(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): VerifyPlan {
+function planVerify(
+  key: TransitKey,
+  input: Buffer,
+  context: Buffer | undefined,
+  signature: string,
+  opts: SignatureOptions,
+): VerifyPlan {
   const info = KEY_TYPES[key.type];
   const { version, payload } = parseVersioned(signature, 'signature', key);
   const raw = opts.marshaling === 'jws' ? decodeRawUrlBase64(payload) : decodeStdBase64(payload);
   if (!raw) throw invalid('invalid base64 signature value');
-  if (info.kind === 'pqc') return { result: pqVerify(key, liveVersion(key, version), input, raw, { prehashed: opts.prehashed, hash: opts.hash.name }) };
+  if (info.kind === 'pqc')
+    return {
+      result: pqVerify(key, liveVersion(key, version), input, raw, { prehashed: opts.prehashed, hash: opts.hash.name }),
+    };
   if (info.curve) {
     let rs: { r: bigint; s: bigint };
     if (opts.marshaling === 'asn1') {
@@ -220,10 +289,13 @@ function planVerify(key: TransitKey, input: Buffer, context: Buffer | undefined,
     const c = CURVES[info.curve];
     const fixed = toFixed(rs.r, rs.s, c.size);
     if (!fixed || rs.r === 0n || rs.s === 0n) return { result: false };
-    if (!opts.prehashed) return { call: { alg: opts.hash.node, data: input, key: { key: pub, dsaEncoding: 'ieee-p1363' } }, sig: fixed };
+    if (!opts.prehashed)
+      return { call: { alg: opts.hash.node, data: input, key: { key: pub, dsaEncoding: 'ieee-p1363' } }, sig: fixed };
     const jwk = pub.export({ format: 'jwk' });
     const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
-    return { result: safe(() => c.noble.verify(fixed, input, point, { prehash: false, lowS: false, format: 'compact' })) };
+    return {
+      result: safe(() => c.noble.verify(fixed, input, point, { prehash: false, lowS: false, format: 'compact' })),
+    };
   }
   const v = liveVersion(key, version);
   if (key.type === 'ed25519') {
@@ -239,33 +311,64 @@ function planVerify(key: TransitKey, input: Buffer, context: Buffer | undefined,
       const { hLen } = pssSalt(pub, opts);
       const salt = opts.saltLength === 0 ? null : opts.saltLength === -1 ? hLen : opts.saltLength;
       if (!opts.prehashed) {
-        return { call: { alg: opts.hash.node, data: input, key: { key: pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: salt ?? constants.RSA_PSS_SALTLEN_AUTO } }, sig: raw };
+        return {
+          call: {
+            alg: opts.hash.node,
+            data: input,
+            key: {
+              key: pub,
+              padding: constants.RSA_PKCS1_PSS_PADDING,
+              saltLength: salt ?? constants.RSA_PSS_SALTLEN_AUTO,
+            },
+          },
+          sig: raw,
+        };
       }
       checkDigest(opts, input);
       return { result: pssVerifyDigest(pub, opts.hash.node!, input, raw, salt) };
     }
-    if (!opts.prehashed) return { call: { alg: opts.hash.node, data: input, key: { key: pub, padding: constants.RSA_PKCS1_PADDING } }, sig: raw };
+    if (!opts.prehashed)
+      return {
+        call: { alg: opts.hash.node, data: input, key: { key: pub, padding: constants.RSA_PKCS1_PADDING } },
+        sig: raw,
+      };
     checkDigest(opts, input);
-    const expected = opts.hash.name === 'none' ? input : Buffer.concat([Buffer.from(opts.hash.digestInfo, 'hex'), input]);
+    const expected =
+      opts.hash.name === 'none' ? input : Buffer.concat([Buffer.from(opts.hash.digestInfo, 'hex'), input]);
     return { result: pkcs1VerifyRaw(pub, expected, raw) };
   }
   throw invalid(`key type ${key.type} does not support verification`);
 }
 
 /** Verify a `vault:vN:` signature over `input`; malformed signatures throw Vault's errors, a wrong one returns false. */
-export function verifyWithKey(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): boolean {
+export function verifyWithKey(
+  key: TransitKey,
+  input: Buffer,
+  context: Buffer | undefined,
+  signature: string,
+  opts: SignatureOptions,
+): boolean {
   const p = planVerify(key, input, context, signature, opts);
   if ('result' in p) return p.result;
   return safe(() => nodeVerify(p.call.alg, p.call.data, p.call.key as VerifyKeyObjectInput, p.sig));
 }
 
 /** As verifyWithKey, with the node:crypto work on libuv's thread pool. */
-export async function verifyWithKeyAsync(key: TransitKey, input: Buffer, context: Buffer | undefined, signature: string, opts: SignatureOptions): Promise<boolean> {
+export async function verifyWithKeyAsync(
+  key: TransitKey,
+  input: Buffer,
+  context: Buffer | undefined,
+  signature: string,
+  opts: SignatureOptions,
+): Promise<boolean> {
   if (KEY_TYPES[key.type].kind === 'pqc') {
     const { version, payload } = parseVersioned(signature, 'signature', key);
     const raw = opts.marshaling === 'jws' ? decodeRawUrlBase64(payload) : decodeStdBase64(payload);
     if (!raw) throw invalid('invalid base64 signature value');
-    return pqVerifyAsync(key, liveVersion(key, version), input, raw, { prehashed: opts.prehashed, hash: opts.hash.name });
+    return pqVerifyAsync(key, liveVersion(key, version), input, raw, {
+      prehashed: opts.prehashed,
+      hash: opts.hash.name,
+    });
   }
   const p = planVerify(key, input, context, signature, opts);
   if ('result' in p) return p.result;

@@ -10,7 +10,10 @@ export type VersionedKind = 'ciphertext' | 'signature' | 'hmac' | 'cmac';
 /** Vault's "too old" error, shared by decrypt, verify and rewrap (keysutil ErrTooOld). */
 export const ERR_TOO_OLD = 'ciphertext or signature version is disallowed by policy (too old)';
 
-const MESSAGES: Record<VersionedKind, { noPrefix: string; fields: string; number: string; tooNew: string; tooOld: string }> = {
+const MESSAGES: Record<
+  VersionedKind,
+  { noPrefix: string; fields: string; number: string; tooNew: string; tooOld: string }
+> = {
   ciphertext: {
     noPrefix: 'invalid ciphertext: no prefix',
     fields: 'invalid ciphertext: wrong number of fields',
@@ -57,7 +60,11 @@ export interface Versioned {
  * Split `vault:v<N>:<payload>` and check N against the key's versions: `N > latest` is too new,
  * `N < minDecryptionVersion` too old. A ciphertext version 0 means 1 (Vault's first releases).
  */
-export function parseVersioned(value: string, kind: VersionedKind, key: { latestVersion: number; minDecryptionVersion: number }): Versioned {
+export function parseVersioned(
+  value: string,
+  kind: VersionedKind,
+  key: { latestVersion: number; minDecryptionVersion: number },
+): Versioned {
   const m = MESSAGES[kind];
   if (!value.startsWith('vault:v')) throw invalid(m.noPrefix);
   const rest = value.slice(7);

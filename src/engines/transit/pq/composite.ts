@@ -27,14 +27,26 @@ export function compositeSuite(set: MlDsaSet, ec: HybridEcType): { label: Buffer
 }
 
 /** M' of the composite construction. */
-export function compositeMessage(set: MlDsaSet, ec: HybridEcType, message: Uint8Array, ctx: Uint8Array = new Uint8Array(0)): Buffer {
+export function compositeMessage(
+  set: MlDsaSet,
+  ec: HybridEcType,
+  message: Uint8Array,
+  ctx: Uint8Array = new Uint8Array(0),
+): Buffer {
   if (ctx.length > 255) throw new RangeError('composite context must be at most 255 bytes');
   const { label, ph } = compositeSuite(set, ec);
   return Buffer.concat([PREFIX, label, Buffer.from([ctx.length]), ctx, createHash(ph).update(message).digest()]);
 }
 
 /** Sign: ML-DSA over M' with the label as context, then the classical signature over M'. */
-export function compositeSign(set: MlDsaSet, ec: HybridEcType, mldsaSecret: Uint8Array, trad: KeyObject, message: Uint8Array, ctx?: Uint8Array): Buffer {
+export function compositeSign(
+  set: MlDsaSet,
+  ec: HybridEcType,
+  mldsaSecret: Uint8Array,
+  trad: KeyObject,
+  message: Uint8Array,
+  ctx?: Uint8Array,
+): Buffer {
   const m = compositeMessage(set, ec, message, ctx);
   const { label } = compositeSuite(set, ec);
   const pq = mlDsa(set).sign(m, mldsaSecret, { context: label });
@@ -43,7 +55,15 @@ export function compositeSign(set: MlDsaSet, ec: HybridEcType, mldsaSecret: Uint
 }
 
 /** Verify both halves (both must hold). */
-export function compositeVerify(set: MlDsaSet, ec: HybridEcType, mldsaPublic: Uint8Array, trad: KeyObject, message: Uint8Array, sig: Uint8Array, ctx?: Uint8Array): boolean {
+export function compositeVerify(
+  set: MlDsaSet,
+  ec: HybridEcType,
+  mldsaPublic: Uint8Array,
+  trad: KeyObject,
+  message: Uint8Array,
+  sig: Uint8Array,
+  ctx?: Uint8Array,
+): boolean {
   const alg = mlDsa(set);
   const n = alg.lengths.signature!;
   if (sig.length <= n) return false;
@@ -59,14 +79,20 @@ export function compositeVerify(set: MlDsaSet, ec: HybridEcType, mldsaPublic: Ui
 
 /** The classical half's signature over M' on node's thread pool. */
 export function classicalSignAsync(ec: HybridEcType, trad: KeyObject, m: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => nodeSign(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, (e, s) => (e ? reject(e) : resolve(s))));
+  return new Promise((resolve, reject) =>
+    nodeSign(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, (e, s) =>
+      e ? reject(e) : resolve(s),
+    ),
+  );
 }
 
 /** The classical half's verification over M' on node's thread pool (false on any error). */
 export function classicalVerifyAsync(ec: HybridEcType, trad: KeyObject, m: Buffer, sig: Buffer): Promise<boolean> {
   return new Promise((resolve) => {
     try {
-      nodeVerify(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, sig, (e, ok) => resolve(!e && ok));
+      nodeVerify(TRAD[ec].hash, m, ec === 'ed25519' ? trad : { key: trad, dsaEncoding: 'der' }, sig, (e, ok) =>
+        resolve(!e && ok),
+      );
     } catch {
       resolve(false);
     }

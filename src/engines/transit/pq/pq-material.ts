@@ -22,7 +22,11 @@ export interface PqMaterial {
   publicKey?: KeyObject;
 }
 
-const CURVE: Record<Exclude<HybridEcType, 'ed25519'>, string> = { 'ecdsa-p256': 'P-256', 'ecdsa-p384': 'P-384', 'ecdsa-p521': 'P-521' };
+const CURVE: Record<Exclude<HybridEcType, 'ed25519'>, string> = {
+  'ecdsa-p256': 'P-256',
+  'ecdsa-p384': 'P-384',
+  'ecdsa-p521': 'P-521',
+};
 
 /** Generate a version's material for `key`'s type and parameter set. */
 export async function generatePq(key: Pick<TransitKey, 'type' | 'parameterSet' | 'hybridEc'>): Promise<PqMaterial> {
@@ -33,7 +37,10 @@ export async function generatePq(key: Pick<TransitKey, 'type' | 'parameterSet' |
     const sk = await poolSlhKeygen(key.parameterSet!, seed);
     return { key: sk ?? Buffer.from(alg.keygen(seed).secretKey) };
   }
-  const pair = key.hybridEc === 'ed25519' ? await generateKeyPairAsync('ed25519') : await generateKeyPairAsync('ec', { namedCurve: CURVE[key.hybridEc as Exclude<HybridEcType, 'ed25519'>] });
+  const pair =
+    key.hybridEc === 'ed25519'
+      ? await generateKeyPairAsync('ed25519')
+      : await generateKeyPairAsync('ec', { namedCurve: CURVE[key.hybridEc as Exclude<HybridEcType, 'ed25519'>] });
   return { key: randomBytes(32), privateKey: pair.privateKey, publicKey: pair.publicKey };
 }
 
@@ -60,7 +67,8 @@ export function mlDsaPair(key: Pick<TransitKey, 'parameterSet'>, v: KeyVersion):
 export function slhPair(key: Pick<TransitKey, 'parameterSet'>, v: KeyVersion): Expanded {
   const alg = slhDsa(key.parameterSet);
   const sk = v.key;
-  if (!sk || sk.length !== alg.lengths.secretKey) throw invalid('requested version does not contain an SLH-DSA secret key');
+  if (!sk || sk.length !== alg.lengths.secretKey)
+    throw invalid('requested version does not contain an SLH-DSA secret key');
   return { secretKey: sk, publicKey: sk.subarray(sk.length - alg.lengths.publicKey!) };
 }
 
@@ -120,7 +128,8 @@ export function hybridPublicText(v: KeyVersion): string {
  */
 export function pqFromImport(key: Pick<TransitKey, 'type' | 'parameterSet' | 'hybridEc'>, raw: Buffer): PqMaterial {
   if (key.type === 'ml-dsa') {
-    if (raw.length !== 32) throw invalid('ciphertext', `ML-DSA keys are imported as their 32-byte seed, got ${raw.length} bytes`);
+    if (raw.length !== 32)
+      throw invalid('ciphertext', `ML-DSA keys are imported as their 32-byte seed, got ${raw.length} bytes`);
     return { key: Buffer.from(raw) };
   }
   if (key.type === 'slh-dsa') {
@@ -129,12 +138,20 @@ export function pqFromImport(key: Pick<TransitKey, 'type' | 'parameterSet' | 'hy
     if (raw.length === 3 * n) return { key: Buffer.from(alg.keygen(raw).secretKey) };
     if (raw.length === 4 * n) {
       const again = alg.keygen(raw.subarray(0, 3 * n)).secretKey;
-      if (!Buffer.from(again).equals(raw)) throw invalid('ciphertext', 'SLH-DSA secret key: PK.root does not match the seeds');
+      if (!Buffer.from(again).equals(raw))
+        throw invalid('ciphertext', 'SLH-DSA secret key: PK.root does not match the seeds');
       return { key: Buffer.from(raw) };
     }
-    throw invalid('ciphertext', `SLH-DSA ${key.parameterSet} keys are imported as the ${3 * n}-byte seed or the ${4 * n}-byte secret key, got ${raw.length} bytes`);
+    throw invalid(
+      'ciphertext',
+      `SLH-DSA ${key.parameterSet} keys are imported as the ${3 * n}-byte seed or the ${4 * n}-byte secret key, got ${raw.length} bytes`,
+    );
   }
-  if (raw.length <= 32) throw invalid('ciphertext', 'hybrid keys are imported as the 32-byte ML-DSA seed followed by the classical key (PKCS#8 DER)');
+  if (raw.length <= 32)
+    throw invalid(
+      'ciphertext',
+      'hybrid keys are imported as the 32-byte ML-DSA seed followed by the classical key (PKCS#8 DER)',
+    );
   let priv: KeyObject;
   try {
     priv = createPrivateKey({ key: raw.subarray(32), format: 'der', type: 'pkcs8' });
@@ -142,7 +159,10 @@ export function pqFromImport(key: Pick<TransitKey, 'type' | 'parameterSet' | 'hy
     throw invalid('ciphertext', 'hybrid import: the classical key after the 32-byte seed is not PKCS#8 DER');
   }
   const want = key.hybridEc === 'ed25519' ? 'ed25519' : 'ec';
-  const curve = key.hybridEc === 'ed25519' ? undefined : { 'ecdsa-p256': 'prime256v1', 'ecdsa-p384': 'secp384r1', 'ecdsa-p521': 'secp521r1' }[key.hybridEc!];
+  const curve =
+    key.hybridEc === 'ed25519'
+      ? undefined
+      : { 'ecdsa-p256': 'prime256v1', 'ecdsa-p384': 'secp384r1', 'ecdsa-p521': 'secp521r1' }[key.hybridEc!];
   if (priv.asymmetricKeyType !== want || (curve && priv.asymmetricKeyDetails?.namedCurve !== curve)) {
     throw invalid('ciphertext', `hybrid import: the classical key is not of type ${key.hybridEc}`);
   }

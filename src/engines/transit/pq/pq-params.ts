@@ -58,27 +58,53 @@ export function isPqType(type: KeyTypeName): type is 'ml-dsa' | 'slh-dsa' | 'hyb
  * Vault's wording ("invalid parameter set 12 for key type ml-dsa", "invalid config for hybrid key: ...").
  * Other key types must not carry them.
  */
-export function parsePqConfig(type: KeyTypeName, raw: { parameterSet?: string; pqc?: string; ec?: string }): PqConfig | undefined {
+export function parsePqConfig(
+  type: KeyTypeName,
+  raw: { parameterSet?: string; pqc?: string; ec?: string },
+): PqConfig | undefined {
   const set = (raw.parameterSet ?? '').trim().toLowerCase();
   if (!isPqType(type)) {
     if (set) throw invalid('parameter_set', `parameter_set is not valid for key type ${type}`);
-    if (raw.pqc || raw.ec) throw invalid('hybrid_key_type_ec', `hybrid_key_type_pqc and hybrid_key_type_ec are only valid for key type hybrid`);
+    if (raw.pqc || raw.ec)
+      throw invalid(
+        'hybrid_key_type_ec',
+        `hybrid_key_type_pqc and hybrid_key_type_ec are only valid for key type hybrid`,
+      );
     return undefined;
   }
   if (type === 'ml-dsa') {
-    if (!(set in ML_DSA)) throw invalid('parameter_set', `invalid parameter set ${raw.parameterSet ?? ''} for key type ml-dsa (one of 44, 65, 87)`);
+    if (!(set in ML_DSA))
+      throw invalid(
+        'parameter_set',
+        `invalid parameter set ${raw.parameterSet ?? ''} for key type ml-dsa (one of 44, 65, 87)`,
+      );
     return { parameterSet: set };
   }
   if (type === 'slh-dsa') {
-    if (!(set in SLH_DSA)) throw invalid('parameter_set', `invalid parameter set ${raw.parameterSet ?? ''} for key type slh-dsa (one of ${Object.keys(SLH_DSA).join(', ')})`);
+    if (!(set in SLH_DSA))
+      throw invalid(
+        'parameter_set',
+        `invalid parameter set ${raw.parameterSet ?? ''} for key type slh-dsa (one of ${Object.keys(SLH_DSA).join(', ')})`,
+      );
     return { parameterSet: set };
   }
   const pqc = (raw.pqc ?? '').trim().toLowerCase();
   const ec = (raw.ec ?? '').trim().toLowerCase();
-  if (pqc !== 'ml-dsa') throw invalid('hybrid_key_type_pqc', `invalid config for hybrid key: unsupported PQC key type "${raw.pqc ?? ''}" (ml-dsa)`);
-  if (!(set in ML_DSA)) throw invalid('parameter_set', `invalid config for hybrid key: invalid parameter set ${raw.parameterSet ?? ''} for ml-dsa (one of 44, 65, 87)`);
+  if (pqc !== 'ml-dsa')
+    throw invalid(
+      'hybrid_key_type_pqc',
+      `invalid config for hybrid key: unsupported PQC key type "${raw.pqc ?? ''}" (ml-dsa)`,
+    );
+  if (!(set in ML_DSA))
+    throw invalid(
+      'parameter_set',
+      `invalid config for hybrid key: invalid parameter set ${raw.parameterSet ?? ''} for ml-dsa (one of 44, 65, 87)`,
+    );
   if (!HYBRID_EC_TYPES.includes(ec as HybridEcType)) {
-    throw invalid('hybrid_key_type_ec', `invalid config for hybrid key: unsupported EC key type "${raw.ec ?? ''}" (one of ${HYBRID_EC_TYPES.join(', ')})`);
+    throw invalid(
+      'hybrid_key_type_ec',
+      `invalid config for hybrid key: unsupported EC key type "${raw.ec ?? ''}" (one of ${HYBRID_EC_TYPES.join(', ')})`,
+    );
   }
   return { parameterSet: set, hybridEc: ec as HybridEcType };
 }

@@ -59,7 +59,10 @@ class PqPool {
     this.starting ??= (async () => {
       const { Worker } = await import('node:worker_threads');
       const req = createRequire(import.meta.url);
-      const workerData = { ml: pathToFileURL(req.resolve('@noble/post-quantum/ml-dsa.js')).href, slh: pathToFileURL(req.resolve('@noble/post-quantum/slh-dsa.js')).href };
+      const workerData = {
+        ml: pathToFileURL(req.resolve('@noble/post-quantum/ml-dsa.js')).href,
+        slh: pathToFileURL(req.resolve('@noble/post-quantum/slh-dsa.js')).href,
+      };
       for (let i = 0; i < this.size; i++) {
         const w = new Worker(SOURCE, { eval: true, workerData, name: `transit-pq-${i}` });
         w.unref();
@@ -114,11 +117,20 @@ export function poolSign(job: Omit<PqJob, 'op' | 'sig'>): Promise<Buffer> | null
 /** Verify on the pool (null when there is no pool); a throwing verification is false. */
 export function poolVerify(job: Omit<PqJob, 'op'>): Promise<boolean> | null {
   const p = thePool();
-  return p ? p.run({ ...job, op: 'verify' }).then((out) => out === true, () => false) : null;
+  return p
+    ? p.run({ ...job, op: 'verify' }).then(
+        (out) => out === true,
+        () => false,
+      )
+    : null;
 }
 
 /** An SLH-DSA secret key from its 3n-byte seed on the pool (key generation of the "s" sets takes seconds); null without a pool. */
 export function poolSlhKeygen(set: string, seed: Uint8Array): Promise<Buffer> | null {
   const p = thePool();
-  return p ? p.run({ family: 'slh-dsa', set, op: 'keygen', internal: false, key: seed, msg: new Uint8Array(0) }).then((out) => Buffer.from(out as Uint8Array)) : null;
+  return p
+    ? p
+        .run({ family: 'slh-dsa', set, op: 'keygen', internal: false, key: seed, msg: new Uint8Array(0) })
+        .then((out) => Buffer.from(out as Uint8Array))
+    : null;
 }

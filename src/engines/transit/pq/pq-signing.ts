@@ -8,7 +8,14 @@
  */
 import { invalid } from '../../../framework/errors.js';
 import type { KeyVersion, TransitKey } from '../keyring/types.js';
-import { classicalSignAsync, classicalVerifyAsync, compositeMessage, compositeSign, compositeSuite, compositeVerify } from './composite.js';
+import {
+  classicalSignAsync,
+  classicalVerifyAsync,
+  compositeMessage,
+  compositeSign,
+  compositeSuite,
+  compositeVerify,
+} from './composite.js';
 import { poolSign, poolVerify, type PqJob } from './pq-pool.js';
 import { nodeMlDsaAvailable, nodeMlDsaSign, nodeMlDsaVerify } from './node-ml-dsa.js';
 import { ML_DSA_STRENGTH, mlDsa, slhDsa, slhStrength, type MlDsaSet, type SlhDsaSet } from './pq-params.js';
@@ -24,11 +31,17 @@ export interface PqSignOptions {
 
 /** Request rules: hybrid keys sign the input only; pre-hashes are checked per item. */
 export function checkPqRequest(key: TransitKey, opts: PqSignOptions): void {
-  if (key.type === 'hybrid' && opts.prehashed) throw invalid('prehashed', 'hybrid keys sign the input itself (the composite construction pre-hashes it); prehashed must be false');
+  if (key.type === 'hybrid' && opts.prehashed)
+    throw invalid(
+      'prehashed',
+      'hybrid keys sign the input itself (the composite construction pre-hashes it); prehashed must be false',
+    );
 }
 
 function strength(key: TransitKey): number {
-  return key.type === 'slh-dsa' ? slhStrength(key.parameterSet as SlhDsaSet) : ML_DSA_STRENGTH[key.parameterSet as MlDsaSet];
+  return key.type === 'slh-dsa'
+    ? slhStrength(key.parameterSet as SlhDsaSet)
+    : ML_DSA_STRENGTH[key.parameterSet as MlDsaSet];
 }
 
 /** Sign on the calling thread (@noble/post-quantum; hedged). */
@@ -53,7 +66,13 @@ export function pqSign(key: TransitKey, v: KeyVersion, input: Buffer, opts: PqSi
 function job(key: TransitKey, input: Buffer, opts: PqSignOptions, k: Uint8Array): Omit<PqJob, 'op' | 'sig'> {
   const family = key.type === 'slh-dsa' ? 'slh-dsa' : 'ml-dsa';
   if (!opts.prehashed) return { family, set: key.parameterSet!, internal: false, key: k, msg: input };
-  return { family, set: key.parameterSet!, internal: true, key: k, msg: prehashMessage(opts.hash, input, strength(key)) };
+  return {
+    family,
+    set: key.parameterSet!,
+    internal: true,
+    key: k,
+    msg: prehashMessage(opts.hash, input, strength(key)),
+  };
 }
 
 /**
@@ -68,7 +87,14 @@ export async function pqSignAsync(key: TransitKey, v: KeyVersion, input: Buffer,
     if (!v.privateKey) throw invalid('requested version for signing does not contain a private part');
     const set = key.parameterSet as MlDsaSet;
     const m = compositeMessage(set, key.hybridEc!, input);
-    const pq = poolSign({ family: 'ml-dsa', set, internal: false, key: mlDsaPair(key, v).secretKey, msg: m, context: compositeSuite(set, key.hybridEc!).label });
+    const pq = poolSign({
+      family: 'ml-dsa',
+      set,
+      internal: false,
+      key: mlDsaPair(key, v).secretKey,
+      msg: m,
+      context: compositeSuite(set, key.hybridEc!).label,
+    });
     if (!pq) return pqSign(key, v, input, opts);
     const [a, b] = await Promise.all([pq, classicalSignAsync(key.hybridEc!, v.privateKey, m)]);
     return Buffer.concat([a, b]);
@@ -78,7 +104,13 @@ export async function pqSignAsync(key: TransitKey, v: KeyVersion, input: Buffer,
 }
 
 /** As pqVerify, off the event loop (node:crypto for pure ML-DSA where it has it, else the worker pool). */
-export async function pqVerifyAsync(key: TransitKey, v: KeyVersion, input: Buffer, sig: Buffer, opts: PqSignOptions): Promise<boolean> {
+export async function pqVerifyAsync(
+  key: TransitKey,
+  v: KeyVersion,
+  input: Buffer,
+  sig: Buffer,
+  opts: PqSignOptions,
+): Promise<boolean> {
   if (key.type === 'ml-dsa' && !opts.prehashed && nodeMlDsaAvailable()) {
     return nodeMlDsaVerify(key.parameterSet as MlDsaSet, mlDsaPair(key, v).publicKey, input, sig);
   }
@@ -88,7 +120,15 @@ export async function pqVerifyAsync(key: TransitKey, v: KeyVersion, input: Buffe
     const n = mlDsa(set).lengths.signature!;
     if (sig.length <= n) return false;
     const m = compositeMessage(set, key.hybridEc!, input);
-    const pq = poolVerify({ family: 'ml-dsa', set, internal: false, key: mlDsaPair(key, v).publicKey, msg: m, sig: sig.subarray(0, n), context: compositeSuite(set, key.hybridEc!).label });
+    const pq = poolVerify({
+      family: 'ml-dsa',
+      set,
+      internal: false,
+      key: mlDsaPair(key, v).publicKey,
+      msg: m,
+      sig: sig.subarray(0, n),
+      context: compositeSuite(set, key.hybridEc!).label,
+    });
     if (!pq) return pqVerify(key, v, input, sig, opts);
     const [a, b] = await Promise.all([pq, classicalVerifyAsync(key.hybridEc!, v.publicKey, m, sig.subarray(n))]);
     return a && b;

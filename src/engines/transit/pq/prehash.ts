@@ -19,10 +19,24 @@ const PREHASH: Record<string, { oid: string; size: number; strength: number }> =
  * M' for a caller-made digest. The hash must offer at least `strength` bits of collision resistance
  * (FIPS 204 section 5.4 / FIPS 205 section 10.2.2 ask for it), so SHA-224 and SHA-1 are refused.
  */
-export function prehashMessage(hash: string, digest: Uint8Array, strength: number, ctx: Uint8Array = new Uint8Array(0)): Buffer {
+export function prehashMessage(
+  hash: string,
+  digest: Uint8Array,
+  strength: number,
+  ctx: Uint8Array = new Uint8Array(0),
+): Buffer {
   const ph = PREHASH[hash];
-  if (!ph) throw invalid('hash_algorithm', `hash algorithm ${hash} is not supported for prehashed post-quantum signatures (one of ${Object.keys(PREHASH).join(', ')})`);
-  if (ph.strength < strength) throw invalid('hash_algorithm', `hash algorithm ${hash} is too weak for this parameter set (needs ${strength}-bit collision strength)`);
-  if (digest.length !== ph.size) throw invalid('input', `a prehashed ${hash} digest must be ${ph.size} bytes, got ${digest.length}`);
+  if (!ph)
+    throw invalid(
+      'hash_algorithm',
+      `hash algorithm ${hash} is not supported for prehashed post-quantum signatures (one of ${Object.keys(PREHASH).join(', ')})`,
+    );
+  if (ph.strength < strength)
+    throw invalid(
+      'hash_algorithm',
+      `hash algorithm ${hash} is too weak for this parameter set (needs ${strength}-bit collision strength)`,
+    );
+  if (digest.length !== ph.size)
+    throw invalid('input', `a prehashed ${hash} digest must be ${ph.size} bytes, got ${digest.length}`);
   return Buffer.concat([Buffer.from([1, ctx.length]), ctx, Buffer.from(ph.oid, 'hex'), digest]);
 }

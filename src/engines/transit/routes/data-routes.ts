@@ -14,8 +14,21 @@ import { hmacAlgorithm } from '../ops/hmac.js';
 import { randomOutput, resolveRandomPath } from '../ops/random-bytes.js';
 import { parseHashAlgorithm, parseMarshaling, parseSaltLength, type SignatureOptions } from '../ops/signing.js';
 import {
-  DECRYPT_ITEM, ENCRYPT_ITEM, HMAC_ITEM, REWRAP_ITEM, SIGN_ITEM, VERIFY_ITEM,
-  runDatakey, runDecrypt, runEncrypt, runHmac, runRewrap, runSign, runVerifyHmac, runVerifySignature, verifyBranch,
+  DECRYPT_ITEM,
+  ENCRYPT_ITEM,
+  HMAC_ITEM,
+  REWRAP_ITEM,
+  SIGN_ITEM,
+  VERIFY_ITEM,
+  runDatakey,
+  runDecrypt,
+  runEncrypt,
+  runHmac,
+  runRewrap,
+  runSign,
+  runVerifyHmac,
+  runVerifySignature,
+  verifyBranch,
   type BatchOutcome,
 } from '../ops/operations.js';
 import { runVerifyCmac } from '../ops/cmac-operations.js';
@@ -31,20 +44,30 @@ const partialCode = f.int('HTTP status for a batch where some items failed (defa
 /** One request's top-level fields as a single batch item. */
 function single(data: Record<string, unknown>, kinds: Readonly<Record<string, ItemFieldKind>>): BatchItem[] {
   const obj: Record<string, unknown> = {};
-  for (const k of Object.keys(kinds)) if (data[k] !== undefined) obj[k] = Buffer.isBuffer(data[k]) ? (data[k] as Buffer).toString('base64') : data[k];
+  for (const k of Object.keys(kinds))
+    if (data[k] !== undefined) obj[k] = Buffer.isBuffer(data[k]) ? (data[k] as Buffer).toString('base64') : data[k];
   return readBatchItems([obj], kinds);
 }
 
-function items(data: Record<string, unknown>, kinds: Readonly<Record<string, ItemFieldKind>>): { list: BatchItem[]; batch: boolean } {
+function items(
+  data: Record<string, unknown>,
+  kinds: Readonly<Record<string, ItemFieldKind>>,
+): { list: BatchItem[]; batch: boolean } {
   const raw = data.batch_input as unknown[] | undefined;
-  return raw !== undefined ? { list: readBatchItems(raw, kinds), batch: true } : { list: single(data, kinds), batch: false };
+  return raw !== undefined
+    ? { list: readBatchItems(raw, kinds), batch: true }
+    : { list: single(data, kinds), batch: false };
 }
 
 /** Reply for a batch; `statusRules` applies spec 7.1 (encrypt/decrypt/rewrap), else always 200 (7.2). */
 function batchReply(out: BatchOutcome, statusRules: boolean, override?: number): Reply {
   const s = statusRules ? batchStatus(out.errors, override) : { status: 200, warnings: [] };
   const warnings = [...out.warnings, ...s.warnings];
-  return { data: { batch_results: out.results }, status: s.status === 200 ? undefined : s.status, warnings: warnings.length ? warnings : undefined };
+  return {
+    data: { batch_results: out.results },
+    status: s.status === 200 ? undefined : s.status,
+    warnings: warnings.length ? warnings : undefined,
+  };
 }
 
 /** Reply for a single item: its error becomes the request's error. */
@@ -63,7 +86,9 @@ function strip(r: Record<string, unknown>, drop: string): Record<string, unknown
 
 const signatureFields = {
   urlalgorithm: f.string('Hash algorithm in the URL (wins over hash_algorithm)'),
-  hash_algorithm: f.string('sha2-256 (default), sha2-224/384/512, sha3-224/256/384/512, sha1, none (RSA pkcs1v15 + prehashed)'),
+  hash_algorithm: f.string(
+    'sha2-256 (default), sha2-224/384/512, sha3-224/256/384/512, sha1, none (RSA pkcs1v15 + prehashed)',
+  ),
   algorithm: f.string('Deprecated name of hash_algorithm'),
   input: b64('Data to sign or verify').sensitive(),
   context: b64('Context for derived Ed25519 keys'),
@@ -76,12 +101,23 @@ const signatureFields = {
   batch_input: batchInput,
 };
 
-function signatureOptions(data: { urlalgorithm?: string; hash_algorithm?: string; algorithm?: string; prehashed: boolean; signature_algorithm: string; marshaling_algorithm: string; salt_length: string }): { opts: SignatureOptions; explicit: boolean } {
+function signatureOptions(data: {
+  urlalgorithm?: string;
+  hash_algorithm?: string;
+  algorithm?: string;
+  prehashed: boolean;
+  signature_algorithm: string;
+  marshaling_algorithm: string;
+  salt_length: string;
+}): { opts: SignatureOptions; explicit: boolean } {
   const explicit = data.urlalgorithm || data.hash_algorithm || data.algorithm;
   const hash = parseHashAlgorithm(explicit || 'sha2-256');
   const marshaling = parseMarshaling(data.marshaling_algorithm);
   const saltLength = parseSaltLength(data.salt_length);
-  return { opts: { hash, prehashed: data.prehashed, signatureAlgorithm: data.signature_algorithm, marshaling, saltLength }, explicit: Boolean(explicit) };
+  return {
+    opts: { hash, prehashed: data.prehashed, signatureAlgorithm: data.signature_algorithm, marshaling, saltLength },
+    explicit: Boolean(explicit),
+  };
 }
 
 /** Routes: encrypt, decrypt, rewrap, datakey, random, hash, hmac, sign, verify. */
@@ -105,17 +141,21 @@ export const dataRoutes: AnyRoute[] = [
       convergent_encryption: f.bool('Convergent encryption when the key is created by this request'),
       partial_failure_response_code: partialCode,
     },
-    exists: ({ engine, data }) => engine.keys.cached(data.name) !== undefined || engine.keys.get(data.name).then((k) => k !== null),
+    exists: ({ engine, data }) =>
+      engine.keys.cached(data.name) !== undefined || engine.keys.get(data.name).then((k) => k !== null),
     operations: {
       update: async ({ engine, data, raw, operation }) => {
-        if (data.batch_input === undefined && data.plaintext === undefined) throw invalid('missing plaintext to encrypt');
+        if (data.batch_input === undefined && data.plaintext === undefined)
+          throw invalid('missing plaintext to encrypt');
         const { list, batch } = items(data, ENCRYPT_ITEM);
         const out = await runEncrypt(engine, data.name, list, {
           operation,
           type: raw.type !== undefined ? data.type : undefined,
           convergent: data.convergent_encryption,
         });
-        return batch ? batchReply(out, true, data.partial_failure_response_code) : singleReply(out, (r) => strip(r, 'reference'));
+        return batch
+          ? batchReply(out, true, data.partial_failure_response_code)
+          : singleReply(out, (r) => strip(r, 'reference'));
       },
     },
   }),
@@ -147,7 +187,9 @@ export const dataRoutes: AnyRoute[] = [
         }
         const { list, batch } = items(data, DECRYPT_ITEM);
         const out = await runDecrypt(engine, data.name, list);
-        return batch ? batchReply(out, true, data.partial_failure_response_code) : singleReply(out, (r) => strip(r, 'reference'));
+        return batch
+          ? batchReply(out, true, data.partial_failure_response_code)
+          : singleReply(out, (r) => strip(r, 'reference'));
       },
     },
   }),
@@ -173,7 +215,9 @@ export const dataRoutes: AnyRoute[] = [
         if (data.batch_input === undefined && !data.ciphertext) throw invalid('missing ciphertext to rewrap');
         const { list, batch } = items(data, REWRAP_ITEM);
         const out = await runRewrap(engine, data.name, list);
-        return batch ? batchReply(out, true, data.partial_failure_response_code) : singleReply(out, (r) => strip(r, 'reference'));
+        return batch
+          ? batchReply(out, true, data.partial_failure_response_code)
+          : singleReply(out, (r) => strip(r, 'reference'));
       },
     },
   }),
@@ -192,7 +236,8 @@ export const dataRoutes: AnyRoute[] = [
     },
     operations: {
       update: async ({ engine, data }) => {
-        if (data.plaintext !== 'plaintext' && data.plaintext !== 'wrapped') throw invalid("Invalid path, must be 'plaintext' or 'wrapped'");
+        if (data.plaintext !== 'plaintext' && data.plaintext !== 'wrapped')
+          throw invalid("Invalid path, must be 'plaintext' or 'wrapped'");
         let context: Buffer | undefined;
         try {
           context = data.context ? decodeBase64('context', data.context) : undefined;
@@ -231,7 +276,9 @@ export const dataRoutes: AnyRoute[] = [
     operations: {
       update: ({ data }) => {
         const fromUrl = resolveRandomPath(data.urlsource, data.urlbytes);
-        return { data: { random_bytes: randomOutput(fromUrl.bytes ?? data.bytes, data.format, fromUrl.source ?? data.source) } };
+        return {
+          data: { random_bytes: randomOutput(fromUrl.bytes ?? data.bytes, data.format, fromUrl.source ?? data.source) },
+        };
       },
     },
   }),
@@ -261,7 +308,7 @@ export const dataRoutes: AnyRoute[] = [
   route({
     path: 'hmac/:name(/:urlalgorithm)',
     standby: 'serve', // a cluster standby computes this itself (issue 13)
-    summary: 'HMAC of base64 input with a key version\'s HMAC key',
+    summary: "HMAC of base64 input with a key version's HMAC key",
     fields: {
       name,
       urlalgorithm: f.string('Algorithm in the URL (wins over algorithm)'),

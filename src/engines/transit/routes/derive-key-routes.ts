@@ -27,16 +27,23 @@ export const deriveKeyRoutes: AnyRoute[] = [
       peer_public_key: f.string("PEM public key of the other party, on the base key's curve"),
       base_key_name: f.string('ECDSA key (P-256, P-384, P-521) of this mount whose private key takes part'),
       base_key_version: f.int('Version of the base key; 0 = latest').default(0),
-      derived_key_type: f.string('Type of the derived key: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305').default('aes256-gcm96'),
+      derived_key_type: f
+        .string('Type of the derived key: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305')
+        .default('aes256-gcm96'),
     },
     operations: {
       update: async ({ engine, data }) => {
         checkKeyName(data.name);
-        if (data.key_derivation_algorithm !== 'ecdh') throw invalid('key_derivation_algorithm', `key derivation algorithm ${data.key_derivation_algorithm} not supported`);
+        if (data.key_derivation_algorithm !== 'ecdh')
+          throw invalid(
+            'key_derivation_algorithm',
+            `key derivation algorithm ${data.key_derivation_algorithm} not supported`,
+          );
         if (!data.peer_public_key) throw invalid('peer_public_key', 'peer public key not provided');
         if (!data.base_key_name) throw invalid('base_key_name', 'base_key_name is required');
         const type = parseKeyType(data.derived_key_type, 'derived_key_type');
-        if (!DERIVED_KEY_TYPES.includes(type)) throw invalid('derived_key_type', `unknown key type ${data.derived_key_type}`);
+        if (!DERIVED_KEY_TYPES.includes(type))
+          throw invalid('derived_key_type', `unknown key type ${data.derived_key_type}`);
         const material = await engine.keys.withLock(data.base_key_name, 'shared', async () => {
           const base = await engine.keys.get(data.base_key_name!);
           if (!base) throw invalid('base_key_name', 'specified base key not found');
@@ -47,7 +54,15 @@ export const deriveKeyRoutes: AnyRoute[] = [
           const key = newKeyConfig(data.name, { type });
           key.importedKey = true;
           key.latestVersion = 1;
-          key.versions.set(1, new LoadedVersion({ version: 1, creationTime: engine.keys.nowSeconds(), key: material, hmacKey: randomBytes(HMAC_KEY_BYTES) }));
+          key.versions.set(
+            1,
+            new LoadedVersion({
+              version: 1,
+              creationTime: engine.keys.nowSeconds(),
+              key: material,
+              hmacKey: randomBytes(HMAC_KEY_BYTES),
+            }),
+          );
           await engine.keys.putWholeLocked(key, false, keyExists);
         });
       },

@@ -9,4 +9,9 @@ import { datakeysRoutes } from './datakeys-routes.js';
 import { deriveKeyRoutes } from './derive-key-routes.js';
 
 /** Every route added for issue 32. */
-export const transitExtraRoutes: AnyRoute[] = [...cmacRoutes, ...softDeleteRoutes, ...datakeysRoutes, ...deriveKeyRoutes];
+export const transitExtraRoutes: AnyRoute[] = [
+  ...cmacRoutes,
+  ...softDeleteRoutes,
+  ...datakeysRoutes,
+  ...deriveKeyRoutes,
+];

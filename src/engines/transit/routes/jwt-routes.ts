@@ -39,12 +39,16 @@ export const jwtRoutes: AnyRoute[] = [
     path: 'jwks/:name',
     summary: 'The public keys of a signing key as a JWK Set: one JWK per version valid for verification',
     description:
-      'Raw JSON ({"keys": [...]}, RFC 7517), not Vault\'s envelope, so relying parties can fetch it directly. kid is the RFC 7638 thumbprint of each version\'s public key; alg is EdDSA, ES256/384/512, RS256 or ML-DSA-44/65/87 (kty AKP) by key type. Readable without a token when the key\'s config sets public_jwks=true.',
+      "Raw JSON ({\"keys\": [...]}, RFC 7517), not Vault's envelope, so relying parties can fetch it directly. kid is the RFC 7638 thumbprint of each version's public key; alg is EdDSA, ES256/384/512, RS256 or ML-DSA-44/65/87 (kty AKP) by key type. Readable without a token when the key's config sets public_jwks=true.",
     fields: { name: keyName },
     unauthenticatedWhen: ({ engine, params }) => publicJwks(engine, params.name ?? ''),
     operations: {
       read: async ({ engine, data }) => {
-        const key = await engine.keys.withLock(data.name, 'shared', async () => engine.keys.cached(data.name) ?? (await engine.keys.get(data.name)));
+        const key = await engine.keys.withLock(
+          data.name,
+          'shared',
+          async () => engine.keys.cached(data.name) ?? (await engine.keys.get(data.name)),
+        );
         if (!key) throw notFound();
         refuseSoftDeleted(key);
         return { raw: { contentType: 'application/json', body: JSON.stringify(jwksOf(key)) } };
@@ -62,7 +66,9 @@ export const jwtRoutes: AnyRoute[] = [
       iss: f.string('Issuer claim (iss)'),
       aud: f.strings('Audience claim (aud): one value or a list'),
       key_version: f.int('Key version to sign with (0 = latest)').min(0).default(0),
-      batch_input: f.list(`Items {claims, header, ttl, iss, aud} to sign in one request (at most ${MAX_JWT_BATCH}); answers batch_results`),
+      batch_input: f.list(
+        `Items {claims, header, ttl, iss, aud} to sign in one request (at most ${MAX_JWT_BATCH}); answers batch_results`,
+      ),
     },
     rules: [oneOf('claims', 'batch_input')],
     operations: {
@@ -71,18 +77,32 @@ export const jwtRoutes: AnyRoute[] = [
           const key = await readKey(engine, data.name);
           const now = engine.env.clock.now() / 1000;
           if (data.batch_input === undefined) {
-            const r = await signJwt(key, { claims: data.claims!, header: data.header, ttl: data.ttl, iss: data.iss, aud: data.aud, keyVersion: data.key_version, now });
+            const r = await signJwt(key, {
+              claims: data.claims!,
+              header: data.header,
+              ttl: data.ttl,
+              iss: data.iss,
+              aud: data.aud,
+              keyVersion: data.key_version,
+              now,
+            });
             return { data: { token: r.token, kid: r.kid, key_version: r.version } };
           }
           const items = data.batch_input;
           if (items.length === 0) throw invalid('batch_input', 'is empty');
-          if (items.length > MAX_JWT_BATCH) throw invalid('batch_input', `at most ${MAX_JWT_BATCH} items, got ${items.length}`);
+          if (items.length > MAX_JWT_BATCH)
+            throw invalid('batch_input', `at most ${MAX_JWT_BATCH} items, got ${items.length}`);
           jwtAlgorithm(key); // a key that cannot sign JWTs fails the request, not each item
           // Items sign concurrently on the thread pool; each failure stays with its item.
           const results = await Promise.all(
             items.map(async (item, i) => {
               try {
-                const r = await signJwt(key, { ...parseJwtItem(item, i), keyVersion: data.key_version, now, offload: true });
+                const r = await signJwt(key, {
+                  ...parseJwtItem(item, i),
+                  keyVersion: data.key_version,
+                  now,
+                  offload: true,
+                });
                 return { token: r.token, kid: r.kid, key_version: r.version };
               } catch (e) {
                 if (!isKeyholdError(e)) throw e;
@@ -105,7 +125,8 @@ export const jwtRoutes: AnyRoute[] = [
   }),
   route({
     path: 'jwt/verify/:name',
-    summary: 'Verify a JWT signed by a transit key: signature, kid (a version valid for verification), exp/nbf, and iss/aud when given',
+    summary:
+      'Verify a JWT signed by a transit key: signature, kid (a version valid for verification), exp/nbf, and iss/aud when given',
     fields: {
       name: keyName,
       token: f.string('The compact JWS to verify').required().sensitive(),
@@ -117,7 +138,12 @@ export const jwtRoutes: AnyRoute[] = [
       update: async ({ engine, data }) =>
         engine.keys.withLock(data.name, 'shared', async () => {
           const key = await readKey(engine, data.name);
-          const r = verifyJwt(key, data.token, { iss: data.iss, aud: data.aud, leeway: data.leeway, now: engine.env.clock.now() / 1000 });
+          const r = verifyJwt(key, data.token, {
+            iss: data.iss,
+            aud: data.aud,
+            leeway: data.leeway,
+            now: engine.env.clock.now() / 1000,
+          });
           const out: Record<string, unknown> = { valid: r.valid, key_version: r.version };
           if (r.error) out.error = r.error;
           if (r.valid) {
@@ -132,7 +158,10 @@ export const jwtRoutes: AnyRoute[] = [
       args: ['name'],
       stdin: 'token',
       output: 'valid',
-      examples: ['echo -n "$JWT" | keyhold transit jwt verify issuer', 'keyhold transit jwt verify issuer --aud ci --field valid < token.jwt'],
+      examples: [
+        'echo -n "$JWT" | keyhold transit jwt verify issuer',
+        'keyhold transit jwt verify issuer --aud ci --field valid < token.jwt',
+      ],
     },
   }),
 ];

@@ -12,12 +12,26 @@ import { invalid, notFound } from '../../../framework/errors.js';
 import { routesFor, type AnyRoute } from '../../../framework/route.js';
 import type { TransitEngine } from '../transit-engine.js';
 import { decodeBackup, encodeBackup } from '../keyring/backup-format.js';
-import { exportMaterial, importHash, parseImportedMaterial, parseImportedPublicKey, unwrapImport, wrapForImport } from '../keyring/byok.js';
+import {
+  exportMaterial,
+  importHash,
+  parseImportedMaterial,
+  parseImportedPublicKey,
+  unwrapImport,
+  wrapForImport,
+} from '../keyring/byok.js';
 import { checkCertificateChain, pickVersion, signCsr } from '../keyring/certificates.js';
 import { exportKey, selectVersions } from '../keyring/export-format.js';
 import { formatGoTime } from '../keyring/go-time.js';
 import { KEY_TYPES } from '../keyring/key-types.js';
-import { checkAutoRotatePeriod, checkKeyName, cloneConfig, newKeyConfig, parseKeyType, validateCreate } from '../keyring/key-rules.js';
+import {
+  checkAutoRotatePeriod,
+  checkKeyName,
+  cloneConfig,
+  newKeyConfig,
+  parseKeyType,
+  validateCreate,
+} from '../keyring/key-rules.js';
 import { keyExists } from '../keyring/key-store.js';
 import { HMAC_KEY_BYTES, LoadedVersion, publicPem } from '../keyring/material.js';
 import type { KeyVersion, TransitKey } from '../keyring/types.js';
@@ -25,7 +39,9 @@ import type { KeyVersion, TransitKey } from '../keyring/types.js';
 const route = routesFor<TransitEngine>();
 
 const keyName = f.name('Name of the key');
-const hashFunction = f.string('Hash for the RSA-OAEP step: SHA1, SHA224, SHA256 (default), SHA384, SHA512').default('SHA256');
+const hashFunction = f
+  .string('Hash for the RSA-OAEP step: SHA1, SHA224, SHA256 (default), SHA384, SHA512')
+  .default('SHA256');
 
 /** A new imported version from unwrapped material or a public key. */
 function importedVersion(
@@ -37,26 +53,54 @@ function importedVersion(
   const now = engine.keys.nowSeconds();
   if (input.ciphertext && KEY_TYPES[type].kind === 'pqc') {
     const m = pqFromImport({ type, ...input.pq! }, unwrapImport(input.wrapping, input.ciphertext, input.hash));
-    return { version: new LoadedVersion({ version: n, creationTime: now, hmacKey: randomBytes(HMAC_KEY_BYTES), ...m }) };
+    return {
+      version: new LoadedVersion({ version: n, creationTime: now, hmacKey: randomBytes(HMAC_KEY_BYTES), ...m }),
+    };
   }
   if (input.ciphertext) {
     const m = parseImportedMaterial(type, unwrapImport(input.wrapping, input.ciphertext, input.hash));
     const hmacKey = KEY_TYPES[type].kind === 'hmac' ? m.key! : randomBytes(HMAC_KEY_BYTES);
-    return { version: new LoadedVersion({ version: n, creationTime: now, key: m.key, hmacKey, privateKey: m.privateKey, publicKey: m.publicKey, ed25519: type === 'ed25519' }), keySize: m.keySize };
+    return {
+      version: new LoadedVersion({
+        version: n,
+        creationTime: now,
+        key: m.key,
+        hmacKey,
+        privateKey: m.privateKey,
+        publicKey: m.publicKey,
+        ed25519: type === 'ed25519',
+      }),
+      keySize: m.keySize,
+    };
   }
   const pub = parseImportedPublicKey(type, input.publicKey!);
-  return { version: new LoadedVersion({ version: n, creationTime: now, hmacKey: randomBytes(HMAC_KEY_BYTES), publicKey: pub, ed25519: type === 'ed25519' }) };
+  return {
+    version: new LoadedVersion({
+      version: n,
+      creationTime: now,
+      hmacKey: randomBytes(HMAC_KEY_BYTES),
+      publicKey: pub,
+      ed25519: type === 'ed25519',
+    }),
+  };
 }
 
 /** Refusal for operations that would need a managed key's material, which never leaves the HSM/KMS. */
 function refuseManaged(key: { type: string } | null | undefined, what: string): void {
-  if (key?.type === 'managed_key') throw invalid(`${what} is not supported for keys of type managed_key: the key material stays in the HSM or KMS`);
+  if (key?.type === 'managed_key')
+    throw invalid(`${what} is not supported for keys of type managed_key: the key material stays in the HSM or KMS`);
 }
 
 /** `export/public-key` of a managed key: the public keys read from the HSM/KMS, per version. */
-async function managedPublicExport(engine: TransitEngine, key: TransitKey, version?: string): Promise<Record<string, unknown>> {
-  const want = version === undefined || version === '' ? null : version === 'latest' ? key.latestVersion : Number(version);
-  if (want !== null && (!Number.isInteger(want) || want < 1 || want > key.latestVersion)) throw invalid('version', 'invalid key version');
+async function managedPublicExport(
+  engine: TransitEngine,
+  key: TransitKey,
+  version?: string,
+): Promise<Record<string, unknown>> {
+  const want =
+    version === undefined || version === '' ? null : version === 'latest' ? key.latestVersion : Number(version);
+  if (want !== null && (!Number.isInteger(want) || want < 1 || want > key.latestVersion))
+    throw invalid('version', 'invalid key version');
   const keys: Record<string, string> = {};
   for (let n = Math.max(1, key.minDecryptionVersion); n <= key.latestVersion; n++) {
     if (want !== null && n !== want) continue;
@@ -91,7 +135,11 @@ export const keyIoRoutes: AnyRoute[] = [
         return { data: exportKey(key, data.key_type, data.version) };
       },
     },
-    cli: { command: 'transit keys export', args: ['key_type', 'name', 'version'], examples: ['keyhold transit keys export encryption-key payments latest'] },
+    cli: {
+      command: 'transit keys export',
+      args: ['key_type', 'name', 'version'],
+      examples: ['keyhold transit keys export encryption-key payments latest'],
+    },
   }),
   route({
     path: 'backup/:name',
@@ -105,14 +153,20 @@ export const keyIoRoutes: AnyRoute[] = [
           (draft) => {
             refuseManaged(draft, 'backup');
             if (!draft.exportable) throw invalid('exportable', 'exporting is disallowed on the policy');
-            if (!draft.allowPlaintextBackup) throw invalid('allow_plaintext_backup', 'plaintext backup is disallowed on the policy');
+            if (!draft.allowPlaintextBackup)
+              throw invalid('allow_plaintext_backup', 'plaintext backup is disallowed on the policy');
             draft.backupInfo = { time: formatGoTime(engine.keys.nowSeconds()), version: draft.latestVersion };
           },
         );
         return { data: { backup: encodeBackup(key) } };
       },
     },
-    cli: { command: 'transit keys backup', args: ['name'], output: 'backup', examples: ['keyhold transit keys backup payments > payments.backup'] },
+    cli: {
+      command: 'transit keys backup',
+      args: ['name'],
+      output: 'backup',
+      examples: ['keyhold transit keys backup payments > payments.backup'],
+    },
   }),
   route({
     path: 'restore(/:name)',
@@ -131,21 +185,30 @@ export const keyIoRoutes: AnyRoute[] = [
         await engine.keys.withLock(key.name, 'exclusive', () => engine.keys.putWholeLocked(key, data.force, keyExists));
       },
     },
-    cli: { command: 'transit keys restore', examples: ['keyhold transit keys restore --name payments < payments.backup'] },
+    cli: {
+      command: 'transit keys restore',
+      examples: ['keyhold transit keys restore --name payments < payments.backup'],
+    },
   }),
   route({
     path: 'wrapping_key',
     summary: "The mount's RSA-4096 public wrapping key (PEM) for building import ciphertexts",
     fields: {},
     operations: { read: async ({ engine }) => ({ data: { public_key: await engine.wrapping.publicPem() } }) },
-    cli: { command: 'transit keys wrapping-key', output: 'public_key', examples: ['keyhold transit keys wrapping-key --field public_key > wrap.pem'] },
+    cli: {
+      command: 'transit keys wrapping-key',
+      output: 'public_key',
+      examples: ['keyhold transit keys wrapping-key --field public_key > wrap.pem'],
+    },
   }),
   route({
     path: 'keys/:name/import',
     summary: 'Create a key from wrapped material (BYOK) or from a public key only',
     fields: {
       name: keyName,
-      ciphertext: f.string('base64: RSA-OAEP-wrapped AES-256 key (first 512 bytes) + AES-KWP-wrapped key material').sensitive(),
+      ciphertext: f
+        .string('base64: RSA-OAEP-wrapped AES-256 key (first 512 bytes) + AES-KWP-wrapped key material')
+        .sensitive(),
       public_key: f.string('PEM public key for a public-key-only import'),
       hash_function: hashFunction,
       type: f.string('Key type of the imported material').default('aes256-gcm96'),
@@ -156,7 +219,9 @@ export const keyIoRoutes: AnyRoute[] = [
       allow_plaintext_backup: f.bool('Allow plaintext backup (one-way)').default(false),
       auto_rotate_period: f.duration('Auto-rotation period (needs allow_rotation)').default(0),
       convergent_encryption: f.bool('Refused: imported keys cannot be convergent'),
-      parameter_set: f.string('ml-dsa/hybrid: 44, 65 or 87; slh-dsa: its parameter set (ml-dsa imports the 32-byte seed)'),
+      parameter_set: f.string(
+        'ml-dsa/hybrid: 44, 65 or 87; slh-dsa: its parameter set (ml-dsa imports the 32-byte seed)',
+      ),
       hybrid_key_type_pqc: f.string('hybrid: ml-dsa'),
       hybrid_key_type_ec: f.string('hybrid: ecdsa-p256, ecdsa-p384, ecdsa-p521 or ed25519'),
     },
@@ -164,26 +229,56 @@ export const keyIoRoutes: AnyRoute[] = [
     operations: {
       update: async ({ engine, data }) => {
         checkKeyName(data.name);
-        if (data.convergent_encryption !== undefined) throw invalid('convergent_encryption', 'import cannot be used on keys with convergent encryption enabled');
+        if (data.convergent_encryption !== undefined)
+          throw invalid('convergent_encryption', 'import cannot be used on keys with convergent encryption enabled');
         const type = parseKeyType(data.type);
-        if (type === 'managed_key') throw invalid('type', 'unable to import keys to a policy of type managed_key: the key material stays in the HSM or KMS');
+        if (type === 'managed_key')
+          throw invalid(
+            'type',
+            'unable to import keys to a policy of type managed_key: the key material stays in the HSM or KMS',
+          );
         checkAutoRotatePeriod(data.auto_rotate_period);
-        if (data.auto_rotate_period !== 0 && !data.allow_rotation) throw invalid('allow_rotation', 'allow_rotation must be set to true if auto-rotation is enabled');
-        const pq = parsePqConfig(type, { parameterSet: data.parameter_set, pqc: data.hybrid_key_type_pqc, ec: data.hybrid_key_type_ec });
+        if (data.auto_rotate_period !== 0 && !data.allow_rotation)
+          throw invalid('allow_rotation', 'allow_rotation must be set to true if auto-rotation is enabled');
+        const pq = parsePqConfig(type, {
+          parameterSet: data.parameter_set,
+          pqc: data.hybrid_key_type_pqc,
+          ec: data.hybrid_key_type_ec,
+        });
         validateCreate({ type, derived: data.derived, ...pq });
-        if (KEY_TYPES[type].kind === 'hmac' && data.public_key && !data.ciphertext) throw invalid('public_key', 'provided type does not support public_key import');
+        if (KEY_TYPES[type].kind === 'hmac' && data.public_key && !data.ciphertext)
+          throw invalid('public_key', 'provided type does not support public_key import');
         if (!data.ciphertext && type === 'ed25519' && data.derived) {
-          throw invalid('public_key', 'unable to import only public key for derived Ed25519 key: imported key should not be an Ed25519 key pair but is instead an HKDF key');
+          throw invalid(
+            'public_key',
+            'unable to import only public key for derived Ed25519 key: imported key should not be an Ed25519 key pair but is instead an HKDF key',
+          );
         }
         const ciphertext = data.ciphertext ? decodeBase64('ciphertext', data.ciphertext) : undefined;
         const hash = importHash(data.hash_function);
         const wrapping = await engine.wrapping.get();
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           if (await engine.keys.get(data.name)) {
-            throw invalid('name', 'the import path cannot be used with an existing key; use import-version to rotate an existing imported key');
+            throw invalid(
+              'name',
+              'the import path cannot be used with an existing key; use import-version to rotate an existing imported key',
+            );
           }
-          const { version, keySize } = importedVersion(engine, type, 1, { ciphertext, publicKey: data.public_key, hash, wrapping, pq });
-          const key = newKeyConfig(data.name, { type, derived: data.derived, exportable: data.exportable, allowPlaintextBackup: data.allow_plaintext_backup, autoRotatePeriod: data.auto_rotate_period, ...pq });
+          const { version, keySize } = importedVersion(engine, type, 1, {
+            ciphertext,
+            publicKey: data.public_key,
+            hash,
+            wrapping,
+            pq,
+          });
+          const key = newKeyConfig(data.name, {
+            type,
+            derived: data.derived,
+            exportable: data.exportable,
+            allowPlaintextBackup: data.allow_plaintext_backup,
+            autoRotatePeriod: data.auto_rotate_period,
+            ...pq,
+          });
           key.importedKey = true;
           key.allowImportedKeyRotation = data.allow_rotation;
           if (keySize) key.keySize = keySize;
@@ -193,7 +288,11 @@ export const keyIoRoutes: AnyRoute[] = [
         });
       },
     },
-    cli: { command: 'transit import', args: ['name'], examples: ['keyhold transit import payments --file aes.key --type aes256-gcm96'] },
+    cli: {
+      command: 'transit import',
+      args: ['name'],
+      examples: ['keyhold transit import payments --file aes.key --type aes256-gcm96'],
+    },
   }),
   route({
     path: 'keys/:name/import_version',
@@ -213,20 +312,34 @@ export const keyIoRoutes: AnyRoute[] = [
         const wrapping = ciphertext ? await engine.wrapping.get() : await Promise.resolve(undefined);
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           const key = await engine.keys.get(data.name);
-          if (!key) throw invalid('name', `no key found with name ${data.name}; to import a new key, use the import/ endpoint`);
+          if (!key)
+            throw invalid('name', `no key found with name ${data.name}; to import a new key, use the import/ endpoint`);
           refuseSoftDeleted(key);
           if (!key.importedKey) {
-            throw invalid('name', 'the import_version endpoint can only be used with an imported key that has not been rotated within keyhold');
+            throw invalid(
+              'name',
+              'the import_version endpoint can only be used with an imported key that has not been rotated within keyhold',
+            );
           }
-          if (key.convergentEncryption) throw invalid('name', 'import_version cannot be used on keys with convergent encryption enabled');
+          if (key.convergentEncryption)
+            throw invalid('name', 'import_version cannot be used on keys with convergent encryption enabled');
           const info = KEY_TYPES[key.type];
           const pq = key.parameterSet ? { parameterSet: key.parameterSet, hybridEc: key.hybridEc } : undefined;
-          const make = (n: number) => importedVersion(engine, key.type, n, { ciphertext, publicKey: data.public_key, hash, wrapping: wrapping!, pq });
+          const make = (n: number) =>
+            importedVersion(engine, key.type, n, {
+              ciphertext,
+              publicKey: data.public_key,
+              hash,
+              wrapping: wrapping!,
+              pq,
+            });
           if (data.version !== undefined) {
-            if (info.kind !== 'asymmetric') throw invalid('version', 'provided type does not support importing key versions');
+            if (info.kind !== 'asymmetric')
+              throw invalid('version', 'provided type does not support importing key versions');
             const existing = key.versions.get(data.version);
             if (!existing) throw invalid('version', 'no such key version');
-            if (!ciphertext) throw invalid('public_key', 'cannot add a public key to a key version that already has a public key set');
+            if (!ciphertext)
+              throw invalid('public_key', 'cannot add a public key to a key version that already has a public key set');
             if (existing.privateKey) throw invalid('version', 'private key imported, key version cannot be updated');
             await engine.keys.putVersionLocked(key, completeVersion(existing, make(data.version).version));
             return;
@@ -250,7 +363,11 @@ export const keyIoRoutes: AnyRoute[] = [
         });
       },
     },
-    cli: { command: 'transit import-version', args: ['name'], examples: ['keyhold transit import-version payments --file aes-v2.key'] },
+    cli: {
+      command: 'transit import-version',
+      args: ['name'],
+      examples: ['keyhold transit import-version payments --file aes-v2.key'],
+    },
   }),
   route({
     path: 'byok-export/:destination/:source(/:version)',
@@ -271,20 +388,26 @@ export const keyIoRoutes: AnyRoute[] = [
         if (!source.exportable) throw invalid('exportable', 'key is not exportable');
         const dest = await engine.keys.get(data.destination);
         if (!dest) throw invalid('destination', 'no such destination key to export to');
-        if (!KEY_TYPES[dest.type].rsaBits) throw invalid('destination', 'failed to wrap source key: unsupported key type in use; must be a rsa key');
+        if (!KEY_TYPES[dest.type].rsaBits)
+          throw invalid('destination', 'failed to wrap source key: unsupported key type in use; must be a rsa key');
         const destVersion = dest.versions.get(dest.latestVersion);
         const destPub = destVersion?.publicKey;
         if (!destPub) throw invalid('destination', 'destination key has no public key');
         const keys: Record<string, string> = {};
         for (const v of selectVersions(source, data.version)) {
           const material = exportMaterial(source.type, v);
-          if (!material) throw invalid('version', `version ${v.version} of ${source.name} has no private key material to export`);
+          if (!material)
+            throw invalid('version', `version ${v.version} of ${source.name} has no private key material to export`);
           keys[String(v.version)] = wrapForImport(destPub, material, hash).toString('base64');
         }
         return { data: { name: source.name, type: source.type, keys } };
       },
     },
-    cli: { command: 'transit keys byok-export', args: ['destination', 'source', 'version'], examples: ['keyhold transit keys byok-export their-wrapping-key payments latest'] },
+    cli: {
+      command: 'transit keys byok-export',
+      args: ['destination', 'source', 'version'],
+      examples: ['keyhold transit keys byok-export their-wrapping-key payments latest'],
+    },
   }),
   route({
     path: 'keys/:name/csr',
@@ -304,7 +427,12 @@ export const keyIoRoutes: AnyRoute[] = [
         return { data: { name: key.name, type: key.type, csr } };
       },
     },
-    cli: { command: 'transit keys csr', args: ['name'], output: 'csr', examples: ['keyhold transit keys csr signer --field csr > signer.csr'] },
+    cli: {
+      command: 'transit keys csr',
+      args: ['name'],
+      output: 'csr',
+      examples: ['keyhold transit keys csr signer --field csr > signer.csr'],
+    },
   }),
   route({
     path: 'keys/:name/set-certificate',
@@ -328,13 +456,19 @@ export const keyIoRoutes: AnyRoute[] = [
         });
       },
     },
-    cli: { command: 'transit keys set-certificate', args: ['name'], examples: ['keyhold transit keys set-certificate signer --certificate-chain @chain.pem'] },
+    cli: {
+      command: 'transit keys set-certificate',
+      args: ['name'],
+      examples: ['keyhold transit keys set-certificate signer --certificate-chain @chain.pem'],
+    },
   }),
 ];
 
 function samePublic(a: LoadedVersion, b: { publicKey?: KeyObject }): boolean {
   if (!a.publicKey || !b.publicKey) return false;
-  return Buffer.from(a.publicKey.export({ format: 'der', type: 'spki' })).equals(Buffer.from(b.publicKey.export({ format: 'der', type: 'spki' })));
+  return Buffer.from(a.publicKey.export({ format: 'der', type: 'spki' })).equals(
+    Buffer.from(b.publicKey.export({ format: 'der', type: 'spki' })),
+  );
 }
 
 /** Fill a public-only version with matching private material (keeps its number, time and HMAC key). */

@@ -40,9 +40,15 @@ export const keyRoutes: AnyRoute[] = [
     summary: 'Create a named key (an existing key is left unchanged); GET reads it, DELETE deletes it',
     fields: {
       name: keyName,
-      type: f.string('Key type: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096, hmac, aes128/192/256-cmac, ml-dsa, slh-dsa, hybrid').default('aes256-gcm96'),
+      type: f
+        .string(
+          'Key type: aes256-gcm96 (default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, ed25519, ecdsa-p256/p384/p521, rsa-2048/3072/4096, hmac, aes128/192/256-cmac, ml-dsa, slh-dsa, hybrid',
+        )
+        .default('aes256-gcm96'),
       derived: f.bool('Derive a key per request from a context').default(false),
-      convergent_encryption: f.bool('Same plaintext and context give the same ciphertext (needs derived)').default(false),
+      convergent_encryption: f
+        .bool('Same plaintext and context give the same ciphertext (needs derived)')
+        .default(false),
       exportable: f.bool('Allow exporting the key material (cannot be undone)').default(false),
       allow_plaintext_backup: f.bool('Allow plaintext backups (cannot be undone)').default(false),
       key_size: f.int('Key size in bytes, hmac keys only (32-512, default 32)').default(0),
@@ -60,7 +66,11 @@ export const keyRoutes: AnyRoute[] = [
         checkKeyName(data.name);
         const type = parseKeyType(data.type);
         const managed = type === 'managed_key' ? await managedKeyId(engine, data) : undefined;
-        const pq = parsePqConfig(type, { parameterSet: data.parameter_set, pqc: data.hybrid_key_type_pqc, ec: data.hybrid_key_type_ec });
+        const pq = parsePqConfig(type, {
+          parameterSet: data.parameter_set,
+          pqc: data.hybrid_key_type_pqc,
+          ec: data.hybrid_key_type_ec,
+        });
         const { key, created } = await engine.keys.create(data.name, {
           ...pq,
           type,
@@ -85,7 +95,11 @@ export const keyRoutes: AnyRoute[] = [
         await engine.keys.withLock(data.name, 'exclusive', async () => {
           const key = await engine.keys.get(data.name);
           if (!key) throw invalid(`error deleting policy ${data.name}: could not delete key; not found`);
-          if (!key.deletionAllowed) throw invalid('deletion_allowed', `error deleting policy ${data.name}: deletion is not allowed for this key`);
+          if (!key.deletionAllowed)
+            throw invalid(
+              'deletion_allowed',
+              `error deleting policy ${data.name}: deletion is not allowed for this key`,
+            );
           await engine.keys.deleteLocked(key);
           if (key.type === 'managed_key') await releaseManaged(engine, key);
         });
@@ -95,12 +109,17 @@ export const keyRoutes: AnyRoute[] = [
       command: 'transit keys create',
       args: ['name'],
       operation: 'update',
-      examples: ['keyhold transit keys create payments', 'keyhold transit keys create signer --type ed25519', 'keyhold transit keys create mac --type hmac --key-size 64'],
+      examples: [
+        'keyhold transit keys create payments',
+        'keyhold transit keys create signer --type ed25519',
+        'keyhold transit keys create mac --type hmac --key-size 64',
+      ],
     },
   }),
   route({
     path: 'keys/:name/config',
-    summary: 'Tune a key: minimum versions, deletion, export and backup flags, auto-rotation, sha1 refusal, public JWKS',
+    summary:
+      'Tune a key: minimum versions, deletion, export and backup flags, auto-rotation, sha1 refusal, public JWKS',
     fields: {
       name: keyName,
       min_decryption_version: f.int('Oldest version that may decrypt/verify'),
@@ -137,7 +156,12 @@ export const keyRoutes: AnyRoute[] = [
     cli: {
       command: 'transit keys config',
       args: ['name'],
-      examples: ['keyhold transit keys config payments --deletion-allowed true', 'keyhold transit keys config payments --min-decryption-version 3', 'keyhold transit keys config signer --disallow-sha1 true', 'keyhold transit keys config issuer --public-jwks true'],
+      examples: [
+        'keyhold transit keys config payments --deletion-allowed true',
+        'keyhold transit keys config payments --min-decryption-version 3',
+        'keyhold transit keys config signer --disallow-sha1 true',
+        'keyhold transit keys config issuer --public-jwks true',
+      ],
     },
   }),
   route({
@@ -188,7 +212,12 @@ export const keyRoutes: AnyRoute[] = [
         return { data: keyView(key) };
       },
     },
-    cli: { command: 'transit keys trim', args: ['name'], confirm: true, examples: ['keyhold transit keys trim payments --min-available-version 3'] },
+    cli: {
+      command: 'transit keys trim',
+      args: ['name'],
+      confirm: true,
+      examples: ['keyhold transit keys trim payments --min-available-version 3'],
+    },
   }),
   route({
     path: 'config/keys',
@@ -203,14 +232,21 @@ export const keyRoutes: AnyRoute[] = [
         return { data: { disable_upsert: next } };
       },
     },
-    cli: { command: 'transit config-keys', operation: 'update', examples: ['keyhold transit config-keys --disable-upsert true'] },
+    cli: {
+      command: 'transit config-keys',
+      operation: 'update',
+      examples: ['keyhold transit config-keys --disable-upsert true'],
+    },
   }),
   route({
     path: 'cache-config',
-    summary: 'Size of the cache of loaded keys (0 = unbounded, else >= 10, LRU); applied on plugin reload and at start-up',
+    summary:
+      'Size of the cache of loaded keys (0 = unbounded, else >= 10, LRU); applied on plugin reload and at start-up',
     fields: { size: f.int('Cache entries (0 = unbounded, else at least 10)').default(0) },
     operations: {
-      read: async ({ engine }) => ({ data: { size: (await engine.keys.readConfig<{ size: number }>('cache'))?.size ?? 0 } }),
+      read: async ({ engine }) => ({
+        data: { size: (await engine.keys.readConfig<{ size: number }>('cache'))?.size ?? 0 },
+      }),
       update: async ({ engine, data }) => {
         if (data.size < 0 || (data.size > 0 && data.size < MIN_CACHE_SIZE)) {
           throw invalid('size', `size must be 0 or a value greater or equal to ${MIN_CACHE_SIZE}`);
@@ -218,11 +254,18 @@ export const keyRoutes: AnyRoute[] = [
         await engine.keys.writeConfig('cache', { size: data.size });
         return {
           data: { size: data.size },
-          warnings: engine.keys.cacheInfo().size === data.size ? undefined : ['cache size takes effect after sys/plugins/reload/backend for this mount (or a restart)'],
+          warnings:
+            engine.keys.cacheInfo().size === data.size
+              ? undefined
+              : ['cache size takes effect after sys/plugins/reload/backend for this mount (or a restart)'],
         };
       },
     },
-    cli: { command: 'transit cache-config', operation: 'update', examples: ['keyhold transit cache-config --size 500'] },
+    cli: {
+      command: 'transit cache-config',
+      operation: 'update',
+      examples: ['keyhold transit cache-config --size 500'],
+    },
   }),
   ...keyIoRoutes,
 ];

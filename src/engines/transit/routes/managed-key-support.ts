@@ -12,10 +12,14 @@ import { publicPem } from '../keyring/material.js';
 import type { TransitKey } from '../keyring/types.js';
 
 /** The UUID named by the request (400 when absent, unknown or not allowed on this mount). */
-export async function managedKeyId(engine: TransitEngine, data: { managed_key_name?: string; managed_key_id?: string; managed_key?: string }): Promise<string> {
+export async function managedKeyId(
+  engine: TransitEngine,
+  data: { managed_key_name?: string; managed_key_id?: string; managed_key?: string },
+): Promise<string> {
   if (!engine.managed) throw invalid('type', 'managed keys are not available on this server');
   const name = data.managed_key_name || data.managed_key;
-  if (!name && !data.managed_key_id) throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
+  if (!name && !data.managed_key_id)
+    throw invalid('managed_key_name', 'managed_key_name or managed_key_id is required for keys of type managed_key');
   return engine.managed.resolve({ name: name || undefined, id: data.managed_key_id || undefined });
 }
 

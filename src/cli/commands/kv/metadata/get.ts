@@ -18,7 +18,9 @@ export const get: CommandSpec = {
     await emit(inv, res.body, d, () => {
       const { versions, ...rest } = d as { versions?: Record<string, Record<string, unknown>> };
       let out = `${pathSection('Metadata Path', shownPath(t, 'metadata'))}\n${kvSection('Metadata', rest)}`;
-      const nums = Object.keys(versions ?? {}).map(Number).sort((a, b) => a - b);
+      const nums = Object.keys(versions ?? {})
+        .map(Number)
+        .sort((a, b) => a - b);
       for (const n of nums) out += `\n${kvSection(`Version ${n}`, versions![String(n)]!)}`;
       return out;
     });

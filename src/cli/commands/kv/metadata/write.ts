@@ -13,7 +13,13 @@ const SETTINGS: FlagSpec[] = [
   MOUNT,
 ];
 
-async function metadataBody(opts: { maxVersions?: string; casRequired?: string | boolean; deleteVersionAfter?: string; customMetadata?: string[]; removeCustomMetadata?: string[] }): Promise<Record<string, unknown>> {
+async function metadataBody(opts: {
+  maxVersions?: string;
+  casRequired?: string | boolean;
+  deleteVersionAfter?: string;
+  customMetadata?: string[];
+  removeCustomMetadata?: string[];
+}): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {};
   const mv = intFlag('--max-versions', opts.maxVersions);
   if (mv !== undefined) body.max_versions = mv;
@@ -54,6 +60,9 @@ export const patch: CommandSpec = {
   words: ['kv', 'metadata', 'patch'],
   summary: 'Change some settings or custom metadata keys of a secret',
   args: [{ name: 'path', help: 'secret path' }],
-  flags: [...SETTINGS, flag('--remove-custom-metadata <key>', 'remove this custom metadata key (repeatable)', { parse: collect })],
+  flags: [
+    ...SETTINGS,
+    flag('--remove-custom-metadata <key>', 'remove this custom metadata key (repeatable)', { parse: collect }),
+  ],
   run: (inv) => writeMetadata(inv, 'PATCH'),
 };

@@ -19,7 +19,10 @@ export const list: CommandSpec = {
     const data = await listOrEmpty(inv.client, 'sys/sync/associations');
     if (!wantsTable(inv)) return inv.print(data);
     const info = (data.key_info ?? {}) as Record<string, Array<{ type?: string; name?: string }>>;
-    const rows = ((data.keys as string[]) ?? []).map((k) => [k, (info[k] ?? []).map((d) => `${d.type}/${d.name}`).join(', ')]);
+    const rows = ((data.keys as string[]) ?? []).map((k) => [
+      k,
+      (info[k] ?? []).map((d) => `${d.type}/${d.name}`).join(', '),
+    ]);
     if (rows.length === 0) inv.io.stderr.write('No associations.\n');
     else inv.io.stdout.write(grid(['SECRET', 'DESTINATIONS'], rows));
   },

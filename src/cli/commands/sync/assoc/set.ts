@@ -6,7 +6,10 @@ const ARGS: ArgSpec[] = [
   { name: 'type', help: 'destination type' },
   { name: 'name', help: 'destination name' },
 ];
-const FLAGS: FlagSpec[] = [flag('--mount <path>', 'mount path of the KV v2 engine, e.g. secret', { required: true }), flag('--secret <name>', 'secret path within the mount, e.g. app/db', { required: true })];
+const FLAGS: FlagSpec[] = [
+  flag('--mount <path>', 'mount path of the KV v2 engine, e.g. secret', { required: true }),
+  flag('--secret <name>', 'secret path within the mount, e.g. app/db', { required: true }),
+];
 
 function assocCommand(word: 'set' | 'remove', summary: string): CommandSpec {
   return {
@@ -17,7 +20,10 @@ function assocCommand(word: 'set' | 'remove', summary: string): CommandSpec {
     async run(inv) {
       const { type, name } = inv.args as { type: string; name: string };
       const secret = inv.opts.secret as string;
-      const r = await inv.client.write(destPath(typeArg(type), name, `/associations/${word}`), { mount: inv.opts.mount, secret_name: secret });
+      const r = await inv.client.write(destPath(typeArg(type), name, `/associations/${word}`), {
+        mount: inv.opts.mount,
+        secret_name: secret,
+      });
       const data = (r.body?.data ?? {}) as Record<string, unknown>;
       if (!wantsTable(inv)) return inv.print(data);
       const rows = rowsOf(type, name, data).filter((row) => row.secret_name === secret.replace(/^\/+/, ''));

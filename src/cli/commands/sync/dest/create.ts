@@ -5,12 +5,18 @@ import { destinationBody, destinationFlags } from '../destination-flags.js';
 import { destPath, printDestination, typeArg, typeOfArg } from '../views.js';
 
 /** The arguments of create and update after TYPE and NAME. */
-export const PAIRS = optArg('pairs', 'more fields as key=value (sensitive ones as key=@file or key=-)', { variadic: true });
+export const PAIRS = optArg('pairs', 'more fields as key=value (sensitive ones as key=@file or key=-)', {
+  variadic: true,
+});
 
 export const create: CommandSpec = {
   words: ['sync', 'dest', 'create'],
   summary: 'Create (or update) a destination; credentials only from @file or - (stdin)',
-  args: [{ name: 'type', help: `destination type: ${ALL_TYPE_IDS.join(', ')}` }, { name: 'name', help: 'destination name' }, PAIRS],
+  args: [
+    { name: 'type', help: `destination type: ${ALL_TYPE_IDS.join(', ')}` },
+    { name: 'name', help: 'destination name' },
+    PAIRS,
+  ],
   flags: destinationFlags(),
   stdin: 'a sensitive field given as -',
   examples: [

@@ -10,7 +10,10 @@ export const del: CommandSpec = {
     { name: 'type', help: 'destination type' },
     { name: 'name', help: 'destination name' },
   ],
-  flags: [flag('--purge', 'unsync every associated secret, remove the associations, then delete (asynchronous)'), flag('--force', 'delete at once even with associations; external secrets are left behind')],
+  flags: [
+    flag('--purge', 'unsync every associated secret, remove the associations, then delete (asynchronous)'),
+    flag('--force', 'delete at once even with associations; external secrets are left behind'),
+  ],
   async run(inv) {
     const { type, name } = inv.args as { type: string; name: string };
     const q: Record<string, string> = {};

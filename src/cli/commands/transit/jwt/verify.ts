@@ -20,7 +20,10 @@ export const jwtVerify: CommandSpec = {
   args: [{ name: 'name', help: 'key name' }],
   flags: [MOUNT, flag('--file <path>', 'read the JWT from this file instead of stdin'), ...fields],
   stdin: 'the JWT (unless --file)',
-  examples: ['keyhold transit jwt verify issuer --aud ci < token.jwt', 'keyhold transit jwt verify issuer --file token.jwt --format json'],
+  examples: [
+    'keyhold transit jwt verify issuer --aud ci < token.jwt',
+    'keyhold transit jwt verify issuer --file token.jwt --format json',
+  ],
   async run(inv) {
     const token = (await inputBytes(inv)).toString('utf8').trim();
     if (!token) throw new LocalError('no JWT given (stdin or --file)');

@@ -8,7 +8,10 @@ export const backup: CommandSpec = {
   summary: 'Print a Vault-format plaintext backup of a key (needs exportable and allow_plaintext_backup)',
   args: [{ name: 'name', help: 'key name' }],
   flags: [MOUNT, flag('--output <file>', 'write the backup to this file (mode 0600) instead of stdout')],
-  examples: ['keyhold transit keys backup payments --output payments.backup', 'keyhold transit keys backup payments > payments.backup'],
+  examples: [
+    'keyhold transit keys backup payments --output payments.backup',
+    'keyhold transit keys backup payments > payments.backup',
+  ],
   async run(inv) {
     const res = await inv.client.request('GET', `${mountOf(inv)}/backup/${enc(inv.args.name)}`);
     const blob = String((res.body?.data as { backup?: string } | undefined)?.backup ?? '');

@@ -9,18 +9,32 @@ import { emit, enc } from './output.js';
 /** A public key as exported (PEM, or base64 raw for ed25519) to a KeyObject. */
 function publicKeyObject(text: string): KeyObject {
   if (text.includes('-----BEGIN')) return createPublicKey(text);
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(text, 'base64').toString('base64url') }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(text, 'base64').toString('base64url') },
+    format: 'jwk',
+  });
 }
 
 /** `export public-key NAME [VERSION] --format jwk|jwks|pem`: text for stdout or --output. */
-async function publicKeyAs(inv: Invocation, name: string, version: string | undefined, format: 'jwk' | 'jwks' | 'pem'): Promise<string> {
+async function publicKeyAs(
+  inv: Invocation,
+  name: string,
+  version: string | undefined,
+  format: 'jwk' | 'jwks' | 'pem',
+): Promise<string> {
   if (format === 'jwks' && !version) {
     // The server's JWK Set: exactly what relying parties fetch from jwks/NAME.
     const res = await inv.client.request('GET', `${mountOf(inv)}/jwks/${enc(name)}`);
     return JSON.stringify(res.body, null, 2) + '\n';
   }
-  const res = await inv.client.request('GET', `${mountOf(inv)}/export/public-key/${enc(name)}/${enc(version ?? 'latest')}`);
-  const keys = ((res.body?.data as { keys?: Record<string, string> } | undefined)?.keys ?? {}) as Record<string, string>;
+  const res = await inv.client.request(
+    'GET',
+    `${mountOf(inv)}/export/public-key/${enc(name)}/${enc(version ?? 'latest')}`,
+  );
+  const keys = ((res.body?.data as { keys?: Record<string, string> } | undefined)?.keys ?? {}) as Record<
+    string,
+    string
+  >;
   const text = Object.values(keys)[0];
   if (!text) throw new LocalError(`key ${name} has no public key for version ${version ?? 'latest'}`);
   const pub = publicKeyObject(text);
@@ -38,7 +52,8 @@ export const exportKey: CommandSpec = {
     optArg('version', 'a version number or "latest" (default: all live versions)'),
   ],
   flags: [MOUNT, flag('--output <file>', 'write the JSON export to this file (mode 0600) instead of stdout')],
-  notes: 'public-key also prints with --format jwk (one version, default latest), jwks (the JWK Set of jwks/NAME, or one version) or pem.',
+  notes:
+    'public-key also prints with --format jwk (one version, default latest), jwks (the JWK Set of jwks/NAME, or one version) or pem.',
   examples: [
     'keyhold transit keys export encryption-key payments latest --field keys',
     'keyhold transit keys export public-key signer --output signer-public.json',
@@ -55,7 +70,10 @@ export const exportKey: CommandSpec = {
       else inv.io.stdout.write(text);
       return;
     }
-    const res = await inv.client.request('GET', `${mountOf(inv)}/export/${enc(kind)}/${enc(name)}${version ? '/' + enc(version) : ''}`);
+    const res = await inv.client.request(
+      'GET',
+      `${mountOf(inv)}/export/${enc(kind)}/${enc(name)}${version ? '/' + enc(version) : ''}`,
+    );
     const data = res.body?.data ?? null;
     if (out) emit(inv, JSON.stringify(data, null, 2) + '\n', out, 'Export');
     else await inv.print(data);

@@ -10,7 +10,10 @@ export const read: CommandSpec = {
   flags: [MOUNT, flag('--context <base64>', 'context to show derived Ed25519 public keys')],
   async run(inv) {
     const ctxParam = inv.opts.context as string | undefined;
-    const res = await inv.client.request('GET', `${mountOf(inv)}/keys/${enc(inv.args.name)}${ctxParam ? `?context=${enc(ctxParam)}` : ''}`);
+    const res = await inv.client.request(
+      'GET',
+      `${mountOf(inv)}/keys/${enc(inv.args.name)}${ctxParam ? `?context=${enc(ctxParam)}` : ''}`,
+    );
     await inv.print(res.body?.data ?? null);
   },
 };

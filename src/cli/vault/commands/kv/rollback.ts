@@ -22,7 +22,9 @@ export const rollback: CommandSpec = {
     needV2(t, 'kv rollback');
     const meta = dataOf(await inv.client.read(apiPath(t, 'metadata')));
     const current = Number(meta.current_version ?? 0);
-    const v = ((meta.versions ?? {}) as Record<string, { deletion_time?: string; destroyed?: boolean }>)[String(version)];
+    const v = ((meta.versions ?? {}) as Record<string, { deletion_time?: string; destroyed?: boolean }>)[
+      String(version)
+    ];
     if (!v) throw new ServerError(400, [`version ${version} of ${shownPath(t, 'data')} does not exist`], null);
     if (v.destroyed) throw new ServerError(400, [`Cannot roll back to a destroyed version (${version})`], null);
     if (v.deletion_time) throw new ServerError(400, [`Cannot roll back to a deleted version (${version})`], null);

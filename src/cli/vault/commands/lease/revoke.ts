@@ -6,7 +6,11 @@ export const revoke: CommandSpec = {
   words: ['lease', 'revoke'],
   summary: 'Revoke a lease, or all leases under a prefix (-prefix); keyhold issues none',
   args: [{ name: 'id', help: 'lease id or prefix' }],
-  flags: [flag('--prefix', 'revoke every lease under the id taken as a prefix'), flag('-f, --force', 'with -prefix: remove the leases even if the backend fails'), flag('--sync', 'wait for the revocation (accepted)')],
+  flags: [
+    flag('--prefix', 'revoke every lease under the id taken as a prefix'),
+    flag('-f, --force', 'with -prefix: remove the leases even if the backend fails'),
+    flag('--sync', 'wait for the revocation (accepted)'),
+  ],
   examples: ['vault lease revoke database/creds/readonly/2f6a614c', 'vault lease revoke -prefix database/creds/'],
   async run(inv) {
     const id = String(inv.args.id);

@@ -20,7 +20,8 @@ function text({ answer: b, n }: InitDone): string {
     out += `key shares printed above apart and safe: after every restart or seal, ${n.threshold} of them\n`;
     out += 'are needed to unseal (`vault operator unseal`). They are not shown again.\n';
   } else out += 'Success! Vault (keyhold) is initialized; the auto seal unseals it at each start.\n';
-  if (rkeys.length) out += `\nRecovery key initialized with ${n.rshares} key shares and a key threshold of ${n.rthreshold}.\n`;
+  if (rkeys.length)
+    out += `\nRecovery key initialized with ${n.rshares} key shares and a key threshold of ${n.rthreshold}.\n`;
   return out;
 }
 
@@ -33,7 +34,8 @@ async function status(inv: Invocation): Promise<number> {
 
 export const init: CommandSpec = {
   ...keyholdInit,
-  summary: 'Initialise the server: 5 unseal key shares, threshold 3 (vault defaults), and the initial root token, printed once',
+  summary:
+    'Initialise the server: 5 unseal key shares, threshold 3 (vault defaults), and the initial root token, printed once',
   flags: [
     ...(keyholdInit.flags ?? []).filter((f) => !f.flags.startsWith('--no-keychain')),
     flag('--keychain', 'also keep the master key in the OS keychain (keyhold; vault has none)'),
@@ -45,10 +47,16 @@ export const init: CommandSpec = {
   async run(inv) {
     const o = inv.opts;
     if (o.status) return status(inv);
-    if (o.pgpKeys || o.rootTokenPgpKey) inv.warn('PGP encryption of the shares is not offered by keyhold: they are printed in the clear');
+    if (o.pgpKeys || o.rootTokenPgpKey)
+      inv.warn('PGP encryption of the shares is not offered by keyhold: they are printed in the clear');
     const shares = (o.keyShares as number | undefined) ?? (o.keyThreshold === 1 ? 1 : 5);
     const threshold = (o.keyThreshold as number | undefined) ?? (shares === 1 ? 1 : Math.min(3, shares));
-    const done = await initialise(inv, { ...o, keyShares: shares, keyThreshold: threshold, keychain: Boolean(o.keychain) });
+    const done = await initialise(inv, {
+      ...o,
+      keyShares: shares,
+      keyThreshold: threshold,
+      keychain: Boolean(o.keychain),
+    });
     if (machineReadable(inv)) return void (await inv.print(initOutput(done)));
     inv.io.stdout.write(text(done));
   },

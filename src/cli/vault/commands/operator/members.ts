@@ -14,7 +14,30 @@ export const members: CommandSpec = {
     const g = inv.globals;
     if (g.field || (g.format && g.format !== 'table')) return inv.print(res.body?.data ?? res.body);
     const cell = (v: unknown) => (v === null || v === undefined || v === '' ? 'n/a' : String(v));
-    const rows = nodes.map((n) => [cell(n.hostname), cell(n.api_address), cell(n.cluster_address), String(Boolean(n.active_node)), cell(n.version), cell(n.upgrade_version), cell(n.redundancy_zone), cell(n.last_echo)]);
-    inv.io.stdout.write(grid(['Host Name', 'API Address', 'Cluster Address', 'Active Node', 'Version', 'Upgrade Version', 'Redundancy Zone', 'Last Echo'], rows));
+    const rows = nodes.map((n) => [
+      cell(n.hostname),
+      cell(n.api_address),
+      cell(n.cluster_address),
+      String(Boolean(n.active_node)),
+      cell(n.version),
+      cell(n.upgrade_version),
+      cell(n.redundancy_zone),
+      cell(n.last_echo),
+    ]);
+    inv.io.stdout.write(
+      grid(
+        [
+          'Host Name',
+          'API Address',
+          'Cluster Address',
+          'Active Node',
+          'Version',
+          'Upgrade Version',
+          'Redundancy Zone',
+          'Last Echo',
+        ],
+        rows,
+      ),
+    );
   },
 };

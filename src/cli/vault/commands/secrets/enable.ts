@@ -30,7 +30,11 @@ export const enable: CommandSpec = {
     flag('--plugin-name <name>', 'accepted', { hidden: true }),
     flag('--plugin-version <v>', 'accepted', { hidden: true }),
   ],
-  examples: ['vault secrets enable transit', 'vault secrets enable -path=secret kv-v2', 'vault secrets enable -version=2 kv'],
+  examples: [
+    'vault secrets enable transit',
+    'vault secrets enable -path=secret kv-v2',
+    'vault secrets enable -version=2 kv',
+  ],
   async run(inv) {
     const type = String(inv.args.type).trim();
     const o = inv.opts;
@@ -38,10 +42,16 @@ export const enable: CommandSpec = {
     if (!path) throw new LocalError('-path must not be empty');
     const options = kvPairs(o.options ?? [], '-options');
     if (o.version !== undefined) {
-      if (!/^\d+$/.test(String(o.version))) throw new LocalError(`-version: expected a whole number, got "${o.version}"`);
+      if (!/^\d+$/.test(String(o.version)))
+        throw new LocalError(`-version: expected a whole number, got "${o.version}"`);
       options.version = String(o.version);
     }
-    const body: Record<string, unknown> = { type, description: o.description, local: Boolean(o.local), seal_wrap: Boolean(o.sealWrap) };
+    const body: Record<string, unknown> = {
+      type,
+      description: o.description,
+      local: Boolean(o.local),
+      seal_wrap: Boolean(o.sealWrap),
+    };
     if (Object.keys(options).length) body.options = options;
     const config: Record<string, unknown> = {};
     if (o.defaultLeaseTtl) config.default_lease_ttl = o.defaultLeaseTtl;

@@ -8,6 +8,11 @@ export const move: CommandSpec = {
   args: [{ name: 'source' }, { name: 'destination' }],
   examples: ['vault secrets move secret/ generic/'],
   run(inv) {
-    return moveMount(inv, `${trimSlashes(inv.args.source)}/`, `${trimSlashes(inv.args.destination)}/`, 'secrets engine');
+    return moveMount(
+      inv,
+      `${trimSlashes(inv.args.source)}/`,
+      `${trimSlashes(inv.args.destination)}/`,
+      'secrets engine',
+    );
   },
 };

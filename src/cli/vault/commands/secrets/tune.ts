@@ -18,7 +18,9 @@ export const tune: CommandSpec = {
     flag('--audit-non-hmac-response-keys <key>', 'accepted', { parse: collect }),
     flag('--passthrough-request-headers <h>', 'accepted', { parse: collect }),
     flag('--allowed-response-headers <h>', 'accepted', { parse: collect }),
-    flag('--allowed-managed-keys <name>', 'managed keys this mount may use (repeatable; replaces the list)', { parse: collect }),
+    flag('--allowed-managed-keys <name>', 'managed keys this mount may use (repeatable; replaces the list)', {
+      parse: collect,
+    }),
     flag('--plugin-version <v>', 'accepted', { hidden: true }),
   ],
   examples: ['vault secrets tune -description="team secrets" secret/', 'vault secrets tune -options=version=2 kv/'],

@@ -15,7 +15,10 @@ export const server: CommandSpec = {
   flags: [
     ...(keyholdServer.flags ?? []),
     flag('--dev-root-token-id <id>', 'dev mode: the root token (env VAULT_DEV_ROOT_TOKEN_ID)'),
-    flag('--dev-listen-address <host:port>', `dev mode: TCP address to listen on (env VAULT_DEV_LISTEN_ADDRESS, default ${DEV_LISTEN_ADDRESS})`),
+    flag(
+      '--dev-listen-address <host:port>',
+      `dev mode: TCP address to listen on (env VAULT_DEV_LISTEN_ADDRESS, default ${DEV_LISTEN_ADDRESS})`,
+    ),
   ],
   examples: ['vault server -dev', 'vault server -dev -dev-root-token-id=root -dev-listen-address=127.0.0.1:8200'],
   run(inv) {
@@ -26,7 +29,9 @@ export const server: CommandSpec = {
       const addr = o.devListenAddress ?? (env.VAULT_DEV_LISTEN_ADDRESS || DEV_LISTEN_ADDRESS);
       o.listen = [...((o.listen as string[] | undefined) ?? []), addr];
       // As vault's dev banner: the variables a shell needs for this server.
-      inv.io.stdout.write(`WARNING! dev mode is enabled: storage is in memory and the server is unsealed.\n\n    $ export VAULT_ADDR='http://${addr}'\n\n`);
+      inv.io.stdout.write(
+        `WARNING! dev mode is enabled: storage is in memory and the server is unsealed.\n\n    $ export VAULT_ADDR='http://${addr}'\n\n`,
+      );
     }
     return keyholdServer.run(withOpts(inv, o));
   },

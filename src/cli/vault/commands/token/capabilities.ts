@@ -19,7 +19,8 @@ export const capabilities: CommandSpec = {
     if (second === undefined) {
       if (inv.opts.accessor) throw new LocalError('-accessor needs ACCESSOR and PATH');
       res = await inv.client.write('sys/capabilities-self', { paths: [path] });
-    } else if (inv.opts.accessor) res = await inv.client.write('sys/capabilities-accessor', { accessor: first, paths: [path] });
+    } else if (inv.opts.accessor)
+      res = await inv.client.write('sys/capabilities-accessor', { accessor: first, paths: [path] });
     else res = await inv.client.write('sys/capabilities', { token: first, paths: [path] });
     const d = (res.body?.data ?? res.body ?? {}) as Record<string, unknown>;
     const caps = [...(((d[path] ?? d.capabilities) as string[] | undefined) ?? [])].sort();
