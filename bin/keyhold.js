@@ -45,7 +45,7 @@ const fast =
     argv[0] === 'status' ||
     (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')));
 if (fast)
-  fastModule()
+  void fastModule()
     .then((m) => m.runFast(argv))
     .then((done) => (done ? undefined : full()), notBuilt);
-else full();
+else void full();

@@ -7,7 +7,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import type { AgentConfig } from './config.js';
-import { AgentLog } from './log.js';
+import type { AgentLog } from './log.js';
 import { Upstream } from './upstream.js';
 import { AuthHandler } from './auth/auth-handler.js';
 import { authMethod } from './auth/methods.js';

@@ -6,7 +6,6 @@
  * the token: on unwrap, on revocation, at its TTL.
  */
 import { invalid } from '../framework/errors.js';
-import type { Clock } from '../framework/context.js';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from './policies.js';
 import type { TokenEntry, TokenStore } from './tokens.js';
@@ -72,7 +71,6 @@ export class WrappingService {
     private readonly tokens: TokenStore,
     /** The cubbyhole engine's storage (behind the barrier). */
     private readonly cubbyholes: Storage,
-    private readonly clock: Clock,
   ) {}
 
   /**

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { Logger } from '../framework/context.js';
-import { getJSON, putJSON, type Storage } from '../storage/backend.js';
+import { getJSON, putJSON } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
 import type { ClusterHost, SealView } from './contracts.js';
 import type { HaStatus } from '../engines/sys/sys-parts.js';

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import { NetworkGuard } from './network-guard.js';
+import type { NetworkGuard } from './network-guard.js';
 import { SyncFailure, failureFromError, failureFromStatus, parseRetryAfter, rateLimitOf } from './failure.js';
 
 /** A provider reply. */

@@ -3,7 +3,6 @@
  * Handlers are thin: coerced input -> SyncService -> reply.
  */
 import { f, type Fields } from '../framework/fields.js';
-import { invalid } from '../framework/errors.js';
 import { routesFor, type AnyRoute, type Reply } from '../framework/route.js';
 import { DESTINATION_TYPES } from './destinations/index.js';
 import type { SyncEngine } from './sync-engine.js';

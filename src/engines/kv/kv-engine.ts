@@ -19,7 +19,7 @@ import { KeyedLock } from '../../framework/keyed-lock.js';
 import { formatRfc3339Nano, goDuration, nowNanos, parseRfc3339 } from './kv-time.js';
 import { DEFAULT_MAX_VERSIONS, MESSAGES, checkSecretPath } from './kv-rules.js';
 import { mergePatch, subkeysOf } from './merge-patch.js';
-import { PathCipher, loadPathCipher } from './path-cipher.js';
+import { type PathCipher, loadPathCipher } from './path-cipher.js';
 import { KvChangeLog } from './kv-changes.js';
 import {
   applyChanges,

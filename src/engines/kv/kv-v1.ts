@@ -10,7 +10,7 @@ import { invalid } from '../../framework/errors.js';
 import { f, parseDuration } from '../../framework/fields.js';
 import { routesFor, type AnyRoute } from '../../framework/route.js';
 import { getJSON, putJSON } from '../../storage/backend.js';
-import { MAX_SEGMENT_BYTES, PathCipher, loadPathCipher } from './path-cipher.js';
+import { MAX_SEGMENT_BYTES, type PathCipher, loadPathCipher } from './path-cipher.js';
 
 /** Storage key of the mount's name key (shared with KV v2). */
 /** Vault's system default lease TTL (768h). */

@@ -7,7 +7,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { KeyholdError, invalid, unavailable } from '../../framework/errors.js';
+import { type KeyholdError, invalid, unavailable } from '../../framework/errors.js';
 import { embeddedScript } from '../../native/embedded-script.js';
 import type { Logger } from '../../framework/context.js';
 import {

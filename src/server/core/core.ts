@@ -179,7 +179,7 @@ export class Core implements RouterCore, ClusterHost {
       this.logger,
     );
     this.cubbyholes = prefixed(this.barrier, INTERNAL_PREFIX['cubbyhole/']!);
-    this.wrapping = new WrappingService(this.tokens, this.cubbyholes, this.clock);
+    this.wrapping = new WrappingService(this.tokens, this.cubbyholes);
     // A token's cubbyhole is destroyed with it (Vault's cubbyhole semantics).
     this.tokens.onRevoke.push((e) => destroyCubbyhole(this.cubbyholes, e.hash + '/'));
 

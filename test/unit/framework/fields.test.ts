@@ -9,7 +9,7 @@ import {
   parseDuration,
   parseInt64,
 } from '../../../src/framework/fields.js';
-import { KeyholdError } from '../../../src/framework/errors.js';
+import type { KeyholdError } from '../../../src/framework/errors.js';
 
 function errorOf(fn: () => unknown): KeyholdError {
   try {

@@ -6,6 +6,6 @@ export const list: CommandSpec = {
   summary: 'List policies',
   async run(inv) {
     const res = await inv.client.list('sys/policies/acl');
-    await inv.print((res.body?.data as Record<string, unknown>).keys);
+    await inv.print(((res.body?.data ?? {}) as Record<string, unknown>).keys);
   },
 };

@@ -9,7 +9,7 @@ export const read: CommandSpec = {
     const res = await inv.client.read(`sys/policies/acl/${encodeURIComponent(inv.args.name)}`);
     const g = inv.globals;
     if (!g.format || g.format === 'table')
-      inv.io.stdout.write(String((res.body?.data as Record<string, unknown>).policy) + '\n');
+      inv.io.stdout.write(String(((res.body?.data ?? {}) as Record<string, unknown>).policy) + '\n');
     else await inv.print(res.body?.data);
   },
 };
