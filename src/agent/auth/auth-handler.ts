@@ -15,6 +15,7 @@ import type { AgentLog } from '../log.js';
 import { UpstreamError, type Upstream } from '../upstream.js';
 import type { AuthMethod } from './methods.js';
 import type { FileSink } from './sink.js';
+import { sameToken } from '../same-token.js';
 
 /** Who wants to know about a new token (templates, exec, the proxy). */
 export type TokenListener = (token: string) => void;
@@ -82,7 +83,7 @@ export class AuthHandler {
     void this.up.json('GET', 'auth/token/lookup-self', { token }).then(
       () => {},
       (e) => {
-        if (e instanceof UpstreamError && (e.status === 403 || e.status === 401) && this.token === token) {
+        if (e instanceof UpstreamError && (e.status === 403 || e.status === 401) && sameToken(this.token, token)) {
           this.log.warn(WHO, 'the token is no longer valid; logging in again');
           this.schedule(0, () => this.login());
         }
@@ -170,7 +171,7 @@ export class AuthHandler {
     }
     const sleep = ttl * (2 / 3) * (0.9 + Math.random() * 0.1);
     this.schedule(sleep, async () => {
-      if (this.token !== token) return;
+      if (!sameToken(this.token, token)) return;
       try {
         const r = await this.up.json('POST', 'auth/token/renew-self', { token, body: {} });
         const next = Number(r.body?.auth?.lease_duration ?? 0);

@@ -14,6 +14,7 @@ import type { AgentConfig, ListenerConfig } from '../config.js';
 import type { AgentLog } from '../log.js';
 import { UnreachableError, type Upstream } from '../upstream.js';
 import { AgentCache } from './cache.js';
+import { sameToken } from '../same-token.js';
 
 const WHO = 'agent.proxy';
 /** Request headers not passed on (hop-by-hop, or recomputed). */
@@ -141,7 +142,7 @@ export class ApiProxy {
     }
     const prep = this.cache ? await this.cache.prepare(preq) : {};
     const answer = await this.up.send(method, url, headers, body.length ? body : undefined);
-    if (answer.status === 403 && token && token === this.tokens.current()) this.tokens.suspect();
+    if (answer.status === 403 && sameToken(token, this.tokens.current())) this.tokens.suspect();
     this.cache?.store(preq, answer, prep);
     res.writeHead(answer.status, {
       ...passHeaders(answer.headers),

@@ -24,6 +24,7 @@ const REVIEWED = [
   /engines\/cert\/client-chain\.ts: .*\.raw\.equals\(/, // a certificate's DER against a trust anchor's or a chain member's (certificates are public)
   /storage\/snapshot\.ts: .*\.equals\(MANIFEST_MAGIC\)/, // the snapshot format's magic bytes
   /storage\/snapshot\.ts: if \(manifest\.records_sha256 !== recHash\.digest\('hex'\)\)/, // a snapshot's integrity checksum over its own (barrier-encrypted) records: no secret involved
+  /agent\/template\/values\.ts: return Buffer\.compare\(x, y\);/, // Go's byte order of template strings (sorting map keys, not a secret check)
   /kms\/pkcs11\/pkcs11-key\.ts: .*x\.oid\.equals\(Buffer\.from\((f|this\.facts)\.ecParams/, // a key's CKA_EC_PARAMS curve OID against known curve OIDs (public parameters)
 ];
 

@@ -6,7 +6,14 @@
  * Encodings: raw public keys in base64 (read and `public-key` export), the IETF composite encodings
  * (mldsaPK‖tradPK, mldsaSeed‖tradSK) for hybrid exports.
  */
-import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  randomBytes,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 import { invalid } from '../../../framework/errors.js';
 import type { HybridEcType, KeyVersion, TransitKey } from '../keyring/types.js';
@@ -138,7 +145,7 @@ export function pqFromImport(key: Pick<TransitKey, 'type' | 'parameterSet' | 'hy
     if (raw.length === 3 * n) return { key: Buffer.from(alg.keygen(raw).secretKey) };
     if (raw.length === 4 * n) {
       const again = alg.keygen(raw.subarray(0, 3 * n)).secretKey;
-      if (!Buffer.from(again).equals(raw))
+      if (again.length !== raw.length || !timingSafeEqual(Buffer.from(again), raw))
         throw invalid('ciphertext', 'SLH-DSA secret key: PK.root does not match the seeds');
       return { key: Buffer.from(raw) };
     }
