@@ -55,6 +55,23 @@ function destinationRoute(id: string): AnyRoute {
   const def = DESTINATION_TYPES[type];
   const fields = { name: f.name('Destination name'), ...def.fields, ...OPTION_FIELDS, ...DELETE_FIELDS };
   const alias = isAlias(id) ? ` (Vault's type id for ${type})` : '';
+  // Create, update and patch are one write (patch merges into the stored destination).
+  const write = async (
+    engine: SyncEngine,
+    data: Record<string, unknown> & { name: string },
+    mode: 'post' | 'patch',
+  ) => ({
+    data: shownAs(
+      id,
+      await engine.service.writeDestination(
+        type,
+        data.name,
+        inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
+        mode,
+        id,
+      ),
+    ),
+  });
   return route({
     path: `destinations/${id}/:name`,
     summary: `Create, read, update or delete a ${def.provider} destination${alias}`,
@@ -65,42 +82,9 @@ function destinationRoute(id: string): AnyRoute {
         const v = await engine.service.readDestination(type, data.name);
         return v ? { data: shownAs(id, v) } : undefined;
       },
-      create: async ({ engine, data }) => ({
-        data: shownAs(
-          id,
-          await engine.service.writeDestination(
-            type,
-            data.name,
-            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
-            'post',
-            id,
-          ),
-        ),
-      }),
-      update: async ({ engine, data }) => ({
-        data: shownAs(
-          id,
-          await engine.service.writeDestination(
-            type,
-            data.name,
-            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
-            'post',
-            id,
-          ),
-        ),
-      }),
-      patch: async ({ engine, data }) => ({
-        data: shownAs(
-          id,
-          await engine.service.writeDestination(
-            type,
-            data.name,
-            inputOf(data, { ...def.fields, ...OPTION_FIELDS }),
-            'patch',
-            id,
-          ),
-        ),
-      }),
+      create: async ({ engine, data }) => write(engine, data, 'post'),
+      update: async ({ engine, data }) => write(engine, data, 'post'),
+      patch: async ({ engine, data }) => write(engine, data, 'patch'),
       delete: async ({ engine, data }) => {
         const v = await engine.service.deleteDestination(type, data.name, {
           purge: data.purge ?? false,
