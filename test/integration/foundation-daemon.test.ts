@@ -292,7 +292,7 @@ describe('config file', () => {
     const s = spawnServer(['--config', cfg], { KEYHOLD_HOME: join(dir, 'home') });
     expect(await s.exit).toBe(1);
     expect(s.out()).toBe(
-      `Error: config ${cfg}: unknown key "listners" (allowed: storage, listeners, max_request_size, log_level, keychain, dev, dev_root_token)\n`,
+      `Error: config ${cfg}: unknown key "listners" (allowed: storage, listeners, max_request_size, log_level, keychain, dev, dev_root_token, reported_vault_version)\n`,
     );
   });
 });

@@ -320,7 +320,8 @@ describe('keyhold login -method=cert', () => {
       { env, token: null },
     );
     expect(a.exitCode, a.stderr).toBe(0);
-    expect(JSON.parse(a.stdout).token_policies ?? JSON.parse(a.stdout).policies).toContain('eng');
+    // `-format=json` prints Vault's whole envelope (issue 34 item 1): the policies are in its auth block.
+    expect(JSON.parse(a.stdout).auth.token_policies).toContain('eng');
     const b = await d.cli(['login', '-method=cert', 'name=people'], {
       env: { ...env, VAULT_CLIENT_CERT: alice.certFile, VAULT_CLIENT_KEY: alice.keyFile },
       token: null,
