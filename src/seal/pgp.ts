@@ -88,9 +88,14 @@ async function withGpg<T>(
   try {
     let imp;
     try {
+      // Create the keybox and trust database first: a fresh home's first import has been seen to fail
+      // with "Invalid keyring" while gpg makes them; then import, retrying that failure a few times.
+      await gpg(['--list-keys'], null);
       imp = await gpg(['--import'], key);
-      // A fresh home's first import has been seen to fail once with "Invalid keyring" (keybox creation); a second try settles it.
-      if (imp.code !== 0 && /invalid keyring/i.test(imp.stderr)) imp = await gpg(['--import'], key);
+      for (let attempt = 1; attempt < 4 && imp.code !== 0 && /invalid keyring/i.test(imp.stderr); attempt++) {
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+        imp = await gpg(['--import'], key);
+      }
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT')
         throw invalid(
