@@ -55,10 +55,29 @@ async function vaultServer(
   throw new Error(`server did not answer on ${addr}: ${out}`);
 }
 
+/**
+ * `vaultServer` on a free port: a port found free can be taken by another process before the server
+ * binds it (the kernel hands ephemeral ports to outgoing connections too), so EADDRINUSE tries another.
+ */
+async function vaultServerOnFreePort(
+  make: (addr: string) => { args: string[]; env?: Record<string, string> },
+): Promise<{ addr: string; srv: { proc: ChildProcess; out: () => string } }> {
+  for (let attempt = 1; ; attempt++) {
+    const addr = `127.0.0.1:${freePort()}`;
+    const { args, env } = make(addr);
+    try {
+      return { addr, srv: await vaultServer(args, addr, env) };
+    } catch (e) {
+      if (attempt >= 5 || !/EADDRINUSE/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
 describe('vault face: server -dev', () => {
   it('-dev-root-token-id and -dev-listen-address', async () => {
-    const addr = `127.0.0.1:${freePort()}`;
-    const srv = await vaultServer(['-dev', '-dev-root-token-id=dev-only-token', `-dev-listen-address=${addr}`], addr);
+    const { addr, srv } = await vaultServerOnFreePort((a) => ({
+      args: ['-dev', '-dev-root-token-id=dev-only-token', `-dev-listen-address=${a}`],
+    }));
     expect(srv.out()).toContain(`$ export VAULT_ADDR='http://${addr}'`);
     expect(srv.out()).toMatch(/Root Token: dev-only-token/);
     const r = await runScript(bin, 'vault token lookup -field=id; echo; vault status > /dev/null; echo "status=$?"', {
@@ -71,8 +90,10 @@ describe('vault face: server -dev', () => {
   });
 
   it('VAULT_DEV_ROOT_TOKEN_ID and VAULT_DEV_LISTEN_ADDRESS', async () => {
-    const addr = `127.0.0.1:${freePort()}`;
-    await vaultServer(['-dev'], addr, { VAULT_DEV_ROOT_TOKEN_ID: 'from-env', VAULT_DEV_LISTEN_ADDRESS: addr });
+    const { addr } = await vaultServerOnFreePort((a) => ({
+      args: ['-dev'],
+      env: { VAULT_DEV_ROOT_TOKEN_ID: 'from-env', VAULT_DEV_LISTEN_ADDRESS: a },
+    }));
     const r = await runScript(bin, 'vault token lookup -format=json | jq -r .data.id', {
       VAULT_ADDR: `http://${addr}`,
       VAULT_TOKEN: 'from-env',
