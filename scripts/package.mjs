@@ -215,6 +215,11 @@ async function bundle(esbuild, assets, build) {
     entryPoints: [join(root, 'packaging', 'sea', 'pkcs11-worker-entry.mjs')],
     outfile: join(work, 'pkcs11-worker.cjs'),
   });
+  await esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'packaging', 'sea', 'password-worker-entry.mjs')],
+    outfile: join(work, 'password-worker.cjs'),
+  });
 }
 
 async function main() {
@@ -244,6 +249,7 @@ async function main() {
   const build = { commit: commitOf(), date: new Date().toISOString() };
   await bundle(esbuild, assets, build);
   assets['pkcs11-worker.cjs'] = join(work, 'pkcs11-worker.cjs');
+  assets['password-worker.cjs'] = join(work, 'password-worker.cjs');
   assets['keyhold-full.cjs'] = join(work, 'keyhold-full.cjs');
   // V8's code cache of the full CLI, made by the same Node.js that runs it (a cache is per V8 build).
   execFileSync(

@@ -4,15 +4,17 @@
  * native build). Hashes are the standard `$2a$`/`$2b$` strings, so a hash Vault wrote
  * (`password_hash`) verifies here and the other way round.
  *
- * The work runs on a worker thread (password-worker.ts): bcryptjs's own async API still computes
- * in 100 ms slices on the calling thread, which would hold every other request of the daemon for
- * that long. Where no worker can start (the worker file absent, e.g. in a test run from the
- * sources), it falls back to bcryptjs's async API on this thread.
+ * The work runs on a worker thread (password-worker.ts; inside the single executable, the embedded
+ * script `password-worker.cjs`): bcryptjs's own async API still computes in 100 ms slices on the
+ * calling thread, which would hold every other request of the daemon for that long. Where no
+ * worker can start (the worker file absent, e.g. in a test run from the sources), it falls back to
+ * bcryptjs's async API on this thread and says so once (a process warning on stderr).
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import bcrypt from 'bcryptjs';
 import { invalid } from '../framework/errors.js';
+import { embeddedScript } from '../native/embedded-script.js';
 
 type Job = { op: 'hash'; password: string; cost: number } | { op: 'compare'; password: string; hash: string };
 
@@ -27,9 +29,10 @@ class BcryptPool {
     if (this.workers === null || this.workers.length) return this.workers;
     const size = Math.min(4, Math.max(2, availableParallelism() - 1));
     try {
+      const embedded = embeddedScript('password-worker.cjs');
       const url = new URL('./password-worker.js', import.meta.url);
       for (let i = 0; i < size; i++) {
-        const w = new Worker(url);
+        const w = embedded === null ? new Worker(url) : new Worker(embedded, { eval: true, name: 'bcrypt' });
         w.unref();
         w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
           const p = this.pending.get(m.id);
@@ -50,6 +53,10 @@ class BcryptPool {
   /** Workers cannot run here: pending jobs are redone on this thread, later ones too. */
   private fail(): void {
     const ws = this.workers;
+    if (ws !== null)
+      process.emitWarning('bcrypt worker threads unavailable: password hashing runs on the event loop', {
+        code: 'KEYHOLD_BCRYPT_INLINE',
+      });
     this.workers = null;
     for (const w of ws ?? []) void w.terminate();
     for (const [, p] of this.pending) p.reject(new Error('bcrypt worker unavailable'));

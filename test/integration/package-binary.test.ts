@@ -175,6 +175,17 @@ describe.skipIf(unsupported !== null)('single executable (dist/bin/keyhold-linux
       expect((await run(['secrets', 'enable', '-path=secret', 'kv-v2'], { env: authed })).exitCode).toBe(0);
       expect((await run(['kv', 'put', 'secret/app', 'password=p4ss'], { env: authed })).exitCode).toBe(0);
       expect((await run(['kv', 'get', '-field=password', 'secret/app'], { env: authed })).stdout).toBe('p4ss');
+      // userpass: bcrypt runs on the embedded worker script, not on the event loop (password-hash.ts
+      // warns once when it has to fall back).
+      expect((await run(['auth', 'enable', 'userpass'], { env: authed })).exitCode).toBe(0);
+      const pw = await run(['write', 'auth/userpass/users/ada', 'password=-'], { env: authed, input: 's3cret-pass' });
+      expect(pw.exitCode, pw.stderr).toBe(0);
+      const login = await httpReq({ socket: sock }, 'POST', 'auth/userpass/login/ada', { password: 's3cret-pass' });
+      expect(login.status).toBe(200);
+      expect((login.body as { auth: { client_token: string } }).auth.client_token).toMatch(/^hv[sb]\./);
+      const wrong = await httpReq({ socket: sock }, 'POST', 'auth/userpass/login/ada', { password: 'nope' });
+      expect(wrong.status).toBe(400);
+      expect(d.out()).not.toContain('KEYHOLD_BCRYPT_INLINE');
       const st = await run(['status'], { env: authed });
       expect(st.exitCode).toBe(0);
       expect(st.stdout).toMatch(/Sealed\s+false/i);
