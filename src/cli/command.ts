@@ -106,7 +106,7 @@ export interface Invocation {
   face: Face;
   /** One warning line on stderr (the vault face accepts what keyhold refuses, and says why it is risky). */
   warn(message: string): void;
-  /** A `Success! ...` note on stderr (green on a terminal). */
+  /** A `Success! ...` note (green on a terminal): on stderr, or on stdout in the vault face as vault prints it. */
   success(message: string): void;
   /** Resolve a value that may be `@file` or `-` (stdin). */
   valueOf(v: string): Promise<string>;

@@ -68,8 +68,10 @@ export function makeInvocation(parts: InvocationParts): Invocation {
     warn: (message) => {
       io.stderr.write(paint(io.stderr).red(`WARNING! ${message}`) + '\n');
     },
+    // keyhold keeps stdout for data and notes on stderr; vault's UI.Output/Info write to stdout.
     success: (message) => {
-      io.stderr.write(paint(io.stderr).green(message) + '\n');
+      const to = face === 'vault' ? io.stdout : io.stderr;
+      to.write(paint(to).green(message) + '\n');
     },
     valueOf: values.valueOf,
     parsePairs: values.parsePairs,

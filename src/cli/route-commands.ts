@@ -66,7 +66,7 @@ export function routeCommand(route: AnyRoute, defaultMount: string, confirm?: Co
           : await inv.client.request(method, path, body);
       const data = res.body?.data ?? res.body?.auth ?? null;
       if (data !== null) await inv.print(data);
-      else if (res.status === 204) inv.io.stderr.write(`Success! Data written to: ${path}\n`);
+      else if (res.status === 204) inv.success(`Success! Data written to: ${path}`);
     },
   };
 }

@@ -71,6 +71,8 @@ export interface ServerFlags {
   config?: string;
   dev?: boolean;
   devRootToken?: string;
+  /** Dev mode's mounts: keyhold's (`transit/` and `secret/`) or the vault CLI's (`secret/` only). */
+  devMounts?: 'keyhold' | 'vault';
   socket?: string;
   noSocket?: boolean;
   listen?: string[];
@@ -90,6 +92,8 @@ export type ResolvedConfig = ServerConfig & {
   storage: { type: StorageType; path?: string; params?: Record<string, string> };
   listenerSpecs: ListenerSpec[];
   kmsLibraries: Array<{ type: string; name: string; library: string }>;
+  /** Dev mode's mounts (ServerFlags.devMounts). */
+  dev_mounts: 'keyhold' | 'vault';
 };
 
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error', 'off'];
@@ -455,6 +459,7 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
     ...file,
     dev,
     dev_root_token: flags.devRootToken ?? file.dev_root_token,
+    dev_mounts: flags.devMounts ?? 'keyhold',
     storage,
     ...(apiAddr ? { api_addr: apiAddr.replace(/\/+$/, '') } : {}),
     ...(clusterAddr ? { cluster_addr: clusterAddr } : {}),

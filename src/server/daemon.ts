@@ -186,7 +186,9 @@ export async function runServer(flags: ServerFlags): Promise<void> {
     if (cfg.dev) {
       const r = await core.init({ useKeychain: false, rootTokenId: cfg.dev_root_token });
       devToken = r.rootToken;
-      await core.mount('transit/', 'transit', { description: 'transit engine (dev)' });
+      // `vault server -dev` mounts only secret/: scripts written for it enable transit themselves.
+      if (cfg.dev_mounts === 'keyhold')
+        await core.mount('transit/', 'transit', { description: 'transit engine (dev)' });
       await core.mount('secret/', 'kv', { description: 'key/value secret storage', options: { version: '2' } });
     } else {
       await core.start();

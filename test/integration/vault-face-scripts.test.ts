@@ -35,6 +35,16 @@ afterAll(async () => {
   if (bin) cleanup(bin);
 });
 
+/**
+ * The lines of a script's stdout without vault's `Success! ...` notes, which vault prints on stdout
+ * (UI.Output) between the values the script extracts; the tests check those notes with toContain.
+ */
+const dataLines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('Success! '));
+
 const run = (script: string, more: Record<string, string | undefined> = {}, input?: string) =>
   runScript(bin, script, { ...env, ...more }, input);
 
@@ -49,9 +59,9 @@ describe.skipIf(!existsSync('/usr/bin/jq') && !process.env.CI)('vault face: scri
       vault write -format=json app-transit/encrypt/app plaintext=$(echo -n x | base64) | jq -c 'keys'
       vault write -field=plaintext app-transit/decrypt/app ciphertext="$CT" | base64 -d; echo
     `);
-    expect(r.stderr).toContain('Success! Enabled the transit secrets engine at: app-transit/');
+    expect(r.stdout).toContain('Success! Enabled the transit secrets engine at: app-transit/');
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = r.stdout.trim().split('\n');
+    const lines = dataLines(r.stdout);
     expect(lines.find((l) => l.startsWith('ct='))).toMatch(/^ct=vault:v1:[A-Za-z0-9+/=]+$/);
     // api.Secret's fields (mount_type is omitempty: present when the server names the mount's type).
     expect(JSON.parse(lines.find((l) => l.startsWith('['))!)).toEqual([
@@ -83,7 +93,7 @@ EOF
       vault token create -field=token_policies -policy=reader; echo
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     const token = out[0]!.slice('token='.length);
     expect(token).toMatch(/^hvs\./);
     expect(out[1]).toBe(token);
@@ -114,7 +124,7 @@ EOF
       vault write -field=nope auth/approle/login role_id="$ROLE_ID" secret_id="$SECRET_ID" || echo "exit=$?"
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toBe('1200');
     expect(out.slice(1, 5)).toEqual(['approle', 'approle', 'approle', 'approle']);
     expect(out[5]).toMatch(/^Key\s+Value$/);
@@ -148,7 +158,7 @@ EOF
       { CI_JOB_JWT: jwt },
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['ci', 'default', '[default]']);
+    expect(dataLines(r.stdout)).toEqual(['ci', 'default', '[default]']);
   });
 
   it('write PATH - takes the JSON body on stdin; @file.json too', async () => {
@@ -165,7 +175,7 @@ EOF
       echo 'not json' | vault write sys/policy/bad - || echo "exit=$?"
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toBe('path "secret/*" { capabilities = ["read"] }');
     expect(out[1]).toBe('path "kv/*" { capabilities = ["read"] }');
     expect(out[2]).toBe('true');
@@ -199,7 +209,7 @@ EOF
       vault read -field=description sys/mounts/kv2; echo
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toBe('map[version:1]');
     expect(out.slice(1, 3)).toEqual(['2', '2']);
     expect(out[3]).toBe('admin');
@@ -211,8 +221,8 @@ EOF
     expect(out[10]).toBe('missing=2');
     expect(out[11]).toBe('2');
     expect(out[12]).toBe('team secrets');
-    expect(r.stderr).toContain('Success! Tuned the secrets engine at: kv/');
-    expect(r.stderr).toContain('Success! Tuned the secrets engine at: kv2/');
+    expect(r.stdout).toContain('Success! Tuned the secrets engine at: kv/');
+    expect(r.stdout).toContain('Success! Tuned the secrets engine at: kv2/');
   });
 
   it('response wrapping: -wrap-ttl then unwrap -format=json | jq .data', async () => {
@@ -222,7 +232,7 @@ EOF
       vault unwrap "$W" || echo "second=$?"
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toContain('secret_id');
     expect(out[0]).toContain('secret_id_accessor');
     expect(out[1]).toBe('second=2');
@@ -245,7 +255,7 @@ EOF
       vault list sys/policies/acl | head -3
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toBe('{"a":"1","b":"3"}');
     expect(out[1]).toMatch(/^Started moving secrets engine movable\/ to moved\/, with migration ID \S+$/);
     expect(out[2]).toBe('3');
@@ -254,7 +264,7 @@ EOF
     expect(out[6]).toMatch(/^Version\s+Installation Time\s+Build Date$/);
     expect(out[7]).toMatch(/^Host Name\s+API Address\s+Cluster Address\s+Active Node\s+Version/);
     expect(out.slice(8, 11)).toEqual(['Keys', '----', 'default']);
-    expect(r.stderr).toContain('Success! Finished moving secrets engine movable/ to moved/');
+    expect(r.stdout).toContain('Success! Finished moving secrets engine movable/ to moved/');
   });
 
   it('leases: lookup and renew of an unknown lease exit 2, revoke exits 0', async () => {
@@ -264,8 +274,8 @@ EOF
       vault lease revoke database/creds/ro/abc
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['lookup=2', 'renew=2']);
-    expect(r.stderr).toContain('Success! Revoked lease: database/creds/ro/abc');
+    expect(dataLines(r.stdout)).toEqual(['lookup=2', 'renew=2']);
+    expect(r.stdout).toContain('Success! Revoked lease: database/creds/ro/abc');
   });
 
   it('audit enable file log_raw=true: accepted with one warning line, entries stay hashed', async () => {
@@ -290,7 +300,7 @@ EOF
       vault read secret/nothing-here || echo "notfound=$?"
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['root', 'transit', 'usage=1', 'notfound=2']);
+    expect(dataLines(r.stdout)).toEqual(['root', 'transit', 'usage=1', 'notfound=2']);
   });
 
   it('keyhold keeps its own face: same program run as keyhold prints its tables, json envelopes too (items 1-4)', async () => {
@@ -301,7 +311,7 @@ EOF
       KEYHOLD_ADDR=${d.tcp} KEYHOLD_TOKEN=${d.token} "$K/keyhold" --help | head -1
     `);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = r.stdout.trim().split('\n');
+    const out = dataLines(r.stdout);
     expect(out[0]).toBe('true');
     expect(out[1]).toMatch(/^Key\s+Value$/);
     expect(out[2]).toBe('Usage: keyhold [options] [command]');

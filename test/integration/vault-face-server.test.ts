@@ -1,6 +1,6 @@
 /**
  * Issue 34 items 8-9 through a `vault` symlink: `vault server -dev` with -dev-root-token-id and
- * -dev-listen-address (and their VAULT_DEV_* variables); `vault operator init` with no flags (5 shares,
+ * -dev-listen-address (and their VAULT_DEV_* variables), mounting secret/ only as vault's does; `vault operator init` with no flags (5 shares,
  * threshold 3, `Unseal Key 1:` ... lines), then after a restart `vault status` exits 2 and three
  * `vault operator unseal KEY` calls unseal it, each with one warning line about the key on argv.
  */
@@ -87,6 +87,23 @@ describe('vault face: server -dev', () => {
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual(['dev-only-token', 'status=0']);
+    // The dev server mounts secret/ only, as vault's: the tutorials' next step enables transit.
+    const t = await runScript(
+      bin,
+      [
+        "vault secrets list -format=json | jq -r 'keys[]' | sort | paste -sd ' '",
+        'vault secrets enable transit',
+        'vault write -f transit/keys/orders > /dev/null',
+        'vault write -field=ciphertext transit/encrypt/orders plaintext=$(base64 <<< "4111 1111 1111 1111") | cut -c1-9',
+      ].join(' && '),
+      { VAULT_ADDR: `http://${addr}`, VAULT_TOKEN: 'dev-only-token', HOME: bin },
+    );
+    expect(t.exitCode, t.stderr).toBe(0);
+    expect(t.stdout.trim().split('\n')).toEqual([
+      'cubbyhole/ secret/ sys/',
+      'Success! Enabled the transit secrets engine at: transit/',
+      'vault:v1:',
+    ]);
   });
 
   it('VAULT_DEV_ROOT_TOKEN_ID and VAULT_DEV_LISTEN_ADDRESS', async () => {

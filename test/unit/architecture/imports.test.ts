@@ -47,7 +47,7 @@ const ALLOWED: Record<string, string[]> = {
   native: [],
   'build-info.ts': ['version.ts'],
   framework: ['storage', 'crypto'],
-  auth: ['framework', 'storage', 'crypto'],
+  auth: ['framework', 'storage', 'crypto', 'native'],
   sync: ['framework', 'storage', 'crypto'],
   // Metrics (issue 27): an observer the server feeds; it reads config syntax from framework.
   telemetry: ['framework', 'storage', 'crypto'],

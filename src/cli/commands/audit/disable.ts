@@ -11,6 +11,6 @@ export const disable: CommandSpec = {
     const where = String(inv.args.path).replace(/^\/+|\/+$/g, '');
     if (!where) throw new LocalError('path must not be empty');
     await inv.client.delete(`sys/audit/${where}`);
-    inv.io.stderr.write(`Success! Disabled audit device (if it was enabled) at: ${where}/\n`);
+    inv.success(`Success! Disabled audit device (if it was enabled) at: ${where}/`);
   },
 };

@@ -38,6 +38,6 @@ export const enable: CommandSpec = {
       options,
       local: Boolean(inv.opts.local),
     });
-    inv.io.stderr.write(`Success! Enabled the ${type} audit device at: ${where}/\n`);
+    inv.success(`Success! Enabled the ${type} audit device at: ${where}/`);
   },
 };

@@ -15,6 +15,6 @@ export const del: CommandSpec = {
     if (versions) needV2(t, 'kv delete --versions');
     if (versions) await inv.client.request('POST', apiPath(t, 'delete'), { versions });
     else await inv.client.request('DELETE', apiPath(t, 'data'));
-    inv.io.stderr.write(`Success! Data deleted (if it existed) at: ${shownPath(t, versions ? 'delete' : 'data')}\n`);
+    inv.success(`Success! Data deleted (if it existed) at: ${shownPath(t, versions ? 'delete' : 'data')}`);
   },
 };

@@ -23,7 +23,7 @@ export const put: CommandSpec = {
     const t = await secretTarget(inv.client, inv.args.path, inv.opts.mount);
     if (t.v1) {
       await inv.client.write(apiPath(t, ''), data);
-      inv.io.stderr.write(`Success! Data written to: ${shownPath(t, '')}\n`);
+      inv.success(`Success! Data written to: ${shownPath(t, '')}`);
       return;
     }
     const body: Record<string, unknown> = { data };

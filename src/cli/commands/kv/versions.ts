@@ -15,7 +15,7 @@ function versionCommand(word: 'undelete' | 'destroy', summary: string, confirm?:
       const t = await secretTarget(inv.client, inv.args.path, inv.opts.mount);
       needV2(t, `kv ${word}`);
       await inv.client.request('POST', apiPath(t, word), { versions: versionsOf(inv.opts.versions, true) });
-      inv.io.stderr.write(`Success! Data written to: ${shownPath(t, word)}\n`);
+      inv.success(`Success! Data written to: ${shownPath(t, word)}`);
     },
   };
 }

@@ -101,6 +101,6 @@ export const create: CommandSpec = {
     typeArg(type);
     const body = { ...bodyOf([...values, ...LISTS, ...switches], inv.opts), ...(await secretsOf(inv)) };
     await inv.client.write(`sys/managed-keys/${enc(type)}/${enc(name)}`, body);
-    inv.io.stderr.write(`Success! Managed key ${name} (${type}) written.\n`);
+    inv.success(`Success! Managed key ${name} (${type}) written.`);
   },
 };

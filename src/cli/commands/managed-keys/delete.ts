@@ -9,6 +9,6 @@ export const del: CommandSpec = {
   async run(inv) {
     const { type, name } = inv.args as { type: string; name: string };
     await inv.client.delete(`sys/managed-keys/${enc(typeArg(type))}/${enc(name)}`);
-    inv.io.stderr.write(`Success! Managed key ${name} (${type}) deleted.\n`);
+    inv.success(`Success! Managed key ${name} (${type}) deleted.`);
   },
 };

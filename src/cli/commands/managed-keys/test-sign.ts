@@ -18,6 +18,6 @@ export const testSign: CommandSpec = {
   async run(inv) {
     const { type, name } = inv.args as { type: string; name: string };
     await inv.client.write(`sys/managed-keys/${enc(typeArg(type))}/${enc(name)}/test/sign`, givenOf(fields, inv.opts));
-    inv.io.stderr.write(`Success! Managed key ${name} signed and verified.\n`);
+    inv.success(`Success! Managed key ${name} signed and verified.`);
   },
 };

@@ -13,6 +13,8 @@ export const write: CommandSpec = {
     // As `vault write`: an answer prints per -format (json: the whole envelope) and -field (auth fields too).
     if (data || (res.body && (inv.globals.field || (inv.globals.format && inv.globals.format !== 'table'))))
       await inv.printSecret(res.body, data);
-    else inv.success(`Success! Data written to: ${inv.args.path}`);
+    // vault says so in table format only: `-format=json` output stays parseable (nothing at all).
+    else if (!inv.globals.format || inv.globals.format === 'table')
+      inv.success(`Success! Data written to: ${inv.args.path}`);
   },
 };

@@ -30,6 +30,7 @@ export const server: CommandSpec = {
       config: opts.config,
       dev: opts.dev,
       devRootToken: opts.devRootToken,
+      devMounts: opts.devMounts,
       socket: opts.socket === false ? undefined : opts.socket,
       noSocket: opts.socket === false,
       listen: opts.listen,

@@ -12,6 +12,6 @@ export const del: CommandSpec = {
   async run(inv) {
     const t = await secretTarget(inv.client, inv.args.path, inv.opts.mount);
     await inv.client.request('DELETE', apiPath(t, 'metadata'));
-    inv.io.stderr.write(`Success! Data deleted (if it existed) at: ${shownPath(t, 'metadata')}\n`);
+    inv.success(`Success! Data deleted (if it existed) at: ${shownPath(t, 'metadata')}`);
   },
 };

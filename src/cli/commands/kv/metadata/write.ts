@@ -44,7 +44,7 @@ async function writeMetadata(inv: Invocation, method: 'POST' | 'PATCH'): Promise
   const opts = method === 'PATCH' ? { headers: { 'Content-Type': 'application/merge-patch+json' } } : undefined;
   const res = await inv.client.request(method, apiPath(t, 'metadata'), await metadataBody(inv.opts), opts);
   warn(inv, res);
-  inv.io.stderr.write(`Success! Data written to: ${shownPath(t, 'metadata')}\n`);
+  inv.success(`Success! Data written to: ${shownPath(t, 'metadata')}`);
 }
 
 export const put: CommandSpec = {

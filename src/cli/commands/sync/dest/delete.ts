@@ -23,6 +23,6 @@ export const del: CommandSpec = {
     if (r.status === 200 && r.body?.data) {
       inv.io.stderr.write(`Purge of ${type}/${name} started; it is deleted once every secret is unsynced.\n`);
       await printDestination(inv, r.body.data as Record<string, unknown>);
-    } else inv.io.stderr.write(`Success! Deleted destination ${type}/${name}.\n`);
+    } else inv.success(`Success! Deleted destination ${type}/${name}.`);
   },
 };

@@ -11,6 +11,6 @@ export const del: CommandSpec = {
   flags: [MOUNT],
   async run(inv) {
     await inv.client.request('DELETE', `${mountOf(inv)}/keys/${enc(inv.args.name)}`);
-    inv.io.stderr.write(`Success! Deleted key ${inv.args.name}\n`);
+    inv.success(`Success! Deleted key ${inv.args.name}`);
   },
 };

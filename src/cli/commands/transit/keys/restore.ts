@@ -29,6 +29,6 @@ export const restore: CommandSpec = {
       backup: blob,
       force: Boolean(o.force),
     });
-    inv.io.stderr.write(`Success! Restored key${name ? ' ' + name : ''}\n`);
+    inv.success(`Success! Restored key${name ? ' ' + name : ''}`);
   },
 };

@@ -1,7 +1,8 @@
 /**
  * `vault server`: keyhold's daemon with the vault CLI's dev flags. `-dev` listens on TCP at
  * `-dev-listen-address` (env VAULT_DEV_LISTEN_ADDRESS, default 127.0.0.1:8200) besides the socket,
- * with the root token `-dev-root-token-id` (env VAULT_DEV_ROOT_TOKEN_ID).
+ * with the root token `-dev-root-token-id` (env VAULT_DEV_ROOT_TOKEN_ID), and mounts only `secret/`
+ * (KV v2) as vault's dev server does (keyhold's own `--dev` mounts `transit/` too).
  */
 import { flag, type CommandSpec } from '../../../command.js';
 import { server as keyholdServer } from '../../../commands/server/server.js';
@@ -28,6 +29,8 @@ export const server: CommandSpec = {
       o.devRootToken ??= o.devRootTokenId ?? (env.VAULT_DEV_ROOT_TOKEN_ID || undefined);
       const addr = o.devListenAddress ?? (env.VAULT_DEV_LISTEN_ADDRESS || DEV_LISTEN_ADDRESS);
       o.listen = [...((o.listen as string[] | undefined) ?? []), addr];
+      // Only secret/ (KV v2), as vault's dev server: `vault secrets enable transit` must succeed after it.
+      o.devMounts = 'vault';
       // As vault's dev banner: the variables a shell needs for this server.
       inv.io.stdout.write(
         `WARNING! dev mode is enabled: storage is in memory and the server is unsealed.\n\n    $ export VAULT_ADDR='http://${addr}'\n\n`,
