@@ -21,6 +21,7 @@ import { getJSON, putJSON } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
 import type { ClusterHost, SealView } from './contracts.js';
 import type { HaStatus } from '../engines/sys/sys-parts.js';
+import { deriveForwardKey } from './forward-proof.js';
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -94,6 +95,8 @@ export class Cluster {
   private tick: Promise<void> | null = null;
   private notBefore = 0;
   private indexKey: Buffer | null = null;
+  /** The forwarding-proof key derived from `indexKey` (forward-proof.ts), kept with the key it came from. */
+  private proofKey: { from: Buffer; key: Buffer } | null = null;
   readonly pollMs: number;
   readonly renewMs: number;
   readonly logger: Logger;
@@ -293,6 +296,20 @@ export class Cluster {
     const k = randomBytes(32);
     await this.core.barrier.put(INDEX_KEY, k);
     this.indexKey = k;
+  }
+
+  /** Key of forwarding proofs (forward-proof.ts), derived from the index key; null while it is unknown. */
+  forwardKey(): Buffer | null {
+    const k = this.indexKey;
+    if (!k) return null;
+    if (this.proofKey?.from !== k) this.proofKey = { from: k, key: deriveForwardKey(k) };
+    return this.proofKey.key;
+  }
+
+  /** Same, first reading the index key when this node started before the first active created it. */
+  async loadForwardKey(): Promise<Buffer | null> {
+    if (!this.indexKey) await this.loadIndexKey().catch(() => {});
+    return this.forwardKey();
   }
 
   private clusterId(): string {

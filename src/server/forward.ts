@@ -4,12 +4,15 @@
  * The standby replays the caller's request (method, path, query, headers with the token, body bytes)
  * to the active's `api_addr` as read from the barrier-protected leader advertisement, never to an
  * address a client or the database could choose, and copies the active's status, headers and body
- * back: the client sees the active's answer and follows no redirect. A marker header stops loops.
+ * back: the client sees the active's answer and follows no redirect. A marker header stops loops,
+ * and an HMAC proof (forward-proof.ts) tells the active the standby already applied the rate-limit
+ * quotas, so a forwarded request is counted once, for its real client, on the node it reached.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { KeyholdError, invalid } from '../framework/errors.js';
 import type { Cluster } from './cluster.js';
+import { FORWARD_PROOF_HEADER, signForward, verifyForward } from './forward-proof.js';
 import type { ResponseSink } from './respond.js';
 
 /** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
@@ -108,6 +111,25 @@ export class ClusterRouting {
     return this.cluster.indexHeader();
   }
 
+  /**
+   * True when the request carries a valid proof that a member of this cluster forwarded it (and so
+   * applied the quotas to it already). Called by the quota stage only for requests carrying the
+   * proof header; anything else (no key yet, forged, stale, other body) is false: counted here.
+   */
+  forwardedByMember(req: { method?: string; url?: string; headers: IncomingHttpHeaders }, body: Buffer): boolean {
+    const key = this.cluster.forwardKey();
+    if (!key) return false;
+    return verifyForward(
+      key,
+      req.headers[FORWARD_PROOF_HEADER],
+      req.headers[FORWARDED_HEADER],
+      req.method ?? '',
+      req.url ?? '/',
+      body,
+      Date.now(),
+    );
+  }
+
   /** Replay the request to the active and copy its answer; 503 naming the active when it cannot be reached. */
   async forward(r: ForwardRequest): Promise<void> {
     // Just stepped down or started: the active may be known a moment later.
@@ -125,6 +147,11 @@ export class ClusterRouting {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     headers[FORWARDED_HEADER] = this.cluster.nodeId;
+    // The quotas were applied here (quota-stage.ts): prove it, so the active does not count again.
+    const proofKey = await this.cluster.loadForwardKey();
+    if (proofKey)
+      headers[FORWARD_PROOF_HEADER] = signForward(proofKey, this.cluster.nodeId, r.method, r.url, r.body, Date.now());
+    else delete headers[FORWARD_PROOF_HEADER]; // never relay a client's own
     headers['content-length'] = String(r.body.length);
     const method = r.method === 'LOCK' ? 'LIST' : r.method; // list-verb.ts rewrites LIST for node:http
     const send = base.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -4,6 +4,8 @@
  * cluster before forwarding). A request no quota governs costs one index lookup and allocates nothing.
  * Over the limit: 429 with Vault's text (`request path "<path>": rate limit quota exceeded`) and,
  * when enabled, Retry-After and the X-Ratelimit-* headers (on every answer under a quota, as Vault).
+ * A request a standby forwarded with a valid proof (forward-proof.ts) was counted by that standby
+ * for its real client: the active lets it through uncounted, so each request is counted once.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MountInfo } from '../framework/context.js';
@@ -11,6 +13,7 @@ import type { Operation } from '../framework/route.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
 import type { Verdict } from '../quotas/rate-limit.js';
 import { withLateHeaders } from './forward.js';
+import { FORWARD_PROOF_HEADER } from './forward-proof.js';
 import { sendError, type ResponseSink } from './respond.js';
 
 /** The part of the request flow the stage reads and writes (the router's Flow fits it). */
@@ -20,7 +23,9 @@ export interface QuotaFlow {
   op: Operation;
   requestId: string;
   raw: Record<string, unknown>;
-  req: { socket: { remoteAddress?: string }; headers: IncomingHttpHeaders };
+  req: { method?: string; url?: string; socket: { remoteAddress?: string }; headers: IncomingHttpHeaders };
+  /** The body as received (a forwarding proof covers it). */
+  rawBody: Buffer;
   res: ResponseSink;
   mounted: { mount: MountInfo; instance: unknown } | null;
 }
@@ -49,11 +54,20 @@ export function quotaStep(
     quotas?: QuotaManager;
     audit?: QuotaAudit;
     logger: { warn(msg: string, fields?: Record<string, unknown>): void };
+    /** Set on a cluster node: tells a request a member forwarded (and counted) from any other. */
+    cluster?: { forwardedByMember(req: QuotaFlow['req'], body: Buffer): boolean };
   },
   f: QuotaFlow,
 ): boolean | Promise<boolean> {
   const quotas = core.quotas;
   if (quotas === undefined || quotas.empty) return false;
+  // Counted by the standby that forwarded it; only a header-bearing request pays for the check.
+  if (
+    core.cluster !== undefined &&
+    f.req.headers[FORWARD_PROOF_HEADER] !== undefined &&
+    core.cluster.forwardedByMember(f.req, f.rawBody)
+  )
+    return false;
   return applyQuotas(quotas, f, core.audit, (m, x) => core.logger.warn(m, x));
 }
 

@@ -1,11 +1,50 @@
 /**
  * Issue 28 on a two-node cluster (real PostgreSQL): a rate-limit quota written through one node is
- * enforced by every node (each counts its own clients, as Vault's nodes do), a CORS config reaches
- * the other node, and tuning written on one node governs KV v1 reads on the other.
+ * enforced by every node (each counts its own clients, as Vault's nodes do), a write a standby
+ * forwards is counted once for its real client (the active does not count it again under the
+ * standby's address, and a client cannot forge the standby's proof), a CORS config reaches the other
+ * node, and tuning written on one node governs KV v1 reads on the other.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { roleOf, startNode, until, type ClusterNode } from '../support/cluster.js';
+
+/** One request over TCP from a chosen loopback source address (Linux accepts any 127/8 address). */
+function fromAddress(
+  n: ClusterNode,
+  localAddress: string,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = Buffer.from(JSON.stringify(body));
+    const r = request(
+      {
+        host: '127.0.0.1',
+        port: n.port,
+        localAddress,
+        agent: false,
+        method,
+        path: `/v1/${path}`,
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
+      },
+      (resp) => {
+        const chunks: Buffer[] = [];
+        resp.on('data', (c: Buffer) => chunks.push(c));
+        resp.on('error', reject);
+        resp.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: resp.statusCode ?? 0, headers: resp.headers, body: text ? JSON.parse(text) : null });
+        });
+      },
+    );
+    r.on('error', reject);
+    r.end(payload);
+  });
+}
 
 const skip = postgresUnavailable();
 
@@ -71,6 +110,77 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
     expect((await active.req('DELETE', 'sys/quotas/rate-limit/cap', undefined, { token: root })).status).toBe(204);
     for (const n of [active, standby])
       await until(async () => (await encrypt(n)).status === 200, `${n.name} serves again`);
+  });
+
+  describe('a write a standby forwards is counted once, for its real client', () => {
+    const RATE = 4;
+    const write = (n: ClusterNode, from: string, headers: Record<string, string> = {}) =>
+      fromAddress(n, from, 'PUT', 'kvq/s', { v: from }, { 'X-Vault-Token': root, ...headers });
+    /** Statuses of RATE + 1 writes from one address, one after another. */
+    const burst = async (n: ClusterNode, from: string, headers: Record<string, string> = {}) => {
+      const out: Array<{ status: number; remaining: unknown; error?: unknown }> = [];
+      for (let i = 0; i <= RATE; i++) {
+        const r = await write(n, from, headers);
+        out.push({ status: r.status, remaining: r.headers['x-ratelimit-remaining'], error: r.body?.errors?.[0] });
+      }
+      return out;
+    };
+    const expected = () => [
+      ...Array.from({ length: RATE }, (_, i) => ({ status: 204, remaining: String(RATE - 1 - i), error: undefined })),
+      { status: 429, remaining: '0', error: 'request path "kvq/s": rate limit quota exceeded' },
+    ];
+
+    beforeAll(async () => {
+      expect(
+        (await active.req('POST', 'sys/mounts/kvq', { type: 'kv', options: { version: '1' } }, { token: root })).status,
+      ).toBe(204);
+      // A long interval: the fixed window does not start over during the test.
+      const q = { path: 'kvq/', rate: RATE, interval: '24h' };
+      expect((await active.req('POST', 'sys/quotas/rate-limit/fwd', q, { token: root })).status).toBe(204);
+      const c = { enable_rate_limit_response_headers: true };
+      expect((await active.req('POST', 'sys/quotas/config', c, { token: root })).status).toBe(204);
+      await until(async () => {
+        const mounts = await standby.req('GET', 'sys/mounts', undefined, { token: root });
+        const quota = await standby.req('GET', 'sys/quotas/rate-limit/fwd', undefined, { token: root });
+        const config = await standby.req('GET', 'sys/quotas/config', undefined, { token: root });
+        return (
+          mounts.body?.data?.['kvq/'] !== undefined &&
+          quota.status === 200 &&
+          config.body?.data?.enable_rate_limit_response_headers === true
+        );
+      }, 'the standby sees the mount, the quota and the config');
+    });
+
+    afterAll(async () => {
+      await active.req('DELETE', 'sys/quotas/rate-limit/fwd', undefined, { token: root });
+      await active.req('POST', 'sys/quotas/config', { enable_rate_limit_response_headers: false }, { token: root });
+    });
+
+    it('a client writing through the standby gets exactly `rate` writes, then 429', async () => {
+      expect(await burst(standby, '127.0.0.2')).toEqual(expected());
+    });
+
+    it('another client behind the same standby has its own full quota', async () => {
+      expect(await burst(standby, '127.0.0.3')).toEqual(expected());
+    });
+
+    it('the forwarded writes used up nothing on the active (not even the standby address)', async () => {
+      // The standby forwards from 127.0.0.1: a client of the active on that address still has all of its quota.
+      expect(await burst(active, '127.0.0.1')).toEqual(expected());
+    });
+
+    it('a forged forwarding header from a client does not bypass the quota', async () => {
+      const forged = {
+        'X-Keyhold-Forwarded-By': 'standby', // any value: only the HMAC, which needs the cluster's key, is trusted
+        'X-Keyhold-Forward-Proof': `v1.${Date.now()}.${'ab'.repeat(32)}`,
+      };
+      // Straight to the active, as if a standby had sent it: counted as any request.
+      expect(await burst(active, '127.0.0.4', forged)).toEqual(expected());
+      // Through the standby (a forwarded-by header there is refused as a loop, 503): the standby
+      // replaces the client's proof with its own and counts the client once, itself.
+      const proofOnly = { 'X-Keyhold-Forward-Proof': forged['X-Keyhold-Forward-Proof'] };
+      expect(await burst(standby, '127.0.0.5', proofOnly)).toEqual(expected());
+    });
   });
 
   it('a CORS config written on the active governs the standby', async () => {
