@@ -3,30 +3,35 @@
  * rate limit): entries already written with the same value are not written again, so a link with
  * more keys than the provider allows per rate-limit window still reaches SYNCED. Through the real
  * router and core (test/support/harness.ts) against the strict GitLab fake limited to 2 requests
- * per second; every wait is bounded.
+ * per second (429), and the GitHub fake with a primary limit of 2 requests per second (403 with
+ * x-ratelimit-*); every wait is bounded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, cleanup, type Harness } from '../../support/harness.js';
+import { GithubFake } from '../../fakes/github.js';
 import { GitlabFake } from '../../fakes/gitlab.js';
 import { until } from '../../fakes/wait.js';
 
 let d: Harness;
 const gl = new GitlabFake();
+const gh = new GithubFake();
 let ACC = '';
 const KEYS = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
 const nameOf = (k: string) => `VAULT_${ACC}_CI_MANY_${k.toUpperCase()}`;
 
 type Rec = { sync_status: string; error?: string; sub_key?: string };
-const records = async (): Promise<Rec[]> =>
+const records = async (path = 'gitlab/tight'): Promise<Rec[]> =>
   Object.values(
-    ((await d.req('GET', 'sys/sync/destinations/gitlab/tight/associations')).body?.data?.associated_secrets ??
-      {}) as Record<string, Rec>,
+    ((await d.req('GET', `sys/sync/destinations/${path}/associations`)).body?.data?.associated_secrets ?? {}) as Record<
+      string,
+      Rec
+    >,
   );
 const allSynced = (n: number) => (rs: Rec[]) => rs.length === n && rs.every((r) => r.sync_status === 'SYNCED');
 const writes = () => Object.fromEntries(KEYS.map((k) => [k, gl.writesOf(nameOf(k))]));
 
 beforeAll(async () => {
-  await gl.start();
+  await Promise.all([gl.start(), gh.start()]);
   d = await startHarness({
     env: {
       KEYHOLD_SYNC_RETRY_BASE_MS: '100',
@@ -49,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await d?.stop();
   if (d) cleanup(d.dir);
-  await gl.stop();
+  await Promise.all([gl.stop(), gh.stop()]);
 });
 
 describe('a retry resumes under a rate limit tighter than the link (secret-key granularity)', () => {
@@ -104,5 +109,38 @@ describe('a retry resumes under a rate limit tighter than the link (secret-key g
       20_000,
     );
     expect(writes()).toEqual({ ...before, ...Object.fromEntries(kept.map((k) => [k, before[k]! + 1])) });
+  });
+});
+
+describe("the same under GitHub's primary rate limit (403 with x-ratelimit-reset)", () => {
+  it('six keys through 2 requests per second: SYNCED, every secret written once', async () => {
+    const body = {
+      access_token: gh.token,
+      repository_owner: gh.owner,
+      repository_name: gh.repo,
+      endpoint_url: gh.url,
+      allowed_ipv4_addresses: ['127.0.0.1/32'],
+      allowed_ports: [gh.server.port],
+      granularity: 'secret-key',
+    };
+    expect((await d.req('POST', 'sys/sync/destinations/repohost/tight', body)).status).toBe(200);
+    const data = Object.fromEntries(KEYS.map((k) => [k, `gh-value-of-${k}`]));
+    expect((await d.req('POST', 'secret/data/gh/many', { data })).status).toBe(200);
+    gh.perWindow(2, 1000);
+    const s = await d.req('POST', 'sys/sync/destinations/repohost/tight/associations/set', {
+      mount: 'secret',
+      secret_name: 'gh/many',
+    });
+    expect(s.status, s.text).toBe(200);
+    const rs = await until(() => records('repohost/tight'), allSynced(KEYS.length), 20_000);
+    expect(rs.every((r) => r.error === undefined)).toBe(true);
+    const ghName = (k: string) => `VAULT_${ACC}_GH_MANY_${k.toUpperCase()}`;
+    for (const k of KEYS) expect(gh.valueOf(ghName(k))).toBe(data[k]);
+    expect(gh.rateLimited).toBeGreaterThan(0);
+    const written = (k: string) =>
+      gh.server.log.filter(
+        (l) => l.method === 'PUT' && l.path.endsWith(`/actions/secrets/${ghName(k)}`) && l.status < 300,
+      ).length;
+    expect(Object.fromEntries(KEYS.map((k) => [k, written(k)]))).toEqual(Object.fromEntries(KEYS.map((k) => [k, 1])));
   });
 });
