@@ -3,8 +3,9 @@
  * the secret's latest version, then put each entry at the provider (or delete them all when the
  * link is being removed, its destination purged, or the secret is gone), and delete names that
  * are no longer wanted. An entry whose record shows this value already written under this name
- * (written-marks.ts) is not sent again, so a retry resumes where the last attempt stopped. It stores nothing: it returns the outcome (see apply-outcome.ts), which
- * the worker applies to the record as it stands then.
+ * (written-marks.ts) is not sent again, so a retry resumes where the last attempt stopped. It
+ * stores nothing: it returns the outcome (see apply-outcome.ts), which the worker applies to the
+ * record as it stands then.
  */
 import type { Clock, MountInfo } from '../framework/context.js';
 import { isKeyholdError } from '../framework/errors.js';
