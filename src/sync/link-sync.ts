@@ -2,8 +2,10 @@
  * One attempt at bringing one link to its desired state: read the link and its destination, read
  * the secret's latest version, then put each entry at the provider (or delete them all when the
  * link is being removed, its destination purged, or the secret is gone), and delete names that
- * are no longer wanted. It stores nothing: it returns the outcome (see apply-outcome.ts), which
- * the worker applies to the record as it stands then.
+ * are no longer wanted. An entry whose record shows this value already written under this name
+ * (written-marks.ts) is not sent again, so a retry resumes where the last attempt stopped. It
+ * stores nothing: it returns the outcome (see apply-outcome.ts), which the worker applies to the
+ * record as it stands then.
  */
 import type { Clock, MountInfo } from '../framework/context.js';
 import { isKeyholdError } from '../framework/errors.js';
@@ -24,6 +26,7 @@ import {
   type LinkRecord,
 } from './types.js';
 import { entriesOf } from './values.js';
+import { alreadyWritten, unmarked, valueMac } from './written-marks.js';
 
 /** What an attempt needs. */
 export interface LinkSyncDeps {
@@ -140,6 +143,19 @@ class LinkSync {
       return;
     }
     let secret: SecretVersion | null;
+    let macKey: Buffer;
+    try {
+      macKey = await this.deps.store.valueMacKey();
+    } catch (e) {
+      const f = new SyncFailure(
+        'INTERNAL_VAULT_ERROR',
+        `reading sync state failed: ${isKeyholdError(e) ? e.message : ((e as Error)?.name ?? 'error')}`,
+        { retryable: true },
+      );
+      this.fail(f);
+      this.linkStatus = { status: f.status, error: f.message };
+      return;
+    }
     try {
       secret = this.deps.offers.take(this.key) ?? (await this.deps.kv.readLatest(mount, this.link.secret_name));
     } catch (e) {
@@ -163,7 +179,7 @@ class LinkSync {
     }
     this.activity = 'SYNCING';
     const desired = entriesOf(secret.data, this.link.granularity);
-    await this.putEntries(c, desired, templateVars(this.dest, mount, this.link));
+    await this.putEntries(c, desired, templateVars(this.dest, mount, this.link), macKey);
     await this.removeUnwanted(c, desired);
     if (!this.retry) this.syncedVersion = secret.version;
     this.linkStatus = null;
@@ -176,7 +192,7 @@ class LinkSync {
       if (this.retry) break;
       if (!st.present || !st.external_name) {
         this.results.set(sub, {
-          ...st,
+          ...unmarked(st),
           sync_status: 'UNSYNCED',
           error: undefined,
           updated_at: this.now(),
@@ -195,13 +211,22 @@ class LinkSync {
       } catch (e) {
         const f = failureFromError(e, 'unsync');
         this.fail(f);
-        this.results.set(sub, { ...st, sync_status: f.status, error: f.message, updated_at: this.now() });
+        this.results.set(sub, { ...unmarked(st), sync_status: f.status, error: f.message, updated_at: this.now() });
       }
     }
   }
 
-  /** Put each wanted entry under its rendered name (deleting the previous name when it changed). */
-  private async putEntries(c: Connector, desired: Map<string, string>, vars: TemplateVars): Promise<void> {
+  /**
+   * Put each wanted entry under its rendered name (deleting the previous name when it changed),
+   * except those whose record shows this value already written there for this generation of the
+   * link and revision of the destination: a retry goes on where the last attempt stopped.
+   */
+  private async putEntries(
+    c: Connector,
+    desired: Map<string, string>,
+    vars: TemplateVars,
+    macKey: Buffer,
+  ): Promise<void> {
     const { dest, link } = this;
     const template = parsedTemplate(link.template);
     for (const [sub, value] of desired) {
@@ -221,6 +246,15 @@ class LinkSync {
         });
         continue;
       }
+      const mark = {
+        mac: valueMac(macKey, this.key, sub, extName, value),
+        generation: link.generation,
+        revision: dest.revision,
+      };
+      if (alreadyWritten(old, extName, mark)) {
+        this.results.set(sub, { ...old!, sync_status: 'SYNCED', error: undefined, updated_at: this.now() });
+        continue;
+      }
       try {
         // No record of having written this name: the connector may try "create" first.
         await c.put(extName, value, this.signal, { fresh: !(old?.present && old.external_name === extName) });
@@ -229,6 +263,7 @@ class LinkSync {
           updated_at: this.now(),
           external_name: extName,
           present: true,
+          written: mark,
         };
         if (old?.present && old.external_name && old.external_name !== extName) {
           // Template or granularity changed on refresh: the old name goes (reference 1.5.1).
@@ -245,7 +280,7 @@ class LinkSync {
         const f = failureFromError(e, 'sync');
         this.fail(f);
         this.results.set(sub, {
-          ...(old ?? { present: false }),
+          ...unmarked(old ?? { sync_status: 'PENDING', updated_at: '', present: false }),
           sync_status: f.status,
           error: f.message,
           updated_at: this.now(),
@@ -268,7 +303,7 @@ class LinkSync {
       } catch (e) {
         const f = failureFromError(e, 'unsync of a removed key');
         this.fail(f);
-        this.results.set(sub, { ...st, sync_status: f.status, error: f.message, updated_at: this.now() });
+        this.results.set(sub, { ...unmarked(st), sync_status: f.status, error: f.message, updated_at: this.now() });
       }
     }
   }

@@ -6,7 +6,9 @@
  *   queue/<seq>                 QueueEntry (durable operations; survive restarts)
  *   github-apps/<name>          GithubAppRecord (the app's private key; the barrier encrypts it)
  *   activation                  { activated, at } (sys/activation-flags)
+ *   value-mac-key               { key } (random key of the keyed hashes that mark written entries; written-marks.ts)
  */
+import { randomBytes } from 'node:crypto';
 import { getJSON, putJSON, type Storage } from '../storage/backend.js';
 import {
   DEFAULT_SYNC_CONFIG,
@@ -238,6 +240,26 @@ export class SyncStore {
       if (this.linkCache.get(key) === m) this.linkOrder.set(key, ids);
     }
     return ids;
+  }
+
+  private macKey: Promise<Buffer> | null = null;
+
+  /**
+   * The key of the keyed hashes marking what each entry wrote (written-marks.ts): 32 random bytes
+   * created on first use and stored behind the barrier like every sync record, never in clear.
+   */
+  valueMacKey(): Promise<Buffer> {
+    this.macKey ??= (async () => {
+      const got = await getJSON<{ key?: string }>(this.s, 'value-mac-key');
+      if (got?.key) return Buffer.from(got.key, 'base64');
+      const key = randomBytes(32);
+      await putJSON(this.s, 'value-mac-key', { key: key.toString('base64') });
+      return key;
+    })().catch((e: unknown) => {
+      this.macKey = null; // a storage error: try again next time
+      throw e;
+    });
+    return this.macKey;
   }
 
   getApp(name: string): Promise<GithubAppRecord | null> {

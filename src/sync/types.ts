@@ -106,6 +106,18 @@ export interface EntryState {
   external_name?: string;
   /** Whether `external_name` currently exists at the provider as far as we know. */
   present: boolean;
+  /** What the last successful write put there (no value: a keyed hash; see written-marks.ts). */
+  written?: WrittenMark;
+}
+
+/** An entry's last successful write: which value (keyed hash), for which link generation and destination revision. */
+export interface WrittenMark {
+  /** HMAC of the link, sub-key, external name and value under the sync state's key (written-marks.ts). */
+  mac: string;
+  /** The link's generation the write was made for (`associations/set` bumps it and re-pushes). */
+  generation: number;
+  /** The destination's revision the write was made with (a change of the destination re-pushes). */
+  revision: number;
 }
 
 /** A stored association (one secret linked to one destination). */

@@ -120,6 +120,8 @@ export class Syncer {
     this.queue.capacity = cfg.queue_capacity;
     await this.index.load(this.deps.store);
     await this.queue.load();
+    // Created now rather than inside a link's first attempt (which would then store two records).
+    await this.deps.store.valueMacKey();
     this.started = true;
     this.reconciler.schedule(0);
     this.pump();

@@ -7,6 +7,7 @@
  * Rate limits as GitHub documents them ("Rate limits for the REST API"): `rateLimit()` answers the
  * next requests 403 with `retry-after` (secondary limit) or with `x-ratelimit-remaining: 0` and
  * `x-ratelimit-reset` (primary limit); a request before the announced time is refused again.
+ * `perWindow()` sets a primary limit of so many requests per window instead (a tight quota).
  */
 import { createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import sodiumMod from 'libsodium-wrappers';
@@ -93,8 +94,29 @@ export class GithubFake extends FakeProvider {
     this.limit = { remaining: times, kind, waitS };
   }
 
+  private window: { limit: number; ms: number; start: number; count: number } | null = null;
+
+  /**
+   * A primary rate limit of `limit` requests per `windowMs` (every request counts, refused ones
+   * too): past it, 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset` at the window's end.
+   */
+  perWindow(limit: number, windowMs: number): void {
+    this.window = { limit, ms: windowMs, start: 0, count: 0 };
+  }
+
   private limited(): FakeReply | null {
     const now = Date.now();
+    const w = this.window;
+    if (w) {
+      if (now - w.start >= w.ms) {
+        w.start = now;
+        w.count = 0;
+      }
+      if (++w.count > w.limit) {
+        this.rateLimited++;
+        return this.primaryLimit(w.start + w.ms);
+      }
+    }
     const kind = this.limit?.kind ?? 'secondary';
     if (this.limit && this.limit.remaining > 0) {
       this.limit.remaining--;
@@ -112,6 +134,11 @@ export class GithubFake extends FakeProvider {
         headers: { 'retry-after': String(waitS) },
       };
     }
+    return this.primaryLimit(this.limitedUntil);
+  }
+
+  /** GitHub's primary rate-limit answer, announcing the reset at `untilMs`. */
+  private primaryLimit(untilMs: number): FakeReply {
     return {
       status: 403,
       json: {
@@ -122,7 +149,7 @@ export class GithubFake extends FakeProvider {
         'x-ratelimit-limit': '5000',
         'x-ratelimit-remaining': '0',
         'x-ratelimit-used': '5000',
-        'x-ratelimit-reset': String(Math.ceil(this.limitedUntil / 1000)),
+        'x-ratelimit-reset': String(Math.ceil(untilMs / 1000)),
       },
     };
   }

@@ -59,6 +59,8 @@ export class GitlabFake extends FakeProvider {
   throttled = 0;
   /** The next this many requests are answered 429 whatever the window (a burst elsewhere used the quota). */
   throttleNext = 0;
+  /** Successful creates and updates per variable key (any owner and scope): how often each key was written. */
+  readonly writes = new Map<string, number>();
 
   constructor() {
     super();
@@ -75,6 +77,15 @@ export class GitlabFake extends FakeProvider {
   /** A variable's value by key (and scope, default "*"). */
   valueOf(key: string, owner: 'projects/42' | 'groups/7' = 'projects/42', scope = '*'): string | undefined {
     return this.list(owner).find((v) => v.key === key && v.environment_scope === scope)?.value;
+  }
+
+  /** Successful creates and updates of `key` so far. */
+  writesOf(key: string): number {
+    return this.writes.get(key) ?? 0;
+  }
+
+  private noteWrite(key: string): void {
+    this.writes.set(key, this.writesOf(key) + 1);
   }
 
   private ownerOf(kind: string, id: string): string | null {
@@ -167,6 +178,7 @@ export class GitlabFake extends FakeProvider {
       )
         return taken(v.key);
       Object.assign(v, next);
+      this.noteWrite(v.key);
       return { status: 200, json: v };
     }
     return { status: 405, json: { message: '405 Method Not Allowed' } };
@@ -191,6 +203,7 @@ export class GitlabFake extends FakeProvider {
     if (bad) return bad;
     if (list.some((o) => o.key === v.key && o.environment_scope === v.environment_scope)) return taken(v.key);
     list.push(v);
+    this.noteWrite(v.key);
     return { status: 201, json: v };
   }
 
