@@ -21,6 +21,7 @@ import { getJSON, putJSON } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
 import type { ClusterHost, SealView } from './contracts.js';
 import type { HaStatus } from '../engines/sys/sys-parts.js';
+import { ForwardedCertTrust } from './forwarded-cert.js';
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -94,6 +95,8 @@ export class Cluster {
   private tick: Promise<void> | null = null;
   private notBefore = 0;
   private indexKey: Buffer | null = null;
+  /** Client certificates of forwarded requests: signed by standbys, checked by the active. */
+  readonly certTrust: ForwardedCertTrust;
   readonly pollMs: number;
   readonly renewMs: number;
   readonly logger: Logger;
@@ -104,6 +107,7 @@ export class Cluster {
     readonly opts: ClusterOptions,
   ) {
     this.logger = core.logger;
+    this.certTrust = new ForwardedCertTrust(core.barrier);
     this.pollMs = opts.pollMs ?? Math.min(500, Math.max(100, Math.floor(backend.lockTtlMs / 10)));
     this.renewMs = Math.max(200, Math.floor(backend.lockTtlMs / 3));
     core.events.on('after-unseal', () => this.start());
@@ -174,6 +178,7 @@ export class Cluster {
     try {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
+      await this.certTrust.ensureKey();
       const now = new Date();
       const ad: Advertisement = {
         api_addr: this.opts.apiAddr,
