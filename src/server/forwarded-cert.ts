@@ -147,7 +147,11 @@ export class ForwardedCertTrust {
     if (got.length !== want.length || !timingSafeEqual(got, want)) throw refuse('the signature does not verify');
     const now = Date.now();
     if (Math.abs(now - Number(ts)) > MAX_AGE_MS) throw refuse('the signature is too old');
-    for (const [n, at] of this.seen) if (now - at > 2 * MAX_AGE_MS) this.seen.delete(n);
+    // Oldest first (a Map keeps insertion order): drop what can no longer pass the age check.
+    for (const [n, at] of this.seen) {
+      if (now - at <= 2 * MAX_AGE_MS) break;
+      this.seen.delete(n);
+    }
     if (this.seen.has(nonce)) throw refuse('the request was replayed');
     this.seen.set(nonce, now);
     const chain = value.split(',').map((b) => Buffer.from(b.trim(), 'base64'));
