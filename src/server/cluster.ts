@@ -178,7 +178,12 @@ export class Cluster {
     try {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
-      await this.certTrust.ensureKey();
+      // Off the failover path: a standby forwards client certificates once the key is there.
+      void this.certTrust
+        .ensureKey()
+        .catch((e: unknown) =>
+          this.logger.warn('cluster: cannot create the forwarding key', { error: (e as Error)?.message }),
+        );
       const now = new Date();
       const ad: Advertisement = {
         api_addr: this.opts.apiAddr,
