@@ -65,7 +65,7 @@ export function describeTlsFailure(
   if (handshakeDone && which && (c === 'ECONNRESET' || c === 'EPIPE' || /socket hang up/.test(message)))
     return `the server closed the connection right after the TLS handshake: it did not accept ${which}; is it signed by a CA the listener trusts (tls_client_ca_file), valid now, and meant for client authentication? (${c || message})`;
   if (SERVER_CERT_UNTRUSTED.test(c))
-    return `the server's TLS certificate is not trusted (${c}): set vault.ca_cert (or VAULT_CACERT) to the CA that signed it`;
+    return `the server's TLS certificate is not trusted (${c}): point ca_cert (the vault stanza's, the cert method's, or VAULT_CACERT) at the CA that signed it`;
   return undefined;
 }
 

@@ -28,6 +28,7 @@ let agentCert: Issued;
 let renewed: Issued;
 let intruder: Issued;
 let stranger: Issued;
+let otherCa: Issued;
 
 function ok(r: Answer, status = 200): Answer {
   if (r.status !== status && !(status === 200 && r.status === 204))
@@ -114,7 +115,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kh-agentcert-pki-'));
   pki = await new TestPki(dir).init();
   ca = await pki.issue({ name: 'CN=Agents CA', ca: true });
-  const otherCa = await pki.issue({ name: 'CN=Other CA', ca: true });
+  otherCa = await pki.issue({ name: 'CN=Other CA', ca: true });
   const server = await pki.issue({
     name: 'CN=localhost',
     issuer: ca,
@@ -242,6 +243,20 @@ describe('cert.hcl against a listener requiring client certificates', () => {
       await until(() => /login failed \(method cert\)/.test(a.output()), 'the login error');
       expect(a.output()).toMatch(/no chain matching all constraints could be found for this login certificate/);
       await new Promise((r) => setTimeout(r, 1500));
+      expect(existsSync(join(w, 'token'))).toBe(false);
+    } finally {
+      await stopAgent(a);
+    }
+    cleanup(w);
+  }, 30_000);
+
+  test("a server certificate the agent's ca_cert does not vouch for: a clear error, no token", async () => {
+    const w = workdir(agentCert);
+    copyFileSync(otherCa.certFile, join(w, 'ca.pem'));
+    const a = startAgent(w);
+    try {
+      await until(() => /login failed \(method cert\)/.test(a.output()), 'the login error');
+      expect(a.output()).toMatch(/the server's TLS certificate is not trusted \([A-Z_]+\): point ca_cert/);
       expect(existsSync(join(w, 'token'))).toBe(false);
     } finally {
       await stopAgent(a);
