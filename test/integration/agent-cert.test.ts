@@ -6,7 +6,8 @@
  * environment). The token in the sink carries the role's policies and the certificate's metadata,
  * a template renders a KV secret with it, the API proxy lends it, and a revoked token makes the agent
  * log in again with its certificate. A certificate from another CA, or one the role's constraints
- * exclude, gets a clear error and no token.
+ * exclude, gets a clear error and no token. The same daemon (a single node) refuses a client's
+ * attempt to claim a certificate through the cluster forwarding header.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -263,4 +264,25 @@ describe('cert.hcl against a listener requiring client certificates', () => {
     }
     cleanup(w);
   }, 30_000);
+});
+
+describe('a single node and the forwarded-certificate header', () => {
+  test('a client claiming a certificate in X-Keyhold-Forwarded-Client-Cert gets a 400 naming the header, no token', async () => {
+    const { X509Certificate } = await import('node:crypto');
+    const r = await d.req(
+      'POST',
+      'auth/cert/login',
+      { name: 'web' },
+      {
+        token: null,
+        headers: {
+          'X-Keyhold-Forwarded-Client-Cert': new X509Certificate(agentCert.cert).raw.toString('base64'),
+          'X-Keyhold-Forwarded-Client-Cert-Sig': `v1:${Date.now()}:${'0'.repeat(32)}:${'ab'.repeat(32)}`,
+        },
+      },
+    );
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.errors[0]).toMatch(/^X-Keyhold-Forwarded-Client-Cert: this node is not part of a cluster/);
+    expect(r.body.auth ?? null).toBeNull();
+  });
 });
