@@ -31,6 +31,44 @@ export class UnreachableError extends Error {
   }
 }
 
+/** Where the client certificate of a connection comes from, for error messages. */
+export interface ClientCertOrigin {
+  /** The setting, e.g. `vault.client_cert` or `auto_auth cert client_cert`. */
+  setting: string;
+  file: string;
+}
+
+const CERT_REFUSED_ALERTS =
+  /ALERT_(UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|DECRYPT_ERROR|ACCESS_DENIED)/;
+const SERVER_CERT_UNTRUSTED =
+  /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_HAS_EXPIRED|CERT_UNTRUSTED|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
+/**
+ * Why a TLS connection failed, in words: a server that requires client certificates ends the
+ * connection (TLS 1.3: often with a bare reset right after the handshake) when the certificate is
+ * missing or not signed by a CA its listener trusts; the agent cannot tell more than that.
+ */
+export function describeTlsFailure(
+  code: string | undefined,
+  message: string,
+  handshakeDone: boolean,
+  clientCert: ClientCertOrigin | undefined,
+): string | undefined {
+  const c = code ?? '';
+  const which = clientCert ? `the client certificate ${clientCert.file} (${clientCert.setting})` : undefined;
+  if (/ALERT_CERTIFICATE_REQUIRED/.test(c) || /alert certificate required/i.test(message))
+    return which
+      ? `the server requires a client certificate and did not take ${which}`
+      : "the server requires a client certificate: set vault.client_cert and vault.client_key (or the cert method's client_cert and client_key)";
+  if (CERT_REFUSED_ALERTS.test(c))
+    return `the server refused ${which ?? 'the connection'} during the TLS handshake (${c}): is it signed by a CA the listener trusts (tls_client_ca_file), valid now, and meant for client authentication?`;
+  if (handshakeDone && which && (c === 'ECONNRESET' || c === 'EPIPE' || /socket hang up/.test(message)))
+    return `the server closed the connection right after the TLS handshake: it did not accept ${which}; is it signed by a CA the listener trusts (tls_client_ca_file), valid now, and meant for client authentication? (${c || message})`;
+  if (SERVER_CERT_UNTRUSTED.test(c))
+    return `the server's TLS certificate is not trusted (${c}): point ca_cert (the vault stanza's, the cert method's, or VAULT_CACERT) at the CA that signed it`;
+  return undefined;
+}
+
 /** An error answer; `errors` are the server's messages. */
 export class UpstreamError extends Error {
   constructor(
@@ -56,6 +94,8 @@ export class Upstream {
   readonly address: string;
   private readonly base: RequestOptions;
   private readonly https: boolean;
+  /** Where the client certificate comes from (error messages only). */
+  private readonly clientCertOrigin?: ClientCertOrigin;
 
   constructor(settings: VaultSettings, env: NodeJS.ProcessEnv = process.env) {
     // As Vault Agent: VAULT_ADDR (or KEYHOLD_ADDR) in the environment overrides vault.address.
@@ -77,6 +117,12 @@ export class Upstream {
     if (u.protocol !== 'http:' && u.protocol !== 'https:')
       throw new Error(`vault.address "${a}": use unix:///path or http(s)://host:port`);
     this.https = u.protocol === 'https:';
+    const certFile = settings.clientCert || env.VAULT_CLIENT_CERT;
+    if (this.https && certFile)
+      this.clientCertOrigin = {
+        setting: settings.clientCert ? 'vault.client_cert' : 'VAULT_CLIENT_CERT',
+        file: certFile,
+      };
     const skip = settings.tlsSkipVerify || ['1', 'true', 't'].includes((env.VAULT_SKIP_VERIFY ?? '').toLowerCase());
     this.base = {
       host: u.hostname.replace(/^\[|\]$/g, ''),
@@ -85,7 +131,7 @@ export class Upstream {
         ? {
             rejectUnauthorized: !skip,
             ca: readIf(settings.caCert || env.VAULT_CACERT, 'vault.ca_cert'),
-            cert: readIf(settings.clientCert || env.VAULT_CLIENT_CERT, 'vault.client_cert'),
+            cert: readIf(certFile, 'vault.client_cert'),
             key: readIf(settings.clientKey || env.VAULT_CLIENT_KEY, 'vault.client_key'),
           }
         : {}),
@@ -93,15 +139,22 @@ export class Upstream {
   }
 
   /** With a client certificate other than the vault stanza's (cert auto-auth's own client_cert). */
-  withClientCert(cert: Buffer | undefined, key: Buffer | undefined, ca: Buffer | undefined): Upstream {
+  withClientCert(
+    cert: Buffer | undefined,
+    key: Buffer | undefined,
+    ca: Buffer | undefined,
+    origin?: ClientCertOrigin,
+  ): Upstream {
     const copy = Object.create(Upstream.prototype) as Upstream;
     Object.assign(copy, this);
-    (copy as unknown as { base: RequestOptions }).base = {
+    const c = copy as unknown as { base: RequestOptions; clientCertOrigin?: ClientCertOrigin };
+    c.base = {
       ...this.base,
       ...(cert ? { cert } : {}),
       ...(key ? { key } : {}),
       ...(ca ? { ca } : {}),
     };
+    if (cert && origin) c.clientCertOrigin = origin;
     return copy;
   }
 
@@ -116,6 +169,8 @@ export class Upstream {
   ): Promise<RawAnswer> {
     return new Promise((resolve, reject) => {
       const fn = this.https ? httpsRequest : httpRequest;
+      let handshakeDone = false;
+      let answered = false;
       const req = fn(
         {
           ...this.base,
@@ -125,6 +180,7 @@ export class Upstream {
           headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) },
         },
         (res) => {
+          answered = true;
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () =>
@@ -134,7 +190,14 @@ export class Upstream {
         },
       );
       if (timeoutMs > 0) req.setTimeout(timeoutMs, () => req.destroy(new Error('timed out')));
-      req.on('error', (e: NodeJS.ErrnoException) => reject(new UnreachableError(this.address, e.code ?? e.message)));
+      if (this.https) req.once('socket', (s) => s.once('secureConnect', () => (handshakeDone = true)));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        const tls =
+          this.https && !answered
+            ? describeTlsFailure(e.code, e.message, handshakeDone, this.clientCertOrigin)
+            : undefined;
+        reject(new UnreachableError(this.address, tls ?? e.code ?? e.message));
+      });
       req.end(body);
     });
   }

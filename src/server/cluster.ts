@@ -22,6 +22,7 @@ import type { PostgresBackend } from '../storage/postgres.js';
 import type { ClusterHost, SealView } from './contracts.js';
 import type { HaStatus } from '../engines/sys/sys-parts.js';
 import { deriveForwardKey } from './forward-proof.js';
+import { ForwardedCertTrust } from './forwarded-cert.js';
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -97,6 +98,8 @@ export class Cluster {
   private indexKey: Buffer | null = null;
   /** The forwarding-proof key derived from `indexKey` (forward-proof.ts), kept with the key it came from. */
   private proofKey: { from: Buffer; key: Buffer } | null = null;
+  /** Client certificates of forwarded requests: signed by standbys, checked by the active. */
+  readonly certTrust: ForwardedCertTrust;
   readonly pollMs: number;
   readonly renewMs: number;
   readonly logger: Logger;
@@ -107,6 +110,7 @@ export class Cluster {
     readonly opts: ClusterOptions,
   ) {
     this.logger = core.logger;
+    this.certTrust = new ForwardedCertTrust(core.barrier);
     this.pollMs = opts.pollMs ?? Math.min(500, Math.max(100, Math.floor(backend.lockTtlMs / 10)));
     this.renewMs = Math.max(200, Math.floor(backend.lockTtlMs / 3));
     core.events.on('after-unseal', () => this.start());
@@ -177,6 +181,12 @@ export class Cluster {
     try {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
+      // Off the failover path: a standby forwards client certificates once the key is there.
+      void this.certTrust
+        .ensureKey()
+        .catch((e: unknown) =>
+          this.logger.warn('cluster: cannot create the forwarding key', { error: (e as Error)?.message }),
+        );
       const now = new Date();
       const ad: Advertisement = {
         api_addr: this.opts.apiAddr,

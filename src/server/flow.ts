@@ -1,7 +1,7 @@
 /** One request on its way through the router's pipeline, and the mount and audit shapes it carries. */
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { MountInfo, RequestContext, TokenInfo } from '../framework/context.js';
+import type { MountInfo, RequestContext, TlsPeer, TokenInfo } from '../framework/context.js';
 import type { AnyRoute, Operation, Reply } from '../framework/route.js';
 import type { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
@@ -71,6 +71,8 @@ export class Flow {
   audit: AuditEntry | undefined = undefined;
   auditor: AuditHook | undefined = undefined;
   reply: Reply | undefined = undefined;
+  /** The client certificate a standby forwarded with the request, once verified (forwarded-cert.ts). */
+  forwardedTls: TlsPeer | undefined = undefined;
   /** The body as received (a standby forwards it byte for byte). */
   rawBody: Buffer = NO_BODY;
   /** No token needed: the route says so, or its per-request predicate did (stage open access). */

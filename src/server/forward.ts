@@ -13,6 +13,8 @@ import { request as httpsRequest } from 'node:https';
 import { KeyholdError, invalid } from '../framework/errors.js';
 import type { Cluster } from './cluster.js';
 import { FORWARD_PROOF_HEADER, signForward, verifyForward } from './forward-proof.js';
+import type { TlsPeer } from '../framework/context.js';
+import { FORWARDED_CERT_HEADER, FORWARDED_CERT_SIG_HEADER, peerChain, refuseForwardedCert } from './forwarded-cert.js';
 import type { ResponseSink } from './respond.js';
 
 /** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
@@ -30,6 +32,9 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'proxy-connection',
   'expect',
+  // Set by this node only (forwarded-cert.ts): a client's own copies never travel on.
+  FORWARDED_CERT_HEADER,
+  FORWARDED_CERT_SIG_HEADER,
 ]);
 
 /** What the router's forward stage asks of the cluster. */
@@ -39,6 +44,8 @@ export interface ForwardRequest {
   headers: IncomingHttpHeaders;
   body: Buffer;
   res: ResponseSink;
+  /** The client's TLS connection (its certificate travels to the active, signed). */
+  tls?: TlsPeer;
 }
 
 /** Where a request is answered. */
@@ -101,6 +108,15 @@ export class ClusterRouting {
     return 'local';
   }
 
+  /**
+   * The client certificate a standby forwarded with this request (forwarded-cert.ts): taken on the
+   * active when a node of this cluster signed it, refused (400) anywhere else.
+   */
+  forwardedCert(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<TlsPeer> {
+    if (this.cluster.role !== 'active') return Promise.reject(refuseForwardedCert('this node is not the active node'));
+    return this.cluster.certTrust.accept(headers, { method, url, body }, this.cluster.nodeId);
+  }
+
   /** Change sequence of this node's last write (0 before any). */
   writtenIndex(): number {
     return this.cluster.backend.writtenIndex();
@@ -154,6 +170,17 @@ export class ClusterRouting {
     else delete headers[FORWARD_PROOF_HEADER]; // never relay a client's own
     headers['content-length'] = String(r.body.length);
     const method = r.method === 'LOCK' ? 'LIST' : r.method; // list-verb.ts rewrites LIST for node:http
+    // The client's certificate (cert auth logs in with it), signed so the active knows a node sent it.
+    Object.assign(
+      headers,
+      await this.cluster.certTrust.sign(peerChain(r.tls), {
+        method,
+        url: r.url,
+        body: r.body,
+        from: this.cluster.nodeId,
+        to: leader.node_id,
+      }),
+    );
     const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
     await new Promise<void>((resolve, reject) => {
       const req = send(

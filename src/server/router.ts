@@ -13,6 +13,7 @@ import { parseWrapTtl } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders } from './forward.js';
+import { carriesForwardedCert, refuseForwardedCert } from './forwarded-cert.js';
 import { Flow, type AnyRequest } from './flow.js';
 import { drain, parseBody, readBody } from './request-body.js';
 import { methodToOp, originForm, trimSlashes } from './request-head.js';
@@ -50,6 +51,7 @@ export class Router {
       if (!this.resolve(f)) return await this.unknownPath(f);
       const refused = quotaStep(this.core, f); // rate-limit quotas, before forwarding and auth (quota-stage.ts)
       if (refused === true || (refused !== false && (await refused))) return;
+      if (carriesForwardedCert(f.req.headers)) await this.forwardedCert(f);
       if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
@@ -200,6 +202,23 @@ export class Router {
     return true;
   }
 
+  /**
+   * Stage forwarded certificate: a request carrying a client certificate in a header is taken only
+   * from a standby of this cluster that signed it, and only on the active (forwarded-cert.ts); the
+   * cert auth method then reads that certificate as the connection's.
+   */
+  private async forwardedCert(f: Flow): Promise<void> {
+    const cluster = this.core.cluster;
+    if (!cluster) throw refuseForwardedCert('this node is not part of a cluster');
+    const method = f.req.method === 'LOCK' ? 'LIST' : (f.req.method ?? 'GET');
+    f.forwardedTls = await cluster.forwardedCert(method, f.req.url ?? '/', f.req.headers, f.rawBody);
+  }
+
+  /** The TLS side of the client's own connection (undefined over plain HTTP or a Unix socket). */
+  private connectionTls(f: Flow): TlsPeer | undefined {
+    return (f.req.socket as { encrypted?: boolean }).encrypted ? (f.req.socket as unknown as TlsPeer) : undefined;
+  }
+
   /** Relay the request to the active node as received. */
   private forwardNow(f: Flow): Promise<void> {
     const sent = this.core.cluster!.forward({
@@ -208,6 +227,7 @@ export class Router {
       headers: f.req.headers,
       body: f.rawBody,
       res: f.res,
+      tls: this.connectionTls(f),
     });
     return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
@@ -264,7 +284,7 @@ export class Router {
       remoteAddress: f.req.socket.remoteAddress ?? 'unix',
       headers: engineRequestHeaders(mounted.mount, f.req.headers), // its mount's passthrough_request_headers
       body: f.rawBody,
-      tls: (f.req.socket as { encrypted?: boolean }).encrypted ? (f.req.socket as unknown as TlsPeer) : undefined,
+      tls: f.forwardedTls ?? this.connectionTls(f),
       allowed: (cap, p) => (token ? authorizer.allowed(token, cap, p) : false),
     };
     f.ctx = ctx;

@@ -135,23 +135,51 @@ class Cert implements AuthMethod {
   readonly type = 'cert';
   private readonly name?: string;
   private readonly files: { ca?: string; cert?: string; key?: string };
+  private readonly reload: boolean;
+  private loaded?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
   constructor(private readonly m: MethodConfig) {
     const k = new Keys(m.config, `${m.where}.config`);
     this.name = k.str('name');
     this.files = { ca: k.str('ca_cert'), cert: k.str('client_cert'), key: k.str('client_key') };
-    k.accept('reload');
+    this.reload = k.bool('reload', false);
     k.done();
     if (Boolean(this.files.cert) !== Boolean(this.files.key))
       throw new Error(`${m.where}.config: client_cert and client_key go together`);
   }
   async prepare(up: Upstream): Promise<LoginRequest> {
-    // Read at each login, so renewed certificates are used (Vault's `reload`).
-    const read = (p?: string) => (p ? readFileSync(p) : undefined);
-    const upstream =
-      this.files.cert || this.files.ca
-        ? up.withClientCert(read(this.files.cert), read(this.files.key), read(this.files.ca))
-        : up;
-    return { kind: 'login', path: `${this.m.mountPath}/login`, body: this.name ? { name: this.name } : {}, upstream };
+    // Without its own TLS files the method logs in with the vault stanza's (Vault Agent does the same).
+    if (!this.files.cert && !this.files.ca)
+      return { kind: 'login', path: `${this.m.mountPath}/login`, body: this.body(), upstream: up };
+    // As Vault Agent: the files are read once, or at each login with `reload = true` (short-lived,
+    // renewed certificates). A file that cannot be read fails this login, and the next one tries again.
+    if (this.reload || !this.loaded) {
+      const read = (p: string | undefined, key: string) => {
+        if (!p) return undefined;
+        try {
+          return readFileSync(p);
+        } catch (e) {
+          throw new Error(
+            `cannot read ${this.m.where}.config.${key} ${p}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+          );
+        }
+      };
+      this.loaded = {
+        ca: read(this.files.ca, 'ca_cert'),
+        cert: read(this.files.cert, 'client_cert'),
+        key: read(this.files.key, 'client_key'),
+      };
+    }
+    const { cert, key, ca } = this.loaded;
+    const origin = this.files.cert ? { setting: 'auto_auth cert client_cert', file: this.files.cert } : undefined;
+    return {
+      kind: 'login',
+      path: `${this.m.mountPath}/login`,
+      body: this.body(),
+      upstream: up.withClientCert(cert, key, ca, origin),
+    };
+  }
+  private body(): Record<string, unknown> {
+    return this.name ? { name: this.name } : {};
   }
 }
 
