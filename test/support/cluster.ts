@@ -109,7 +109,9 @@ ${opts.extraHcl ?? ''}
       p.stdout!.on('data', (c: Buffer) => (out += c.toString()));
       p.stderr!.on('data', (c: Buffer) => (out += c.toString()));
       node.proc = p;
-      for (let i = 0; i < 400; i++) {
+      // Bounded by time, not tries: on a loaded 2-core CI machine a start has taken over 10 s.
+      const deadline = Date.now() + 45_000;
+      while (Date.now() < deadline) {
         if (p.exitCode !== null) throw new Error(`node ${name} exited with ${p.exitCode}: ${out}`);
         if (out.includes('Listening on: http://')) {
           try {
@@ -121,7 +123,7 @@ ${opts.extraHcl ?? ''}
         }
         await new Promise((r) => setTimeout(r, 25));
       }
-      throw new Error(`node ${name} did not start: ${out}`);
+      throw new Error(`node ${name} did not start within 45 s: ${out}`);
     },
     req: (method, path, body, o = {}) =>
       httpReq({ socket }, method, path, body, { token: o.token, headers: o.headers }),
