@@ -5,6 +5,7 @@ import { joinVersionValues, normalizeArgv } from './cli/argv.js';
 import { LocalError, ServerError } from './cli/client.js';
 import { paint } from './cli/output.js';
 import { errorLine } from './cli/error-line.js';
+import { vaultErrorText } from './cli/vault/error-text.js';
 import { WrappedAnswer } from './cli/context.js';
 import { installCliProcessHooks } from './cli/signals.js';
 import { boolFlagValues } from './cli/bool-values.js';
@@ -39,7 +40,11 @@ export async function main(argv: string[], face: Face = 'keyhold'): Promise<void
     if (e instanceof CommanderError) return; // commander already printed the usage error (one line)
     if (e instanceof WrappedAnswer) return; // the wrapping token was printed; exit 0
     const c = paint(process.stderr);
-    process.stderr.write(c.red(errorLine(e)) + '\n');
+    const text =
+      face === 'vault'
+        ? vaultErrorText(e, process.env.VAULT_ADDR || process.env.KEYHOLD_ADDR || 'https://127.0.0.1:8200')
+        : errorLine(e);
+    process.stderr.write(c.red(text) + '\n');
   }
 }
 

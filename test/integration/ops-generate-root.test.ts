@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import { runScript, vaultBinDir } from './vault-face-support.js';
 
 const PY = '/usr/bin/python3';
 const HAS_HVAC = spawnSync(PY, ['-c', 'import hvac'], { stdio: 'ignore' }).status === 0;
@@ -177,6 +178,54 @@ describe.skipIf(!HAS_GPG)('PGP-encrypted shares and tokens, opened with gpg', ()
     Buffer.from((await gpg(['--decrypt'], Buffer.from(b64, 'base64'))).stdout as unknown as Uint8Array).toString(
       'utf8',
     );
+
+  it('vault operator init -pgp-keys=FILES -root-token-pgp-key=FILE (the vault CLI form): gpg opens what it prints', {
+    timeout: 60_000,
+  }, async () => {
+    const d = await startDaemon({ dev: false, tcp: true, args: ['--keychain', 'none'] });
+    const bin = vaultBinDir();
+    try {
+      // One key file as the binary key (gpg --export), one as its base64: the vault CLI takes both.
+      const alice = join(bin, 'alice.gpg');
+      const bob = join(bin, 'bob.b64');
+      writeFileSync(alice, Buffer.from(pubs[0]!, 'base64'));
+      writeFileSync(bob, `${pubs[1]}\n`);
+      const env = { VAULT_ADDR: d.tcp!, HOME: bin };
+      const r = await runScript(
+        bin,
+        `vault operator init -key-shares=2 -key-threshold=2 -pgp-keys=${alice},${bob} -root-token-pgp-key=${alice}`,
+        env,
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      const printed = [...r.stdout.matchAll(/^Unseal Key (\d): (\S+)$/gm)].map((m) => m[2]!);
+      expect(printed).toHaveLength(2);
+      const shares = [await decrypt(printed[0]!), await decrypt(printed[1]!)];
+      for (const sh of shares) expect(sh).toMatch(/^[0-9a-f]{66}$/);
+      const token = await decrypt(/^Initial Root Token: (\S+)$/m.exec(r.stdout)![1]!);
+      expect(token).toMatch(/^hvs\./);
+      // The decrypted shares unseal it after a seal, through the vault face.
+      const u = await runScript(
+        bin,
+        `vault operator seal && vault operator unseal ${shares[0]} > /dev/null && vault operator unseal -format=json ${shares[1]} | jq -r .sealed`,
+        { ...env, VAULT_TOKEN: token },
+      );
+      expect(u.exitCode, u.stderr).toBe(0);
+      expect(u.stdout.trim().split('\n').at(-1)).toBe('false');
+      // An ASCII-armored key is refused before anything is sent, naming the flag.
+      writeFileSync(
+        join(bin, 'armored.asc'),
+        '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n-----END PGP PUBLIC KEY BLOCK-----\n',
+      );
+      const bad = await runScript(bin, `vault operator init -pgp-keys=${join(bin, 'armored.asc')}`, env);
+      expect(bad.exitCode).toBe(1);
+      expect(bad.stderr).toMatch(/-pgp-keys: .*armored\.asc is ASCII-armored/);
+    } finally {
+      await d.stop();
+      cleanup(d.dir);
+      cleanup(bin);
+    }
+  });
 
   it('init with pgp_keys and root_token_pgp_key: gpg opens each share (hex) and the token; the shares unseal', {
     timeout: 60_000,

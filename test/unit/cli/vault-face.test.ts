@@ -225,7 +225,7 @@ describe('the vault command list', () => {
     expect(v2.client.sent[0]!.body).toMatchObject({ type: 'kv', options: { version: '2' } });
     const kv2 = await runVault(['secrets', 'enable', 'kv-v2'], [{ method: 'POST', path: 'sys/mounts/kv-v2' }]);
     expect(kv2.client.sent[0]!.body).toMatchObject({ type: 'kv-v2' });
-    expect(kv2.stderr).toContain('Success! Enabled the kv-v2 secrets engine at: kv-v2/');
+    expect(kv2.stdout).toContain('Success! Enabled the kv-v2 secrets engine at: kv-v2/');
   });
 
   it('operator init defaults to 5 shares and a threshold of 3, without the keychain', async () => {

@@ -6,9 +6,9 @@
  * token XOR otp) or encrypted to the PGP key.
  */
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { flag, optArg, type CommandSpec, type Invocation } from '../../command.js';
 import { LocalError } from '../../errors.js';
+import { pgpKeyFile } from '../../pgp-key-file.js';
 import { machineReadable, readShares } from './shares.js';
 
 /** Root token and OTP length (Vault >= 1.10): "hvs." + 24 base62 characters. */
@@ -27,26 +27,6 @@ export function decodeRootToken(encoded: string, otp: string): string {
   const out = Buffer.alloc(e.length);
   for (let i = 0; i < e.length; i++) out[i] = e[i]! ^ o[i]!;
   return out.toString('utf8');
-}
-
-/** `-pgp-key`: a file holding a public key (binary, or its base64), or @file; sent as base64 of the binary key. */
-function pgpKeyArg(v: string): string {
-  const path = v.startsWith('@') ? v.slice(1) : v;
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new LocalError(
-      `cannot read the PGP key file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-  const text = bytes.toString('utf8').trim();
-  if (text.startsWith('-----BEGIN')) {
-    throw new LocalError(
-      `${path}: ASCII-armored keys are not accepted; export the binary key (gpg --export KEYID > key.gpg)`,
-    );
-  }
-  return (bytes[0]! & 0x80) !== 0 ? bytes.toString('base64') : text.replace(/\s+/g, '');
 }
 
 /** The vault CLI's table of a generation's status. */
@@ -152,7 +132,7 @@ export const generateRoot: CommandSpec = {
       if (o.otp && o.pgpKey) throw new LocalError('give --otp or --pgp-key, not both');
       const body: Record<string, unknown> = {};
       if (o.otp) body.otp = await inv.valueOf(o.otp);
-      if (o.pgpKey) body.pgp_key = pgpKeyArg(o.pgpKey);
+      if (o.pgpKey) body.pgp_key = pgpKeyFile(o.pgpKey);
       return printStatus(
         inv,
         ((await inv.client.request('PUT', 'sys/generate-root/attempt', body)).body ?? {}) as Record<string, unknown>,

@@ -3,6 +3,7 @@
  * seal) and the root token are printed once. `--status` only asks (exit 0 yes, 2 no).
  */
 import { flag, type CommandSpec, type Invocation } from '../../command.js';
+import { pgpKeyFile, pgpKeyFiles } from '../../pgp-key-file.js';
 import { int, machineReadable } from './shares.js';
 
 /** The text shown on a terminal after init. */
@@ -55,6 +56,12 @@ export async function initialise(inv: Invocation, given: Record<string, unknown>
   if (opts.keyThreshold !== undefined) body.secret_threshold = opts.keyThreshold;
   if (opts.recoveryShares !== undefined) body.recovery_shares = opts.recoveryShares;
   if (opts.recoveryThreshold !== undefined) body.recovery_threshold = opts.recoveryThreshold;
+  // PGP as the vault CLI: the shares (and token) come back encrypted; decrypt them with gpg --decrypt.
+  if (typeof opts.pgpKeys === 'string') body.pgp_keys = pgpKeyFiles(opts.pgpKeys, '-pgp-keys');
+  if (typeof opts.recoveryPgpKeys === 'string')
+    body.recovery_pgp_keys = pgpKeyFiles(opts.recoveryPgpKeys, '-recovery-pgp-keys');
+  if (typeof opts.rootTokenPgpKey === 'string')
+    body.root_token_pgp_key = pgpKeyFile(opts.rootTokenPgpKey, '-root-token-pgp-key');
   const res = await inv.client.request('POST', 'sys/init', body);
   const b = (res.body ?? {}) as Record<string, unknown>;
   const keys = (b.keys_base64 as string[] | undefined) ?? [];
@@ -106,11 +113,24 @@ export const init: CommandSpec = {
     flag('--recovery-threshold <n>', 'auto seal: recovery shares needed (default 1)', {
       parse: int('recovery-threshold'),
     }),
+    flag(
+      '--pgp-keys <files>',
+      'encrypt each unseal key share to a PGP public key: files (binary key or its base64), comma-separated, one per share',
+    ),
+    flag('--root-token-pgp-key <file>', 'encrypt the initial root token to this PGP public key (file)'),
+    flag(
+      '--recovery-pgp-keys <files>',
+      'auto seal: encrypt each recovery share to a PGP public key (files, one per share)',
+    ),
     flag('--status', 'only say whether the daemon is initialised (exit 0 yes, 2 no)'),
     flag('--no-keychain', 'do not store the master key in the OS keychain'),
   ],
   notes: 'Vault-style single-dash flags work too (-key-shares=5).',
-  examples: ['keyhold operator init', 'keyhold operator init -key-shares=5 -key-threshold=3 --format json > init.json'],
+  examples: [
+    'keyhold operator init',
+    'keyhold operator init -key-shares=5 -key-threshold=3 --format json > init.json',
+    'keyhold operator init -key-shares=2 -key-threshold=2 -pgp-keys=alice.gpg,bob.gpg -root-token-pgp-key=alice.gpg',
+  ],
   async run(inv) {
     if (inv.opts.status) return initStatus(inv);
     const done = await initialise(inv, inv.opts);

@@ -39,16 +39,12 @@ export const init: CommandSpec = {
   flags: [
     ...(keyholdInit.flags ?? []).filter((f) => !f.flags.startsWith('--no-keychain')),
     flag('--keychain', 'also keep the master key in the OS keychain (keyhold; vault has none)'),
-    flag('--pgp-keys <keys>', 'not offered by keyhold', { hidden: true }),
-    flag('--root-token-pgp-key <key>', 'not offered by keyhold', { hidden: true }),
   ],
   notes: undefined,
   examples: ['vault operator init', 'vault operator init -key-shares=1 -key-threshold=1 -format=json'],
   async run(inv) {
     const o = inv.opts;
     if (o.status) return status(inv);
-    if (o.pgpKeys || o.rootTokenPgpKey)
-      inv.warn('PGP encryption of the shares is not offered by keyhold: they are printed in the clear');
     const shares = (o.keyShares as number | undefined) ?? (o.keyThreshold === 1 ? 1 : 5);
     const threshold = (o.keyThreshold as number | undefined) ?? (shares === 1 ? 1 : Math.min(3, shares));
     const done = await initialise(inv, {
