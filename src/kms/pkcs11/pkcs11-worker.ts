@@ -19,6 +19,7 @@ import { decodeRequests, encodeResults, readRequest, type HotRequest } from './w
 import { ASLEEP, AWAKE, ByteRing, CTL, controlOf } from './worker-ring.js';
 import type {
   GenerateSpec,
+  InlineFacts,
   KeyFacts,
   KeySpec,
   MechParams,
@@ -274,9 +275,12 @@ async function reinitialize(): Promise<void> {
   if (reinitializing) return reinitializing;
   const gen = generation;
   reinitializing = (async () => {
+    // The main thread's same-thread calls (inline-gcm.ts) stop here: their handles die with C_Finalize.
+    closeInlineGate();
     // Let operations already on pool threads finish (they fail fast on a gone token).
     while (stats.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     if (gen !== generation) return;
+    waitInlineIdle();
     generation++;
     lib();
     for (const [ref, k] of [...keys]) dropKey(ref, k);
@@ -330,6 +334,56 @@ async function recoverable(e: unknown, k: KeyState | undefined): Promise<boolean
   }
   const code = ckrOf(e);
   return code !== undefined && TOKEN_GONE.has(code) && !(k && tokenAlive(k));
+}
+
+/** Stop the main thread's same-thread calls: it re-learns the handles after the re-initialization. */
+function closeInlineGate(): void {
+  Atomics.store(ctl, CTL.INLINE_GATE, 0);
+}
+
+/** Wait until no main-thread call is inside the module (they take microseconds; the gate is closed). */
+function waitInlineIdle(): void {
+  while (Atomics.load(ctl, CTL.INLINE_BUSY) !== 0) Atomics.wait(ctl, CTL.INLINE_BUSY, 1, 1);
+}
+
+/**
+ * Encrypts of 64 bytes timed to decide whether the main thread may call the key itself; the second
+ * fastest counts (preemption on a busy machine only adds time; a slow HSM is slow every time).
+ */
+const INLINE_PROBES = 8;
+
+/**
+ * What the main thread needs to call an AES-GCM key itself (inline-gcm.ts), after timing a few
+ * 64-byte encrypts here, off the event loop (a slow HSM is found out without blocking it); null for
+ * other keys, without shared control words, or when the key cannot encrypt.
+ */
+function inlineFacts(ref: string): InlineFacts | null {
+  const k = keyOf(ref);
+  if (k.facts.kind !== 'aes' || !ringBuffer) return null;
+  const times: number[] = [];
+  const req = {
+    id: 0,
+    op: 'encrypt' as const,
+    ref,
+    mechanism: 0x1087 /* CKM_AES_GCM */,
+    params: { type: 'gcm' as const, iv: new Uint8Array(0), tagBits: 128 },
+    data: Buffer.alloc(64),
+    outLen: 64 + 16,
+  };
+  try {
+    for (let i = 0; i < INLINE_PROBES; i++) {
+      const t0 = performance.now();
+      gcmSync(k, req);
+      times.push((performance.now() - t0) * 1000);
+    }
+  } catch {
+    return null;
+  }
+  times.sort((a, b) => a - b);
+  // The gate opens for the current generation of the module (closed again by a re-initialization).
+  const gate = generation + 1;
+  Atomics.store(ctl, CTL.INLINE_GATE, gate);
+  return { gate, slot: k.token.slot, key: k.key, forceRw: k.spec.forceRw, micros: times[1]! };
 }
 
 async function reopen(ref: string): Promise<void> {
@@ -397,6 +451,8 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       specs.delete(req.ref);
       return null;
     }
+    case 'inline':
+      return withRecovery(req.ref, async () => inlineFacts(req.ref));
     case 'stats':
       return { ...stats };
   }
