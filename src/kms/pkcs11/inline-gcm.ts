@@ -7,9 +7,10 @@
  *
  * Chosen per key, by measurement: when the key is opened the worker times a few 64-byte encrypts
  * (off the event loop) and the key goes inline only when the second fastest took at most `maxMicros`
- * (50 us by default; a network HSM takes milliseconds). While inline, calls are timed: when half of a window of calls take more than 4x that
- * (or fail), or one takes more than 50 ms, the key goes back to the worker and is measured again
- * after 30 s. Payloads above 4 KiB always go to the worker.
+ * (50 us by default; a network HSM takes milliseconds). While inline, calls are timed: when half of
+ * a window of calls take more than 4x that (or fail), the worker measures the token again and a
+ * token that got slow goes back to the worker (one call over 50 ms sends it back at once); it is
+ * measured again after 30 s. Payloads above 4 KiB always go to the worker.
  *
  * Module state is per process (reference managed-keys-wire.md 4.5): this thread loads the same module
  * (dlopen returns the worker's copy, already initialized by it; this side never calls C_Initialize
@@ -111,12 +112,18 @@ export class InlineGcm {
     this.learning ??= this.lib.call<InlineFacts | null>({ op: 'inline', ref: this.ref }).then(
       (f) => {
         this.learning = null;
+        if (this.maxMicros <= 0) return;
         const ctl = this.lib.inlineControl();
         if (f) this.measuredMicros = f.micros;
+        const l = this.live;
         if (!f || !ctl || f.micros > this.maxMicros) {
-          this.retryAt = performance.now() + RETRY_MS;
+          if (l) this.demote(l);
+          else this.retryAt = performance.now() + RETRY_MS;
           return;
         }
+        this.calls = this.slow = 0;
+        // Measured again while inline (see judge): same handles, keep going.
+        if (l && l.ctl === ctl && l.gate === f.gate) return;
         try {
           this.live = {
             ctl,
@@ -178,21 +185,31 @@ export class InlineGcm {
     }
   }
 
-  /** Count a call (ms; a failure counts as slow) and send the key back to the worker when it got slow. */
+  /**
+   * Count a call (ms; a failure counts as slow). When half of a window was slow, the worker measures
+   * the token again (wall time here also counts time this thread was not scheduled, which a busy
+   * machine adds and the worker's second-fastest call does not): a token that got slow goes back to
+   * the worker then. One call over HUNG_MS sends it back at once.
+   */
   private judge(l: Live, ms: number, failed = false): void {
     if (ms > HUNG_MS) return this.demote(l);
     if (failed || ms * 1000 > this.maxMicros * SLOW_FACTOR) this.slow++;
     if (++this.calls < WINDOW) return;
     const slow = this.slow * 2 >= WINDOW;
     this.calls = this.slow = 0;
-    if (slow) this.demote(l);
+    if (slow && !this.learning) void this.learn();
   }
 
-  /** Back to the worker for RETRY_MS (called inside the gate). */
+  /** Back to the worker for RETRY_MS. */
   private demote(l: Live): void {
-    this.closeSession(l);
-    this.live = null;
+    if (this.live === l) this.live = null;
     this.retryAt = performance.now() + RETRY_MS;
+    Atomics.add(l.ctl, CTL.INLINE_BUSY, 1);
+    try {
+      if (Atomics.load(l.ctl, CTL.INLINE_GATE) === l.gate && this.lib.inlineControl() === l.ctl) this.closeSession(l);
+    } finally {
+      Atomics.sub(l.ctl, CTL.INLINE_BUSY, 1);
+    }
   }
 
   private closeSession(l: Live): void {
@@ -209,15 +226,8 @@ export class InlineGcm {
   /** Close this thread's session (the key is closing). */
   close(): void {
     const l = this.live;
-    this.live = null;
     this.maxMicros = 0;
-    if (!l) return;
-    Atomics.add(l.ctl, CTL.INLINE_BUSY, 1);
-    try {
-      if (Atomics.load(l.ctl, CTL.INLINE_GATE) === l.gate && this.lib.inlineControl() === l.ctl) this.closeSession(l);
-    } finally {
-      Atomics.sub(l.ctl, CTL.INLINE_BUSY, 1);
-    }
+    if (l) this.demote(l);
   }
 }
 
