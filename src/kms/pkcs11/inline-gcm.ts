@@ -9,8 +9,8 @@
  * (off the event loop) and the key goes inline only when the second fastest took at most `maxMicros`
  * (50 us by default; a network HSM takes milliseconds). While inline, calls are timed: when half of
  * a window of calls take more than 4x that (or fail), the worker measures the token again and a
- * token that got slow goes back to the worker (one call over 50 ms sends it back at once); it is
- * measured again after 30 s. Payloads above 4 KiB always go to the worker.
+ * token that got slow goes back to the worker (one call over 50 ms sends it there at once while the
+ * worker measures again); it is measured again after 30 s. Payloads above 4 KiB always go to the worker.
  *
  * Module state is per process (reference managed-keys-wire.md 4.5): this thread loads the same module
  * (dlopen returns the worker's copy, already initialized by it; this side never calls C_Initialize
@@ -192,7 +192,8 @@ export class InlineGcm {
    * the worker then. One call over HUNG_MS sends it back at once.
    */
   private judge(l: Live, ms: number, failed = false): void {
-    if (ms > HUNG_MS) return this.demote(l);
+    // Not inline while the worker looks (it may be this thread that was not scheduled, not the token).
+    if (ms > HUNG_MS) return this.demote(l, 0);
     if (failed || ms * 1000 > this.maxMicros * SLOW_FACTOR) this.slow++;
     if (++this.calls < WINDOW) return;
     const slow = this.slow * 2 >= WINDOW;
@@ -200,10 +201,10 @@ export class InlineGcm {
     if (slow && !this.learning) void this.learn();
   }
 
-  /** Back to the worker for RETRY_MS. */
-  private demote(l: Live): void {
+  /** Back to the worker, measured again after `retryMs`. */
+  private demote(l: Live, retryMs = RETRY_MS): void {
     if (this.live === l) this.live = null;
-    this.retryAt = performance.now() + RETRY_MS;
+    this.retryAt = performance.now() + retryMs;
     Atomics.add(l.ctl, CTL.INLINE_BUSY, 1);
     try {
       if (Atomics.load(l.ctl, CTL.INLINE_GATE) === l.gate && this.lib.inlineControl() === l.ctl) this.closeSession(l);
@@ -256,7 +257,13 @@ function gcm(l: Live, op: 'encrypt' | 'decrypt', params: GcmParams, data: Buffer
     s,
     {
       mechanism: CKM_AES_GCM,
-      parameter: { type: 25, iv: asBuf(params.iv), ivBits: params.iv.length * 8, aad: params.aad, tagBits: params.tagBits },
+      parameter: {
+        type: 25,
+        iv: asBuf(params.iv),
+        ivBits: params.iv.length * 8,
+        aad: params.aad,
+        tagBits: params.tagBits,
+      },
     },
     l.key,
   );

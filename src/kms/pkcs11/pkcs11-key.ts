@@ -222,7 +222,8 @@ export class Pkcs11Key implements KmsKey {
     // reference 4.2), prefixed to the ciphertext.
     const params = { type: 'gcm' as const, iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 };
     // A fast token: on this thread, within max_parallel (nothing else runs during a synchronous call).
-    const fast = this.inline && this.gate.free ? this.inline.run('encrypt', params, plaintext, plaintext.length + 16) : undefined;
+    const fast =
+      this.inline && this.gate.free ? this.inline.run('encrypt', params, plaintext, plaintext.length + 16) : undefined;
     if (fast) return fast;
     const out = await this.run(() =>
       this.lib.call<Uint8Array>({
