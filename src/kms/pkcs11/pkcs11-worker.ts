@@ -1,6 +1,8 @@
 /**
- * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Every native call
- * runs here, never on the daemon's event loop: setup calls (C_OpenSession, C_Login, C_FindObjects,
+ * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Native calls run
+ * here, not on the daemon's event loop (except the small AES-GCM calls of a token measured as fast,
+ * which the main thread makes itself, inline-gcm.ts, behind a gate this worker closes before it
+ * finalizes the module): setup calls (C_OpenSession, C_Login, C_FindObjects,
  * C_*Init) are synchronous in pkcs11js, RSA and EC data calls use its `*Async` forms so operations of
  * several keys overlap, and AES-GCM calls (microseconds) run synchronously in this thread. Native
  * errors are caught here and sent back as data.
