@@ -80,6 +80,12 @@ interface Live {
   session: Buffer | null;
 }
 
+/**
+ * An empty input as a view into a real allocation: pkcs11js passes an empty Buffer's NULL pointer
+ * on, which SoftHSM2 refuses (CKR_ARGUMENTS_BAD); the worker's inputs are views into its ring.
+ */
+const EMPTY = Buffer.alloc(8).subarray(0, 0);
+
 const asBuf = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
 
 /** One managed AES-GCM key's same-thread path. */
@@ -250,7 +256,7 @@ function gcm(l: Live, op: 'encrypt' | 'decrypt', params: GcmParams, data: Buffer
       },
       l.key,
     );
-    const n = ivLen + (p.C_Encrypt(s, data, out.subarray(ivLen)) as Buffer).length;
+    const n = ivLen + (p.C_Encrypt(s, data.length ? data : EMPTY, out.subarray(ivLen)) as Buffer).length;
     return out.subarray(0, n);
   }
   p.C_DecryptInit(
