@@ -19,6 +19,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeRequests, encodeResults, readRequest, type HotRequest } from './worker-frames.js';
 import { ASLEEP, AWAKE, ByteRing, CTL, controlOf } from './worker-ring.js';
+import { closeInlineGate, measureInline, waitInlineIdle } from './worker-inline.js';
+import { mechanismOf } from './worker-mechanism.js';
 import type {
   GenerateSpec,
   InlineFacts,
@@ -109,41 +111,6 @@ function keyOf(ref: string): KeyState {
   const k = keys.get(ref);
   if (!k) throw new Refusal('key', 'managed key is not open');
   return k;
-}
-
-function mechanismOf(mechanism: number, params: MechParams): unknown {
-  switch (params.type) {
-    case 'none':
-      return { mechanism };
-    case 'pss':
-      return {
-        mechanism,
-        parameter: {
-          type: 5 /* CK_PARAMS_RSA_PSS */,
-          hashAlg: params.hashAlg,
-          mgf: params.mgf,
-          saltLen: params.saltLen,
-        },
-      };
-    case 'oaep':
-      // CKZ_DATA_SPECIFIED = 1, no label (reference 5.3: `source` is required).
-      return {
-        mechanism,
-        parameter: { type: 4 /* CK_PARAMS_RSA_OAEP */, hashAlg: params.hashAlg, mgf: params.mgf, source: 1 },
-      };
-    case 'gcm':
-      // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
-      return {
-        mechanism,
-        parameter: {
-          type: 25,
-          iv: Buffer.from(params.iv),
-          ivBits: params.iv.length * 8,
-          aad: params.aad ? Buffer.from(params.aad) : undefined,
-          tagBits: params.tagBits,
-        },
-      };
-  }
 }
 
 /** An idle session of the key's pool, or a new one (the main thread bounds how many are in use). */
@@ -278,11 +245,11 @@ async function reinitialize(): Promise<void> {
   const gen = generation;
   reinitializing = (async () => {
     // The main thread's same-thread calls (inline-gcm.ts) stop here: their handles die with C_Finalize.
-    closeInlineGate();
+    closeInlineGate(ctl);
     // Let operations already on pool threads finish (they fail fast on a gone token).
     while (stats.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     if (gen !== generation) return;
-    waitInlineIdle();
+    waitInlineIdle(ctl);
     generation++;
     lib();
     for (const [ref, k] of [...keys]) dropKey(ref, k);
@@ -338,31 +305,10 @@ async function recoverable(e: unknown, k: KeyState | undefined): Promise<boolean
   return code !== undefined && TOKEN_GONE.has(code) && !(k && tokenAlive(k));
 }
 
-/** Stop the main thread's same-thread calls: it re-learns the handles after the re-initialization. */
-function closeInlineGate(): void {
-  Atomics.store(ctl, CTL.INLINE_GATE, 0);
-}
-
-/** Wait until no main-thread call is inside the module (they take microseconds; the gate is closed). */
-function waitInlineIdle(): void {
-  while (Atomics.load(ctl, CTL.INLINE_BUSY) !== 0) Atomics.wait(ctl, CTL.INLINE_BUSY, 1, 1);
-}
-
-/**
- * Encrypts of 64 bytes timed to decide whether the main thread may call the key itself; the second
- * fastest counts (preemption on a busy machine only adds time; a slow HSM is slow every time).
- */
-const INLINE_PROBES = 8;
-
-/**
- * What the main thread needs to call an AES-GCM key itself (inline-gcm.ts), after timing a few
- * 64-byte encrypts here, off the event loop (a slow HSM is found out without blocking it); null for
- * other keys, without shared control words, or when the key cannot encrypt.
- */
+/** What the main thread needs to call an AES-GCM key itself (worker-inline.ts); null for other keys. */
 function inlineFacts(ref: string): InlineFacts | null {
   const k = keyOf(ref);
   if (k.facts.kind !== 'aes' || !ringBuffer) return null;
-  const times: number[] = [];
   const req = {
     id: 0,
     op: 'encrypt' as const,
@@ -372,20 +318,12 @@ function inlineFacts(ref: string): InlineFacts | null {
     data: Buffer.alloc(64),
     outLen: 64 + 16,
   };
-  try {
-    for (let i = 0; i < INLINE_PROBES; i++) {
-      const t0 = performance.now();
-      gcmSync(k, req);
-      times.push((performance.now() - t0) * 1000);
-    }
-  } catch {
-    return null;
-  }
-  times.sort((a, b) => a - b);
-  // The gate opens for the current generation of the module (closed again by a re-initialization).
-  const gate = generation + 1;
-  Atomics.store(ctl, CTL.INLINE_GATE, gate);
-  return { gate, slot: k.token.slot, key: k.key, forceRw: k.spec.forceRw, micros: times[1]! };
+  // The gate opens for the current generation of the module (a re-initialization closes it).
+  return measureInline(ctl, generation + 1, () => gcmSync(k, req), {
+    slot: k.token.slot,
+    key: k.key,
+    forceRw: k.spec.forceRw,
+  });
 }
 
 async function reopen(ref: string): Promise<void> {
