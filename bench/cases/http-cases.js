@@ -328,6 +328,9 @@ export const httpCases = [
           baseline_reps: l.reps,
           batch: PQ_SIGN_BATCH,
           connections: SIGN_CONNECTIONS,
+          // The daemon's CPU (all threads) per verified item, beside the loop's wall time per item.
+          cpu_us_per_item: v.cpuUs / PQ_SIGN_BATCH,
+          baseline_us_per_item: 1e6 / l.rps,
           p50_ms: v.p50,
           p99_ms: v.p99,
           single_verify_rps: sv?.rps ?? null,
