@@ -4,7 +4,7 @@
  * HTTP case has (issue 32 part 5): a bare node:http server making the same PKCS#11 calls
  * (bench/baselines/pkcs11-server.js) behind the same load generator; the PKCS#11 calls in a bare loop
  * in one process (bench/lib/pkcs11-loop.js, the old baseline, which leaves out the HTTP cost) stay in
- * the detail. keyhold runs a daemon of its own for these cases (dev mode, a `kms_library` stanza, a
+ * the detail, beside both servers' CPU time per request. keyhold runs a daemon of its own for these cases (dev mode, a `kms_library` stanza, a
  * private SoftHSM2 token in the bench directory); the managed keys use max_parallel = SESSIONS
  * sessions each. Targets: encrypt ratio >= 0.8, sign ratio >= 0.7.
  */
