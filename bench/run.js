@@ -40,6 +40,7 @@ export const CASE_IDS = [
   'sign-ecdsa-p256',
   'sign-rsa-2048',
   'sign-ml-dsa-65',
+  'verify-ml-dsa-65',
   'batch-encrypt-1000',
   'datakey-wrapped',
   'cli-encrypt',

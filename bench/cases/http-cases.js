@@ -289,6 +289,58 @@ export const httpCases = [
     },
   })),
   {
+    // Issue 32 part 1 names verify as a case of its own; sign-ml-dsa-65 keeps verify_ratio in its detail.
+    id: 'verify-ml-dsa-65',
+    unit: 'items/s',
+    checks: [ge('ratio', 0.8)],
+    describe: `transit verify with ml-dsa (parameter_set 65), 64 B input, batches of ${PQ_SIGN_BATCH} per request, ${SIGN_CONNECTIONS} connections; baseline: verify with the ML-DSA implementation keyhold uses on this Node (node:crypto where it has ML-DSA, else @noble/post-quantum) in a loop in one process; single-item requests in detail`,
+    async run(ctx) {
+      const name = 'bench-ml-dsa-65';
+      await ensureKey(ctx, name, 'ml-dsa', { parameter_set: '65' });
+      const input = PT64;
+      const sig = (await probe(ctx, `transit/sign/${name}`, { input }, 'transit sign ml-dsa-65')).data.signature;
+      const ok = await probe(ctx, `transit/verify/${name}`, { input, signature: sig }, 'transit verify ml-dsa-65');
+      if (ok?.data?.valid !== true) throw new Error(`transit verify ml-dsa-65: not valid: ${JSON.stringify(ok)}`);
+      const body = { batch_input: Array.from({ length: PQ_SIGN_BATCH }, () => ({ input, signature: sig })) };
+      const probeBatch = await probe(ctx, `transit/verify/${name}`, body, 'transit verify batch_input ml-dsa-65');
+      const results = probeBatch?.data?.batch_results;
+      if (!Array.isArray(results) || results.length !== PQ_SIGN_BATCH || !results.every((r) => r.valid === true))
+        throw new Error(`verify batch_input: not ${PQ_SIGN_BATCH} valid results: ${JSON.stringify(probeBatch)}`);
+      const runs = await interleave(ctx, {
+        loop: () => loopRate(ctx, 'verify-ml-dsa-65'),
+        verify: kh(ctx, ctx.kh.unix, `transit/verify/${name}`, body, { connections: SIGN_CONNECTIONS }),
+      });
+      const v = summarise(runs.verify, PQ_SIGN_BATCH);
+      const l = summarise(runs.loop);
+      // Single-item requests, one repetition for the record; skipped in --quick.
+      const sv = ctx.cfg.quick
+        ? null
+        : await runLoad({
+            ...kh(ctx, ctx.kh.unix, `transit/verify/${name}`, { input, signature: sig }),
+            warmupSec: ctx.cfg.warmupSec,
+            durationSec: ctx.cfg.durationSec,
+          });
+      return {
+        value: v.rps,
+        baseline: l.rps,
+        detail: {
+          reps: v.reps,
+          baseline_reps: l.reps,
+          batch: PQ_SIGN_BATCH,
+          connections: SIGN_CONNECTIONS,
+          // The daemon's CPU (all threads) per verified item, beside the loop's wall time per item.
+          cpu_us_per_item: v.cpuUs / PQ_SIGN_BATCH,
+          baseline_us_per_item: 1e6 / l.rps,
+          p50_ms: v.p50,
+          p99_ms: v.p99,
+          single_verify_rps: sv?.rps ?? null,
+          single_verify_ratio: sv ? sv.rps / l.rps : null,
+        },
+        bad: v.bad + (sv?.bad ?? 0),
+      };
+    },
+  },
+  {
     id: 'batch-encrypt-1000',
     unit: 'items/s',
     checks: [ge('ratio', 0.5)],

@@ -4,7 +4,7 @@
  * HTTP case has (issue 32 part 5): a bare node:http server making the same PKCS#11 calls
  * (bench/baselines/pkcs11-server.js) behind the same load generator; the PKCS#11 calls in a bare loop
  * in one process (bench/lib/pkcs11-loop.js, the old baseline, which leaves out the HTTP cost) stay in
- * the detail. keyhold runs a daemon of its own for these cases (dev mode, a `kms_library` stanza, a
+ * the detail, beside both servers' CPU time per request. keyhold runs a daemon of its own for these cases (dev mode, a `kms_library` stanza, a
  * private SoftHSM2 token in the bench directory); the managed keys use max_parallel = SESSIONS
  * sessions each. Targets: encrypt ratio >= 0.8, sign ratio >= 0.7.
  */
@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, apiOk } from '../lib/http.js';
 import { runLoad } from '../lib/load.js';
-import { BIN, ROOT, runCmd, waitAnswer } from '../lib/procs.js';
+import { BIN, ROOT, cpuSecondsOf, runCmd, waitAnswer } from '../lib/procs.js';
 import { startPkcs11Bare } from '../lib/pkcs11-bare.js';
 import { MissingFeature } from '../lib/setup.js';
 import { median } from '../lib/stats.js';
@@ -145,8 +145,12 @@ function managedCase(id, op, path, body, label, target) {
         const bs = [];
         const ls = [];
         let bad = 0;
-        const load = (t) =>
-          runLoad({
+        // Server CPU per request (all threads, user + system, from /proc): steadier than req/s on a shared machine.
+        const kc = [];
+        const bc = [];
+        const load = async (t, pid, cpu) => {
+          const c0 = cpuSecondsOf(pid);
+          const r = await runLoad({
             target: t,
             path: `/v1/${path}`,
             headers: { 'X-Vault-Token': 'root' },
@@ -155,11 +159,15 @@ function managedCase(id, op, path, body, label, target) {
             warmupSec: ctx.cfg.warmupSec,
             durationSec: ctx.cfg.durationSec,
           });
+          const c1 = cpuSecondsOf(pid);
+          if (c0 !== null && c1 !== null && r.ok > 0) cpu.push(((c1 - c0) * 1e6) / (r.ok + (r.warmupOk ?? 0)));
+          return r;
+        };
         for (let i = 0; i < ctx.cfg.reps; i++) {
-          const b = await load(bare.target);
+          const b = await load(bare.target, bare.pid, bc);
           if (b.ok === 0) throw new Error(`pkcs11 baseline server answered no 2xx: ${JSON.stringify(b.statuses)}`);
           bs.push(b.rps);
-          const k = await load(d.unix);
+          const k = await load(d.unix, d.proc.pid, kc);
           ks.push(k.rps);
           bad += k.bad;
           ls.push(await loop(ctx, env, label, op));
@@ -171,6 +179,8 @@ function managedCase(id, op, path, body, label, target) {
           detail: {
             keyhold_reps: ks,
             baseline_reps: bs,
+            keyhold_cpu_us_per_req: kc.length ? median(kc) : null,
+            baseline_cpu_us_per_req: bc.length ? median(bc) : null,
             loop_rps: median(ls),
             loop_ratio: value / median(ls),
             loop_reps: ls,

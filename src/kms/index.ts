@@ -9,7 +9,8 @@
  *              pin, keyLabel?, keyId?: '0x..' | 'text', mechanism: '0x1087' | '0x0009' | '0x0001' |
  *              '0x000D' | '0x1041' | 'CKM_AES_GCM' ..., generate?: boolean, replace?: boolean,
  *              keyBits?: 2048|3072|4096 (RSA generation), curve?: 'P256'|'P384'|'P521' (EC generation),
- *              maxParallel?: number (default 1), forceRwSession?: boolean, rsaOaepHash?: 'sha1'|'sha256'... }
+ *              maxParallel?: number (default 1), forceRwSession?: boolean, rsaOaepHash?: 'sha1'|'sha256'...,
+ *              inlineMaxMicros?: number (AES-GCM same-thread limit, default 50; 0 = always the worker) }
  *     Finds the key by label and/or id (generating it when `generate` and missing: token object,
  *     CKA_SENSITIVE=true, CKA_EXTRACTABLE=false, CKA_PRIVATE=true). Errors are KeyholdErrors:
  *     400 (`invalid`) for a wrong PIN, a missing key, a mechanism that does not fit the key;
@@ -30,7 +31,8 @@
  *   KmsKey, KmsCapabilities, KmsSignOptions, KmsHash: the provider interface.
  *   mechanismOf, MECHANISMS, CURVES: the PKCS#11 facts tables.
  *
- * Every native call runs in the library's worker thread, never on the event loop; a token that
+ * Native calls run in the library's worker thread, except the small AES-GCM calls of a token the
+ * worker measured as fast (pkcs11/inline-gcm.ts: microseconds, cheaper than the thread hop); a token that
  * disappears (SoftHSM2 token directory moved away) and comes back is picked up again without a
  * restart (the worker re-initializes the module and reopens the key on the next call).
  */

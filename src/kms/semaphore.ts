@@ -5,6 +5,11 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
+  /** Whether a slot is free now (a synchronous call may use it without taking it: nothing else runs meanwhile). */
+  get free(): boolean {
+    return this.active < this.limit;
+  }
+
   /** Run `fn` when a slot is free (a free slot costs no promise turn: this is on every HSM call). */
   run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active < this.limit) {

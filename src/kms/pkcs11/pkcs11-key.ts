@@ -10,6 +10,7 @@ import { CKM, CURVES, DIGEST_INFO, HASH_MECH, mechanismOf, rawToDer, type Mechan
 import { Semaphore } from '../semaphore.js';
 import { verifyDigest } from '../verify.js';
 import type { KmsCapabilities, KmsHash, KmsKey, KmsSignOptions } from '../../framework/kms-key.js';
+import { INLINE_MAX_MICROS, InlineGcm } from './inline-gcm.js';
 import { Pkcs11Library } from './pkcs11-library.js';
 import type { GenerateSpec, KeyFacts, KeySpec, MechParams } from './worker-protocol.js';
 
@@ -39,6 +40,19 @@ export interface Pkcs11KeyOptions {
   maxParallel?: number;
   /** OAEP hash for RSA-OAEP (default sha256; SoftHSM2 supports only sha1, reference 4.6). */
   rsaOaepHash?: KmsHash;
+  /**
+   * AES-GCM keys whose token answers a 64-byte encrypt within this many microseconds (measured by
+   * the worker when the key opens) make their small calls on the calling thread (inline-gcm.ts);
+   * 0 keeps every call in the worker. Default: KEYHOLD_PKCS11_INLINE_MAX_US, else 50.
+   */
+  inlineMaxMicros?: number;
+}
+
+/** The default limit of the same-thread path (KEYHOLD_PKCS11_INLINE_MAX_US overrides it; 0 turns it off). */
+function defaultInlineMicros(): number {
+  const v = process.env.KEYHOLD_PKCS11_INLINE_MAX_US;
+  const n = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : INLINE_MAX_MICROS;
 }
 
 /** Attributes read back from the token (tests check generated keys cannot leave it). */
@@ -96,6 +110,8 @@ export class Pkcs11Key implements KmsKey {
   readonly capabilities: KmsCapabilities;
   private readonly pub: KeyObject | null;
   private readonly gate: Semaphore;
+  /** The same-thread path of an AES-GCM key (null for other keys). */
+  readonly inline: InlineGcm | null;
 
   constructor(
     private readonly lib: Pkcs11Library,
@@ -103,11 +119,13 @@ export class Pkcs11Key implements KmsKey {
     readonly mechanism: MechanismInfo,
     /** Facts read from the token (label, id, size, whether this open generated it). */
     readonly facts: KeyFacts,
-    private readonly opts: { maxParallel: number; oaepHash: KmsHash; ownsLibrary: boolean },
+    private readonly opts: { maxParallel: number; oaepHash: KmsHash; ownsLibrary: boolean; inlineMaxMicros: number },
   ) {
     this.kind = facts.kind;
     this.pub = publicKeyOf(facts);
     this.gate = new Semaphore(opts.maxParallel);
+    this.inline =
+      facts.kind === 'aes' && opts.inlineMaxMicros > 0 ? new InlineGcm(lib, ref, opts.inlineMaxMicros) : null;
     const asym = facts.kind !== 'aes';
     this.capabilities = {
       sign: asym,
@@ -200,14 +218,19 @@ export class Pkcs11Key implements KmsKey {
       return publicEncrypt({ key: this.pub!, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: h }, plaintext);
     }
     if (o.iv && o.iv.length !== 12) throw invalid('nonce', `must be exactly 12 bytes, got ${o.iv.length}`);
-    // No IV given: the worker takes 12 bytes from the token's C_GenerateRandom (the HSM never picks
-    // a GCM IV itself, reference 4.2) and prefixes them.
+    // No IV given: the token's C_GenerateRandom gives 12 bytes (the HSM never picks a GCM IV itself,
+    // reference 4.2), prefixed to the ciphertext.
+    const params = { type: 'gcm' as const, iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 };
+    // A fast token: on this thread, within max_parallel (nothing else runs during a synchronous call).
+    const fast =
+      this.inline && this.gate.free ? this.inline.run('encrypt', params, plaintext, plaintext.length + 16) : undefined;
+    if (fast) return fast;
     const out = await this.run(() =>
       this.lib.call<Uint8Array>({
         op: 'encrypt',
         ref: this.ref,
         mechanism: CKM.AES_GCM,
-        params: { type: 'gcm', iv: o.iv ?? new Uint8Array(0), aad: o.aad, tagBits: 128 },
+        params,
         data: plaintext,
         outLen: plaintext.length + 16,
       }),
@@ -246,6 +269,13 @@ export class Pkcs11Key implements KmsKey {
     }
     if (ciphertext.length < 12 + 16) throw invalid('ciphertext', 'too short');
     const iv = ciphertext.subarray(0, 12);
+    const params = { type: 'gcm' as const, iv, aad: o.aad, tagBits: 128 };
+    // On this thread for a fast token; a failure (a bad tag too) is made again by the worker, which maps it.
+    const fast =
+      this.inline && this.gate.free
+        ? this.inline.run('decrypt', params, ciphertext.subarray(12), ciphertext.length)
+        : undefined;
+    if (fast) return fast;
     try {
       return asBuffer(
         await this.run(() =>
@@ -253,7 +283,7 @@ export class Pkcs11Key implements KmsKey {
             op: 'decrypt',
             ref: this.ref,
             mechanism: CKM.AES_GCM,
-            params: { type: 'gcm', iv, aad: o.aad, tagBits: 128 },
+            params,
             data: ciphertext.subarray(12),
             outLen: ciphertext.length,
           }),
@@ -284,6 +314,7 @@ export class Pkcs11Key implements KmsKey {
   }
 
   async close(): Promise<void> {
+    this.inline?.close();
     await this.lib.call({ op: 'close', ref: this.ref }).catch(() => undefined);
     if (this.opts.ownsLibrary) await this.lib.close();
   }
@@ -348,11 +379,15 @@ export async function openPkcs11Key(o: Pkcs11KeyOptions): Promise<Pkcs11Key> {
         'mechanism',
         `${mech.name} needs an ${mech.kind.toUpperCase()} key; the token's key "${facts.label}" is ${facts.kind.toUpperCase()}`,
       );
-    return new Pkcs11Key(lib, ref, mech, facts, {
+    const key = new Pkcs11Key(lib, ref, mech, facts, {
       maxParallel: Math.max(1, o.maxParallel ?? 1),
       oaepHash: o.rsaOaepHash ?? 'sha256',
       ownsLibrary,
+      inlineMaxMicros: Math.max(0, o.inlineMaxMicros ?? defaultInlineMicros()),
     });
+    // AES-GCM: the worker times the token now, so a fast one answers on this thread from the first call.
+    await key.inline?.learn();
+    return key;
   } catch (e) {
     await lib.call({ op: 'close', ref }).catch(() => undefined);
     if (ownsLibrary) await lib.close();

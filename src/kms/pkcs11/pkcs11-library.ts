@@ -294,6 +294,11 @@ class ModuleChannel {
     return (await this.send(req, library)) as T;
   }
 
+  /** The current worker's shared control words (the same-thread path's gate, inline-gcm.ts), or null. */
+  inlineControl(): Int32Array | null {
+    return this.ring?.ctl ?? null;
+  }
+
   /** Stop the worker. */
   async close(): Promise<void> {
     this.closed = true;
@@ -361,6 +366,16 @@ export class Pkcs11Library {
   call<T>(req: Request): Promise<T> {
     if (this.closed) return Promise.reject(unavailable(`pkcs11 library "${this.name}" is closed`));
     return this.channel.call<T>(req, this.name);
+  }
+
+  /** Path of the module the shared worker loaded (the same-thread path loads the same one). */
+  get modulePath(): string {
+    return this.channel.path;
+  }
+
+  /** The worker's shared control words, or null while no worker runs (inline-gcm.ts). */
+  inlineControl(): Int32Array | null {
+    return this.closed ? null : this.channel.inlineControl();
   }
 
   /** Counters of the worker (logins, sessions, re-initializations). */

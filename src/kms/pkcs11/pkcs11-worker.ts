@@ -1,6 +1,8 @@
 /**
- * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Every native call
- * runs here, never on the daemon's event loop: setup calls (C_OpenSession, C_Login, C_FindObjects,
+ * The worker thread that owns one PKCS#11 library (one per `kms_library` stanza). Native calls run
+ * here, not on the daemon's event loop (except the small AES-GCM calls of a token measured as fast,
+ * which the main thread makes itself, inline-gcm.ts, behind a gate this worker closes before it
+ * finalizes the module): setup calls (C_OpenSession, C_Login, C_FindObjects,
  * C_*Init) are synchronous in pkcs11js, RSA and EC data calls use its `*Async` forms so operations of
  * several keys overlap, and AES-GCM calls (microseconds) run synchronously in this thread. Native
  * errors are caught here and sent back as data.
@@ -17,8 +19,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeRequests, encodeResults, readRequest, type HotRequest } from './worker-frames.js';
 import { ASLEEP, AWAKE, ByteRing, CTL, controlOf } from './worker-ring.js';
+import { closeInlineGate, measureInline, waitInlineIdle } from './worker-inline.js';
+import { mechanismOf } from './worker-mechanism.js';
 import type {
   GenerateSpec,
+  InlineFacts,
   KeyFacts,
   KeySpec,
   MechParams,
@@ -106,41 +111,6 @@ function keyOf(ref: string): KeyState {
   const k = keys.get(ref);
   if (!k) throw new Refusal('key', 'managed key is not open');
   return k;
-}
-
-function mechanismOf(mechanism: number, params: MechParams): unknown {
-  switch (params.type) {
-    case 'none':
-      return { mechanism };
-    case 'pss':
-      return {
-        mechanism,
-        parameter: {
-          type: 5 /* CK_PARAMS_RSA_PSS */,
-          hashAlg: params.hashAlg,
-          mgf: params.mgf,
-          saltLen: params.saltLen,
-        },
-      };
-    case 'oaep':
-      // CKZ_DATA_SPECIFIED = 1, no label (reference 5.3: `source` is required).
-      return {
-        mechanism,
-        parameter: { type: 4 /* CK_PARAMS_RSA_OAEP */, hashAlg: params.hashAlg, mgf: params.mgf, source: 1 },
-      };
-    case 'gcm':
-      // CK_PARAMS_GCM (v2.40 struct with ulIvBits set): the legacy form leaves ulIvBits uninitialised (reference 5.3).
-      return {
-        mechanism,
-        parameter: {
-          type: 25,
-          iv: Buffer.from(params.iv),
-          ivBits: params.iv.length * 8,
-          aad: params.aad ? Buffer.from(params.aad) : undefined,
-          tagBits: params.tagBits,
-        },
-      };
-  }
 }
 
 /** An idle session of the key's pool, or a new one (the main thread bounds how many are in use). */
@@ -274,9 +244,12 @@ async function reinitialize(): Promise<void> {
   if (reinitializing) return reinitializing;
   const gen = generation;
   reinitializing = (async () => {
+    // The main thread's same-thread calls (inline-gcm.ts) stop here: their handles die with C_Finalize.
+    closeInlineGate(ctl);
     // Let operations already on pool threads finish (they fail fast on a gone token).
     while (stats.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     if (gen !== generation) return;
+    waitInlineIdle(ctl);
     generation++;
     lib();
     for (const [ref, k] of [...keys]) dropKey(ref, k);
@@ -330,6 +303,27 @@ async function recoverable(e: unknown, k: KeyState | undefined): Promise<boolean
   }
   const code = ckrOf(e);
   return code !== undefined && TOKEN_GONE.has(code) && !(k && tokenAlive(k));
+}
+
+/** What the main thread needs to call an AES-GCM key itself (worker-inline.ts); null for other keys. */
+function inlineFacts(ref: string): InlineFacts | null {
+  const k = keyOf(ref);
+  if (k.facts.kind !== 'aes' || !ringBuffer) return null;
+  const req = {
+    id: 0,
+    op: 'encrypt' as const,
+    ref,
+    mechanism: 0x1087 /* CKM_AES_GCM */,
+    params: { type: 'gcm' as const, iv: new Uint8Array(0), tagBits: 128 },
+    data: Buffer.alloc(64),
+    outLen: 64 + 16,
+  };
+  // The gate opens for the current generation of the module (a re-initialization closes it).
+  return measureInline(ctl, generation + 1, () => gcmSync(k, req), {
+    slot: k.token.slot,
+    key: k.key,
+    forceRw: k.spec.forceRw,
+  });
 }
 
 async function reopen(ref: string): Promise<void> {
@@ -397,6 +391,8 @@ async function handle(req: WorkerRequest): Promise<unknown> {
       specs.delete(req.ref);
       return null;
     }
+    case 'inline':
+      return withRecovery(req.ref, async () => inlineFacts(req.ref));
     case 'stats':
       return { ...stats };
   }

@@ -22,6 +22,13 @@ export const CTL = {
   WORKER: 4,
   /** 1 while a bell to the main thread is on its way (the worker sends at most one at a time). */
   MAIN_BELL: 5,
+  /**
+   * The same-thread path (inline-gcm.ts): the worker's generation of the module (+1) while the main
+   * thread may call it, 0 while the worker re-initializes it (C_Finalize ends every handle).
+   */
+  INLINE_GATE: 6,
+  /** Main-thread native calls in progress (the worker waits for 0 after closing the gate). */
+  INLINE_BUSY: 7,
 } as const;
 
 /** Worker states in CTL.WORKER. */

@@ -170,6 +170,8 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
       keyLabel: 'ring',
       mechanism: '0x1087',
       maxParallel: 16,
+      // The worker's rings are under test here, not the same-thread path (pkcs11-inline.test.ts).
+      inlineMaxMicros: 0,
     });
     const open = (ct: Buffer, aad?: Buffer): Buffer => {
       const d = createDecipheriv('aes-256-gcm', known, ct.subarray(0, 12));
@@ -216,6 +218,7 @@ describe.skipIf(missing !== null)('kms pkcs11 provider (SoftHSM2)', () => {
       keyLabel: 'ring',
       mechanism: '0x1087',
       maxParallel: 64,
+      inlineMaxMicros: 0,
     });
     const fat = Array.from({ length: 64 }, () => randomBytes(200_000));
     const before = (await lib.stats()).ringRequests;
