@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { readKey } from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, cleanup, startDaemon, type Daemon } from '../support/daemon.js';
 import { runScript, vaultBinDir } from './vault-face-support.js';
@@ -162,8 +163,20 @@ describe.skipIf(!HAS_GPG)('PGP-encrypted shares and tokens, opened with gpg', ()
     gnupg = mkdtempSync(join(tmpdir(), 'keyhold-gpg-test-'));
     for (const who of ['alice', 'bob']) {
       await gpg(['--quick-gen-key', `${who} <${who}@keyhold.test>`, 'future-default', 'default', 'never']);
-      const exp = await gpg(['--export', `${who}@keyhold.test`]);
-      pubs.push(Buffer.from(exp.stdout as unknown as Uint8Array).toString('base64'));
+      // Under parallel load (CI, Node 26) an export once came back cut short ("Unexpected end of
+      // packet"): export again until an independent parser (OpenPGP.js) reads a whole key.
+      let pub = '';
+      for (let attempt = 1; attempt <= 5 && !pub; attempt++) {
+        const exp = Buffer.from((await gpg(['--export', `${who}@keyhold.test`])).stdout as unknown as Uint8Array);
+        try {
+          await readKey({ binaryKey: exp });
+          pub = exp.toString('base64');
+        } catch (e) {
+          if (attempt === 5) throw new Error(`gpg --export ${who}: ${(e as Error).message}`);
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+      pubs.push(pub);
       const list = Buffer.from(
         (await gpg(['--with-colons', '--fingerprint', `${who}@keyhold.test`])).stdout as unknown as Uint8Array,
       ).toString();
