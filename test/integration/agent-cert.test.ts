@@ -1,21 +1,18 @@
-/**
- * `keyhold agent` with TLS certificate auto-auth (issue 30 part 1, method "cert") end to end: a real
- * daemon on an HTTPS listener that requires and verifies client certificates, `auth/cert` with a
- * role trusting a CA, and a real agent process running the committed fixture
- * test/fixtures/agent/cert.hcl unchanged (relative paths in its working directory, VAULT_ADDR in the
- * environment). The token in the sink carries the role's policies and the certificate's metadata,
- * a template renders a KV secret with it, the API proxy lends it, and a revoked token makes the agent
- * log in again with its certificate. A certificate from another CA, or one the role's constraints
- * exclude, gets a clear error and no token. The same daemon (a single node) refuses a client's
- * attempt to claim a certificate through the cluster forwarding header.
- */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BIN, cleanup, startDaemon, type Answer, type Daemon } from '../support/daemon.js';
+import { cleanup, startDaemon, type Daemon } from '../support/daemon.js';
+import {
+  killAgents,
+  ok,
+  read,
+  startAgent as runAgent,
+  stopAgent,
+  until,
+  type RunningAgent,
+} from '../support/agent-process.js';
 import { type Issued, TestPki } from '../support/test-pki.js';
 
 const FIXTURE = resolve(import.meta.dirname, '..', 'fixtures', 'agent', 'cert.hcl');
@@ -31,36 +28,6 @@ let intruder: Issued;
 let stranger: Issued;
 let otherCa: Issued;
 
-function ok(r: Answer, status = 200): Answer {
-  if (r.status !== status && !(status === 200 && r.status === 204))
-    throw new Error(`expected ${status}, got ${r.status}: ${r.text.slice(0, 300)}`);
-  return r;
-}
-
-async function until<T>(fn: () => T | Promise<T>, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
-
-const read = (p: string) => (existsSync(p) ? readFileSync(p, 'utf8') : '');
-
-interface RunningAgent {
-  proc: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-const started = new Set<ChildProcess>();
-
 /** A working directory holding the fixture's ca.pem, client.pem and client-key.pem. */
 function workdir(client: Issued): string {
   const w = mkdtempSync(join(tmpdir(), 'kh-agentcert-'));
@@ -71,29 +38,7 @@ function workdir(client: Issued): string {
 }
 
 function startAgent(cwd: string): RunningAgent {
-  const proc = spawn(process.execPath, [BIN, 'agent', '-config', FIXTURE], {
-    cwd,
-    env: {
-      ...process.env,
-      VAULT_ADDR: d.tcp!,
-      KEYHOLD_HOME: cwd,
-      VAULT_TOKEN: '',
-      KEYHOLD_TOKEN: '',
-      KEYHOLD_ADDR: '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  started.add(proc);
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code, sig) => r(code ?? (sig ? -1 : null))));
-  return { proc, output: () => out, exited };
-}
-
-async function stopAgent(a: RunningAgent): Promise<number | null> {
-  if (a.proc.exitCode === null && a.proc.signalCode === null) a.proc.kill('SIGTERM');
-  return a.exited;
+  return runAgent([FIXTURE], cwd, d.tcp!);
 }
 
 /** A request through the agent's API proxy (its Unix socket), without a token of our own. */
@@ -162,7 +107,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  killAgents();
   await d?.stop();
   if (d) cleanup(d.dir);
   if (dir) cleanup(dir);

@@ -8,7 +8,6 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { cleanup } from '../support/daemon.js';
 import { pickPort, roleOf, startNode, until, type ClusterNode } from '../support/cluster.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { type Issued, TestPki } from '../support/test-pki.js';
+import { tlsRequest } from '../support/tls-request.js';
 
 const skip = postgresUnavailable();
 const CERT_HEADER = 'X-Keyhold-Forwarded-Client-Cert';
@@ -36,42 +36,7 @@ function tlsReq(
   body: unknown,
   opts: { client?: Issued; headers?: Record<string, string>; token?: string } = {},
 ): Promise<Answer> {
-  const u = new URL(n.https);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        method,
-        path: `/v1/${path}`,
-        ca: ca.cert,
-        ...(opts.client ? { cert: opts.client.cert, key: opts.client.key } : {}),
-        headers: {
-          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
-          ...(opts.token ? { 'X-Vault-Token': opts.token } : {}),
-          ...opts.headers,
-        },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            parsed = null;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return tlsRequest(n.https, ca, method, path, body, opts);
 }
 
 describe.skipIf(!!skip)('cert login on a two-node cluster', () => {

@@ -7,12 +7,12 @@
  * `login -method=cert` with -client-cert/-client-key and VAULT_CLIENT_CERT/VAULT_CLIENT_KEY.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, startDaemon, type Answer, type Daemon } from '../support/daemon.js';
 import { type Issued, TestPki } from '../support/test-pki.js';
+import { tlsRequest } from '../support/tls-request.js';
 
 let d: Daemon;
 let strict: Daemon;
@@ -41,41 +41,7 @@ function tlsReq(
   client?: { cert: string; key: string },
   token?: string,
 ): Promise<Answer> {
-  const u = new URL(base(x));
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        method,
-        path: `/v1/${path}`,
-        ca: ca.cert,
-        ...(client ? { cert: client.cert, key: client.key } : {}),
-        headers: {
-          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
-          ...(token ? { 'X-Vault-Token': token } : {}),
-        },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            parsed = null;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return tlsRequest(base(x), ca, method, path, body, { client, token });
 }
 
 const login = (client?: { cert: string; key: string }, name?: string, x: Daemon = d) =>
