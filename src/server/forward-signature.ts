@@ -22,8 +22,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalid, type KeyholdError } from '../framework/errors.js';
+import type { TlsPeer } from '../framework/context.js';
 import type { Storage } from '../storage/backend.js';
-import { FORWARDED_CERT_HEADER } from './forwarded-cert.js';
+import { FORWARDED_CERT_HEADER, peerOfValue } from './forwarded-cert.js';
 
 /** The signature header (set by a forwarding standby only). */
 export const FORWARD_SIG_HEADER = 'x-keyhold-forward-sig';
@@ -131,11 +132,16 @@ export class ForwardSignature {
   }
 
   /**
-   * On the node a standby forwarded to (`self`): resolves when the request carries a valid, fresh,
-   * unseen signature made for this node over exactly this request and chain; otherwise throws the
-   * 400 naming the header. Constant-time comparison; the nonce is recorded only once the MAC holds.
+   * On the node a standby forwarded to (`self`): when the request carries a valid, fresh, unseen
+   * signature made for this node over exactly this request and chain, resolves to the forwarded
+   * client certificate as a TLS peer (undefined without one); otherwise throws the 400 naming the
+   * header. Constant-time comparison; the nonce is recorded only once the MAC holds.
    */
-  async verify(headers: IncomingHttpHeaders, r: Pick<SignedRequest, 'method' | 'url' | 'body'>, self: string): Promise<void> {
+  async verify(
+    headers: IncomingHttpHeaders,
+    r: Pick<SignedRequest, 'method' | 'url' | 'body'>,
+    self: string,
+  ): Promise<TlsPeer | undefined> {
     const refuse = (why: string) => refuseForwarding(headers, why);
     const sigText = one(headers, FORWARD_SIG_HEADER);
     if (sigText === undefined) throw refuse(`sent without ${SHOWN.sig}`);
@@ -154,6 +160,10 @@ export class ForwardSignature {
     this.prune(now);
     if (this.seen.has(nonce)) throw refuse('the request was replayed');
     this.seen.set(nonce, now);
+    if (!chain) return undefined;
+    const peer = peerOfValue(chain);
+    if (!peer) throw refuse('the chain is malformed');
+    return peer;
   }
 
   /** Drop the nonces that can no longer pass the age check (taken more than 2 x max age ago). */

@@ -14,7 +14,7 @@ import { request as httpsRequest } from 'node:https';
 import { KeyholdError, invalid } from '../framework/errors.js';
 import type { Cluster } from './cluster.js';
 import type { TlsPeer } from '../framework/context.js';
-import { FORWARDED_CERT_HEADER, chainValue, peerChain, peerOfValue } from './forwarded-cert.js';
+import { FORWARDED_CERT_HEADER, chainValue, peerChain } from './forwarded-cert.js';
 import { FORWARDED_BY_HEADER, FORWARD_SIG_HEADER, refuseForwarding } from './forward-signature.js';
 import type { ResponseSink } from './respond.js';
 
@@ -115,15 +115,15 @@ export class ClusterRouting {
    * resolves to the client certificate it carries (undefined without one), else throws the 400
    * naming the header. A certificate is taken on the active only.
    */
-  async acceptForwarded(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<TlsPeer | undefined> {
-    const value = headers[FORWARDED_CERT_HEADER];
-    if (value !== undefined && this.cluster.role !== 'active')
+  async acceptForwarded(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<TlsPeer | undefined> {
+    if (headers[FORWARDED_CERT_HEADER] !== undefined && this.cluster.role !== 'active')
       throw refuseForwarding(headers, 'this node is not the active node');
-    await this.cluster.signature.verify(headers, { method, url, body }, this.cluster.nodeId);
-    if (value === undefined) return undefined;
-    const peer = typeof value === 'string' ? peerOfValue(value) : null;
-    if (!peer) throw refuseForwarding(headers, 'the chain is malformed');
-    return peer;
+    return this.cluster.signature.verify(headers, { method, url, body }, this.cluster.nodeId);
   }
 
   /** Change sequence of this node's last write (0 before any). */
