@@ -211,8 +211,8 @@ export class Router {
   private async forwarded(f: Flow): Promise<void> {
     const cluster = this.core.cluster;
     if (!cluster) throw refuseForwarding(f.req.headers, 'this node is not part of a cluster');
-    const method = f.req.method === 'LOCK' ? 'LIST' : (f.req.method ?? 'GET');
-    f.forwardedTls = await cluster.acceptForwarded(method, f.req.url ?? '/', f.req.headers, f.rawBody);
+    const { method = 'GET', url = '/', headers } = f.req; // LOCK (node:http's LIST) is checked as LIST
+    f.forwardedTls = await cluster.acceptForwarded(method, url, headers, f.rawBody);
     f.forwardedByMember = true;
   }
 

@@ -171,13 +171,13 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
 
     it('a forged forwarding header from a client does not bypass the quota', async () => {
       const forged = {
-        'X-Keyhold-Forwarded-By': 'standby', // any value: only the HMAC, which needs the cluster's key, is trusted
-        'X-Keyhold-Forward-Proof': `v1.${Date.now()}.${'ab'.repeat(32)}`,
+        'X-Keyhold-Forwarded-By': 'standby', // any value: only the signature, which needs the cluster's key, is trusted
+        'X-Keyhold-Forward-Proof': `v1.${Date.now()}.${'ab'.repeat(32)}`, // the former proof header: means nothing
       };
       // Straight to the active, as if a standby had sent it: counted as any request.
       expect(await burst(active, '127.0.0.4', forged)).toEqual(expected());
       // Through the standby (a forwarded-by header there is refused as a loop, 503): the standby
-      // replaces the client's proof with its own and counts the client once, itself.
+      // counts the client once, itself, and signs what it forwards with its own signature.
       const proofOnly = { 'X-Keyhold-Forward-Proof': forged['X-Keyhold-Forward-Proof'] };
       expect(await burst(standby, '127.0.0.5', proofOnly)).toEqual(expected());
     });
