@@ -21,8 +21,7 @@ import { getJSON, putJSON } from '../storage/backend.js';
 import type { PostgresBackend } from '../storage/postgres.js';
 import type { ClusterHost, SealView } from './contracts.js';
 import type { HaStatus } from '../engines/sys/sys-parts.js';
-import { deriveForwardKey } from './forward-proof.js';
-import { ForwardedCertTrust } from './forwarded-cert.js';
+import { ForwardSignature } from './forward-signature.js';
 
 /** A node's role. */
 export type Role = 'sealed' | 'standby' | 'active';
@@ -96,10 +95,8 @@ export class Cluster {
   private tick: Promise<void> | null = null;
   private notBefore = 0;
   private indexKey: Buffer | null = null;
-  /** The forwarding-proof key derived from `indexKey` (forward-proof.ts), kept with the key it came from. */
-  private proofKey: { from: Buffer; key: Buffer } | null = null;
-  /** Client certificates of forwarded requests: signed by standbys, checked by the active. */
-  readonly certTrust: ForwardedCertTrust;
+  /** The forwarding key (`core/forwarding-hmac-key`): standbys sign forwarded requests, the active checks them. */
+  readonly signature: ForwardSignature;
   readonly pollMs: number;
   readonly renewMs: number;
   readonly logger: Logger;
@@ -110,7 +107,7 @@ export class Cluster {
     readonly opts: ClusterOptions,
   ) {
     this.logger = core.logger;
-    this.certTrust = new ForwardedCertTrust(core.barrier);
+    this.signature = new ForwardSignature(core.barrier);
     this.pollMs = opts.pollMs ?? Math.min(500, Math.max(100, Math.floor(backend.lockTtlMs / 10)));
     this.renewMs = Math.max(200, Math.floor(backend.lockTtlMs / 3));
     core.events.on('after-unseal', () => this.start());
@@ -133,6 +130,7 @@ export class Cluster {
     if (this.opts.identityFile) rememberCluster(this.opts.identityFile, this.clusterId(), this.backend.describe());
     this.role = 'standby';
     await this.loadIndexKey().catch(() => {});
+    await this.signature.loadKey().catch(() => null);
     await this.step();
     this.schedule();
     this.echoTimer = setInterval(() => void this.echo(), 2000);
@@ -181,8 +179,9 @@ export class Cluster {
     try {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
-      // Off the failover path: a standby forwards client certificates once the key is there.
-      void this.certTrust
+      // Off the failover path: standbys sign what they forward once the key is there (until then the
+      // active counts a forwarded request against the quotas again and takes no client certificate).
+      void this.signature
         .ensureKey()
         .catch((e: unknown) =>
           this.logger.warn('cluster: cannot create the forwarding key', { error: (e as Error)?.message }),
@@ -269,6 +268,7 @@ export class Cluster {
     this.timer = this.echoTimer = null;
     await this.tick;
     await this.backend.releaseLock();
+    this.signature.forget();
     this.role = 'sealed';
     this.activeSince = null;
     this.leader = null;
@@ -306,20 +306,6 @@ export class Cluster {
     const k = randomBytes(32);
     await this.core.barrier.put(INDEX_KEY, k);
     this.indexKey = k;
-  }
-
-  /** Key of forwarding proofs (forward-proof.ts), derived from the index key; null while it is unknown. */
-  forwardKey(): Buffer | null {
-    const k = this.indexKey;
-    if (!k) return null;
-    if (this.proofKey?.from !== k) this.proofKey = { from: k, key: deriveForwardKey(k) };
-    return this.proofKey.key;
-  }
-
-  /** Same, first reading the index key when this node started before the first active created it. */
-  async loadForwardKey(): Promise<Buffer | null> {
-    if (!this.indexKey) await this.loadIndexKey().catch(() => {});
-    return this.forwardKey();
   }
 
   private clusterId(): string {

@@ -71,8 +71,10 @@ export class Flow {
   audit: AuditEntry | undefined = undefined;
   auditor: AuditHook | undefined = undefined;
   reply: Reply | undefined = undefined;
-  /** The client certificate a standby forwarded with the request, once verified (forwarded-cert.ts). */
+  /** The client certificate a standby forwarded with the request, once verified (forward-signature.ts). */
   forwardedTls: TlsPeer | undefined = undefined;
+  /** A member of this cluster forwarded the request, signed (forward-signature.ts): it applied the quotas. */
+  forwardedByMember = false;
   /** The body as received (a standby forwards it byte for byte). */
   rawBody: Buffer = NO_BODY;
   /** No token needed: the route says so, or its per-request predicate did (stage open access). */

@@ -5,20 +5,21 @@
  * to the active's `api_addr` as read from the barrier-protected leader advertisement, never to an
  * address a client or the database could choose, and copies the active's status, headers and body
  * back: the client sees the active's answer and follows no redirect. A marker header stops loops,
- * and an HMAC proof (forward-proof.ts) tells the active the standby already applied the rate-limit
- * quotas, so a forwarded request is counted once, for its real client, on the node it reached.
+ * and the forwarding signature (forward-signature.ts) tells the active that a member of this cluster
+ * sent the request: it applied the rate-limit quotas already (counted once, for its real client, on
+ * the node it reached), and the client certificate chain it carries is the client's.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { KeyholdError, invalid } from '../framework/errors.js';
 import type { Cluster } from './cluster.js';
-import { FORWARD_PROOF_HEADER, signForward, verifyForward } from './forward-proof.js';
 import type { TlsPeer } from '../framework/context.js';
-import { FORWARDED_CERT_HEADER, FORWARDED_CERT_SIG_HEADER, peerChain, refuseForwardedCert } from './forwarded-cert.js';
+import { FORWARDED_CERT_HEADER, chainValue, peerChain } from './forwarded-cert.js';
+import { FORWARDED_BY_HEADER, FORWARD_SIG_HEADER, refuseForwarding } from './forward-signature.js';
 import type { ResponseSink } from './respond.js';
 
 /** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
-export const FORWARDED_HEADER = 'x-keyhold-forwarded-by';
+export const FORWARDED_HEADER = FORWARDED_BY_HEADER;
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -32,9 +33,9 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'proxy-connection',
   'expect',
-  // Set by this node only (forwarded-cert.ts): a client's own copies never travel on.
+  // Set by this node only (forward-signature.ts): a client's own copies never travel on.
+  FORWARD_SIG_HEADER,
   FORWARDED_CERT_HEADER,
-  FORWARDED_CERT_SIG_HEADER,
 ]);
 
 /** What the router's forward stage asks of the cluster. */
@@ -109,12 +110,20 @@ export class ClusterRouting {
   }
 
   /**
-   * The client certificate a standby forwarded with this request (forwarded-cert.ts): taken on the
-   * active when a node of this cluster signed it, refused (400) anywhere else.
+   * Stage forwarded (forward-signature.ts): a request carrying the forwarding signature or a
+   * forwarded certificate goes on only when a member of this cluster signed it for this node;
+   * resolves to the client certificate it carries (undefined without one), else throws the 400
+   * naming the header. A certificate is taken on the active only.
    */
-  forwardedCert(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer): Promise<TlsPeer> {
-    if (this.cluster.role !== 'active') return Promise.reject(refuseForwardedCert('this node is not the active node'));
-    return this.cluster.certTrust.accept(headers, { method, url, body }, this.cluster.nodeId);
+  async acceptForwarded(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<TlsPeer | undefined> {
+    if (headers[FORWARDED_CERT_HEADER] !== undefined && this.cluster.role !== 'active')
+      throw refuseForwarding(headers, 'this node is not the active node');
+    return this.cluster.signature.verify(headers, { method, url, body }, this.cluster.nodeId);
   }
 
   /** Change sequence of this node's last write (0 before any). */
@@ -125,25 +134,6 @@ export class ClusterRouting {
   /** The X-Vault-Index to send with a write's answer (null when this node wrote nothing yet). */
   indexHeader(): string | null {
     return this.cluster.indexHeader();
-  }
-
-  /**
-   * True when the request carries a valid proof that a member of this cluster forwarded it (and so
-   * applied the quotas to it already). Called by the quota stage only for requests carrying the
-   * proof header; anything else (no key yet, forged, stale, other body) is false: counted here.
-   */
-  forwardedByMember(req: { method?: string; url?: string; headers: IncomingHttpHeaders }, body: Buffer): boolean {
-    const key = this.cluster.forwardKey();
-    if (!key) return false;
-    return verifyForward(
-      key,
-      req.headers[FORWARD_PROOF_HEADER],
-      req.headers[FORWARDED_HEADER],
-      req.method ?? '',
-      req.url ?? '/',
-      body,
-      Date.now(),
-    );
   }
 
   /** Replay the request to the active and copy its answer; 503 naming the active when it cannot be reached. */
@@ -163,22 +153,19 @@ export class ClusterRouting {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     headers[FORWARDED_HEADER] = this.cluster.nodeId;
-    // The quotas were applied here (quota-stage.ts): prove it, so the active does not count again.
-    const proofKey = await this.cluster.loadForwardKey();
-    if (proofKey)
-      headers[FORWARD_PROOF_HEADER] = signForward(proofKey, this.cluster.nodeId, r.method, r.url, r.body, Date.now());
-    else delete headers[FORWARD_PROOF_HEADER]; // never relay a client's own
     headers['content-length'] = String(r.body.length);
     const method = r.method === 'LOCK' ? 'LIST' : r.method; // list-verb.ts rewrites LIST for node:http
-    // The client's certificate (cert auth logs in with it), signed so the active knows a node sent it.
+    // Signed, so the active knows a member sent it: it applied the quotas here (quota-stage.ts, not
+    // counted again there), and the client's certificate (cert auth logs in with it) is the client's.
     Object.assign(
       headers,
-      await this.cluster.certTrust.sign(peerChain(r.tls), {
+      await this.cluster.signature.sign({
         method,
         url: r.url,
         body: r.body,
         from: this.cluster.nodeId,
         to: leader.node_id,
+        chain: chainValue(peerChain(r.tls)),
       }),
     );
     const send = base.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -4,8 +4,9 @@
  * cluster before forwarding). A request no quota governs costs one index lookup and allocates nothing.
  * Over the limit: 429 with Vault's text (`request path "<path>": rate limit quota exceeded`) and,
  * when enabled, Retry-After and the X-Ratelimit-* headers (on every answer under a quota, as Vault).
- * A request a standby forwarded with a valid proof (forward-proof.ts) was counted by that standby
- * for its real client: the active lets it through uncounted, so each request is counted once.
+ * A request a standby forwarded, signed (the router's forwarded stage checked it: forward-signature.ts),
+ * was counted by that standby for its real client: the active lets it through uncounted, so each
+ * request is counted once. The stage reads that as a boolean of the flow: no crypto here.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MountInfo } from '../framework/context.js';
@@ -13,7 +14,6 @@ import type { Operation } from '../framework/route.js';
 import type { QuotaManager } from '../quotas/quota-manager.js';
 import type { Verdict } from '../quotas/rate-limit.js';
 import { withLateHeaders } from './forward.js';
-import { FORWARD_PROOF_HEADER } from './forward-proof.js';
 import { sendError, type ResponseSink } from './respond.js';
 
 /** The part of the request flow the stage reads and writes (the router's Flow fits it). */
@@ -24,8 +24,8 @@ export interface QuotaFlow {
   requestId: string;
   raw: Record<string, unknown>;
   req: { method?: string; url?: string; socket: { remoteAddress?: string }; headers: IncomingHttpHeaders };
-  /** The body as received (a forwarding proof covers it). */
-  rawBody: Buffer;
+  /** A member of this cluster forwarded the request, with a valid signature: counted there already. */
+  forwardedByMember: boolean;
   res: ResponseSink;
   mounted: { mount: MountInfo; instance: unknown } | null;
 }
@@ -54,20 +54,12 @@ export function quotaStep(
     quotas?: QuotaManager;
     audit?: QuotaAudit;
     logger: { warn(msg: string, fields?: Record<string, unknown>): void };
-    /** Set on a cluster node: tells a request a member forwarded (and counted) from any other. */
-    cluster?: { forwardedByMember(req: QuotaFlow['req'], body: Buffer): boolean };
   },
   f: QuotaFlow,
 ): boolean | Promise<boolean> {
   const quotas = core.quotas;
   if (quotas === undefined || quotas.empty) return false;
-  // Counted by the standby that forwarded it; only a header-bearing request pays for the check.
-  if (
-    core.cluster !== undefined &&
-    f.req.headers[FORWARD_PROOF_HEADER] !== undefined &&
-    core.cluster.forwardedByMember(f.req, f.rawBody)
-  )
-    return false;
+  if (f.forwardedByMember) return false; // counted by the standby that forwarded it
   return applyQuotas(quotas, f, core.audit, (m, x) => core.logger.warn(m, x));
 }
 

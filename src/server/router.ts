@@ -13,7 +13,7 @@ import { parseWrapTtl } from '../auth/wrapping.js';
 import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders } from './forward.js';
-import { carriesForwardedCert, refuseForwardedCert } from './forwarded-cert.js';
+import { carriesForwarding, refuseForwarding } from './forward-signature.js';
 import { Flow, type AnyRequest } from './flow.js';
 import { drain, parseBody, readBody } from './request-body.js';
 import { methodToOp, originForm, trimSlashes } from './request-head.js';
@@ -49,9 +49,9 @@ export class Router {
       const reading = this.readBody(f);
       if (reading) await reading;
       if (!this.resolve(f)) return await this.unknownPath(f);
+      if (carriesForwarding(f.req.headers)) await this.forwarded(f); // only a forwarded request pays
       const refused = quotaStep(this.core, f); // rate-limit quotas, before forwarding and auth (quota-stage.ts)
       if (refused === true || (refused !== false && (await refused))) return;
-      if (carriesForwardedCert(f.req.headers)) await this.forwardedCert(f);
       if (this.core.cluster && (await this.forward(f))) return;
       const opening = this.openAccess(f);
       if (opening) await opening;
@@ -203,15 +203,17 @@ export class Router {
   }
 
   /**
-   * Stage forwarded certificate: a request carrying a client certificate in a header is taken only
-   * from a standby of this cluster that signed it, and only on the active (forwarded-cert.ts); the
-   * cert auth method then reads that certificate as the connection's.
+   * Stage forwarded: a request carrying the forwarding signature or a client certificate in a
+   * header goes on only when a member of this cluster signed it for this node (forward-signature.ts,
+   * else a 400 naming the header). Recorded on the flow: the quota stage does not count it again,
+   * and the cert auth method reads the forwarded certificate as the connection's.
    */
-  private async forwardedCert(f: Flow): Promise<void> {
+  private async forwarded(f: Flow): Promise<void> {
     const cluster = this.core.cluster;
-    if (!cluster) throw refuseForwardedCert('this node is not part of a cluster');
-    const method = f.req.method === 'LOCK' ? 'LIST' : (f.req.method ?? 'GET');
-    f.forwardedTls = await cluster.forwardedCert(method, f.req.url ?? '/', f.req.headers, f.rawBody);
+    if (!cluster) throw refuseForwarding(f.req.headers, 'this node is not part of a cluster');
+    const { method = 'GET', url = '/', headers } = f.req; // LOCK (node:http's LIST) is checked as LIST
+    f.forwardedTls = await cluster.acceptForwarded(method, url, headers, f.rawBody);
+    f.forwardedByMember = true;
   }
 
   /** The TLS side of the client's own connection (undefined over plain HTTP or a Unix socket). */

@@ -222,7 +222,7 @@ describe('a single node and the forwarded-certificate header', () => {
         token: null,
         headers: {
           'X-Keyhold-Forwarded-Client-Cert': new X509Certificate(agentCert.cert).raw.toString('base64'),
-          'X-Keyhold-Forwarded-Client-Cert-Sig': `v1:${Date.now()}:${'0'.repeat(32)}:${'ab'.repeat(32)}`,
+          'X-Keyhold-Forward-Sig': `v1:${Date.now()}:${'0'.repeat(32)}:${'ab'.repeat(32)}`,
         },
       },
     );

@@ -3,8 +3,9 @@
  * each with an HTTPS listener that asks for client certificates. A standby forwards the login to
  * the active over its own connection, so it sends the client's certificate chain along, signed with
  * the cluster's forwarding key; the active logs in with it. A client cannot do the same: a request
- * carrying the forwarded-certificate headers without a valid signature is refused with a 400 naming
- * the header, on the active and on the standby, over plain HTTP and over TLS with another certificate.
+ * carrying the forwarded-certificate or the forwarding-signature header without a valid signature
+ * is refused with a 400 naming the header, on the active and on the standby, over plain HTTP and
+ * over TLS with another certificate.
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { tlsRequest } from '../support/tls-request.js';
 
 const skip = postgresUnavailable();
 const CERT_HEADER = 'X-Keyhold-Forwarded-Client-Cert';
-const SIG_HEADER = 'X-Keyhold-Forwarded-Client-Cert-Sig';
+const SIG_HEADER = 'X-Keyhold-Forward-Sig'; // the one forwarding signature (forward-signature.ts)
 
 interface TlsNode {
   node: ClusterNode;
@@ -187,7 +188,7 @@ describe.skipIf(!!skip)('cert login on a two-node cluster', () => {
     for (const [what, send] of attempts) {
       const r = await send();
       expect(r.status, `${what}: ${r.text}`).toBe(400);
-      expect(r.body.errors[0], what).toMatch(/^X-Keyhold-Forwarded-Client-Cert(-Sig)?: /);
+      expect(r.body.errors[0], what).toMatch(/^X-Keyhold-(Forwarded-Client-Cert|Forward-Sig): /);
       expect(r.body.auth ?? null, what).toBeNull();
     }
     // Also on a request that is forwarded (a write through the standby): still refused.

@@ -171,15 +171,32 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
 
     it('a forged forwarding header from a client does not bypass the quota', async () => {
       const forged = {
-        'X-Keyhold-Forwarded-By': 'standby', // any value: only the HMAC, which needs the cluster's key, is trusted
-        'X-Keyhold-Forward-Proof': `v1.${Date.now()}.${'ab'.repeat(32)}`,
+        'X-Keyhold-Forwarded-By': 'standby', // any value: only the signature, which needs the cluster's key, is trusted
+        'X-Keyhold-Forward-Proof': `v1.${Date.now()}.${'ab'.repeat(32)}`, // the former proof header: means nothing
       };
       // Straight to the active, as if a standby had sent it: counted as any request.
       expect(await burst(active, '127.0.0.4', forged)).toEqual(expected());
       // Through the standby (a forwarded-by header there is refused as a loop, 503): the standby
-      // replaces the client's proof with its own and counts the client once, itself.
+      // counts the client once, itself, and signs what it forwards with its own signature.
       const proofOnly = { 'X-Keyhold-Forward-Proof': forged['X-Keyhold-Forward-Proof'] };
       expect(await burst(standby, '127.0.0.5', proofOnly)).toEqual(expected());
+    });
+
+    it('a forged forwarding signature from a client is refused with a 400 naming the header, and uses no quota', async () => {
+      const sig = `v1:${Date.now()}:${'0'.repeat(32)}:${'ab'.repeat(32)}`;
+      const attempts: Array<[ClusterNode, string, Record<string, string>]> = [
+        [active, '127.0.0.6', { 'X-Keyhold-Forwarded-By': 'standby', 'X-Keyhold-Forward-Sig': sig }],
+        [standby, '127.0.0.7', { 'X-Keyhold-Forward-Sig': sig }],
+      ];
+      for (const [n, from, headers] of attempts) {
+        for (let i = 0; i <= RATE; i++) {
+          const r = await write(n, from, headers);
+          expect(r.status, `${n.name}: ${r.text}`).toBe(400);
+          expect(r.body.errors[0]).toMatch(/^X-Keyhold-Forward-Sig: /);
+        }
+        // Refused before the quota step: the client still has all of its quota on that node.
+        expect(await burst(n, from)).toEqual(expected());
+      }
     });
   });
 

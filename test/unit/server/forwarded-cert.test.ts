@@ -1,11 +1,13 @@
 /**
- * The signed client certificate of a forwarded request (src/server/forwarded-cert.ts): a standby's
- * signature is taken once by the active it names, for the request it was made for; a tampered
- * chain, body, URL, sender or recipient, an old or replayed signature, or another cluster's key is
- * refused with a 400 naming the header.
+ * The client certificate of a forwarded request (src/server/forwarded-cert.ts), under the forwarding
+ * signature (src/server/forward-signature.ts): a standby's signature is taken once by the active it
+ * names, for the request and chain it was made for; a tampered chain, body, URL, sender or
+ * recipient, an old or replayed signature, or another cluster's key is refused with a 400 naming
+ * the header.
  */
 import { describe, expect, it } from 'vitest';
-import { ForwardedCertTrust, peerChain, type SignedRequest } from '../../../src/server/forwarded-cert.js';
+import { chainValue, peerChain } from '../../../src/server/forwarded-cert.js';
+import { ForwardSignature, type SignedRequest } from '../../../src/server/forward-signature.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
 import { KeyholdError } from '../../../src/framework/errors.js';
 
@@ -17,13 +19,15 @@ const req: SignedRequest = {
   body: Buffer.from('{"name":"people"}'),
   from: 'standby-1',
   to: 'active-1',
+  chain: chainValue([leaf]),
 };
+const withChain = (chain: Buffer[], r = req): SignedRequest => ({ ...r, chain: chainValue(chain) });
 
 async function cluster() {
   const storage = new InmemBackend();
-  const active = new ForwardedCertTrust(storage);
+  const active = new ForwardSignature(storage);
   await active.ensureKey();
-  const standby = new ForwardedCertTrust(storage); // another node: reads the same key
+  const standby = new ForwardSignature(storage); // another node: reads the same key
   return { active, standby, storage };
 }
 
@@ -38,17 +42,14 @@ async function refused(p: Promise<unknown>): Promise<string> {
   throw new Error('expected a refusal');
 }
 
-const accept = (t: ForwardedCertTrust, headers: Record<string, string>, r = req, self = 'active-1') =>
-  t.accept({ ...headers, 'x-keyhold-forwarded-by': r.from }, { method: r.method, url: r.url, body: r.body }, self);
+const accept = (t: ForwardSignature, headers: Record<string, string>, r = req, self = 'active-1') =>
+  t.verify({ ...headers, 'x-keyhold-forwarded-by': r.from }, { method: r.method, url: r.url, body: r.body }, self);
 
 describe('forwarded client certificates', () => {
   it('carry the chain leaf first and are taken once by the active they name', async () => {
     const { active, standby } = await cluster();
-    const headers = await standby.sign([leaf, inter], req);
-    expect(Object.keys(headers).sort()).toEqual([
-      'x-keyhold-forwarded-client-cert',
-      'x-keyhold-forwarded-client-cert-sig',
-    ]);
+    const headers = await standby.sign(withChain([leaf, inter]));
+    expect(Object.keys(headers).sort()).toEqual(['x-keyhold-forward-sig', 'x-keyhold-forwarded-client-cert']);
     const peer = await accept(active, headers);
     expect(peerChain(peer)).toEqual([leaf, inter]);
     expect(await refused(accept(active, headers))).toMatch(/replayed/);
@@ -56,7 +57,7 @@ describe('forwarded client certificates', () => {
 
   it('refuse a changed chain, body, URL, sender or recipient', async () => {
     const { active, standby } = await cluster();
-    const fresh = () => standby.sign([leaf], req);
+    const fresh = () => standby.sign(req);
     const other = Buffer.from('someone else').toString('base64');
     expect(await refused(accept(active, { ...(await fresh()), 'x-keyhold-forwarded-client-cert': other }))).toMatch(
       /^X-Keyhold-Forwarded-Client-Cert: the signature does not verify/,
@@ -73,35 +74,39 @@ describe('forwarded client certificates', () => {
     let headers: Record<string, string>;
     try {
       Date.now = () => realNow() - 60_000;
-      headers = await standby.sign([leaf], req);
+      headers = await standby.sign(req);
     } finally {
       Date.now = realNow;
     }
     expect(await refused(accept(active, headers))).toMatch(/too old/);
 
-    const elsewhere = new ForwardedCertTrust(new InmemBackend());
+    const elsewhere = new ForwardSignature(new InmemBackend());
     await elsewhere.ensureKey();
-    expect(await refused(accept(active, await elsewhere.sign([leaf], req)))).toMatch(/verify/);
+    expect(await refused(accept(active, await elsewhere.sign(req)))).toMatch(/verify/);
 
     const only = { 'x-keyhold-forwarded-client-cert': leaf.toString('base64') };
-    expect(await refused(accept(active, only))).toMatch(/sent without X-Keyhold-Forwarded-Client-Cert-Sig/);
-    expect(await refused(accept(active, { ...only, 'x-keyhold-forwarded-client-cert-sig': 'v1:1:2:3' }))).toMatch(
-      /malformed/,
+    expect(await refused(accept(active, only))).toMatch(
+      /^X-Keyhold-Forwarded-Client-Cert: sent without X-Keyhold-Forward-Sig/,
     );
+    expect(await refused(accept(active, { ...only, 'x-keyhold-forward-sig': 'v1:1:2:3' }))).toMatch(/malformed/);
+    // A signature made for a chain, sent without it: the chain cannot be dropped (or swapped) unseen.
     expect(
-      await refused(
-        accept(active, {
-          'x-keyhold-forwarded-client-cert-sig': (await standby.sign([leaf], req))[
-            'x-keyhold-forwarded-client-cert-sig'
-          ]!,
-        }),
-      ),
-    ).toMatch(/^X-Keyhold-Forwarded-Client-Cert-Sig: sent without/);
+      await refused(accept(active, { 'x-keyhold-forward-sig': (await standby.sign(req))['x-keyhold-forward-sig']! })),
+    ).toMatch(/^X-Keyhold-Forward-Sig: the signature does not verify/);
   });
 
-  it('sign nothing without a certificate, or before the cluster has a key', async () => {
-    const { standby } = await cluster();
-    expect(await standby.sign([], req)).toEqual({});
-    expect(await new ForwardedCertTrust(new InmemBackend()).sign([leaf], req)).toEqual({});
+  it('refuse a signed chain that is not a chain', async () => {
+    const { active, standby } = await cluster();
+    expect(await refused(accept(active, await standby.sign({ ...req, chain: 'AAAA,,AAAA' })))).toMatch(
+      /^X-Keyhold-Forwarded-Client-Cert: the chain is malformed/,
+    );
+  });
+
+  it('without a certificate sign the request only; before the cluster has a key, nothing', async () => {
+    const { active, standby } = await cluster();
+    const plain = await standby.sign(withChain([]));
+    expect(Object.keys(plain)).toEqual(['x-keyhold-forward-sig']);
+    expect(await accept(active, plain, withChain([]))).toBeUndefined();
+    expect(await new ForwardSignature(new InmemBackend()).sign(req)).toEqual({});
   });
 });
