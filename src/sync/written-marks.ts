@@ -11,7 +11,7 @@
  * (bumped by every change of it), a mark that matches means "this very value was written under
  * this very name, by this association, to the destination as it is configured now".
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { EntryState, WrittenMark } from './types.js';
 
 /** The keyed hash of one entry's value (base64url, 22 characters). */
@@ -34,10 +34,17 @@ export function alreadyWritten(old: EntryState | undefined, externalName: string
     !!w &&
     old.present &&
     old.external_name === externalName &&
-    w.mac === mark.mac &&
     w.generation === mark.generation &&
-    w.revision === mark.revision
+    w.revision === mark.revision &&
+    sameMac(w.mac, mark.mac)
   );
+}
+
+/** The two keyed hashes of a value are equal, compared in constant time (they derive from the secret). */
+function sameMac(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'base64url');
+  const y = Buffer.from(b, 'base64url');
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** `st` without its mark: after a failed call the provider's state of the entry is unknown. */

@@ -22,6 +22,7 @@ const REVIEWED = [
   /storage\/file-format\.ts: \.equals\(buf\.subarray\(at \+ 8, at \+ 24\)\)$/, // the same checksum comparison as the formatter wraps it (the chain split over lines)
   /engines\/cert\/cert-der\.ts: .*\.tag (===|!==) (SEQ|OID|BOOL|OCTETS|INTEGER)\b/, // DER tag bytes of a certificate or CRL (public structure)
   /engines\/cert\/client-chain\.ts: .*\.raw\.equals\(/, // a certificate's DER against a trust anchor's or a chain member's (certificates are public)
+  /server\/forwarded-cert\.ts: .*o\.equals\(raw\)/, // a certificate's DER against its chain's (a self-signed certificate is its own issuer; certificates are public)
   /storage\/snapshot\.ts: .*\.equals\(MANIFEST_MAGIC\)/, // the snapshot format's magic bytes
   /storage\/snapshot\.ts: if \(manifest\.records_sha256 !== recHash\.digest\('hex'\)\)/, // a snapshot's integrity checksum over its own (barrier-encrypted) records: no secret involved
   /agent\/template\/values\.ts: return Buffer\.compare\(x, y\);/, // Go's byte order of template strings (sorting map keys, not a secret check)
