@@ -31,6 +31,7 @@ _keyhold_node() {
     'secrets') _kh_subs='enable disable list' ;;
     'secrets enable') _kh_opts='--path --description --version -v --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --version --address --token --format --field --wrap-ttl' ;;
     'secrets disable') _kh_opts='-y --yes -v --version --address --token --format --field --wrap-ttl -h --help' ;;
+    'secrets list') _kh_opts='--detailed -v --version --address --token --format --field --wrap-ttl -h --help' ;;
     'login') _kh_opts='--method --path --no-store --client-cert --client-key -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--method --path --client-cert --client-key --address --token --format --field --wrap-ttl' ;;
     'auth') _kh_subs='enable disable list tune' ;;
     'auth enable') _kh_opts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility -v --version --address --token --format --field --wrap-ttl -h --help'; _kh_vopts='--path --description --default-lease-ttl --max-lease-ttl --token-type --listing-visibility --address --token --format --field --wrap-ttl' ;;

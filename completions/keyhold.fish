@@ -211,6 +211,7 @@ complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l description -x -d 'd
 complete -c keyhold -n '__keyhold_at \'secrets enable\'' -l version -x -d 'kv version: 2 (default) or 1'
 complete -c keyhold -n '__keyhold_at \'secrets disable\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c keyhold -n '__keyhold_arg \'secrets disable\' 1' -a '(__keyhold_dyn mounts)'
+complete -c keyhold -n '__keyhold_at \'secrets list\'' -l detailed -d 'show TTLs, replication, seal wrapping, options and UUIDs'
 complete -c keyhold -n '__keyhold_at \'login\'' -l method -x -d 'auth method type: token (default), approle, jwt, oidc, userpass, github, cert'
 complete -c keyhold -n '__keyhold_at \'login\'' -l path -x -d 'mount path of the auth method (default: the method name)'
 complete -c keyhold -n '__keyhold_at \'login\'' -l no-store -d 'print the token instead of saving it'

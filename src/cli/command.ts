@@ -18,6 +18,8 @@ export interface GlobalOptions {
   field?: string;
   /** -wrap-ttl: wrap the answer in a single-use token. */
   wrapTtl?: string;
+  /** -detailed as a global flag (the vault face: vault's lists take it anywhere on the line). */
+  detailed?: boolean;
 }
 
 /** What a command may ask of the daemon: the methods of src/cli/client.ts's Client. */

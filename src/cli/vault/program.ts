@@ -31,7 +31,7 @@ export const VAULT_GLOBAL_FLAGS: readonly FlagSpec[] = [
   { flags: '--non-interactive', help: 'never prompt' },
   { flags: '--policy-override', help: 'accepted', hidden: true },
   { flags: '--disable-redirects', help: 'accepted', hidden: true },
-  { flags: '--detailed', help: 'accepted (list output with details)', hidden: true },
+  { flags: '--detailed', help: 'lists with details (secrets list, auth list, audit list)', hidden: true },
 ];
 
 interface VaultGlobals extends GlobalOptions {

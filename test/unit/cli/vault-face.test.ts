@@ -334,4 +334,70 @@ describe('the vault command list', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('Field "nope" not present in secret');
   });
+
+  it('secrets list -detailed and auth list -detailed print the detailed columns (-detailed is global in vault)', async () => {
+    const mounts = {
+      data: {
+        'secret/': {
+          type: 'kv',
+          accessor: 'kv_1',
+          description: 'key/value secret storage',
+          config: { default_lease_ttl: 3600, max_lease_ttl: 0, force_no_cache: false },
+          local: false,
+          seal_wrap: false,
+          external_entropy_access: false,
+          options: { version: '2' },
+          uuid: 'u-1',
+        },
+      },
+    };
+    const s = await runVault(['secrets', 'list', '-detailed'], [{ method: 'GET', path: 'sys/mounts', reply: mounts }]);
+    expect(s.status, s.stderr).toBe(0);
+    const [head, , row] = s.stdout.split('\n');
+    expect(head!.split(/\s{2,}/)).toEqual([
+      'Path',
+      'Plugin',
+      'Accessor',
+      'Default TTL',
+      'Max TTL',
+      'Force No Cache',
+      'Replication',
+      'Seal Wrap',
+      'External Entropy Access',
+      'Options',
+      'Description',
+      'UUID',
+    ]);
+    expect(row!.split(/\s{2,}/)).toEqual([
+      'secret/',
+      'kv',
+      'kv_1',
+      '1h',
+      'system',
+      'false',
+      'replicated',
+      'false',
+      'false',
+      'map[version:2]',
+      'key/value secret storage',
+      'u-1',
+    ]);
+    const plain = await runVault(['secrets', 'list'], [{ method: 'GET', path: 'sys/mounts', reply: mounts }]);
+    expect(plain.stdout.split('\n')[0]!.split(/\s{2,}/)).toEqual(['Path', 'Type', 'Accessor', 'Description']);
+    const auth = await runVault(
+      ['auth', 'list', '-detailed'],
+      [
+        {
+          method: 'GET',
+          path: 'sys/auth',
+          reply: {
+            data: {
+              'token/': { type: 'token', accessor: 'a', description: 'd', config: { token_type: 'default-service' } },
+            },
+          },
+        },
+      ],
+    );
+    expect(auth.stdout.split('\n')[0]!.split(/\s{2,}/)).toContain('Token Type');
+  });
 });

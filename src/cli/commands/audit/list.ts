@@ -19,7 +19,7 @@ export const list: CommandSpec = {
       inv.io.stderr.write('No audit devices are enabled.\n');
       return;
     }
-    const detailed = Boolean(inv.opts.detailed);
+    const detailed = Boolean(inv.opts.detailed || inv.globals.detailed);
     const headers = detailed ? ['Path', 'Type', 'Description', 'Options'] : ['Path', 'Type', 'Description'];
     const rows = entries.map(([p, d]) => {
       const row = [p, d.type, d.description ?? ''];

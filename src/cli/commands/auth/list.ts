@@ -10,7 +10,7 @@ export const list: CommandSpec = {
     const res = await inv.client.read('sys/auth');
     const data = (res.body?.data ?? {}) as Record<string, Record<string, unknown>>;
     if (inv.globals.format || inv.globals.field) return inv.print(data);
-    const detailed = Boolean(inv.opts.detailed);
+    const detailed = Boolean(inv.opts.detailed || inv.globals.detailed);
     const rows = Object.keys(data)
       .sort()
       .map((p) => {
