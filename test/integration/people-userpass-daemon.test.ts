@@ -59,16 +59,25 @@ describe('userpass logins and the event loop', () => {
       return performance.now() - t;
     };
     await time('warm-up-ghost');
+    // Pairs taken back to back, which goes first alternating, and the median of the pairs' ratios:
+    // a load swing on a shared CI machine (other test files on the same 2 cores) then hits both
+    // sides of a pair alike instead of one side's median (0.76 seen with medians of each side).
     const unknown: number[] = [];
     const wrong: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      unknown.push(await time(`ghost-${i}`));
-      wrong.push(await time('u'));
+    const ratios: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const [u, w] =
+        i % 2 === 0
+          ? [await time(`ghost-${i}`), await time('u')]
+          : await time('u').then(async (w1) => [await time(`ghost-${i}`), w1] as const);
+      unknown.push(u);
+      wrong.push(w);
+      ratios.push(u / w);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-    const ratio = median(unknown) / median(wrong);
+    const ratio = median(ratios);
     console.log(
-      `userpass (daemon): unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, ratio ${ratio.toFixed(3)}`,
+      `userpass (daemon): unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, median pair ratio ${ratio.toFixed(3)}`,
     );
     expect(ratio).toBeGreaterThan(0.8);
     expect(ratio).toBeLessThan(1.25);
