@@ -179,9 +179,10 @@ export class Cluster {
     try {
       await this.core.setStandby(false);
       if (!this.indexKey) await this.ensureIndexKey();
-      // Off the failover path: standbys sign what they forward once the key is there (until then the
-      // active counts a forwarded request against the quotas again and takes no client certificate).
-      void this.signature
+      // Before advertising: a standby forwarding a cert login right after the first active took over
+      // must find the key (without it the active takes no client certificate: a 403). A node that
+      // was a standby loaded the key when it started, so a failover does no I/O here.
+      await this.signature
         .ensureKey()
         .catch((e: unknown) =>
           this.logger.warn('cluster: cannot create the forwarding key', { error: (e as Error)?.message }),
