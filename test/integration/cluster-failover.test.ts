@@ -97,7 +97,19 @@ describe.skipIf(!!skip)('cluster faults on PostgreSQL', () => {
     const restarts: Array<Promise<void>> = [];
     const restart = async (n: ClusterNode) => {
       await n.start();
-      expect((await n.req('POST', 'sys/unseal', { key: recovery })).body.sealed).toBe(false);
+      // A connection cut during the unseal (seen once on CI as "socket hang up") is tried again; a
+      // node that died meanwhile fails the test with its output.
+      const unsealed = await until(
+        async () => {
+          if (n.proc?.exitCode !== null || n.proc?.signalCode)
+            throw new Error(`node ${n.name} exited during its restart: ${n.output()}`);
+          return (await n.req('POST', 'sys/unseal', { key: recovery })).body;
+        },
+        'the restarted node unsealed',
+        20_000,
+        100,
+      );
+      expect(unsealed.sealed, n.output()).toBe(false);
       // Usually a standby; it is the active when the next round killed the active while it restarted.
       await until(
         async () => ['standby', 'active'].includes(await roleOf(n)),
