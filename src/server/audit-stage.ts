@@ -5,7 +5,7 @@
  */
 import { denied } from '../framework/errors.js';
 import type { AnyRoute } from '../framework/route.js';
-import type { AuditEntry, AuditHook, Flow } from './flow.js';
+import { clientAddress, type AuditEntry, type AuditHook, type Flow } from './flow.js';
 import { trimSlashes } from './request-head.js';
 import type { RouterCore } from './router-core.js';
 
@@ -82,7 +82,7 @@ export async function refuseToken(core: AuditCore, f: Flow): Promise<never> {
       requestId: f.requestId,
       operation: f.op,
       path: trimSlashes(f.path),
-      remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+      remoteAddress: clientAddress(f),
       token: null,
       data: f.route ? f.raw : {},
       sensitive: f.route ? sensitiveOf(f.route) : new Set(),

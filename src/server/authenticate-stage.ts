@@ -6,7 +6,7 @@
 import type { TokenInfo } from '../framework/context.js';
 import { addressAllowed } from '../engines/auth-common/cidr.js';
 import { refuseToken } from './audit-stage.js';
-import type { Flow } from './flow.js';
+import { clientAddress, type Flow } from './flow.js';
 import { tokenFrom } from './request-head.js';
 import type { RouterCore } from './router-core.js';
 
@@ -65,7 +65,7 @@ export async function requireToken(core: TokenCore, f: Flow): Promise<TokenInfo>
  */
 function checkTokenSource(core: TokenCore, f: Flow): Promise<void> | void {
   const cidrs = f.token!.boundCidrs!;
-  if (addressAllowed(f.req.socket.remoteAddress ?? 'unix', cidrs)) return;
+  if (addressAllowed(clientAddress(f), cidrs)) return;
   return refuseToken(core, f);
 }
 

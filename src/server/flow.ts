@@ -75,6 +75,8 @@ export class Flow {
   forwardedTls: TlsPeer | undefined = undefined;
   /** A member of this cluster forwarded the request, signed (forward-signature.ts): it applied the quotas. */
   forwardedByMember = false;
+  /** The client's address on the standby that forwarded the request, once verified (forward-signature.ts). */
+  forwardedFor: string | undefined = undefined;
   /** The body as received (a standby forwards it byte for byte). */
   rawBody: Buffer = NO_BODY;
   /** No token needed: the route says so, or its per-request predicate did (stage open access). */
@@ -96,3 +98,15 @@ const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unkno
 const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NO_NAMES: string[] = [];
 const NO_BODY = Buffer.alloc(0);
+
+/**
+ * The client's address: the connection's, or for a request a member of this cluster forwarded
+ * (signed), the address the client had on that standby, as Vault uses for forwarded requests
+ * (token_bound_cidrs, the login methods' bound CIDRs, audit `remote_address`). `unix` for a Unix socket.
+ */
+export function clientAddress(f: {
+  forwardedFor: string | undefined;
+  req: { socket: { remoteAddress?: string } };
+}): string {
+  return f.forwardedFor ?? f.req.socket.remoteAddress ?? 'unix';
+}

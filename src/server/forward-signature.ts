@@ -6,11 +6,14 @@
  * an HMAC-SHA256 under `core/forwarding-hmac-key` (32 random bytes the first active creates behind
  * the barrier: only unsealed nodes of this cluster can read it) over the sending node (its
  * `X-Keyhold-Forwarded-By`), the active node it is meant for, the method, the URL, the SHA-256 of
- * the body, the timestamp, a random nonce and the client certificate chain it carries in
+ * the body, the timestamp, a random nonce, the client's address as the standby saw it
+ * (`X-Keyhold-Forwarded-For`) and the client certificate chain it carries in
  * `X-Keyhold-Forwarded-Client-Cert` (forwarded-cert.ts; empty without one). What the active learns
  * from a valid signature:
  * - the request comes from a member of this cluster, which applied the rate-limit quotas to it
  *   already (quota-stage.ts: the active does not count it a second time);
+ * - the client's address, which the active then uses as the request's own (token_bound_cidrs and
+ *   the login methods' bound CIDRs, audit `remote_address`), as Vault does for forwarded requests;
  * - the chain is the certificate the client presented to that member (cert auth logs in with it).
  *
  * A signature is taken when it verifies, names this node as the recipient, is at most 30 s from
@@ -28,6 +31,8 @@ import { FORWARDED_CERT_HEADER, peerOfValue } from './forwarded-cert.js';
 
 /** The signature header (set by a forwarding standby only). */
 export const FORWARD_SIG_HEADER = 'x-keyhold-forward-sig';
+/** The client's address as the forwarding standby saw it (taken only with a valid signature). */
+export const FORWARDED_FOR_HEADER = 'x-keyhold-forwarded-for';
 /** Names the forwarding node (also the loop guard of forward.ts). */
 export const FORWARDED_BY_HEADER = 'x-keyhold-forwarded-by';
 /** How far a signature's timestamp may be from the checking node's clock (clock skew included). */
@@ -51,6 +56,16 @@ export interface SignedRequest {
   to: string;
   /** The X-Keyhold-Forwarded-Client-Cert value ('' without a client certificate). */
   chain: string;
+  /** The client's address on the standby (`unix` for its Unix socket). */
+  client: string;
+}
+
+/** What a valid signature vouches for. */
+export interface AcceptedForward {
+  /** The client certificate it carries, as a TLS peer (undefined without one). */
+  peer: TlsPeer | undefined;
+  /** The client's address on the standby. */
+  client: string;
 }
 
 /** True when a request carries the signature or a forwarded certificate (a property read each). */
@@ -82,7 +97,7 @@ function mac(key: Buffer, ts: string, nonce: string, r: SignedRequest): Buffer {
   return createHmac('sha256', key)
     .update(`keyhold forwarded request ${VERSION}\n${ts}\n${nonce}\n`)
     .update(field(r.from) + field(r.to) + field(method) + field(r.url) + bodyDigest + '\n')
-    .update(field(r.chain))
+    .update(field(r.chain) + field(r.client))
     .digest();
 }
 
@@ -127,21 +142,23 @@ export class ForwardSignature {
     const out: Record<string, string> = {
       [FORWARD_SIG_HEADER]: `${VERSION}:${ts}:${nonce}:${mac(key, ts, nonce, r).toString('hex')}`,
     };
+    out[FORWARDED_FOR_HEADER] = r.client;
     if (r.chain) out[FORWARDED_CERT_HEADER] = r.chain;
     return out;
   }
 
   /**
    * On the node a standby forwarded to (`self`): when the request carries a valid, fresh, unseen
-   * signature made for this node over exactly this request and chain, resolves to the forwarded
-   * client certificate as a TLS peer (undefined without one); otherwise throws the 400 naming the
-   * header. Constant-time comparison; the nonce is recorded only once the MAC holds.
+   * signature made for this node over exactly this request, client address and chain, resolves to
+   * the forwarded client certificate as a TLS peer (undefined without one) and the client's address;
+   * otherwise throws the 400 naming the header. Constant-time comparison; the nonce is recorded
+   * only once the MAC holds.
    */
   async verify(
     headers: IncomingHttpHeaders,
     r: Pick<SignedRequest, 'method' | 'url' | 'body'>,
     self: string,
-  ): Promise<TlsPeer | undefined> {
+  ): Promise<AcceptedForward> {
     const refuse = (why: string) => refuseForwarding(headers, why);
     const sigText = one(headers, FORWARD_SIG_HEADER);
     if (sigText === undefined) throw refuse(`sent without ${SHOWN.sig}`);
@@ -155,15 +172,17 @@ export class ForwardSignature {
     const key = await this.loadKey().catch(() => null);
     if (!key) throw refuse('this cluster has no forwarding key');
     const chain = one(headers, FORWARDED_CERT_HEADER) ?? '';
-    const want = mac(key, ts, nonce, { ...r, from, to: self, chain });
+    const client = one(headers, FORWARDED_FOR_HEADER);
+    if (client === undefined || client === '') throw refuse('sent without X-Keyhold-Forwarded-For');
+    const want = mac(key, ts, nonce, { ...r, from, to: self, chain, client });
     if (!timingSafeEqual(Buffer.from(sigHex, 'hex'), want)) throw refuse('the signature does not verify');
     this.prune(now);
     if (this.seen.has(nonce)) throw refuse('the request was replayed');
     this.seen.set(nonce, now);
-    if (!chain) return undefined;
+    if (!chain) return { peer: undefined, client };
     const peer = peerOfValue(chain);
     if (!peer) throw refuse('the chain is malformed');
-    return peer;
+    return { peer, client };
   }
 
   /** Drop the nonces that can no longer pass the age check (taken more than 2 x max age ago). */

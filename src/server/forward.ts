@@ -15,7 +15,13 @@ import { KeyholdError, invalid } from '../framework/errors.js';
 import type { Cluster } from './cluster.js';
 import type { TlsPeer } from '../framework/context.js';
 import { FORWARDED_CERT_HEADER, chainValue, peerChain } from './forwarded-cert.js';
-import { FORWARDED_BY_HEADER, FORWARD_SIG_HEADER, refuseForwarding } from './forward-signature.js';
+import {
+  FORWARDED_BY_HEADER,
+  FORWARDED_FOR_HEADER,
+  FORWARD_SIG_HEADER,
+  refuseForwarding,
+  type AcceptedForward,
+} from './forward-signature.js';
 import type { ResponseSink } from './respond.js';
 
 /** Marks a forwarded request (loop guard): the value is the forwarding node's id. */
@@ -47,6 +53,8 @@ export interface ForwardRequest {
   res: ResponseSink;
   /** The client's TLS connection (its certificate travels to the active, signed). */
   tls?: TlsPeer;
+  /** The client's address here (travels to the active, signed: bound CIDRs and audit use it there). */
+  client: string;
 }
 
 /** Where a request is answered. */
@@ -112,15 +120,15 @@ export class ClusterRouting {
   /**
    * Stage forwarded (forward-signature.ts): a request carrying the forwarding signature or a
    * forwarded certificate goes on only when a member of this cluster signed it for this node;
-   * resolves to the client certificate it carries (undefined without one), else throws the 400
-   * naming the header. A certificate is taken on the active only.
+   * resolves to the client certificate it carries (undefined without one) and the client's address,
+   * else throws the 400 naming the header. A certificate is taken on the active only.
    */
   async acceptForwarded(
     method: string,
     url: string,
     headers: IncomingHttpHeaders,
     body: Buffer,
-  ): Promise<TlsPeer | undefined> {
+  ): Promise<AcceptedForward> {
     if (headers[FORWARDED_CERT_HEADER] !== undefined && this.cluster.role !== 'active')
       throw refuseForwarding(headers, 'this node is not the active node');
     return this.cluster.signature.verify(headers, { method, url, body }, this.cluster.nodeId);
@@ -153,6 +161,7 @@ export class ClusterRouting {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     headers[FORWARDED_HEADER] = this.cluster.nodeId;
+    delete headers[FORWARDED_FOR_HEADER]; // only a signed one travels (a client's own never does)
     headers['content-length'] = String(r.body.length);
     const method = r.method === 'LOCK' ? 'LIST' : r.method; // list-verb.ts rewrites LIST for node:http
     // Signed, so the active knows a member sent it: it applied the quotas here (quota-stage.ts, not
@@ -166,6 +175,7 @@ export class ClusterRouting {
         from: this.cluster.nodeId,
         to: leader.node_id,
         chain: chainValue(peerChain(r.tls)),
+        client: r.client,
       }),
     );
     const send = base.protocol === 'https:' ? httpsRequest : httpRequest;

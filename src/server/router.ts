@@ -14,7 +14,7 @@ import { FastRequest } from './fast-http.js';
 import type { ResponseSink } from './respond.js';
 import { withLateHeaders } from './forward.js';
 import { carriesForwarding, refuseForwarding } from './forward-signature.js';
-import { Flow, type AnyRequest } from './flow.js';
+import { Flow, clientAddress, type AnyRequest } from './flow.js';
 import { drain, parseBody, readBody } from './request-body.js';
 import { methodToOp, originForm, trimSlashes } from './request-head.js';
 import { engineRequestHeaders, withEngineHeaders } from './mount-headers.js';
@@ -212,7 +212,9 @@ export class Router {
     const cluster = this.core.cluster;
     if (!cluster) throw refuseForwarding(f.req.headers, 'this node is not part of a cluster');
     const { method = 'GET', url = '/', headers } = f.req; // LOCK (node:http's LIST) is checked as LIST
-    f.forwardedTls = await cluster.acceptForwarded(method, url, headers, f.rawBody);
+    const accepted = await cluster.acceptForwarded(method, url, headers, f.rawBody);
+    f.forwardedTls = accepted.peer;
+    f.forwardedFor = accepted.client;
     f.forwardedByMember = true;
   }
 
@@ -230,6 +232,7 @@ export class Router {
       body: f.rawBody,
       res: f.res,
       tls: this.connectionTls(f),
+      client: clientAddress(f),
     });
     return this.core.telemetry ? this.core.telemetry.forwarded(sent, performance.now()) : sent; // telemetry hook (issue 27)
   }
@@ -283,7 +286,7 @@ export class Router {
       mount: mounted.mount,
       token,
       requestId: f.requestId,
-      remoteAddress: f.req.socket.remoteAddress ?? 'unix',
+      remoteAddress: clientAddress(f),
       headers: engineRequestHeaders(mounted.mount, f.req.headers), // its mount's passthrough_request_headers
       body: f.rawBody,
       tls: f.forwardedTls ?? this.connectionTls(f),

@@ -200,6 +200,32 @@ describe.skipIf(!!skip)('quotas, CORS and tuning on a two-node cluster', () => {
     });
   });
 
+  it("a forwarded request is judged by its client's address (token_bound_cidrs), not the standby's", async () => {
+    const must = async (r: Promise<{ status: number; text: string }>, status: number) => {
+      const a = await r;
+      expect(a.status, a.text).toBe(status);
+    };
+    await must(active.req('POST', 'sys/mounts/kvb', { type: 'kv', options: { version: '1' } }, { token: root }), 204);
+    const policy = 'path "kvb/*" { capabilities = ["create", "update", "read"] }';
+    await must(active.req('PUT', 'sys/policies/acl/kvb-w', { policy }, { token: root }), 204);
+    const role = { allowed_policies: 'kvb-w', token_bound_cidrs: '127.0.0.2/32' };
+    await must(active.req('POST', 'auth/token/roles/bound', role, { token: root }), 204);
+    const created = await active.req('POST', 'auth/token/create/bound', { policies: ['kvb-w'] }, { token: root });
+    expect(created.status, created.text).toBe(200);
+    const t = created.body.auth.client_token as string;
+    await until(
+      async () => (await standby.req('GET', 'sys/mounts', undefined, { token: root })).body?.data?.['kvb/'],
+      'the standby sees kvb/',
+    );
+    const put = (n: ClusterNode, from: string) =>
+      fromAddress(n, from, 'PUT', 'kvb/s', { v: from }, { 'X-Vault-Token': t });
+    // Through the standby from the bound address: the active sees 127.0.0.2 (signed), not the standby.
+    expect((await put(standby, '127.0.0.2')).status).toBe(204);
+    expect((await put(standby, '127.0.0.3')).status).toBe(403);
+    expect((await put(active, '127.0.0.2')).status).toBe(204);
+    expect((await put(active, '127.0.0.1')).status).toBe(403);
+  });
+
   it('a CORS config written on the active governs the standby', async () => {
     expect(
       (await active.req('POST', 'sys/config/cors', { allowed_origins: ['https://app.example.com'] }, { token: root }))

@@ -27,7 +27,7 @@ import type { ResponseSink } from '../../../src/server/respond.js';
 const body = Buffer.from('{"plaintext":"eA=="}');
 const url = '/v1/transit/encrypt/k';
 const t0 = 1_800_000_000_000;
-const req: SignedRequest = { method: 'POST', url, body, from: 'node-a', to: 'active', chain: '' };
+const req: SignedRequest = { method: 'POST', url, body, from: 'node-a', to: 'active', chain: '', client: '127.0.0.2' };
 
 /** Run `fn` with Date.now() at `at`. */
 async function at<T>(when: number, fn: () => Promise<T>): Promise<T> {

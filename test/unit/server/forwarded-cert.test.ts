@@ -20,6 +20,7 @@ const req: SignedRequest = {
   from: 'standby-1',
   to: 'active-1',
   chain: chainValue([leaf]),
+  client: '203.0.113.7',
 };
 const withChain = (chain: Buffer[], r = req): SignedRequest => ({ ...r, chain: chainValue(chain) });
 
@@ -43,13 +44,19 @@ async function refused(p: Promise<unknown>): Promise<string> {
 }
 
 const accept = (t: ForwardSignature, headers: Record<string, string>, r = req, self = 'active-1') =>
-  t.verify({ ...headers, 'x-keyhold-forwarded-by': r.from }, { method: r.method, url: r.url, body: r.body }, self);
+  t
+    .verify({ ...headers, 'x-keyhold-forwarded-by': r.from }, { method: r.method, url: r.url, body: r.body }, self)
+    .then((a) => a.peer);
 
 describe('forwarded client certificates', () => {
   it('carry the chain leaf first and are taken once by the active they name', async () => {
     const { active, standby } = await cluster();
     const headers = await standby.sign(withChain([leaf, inter]));
-    expect(Object.keys(headers).sort()).toEqual(['x-keyhold-forward-sig', 'x-keyhold-forwarded-client-cert']);
+    expect(Object.keys(headers).sort()).toEqual([
+      'x-keyhold-forward-sig',
+      'x-keyhold-forwarded-client-cert',
+      'x-keyhold-forwarded-for',
+    ]);
     const peer = await accept(active, headers);
     expect(peerChain(peer)).toEqual([leaf, inter]);
     expect(await refused(accept(active, headers))).toMatch(/replayed/);
@@ -90,8 +97,14 @@ describe('forwarded client certificates', () => {
     );
     expect(await refused(accept(active, { ...only, 'x-keyhold-forward-sig': 'v1:1:2:3' }))).toMatch(/malformed/);
     // A signature made for a chain, sent without it: the chain cannot be dropped (or swapped) unseen.
+    const signed = await standby.sign(req);
     expect(
-      await refused(accept(active, { 'x-keyhold-forward-sig': (await standby.sign(req))['x-keyhold-forward-sig']! })),
+      await refused(
+        accept(active, {
+          'x-keyhold-forward-sig': signed['x-keyhold-forward-sig']!,
+          'x-keyhold-forwarded-for': signed['x-keyhold-forwarded-for']!,
+        }),
+      ),
     ).toMatch(/^X-Keyhold-Forward-Sig: the signature does not verify/);
   });
 
@@ -105,8 +118,25 @@ describe('forwarded client certificates', () => {
   it('without a certificate sign the request only; before the cluster has a key, nothing', async () => {
     const { active, standby } = await cluster();
     const plain = await standby.sign(withChain([]));
-    expect(Object.keys(plain)).toEqual(['x-keyhold-forward-sig']);
+    expect(Object.keys(plain).sort()).toEqual(['x-keyhold-forward-sig', 'x-keyhold-forwarded-for']);
     expect(await accept(active, plain, withChain([]))).toBeUndefined();
     expect(await new ForwardSignature(new InmemBackend()).sign(req)).toEqual({});
+  });
+
+  it("carry the client's address, signed: the active takes it only as signed", async () => {
+    const { active, standby } = await cluster();
+    const headers = await standby.sign(req);
+    expect(headers['x-keyhold-forwarded-for']).toBe('203.0.113.7');
+    const ok = await active.verify(
+      { ...headers, 'x-keyhold-forwarded-by': req.from },
+      { method: req.method, url: req.url, body: req.body },
+      'active-1',
+    );
+    expect(ok.client).toBe('203.0.113.7');
+    // Another address under the same signature does not verify; neither does a missing one.
+    const moved = await standby.sign(req);
+    expect(await refused(accept(active, { ...moved, 'x-keyhold-forwarded-for': '10.0.0.1' }))).toMatch(/verify/);
+    const { 'x-keyhold-forwarded-for': _gone, ...without } = await standby.sign(req);
+    expect(await refused(accept(active, without))).toMatch(/X-Keyhold-Forwarded-For/);
   });
 });
