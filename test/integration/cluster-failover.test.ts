@@ -38,6 +38,13 @@ async function cluster(pg: TestPostgres, table: string, count: number, lockTtl =
   ).toBe(204);
   expect((await nodes[0]!.req('POST', 'sys/mounts/transit', { type: 'transit' }, { token: root })).status).toBe(204);
   expect((await nodes[0]!.req('POST', 'transit/keys/k', {}, { token: root })).status).toBeLessThan(300);
+  // Every node sees the mounts and the key before a test loads it (a standby serving transit/encrypt
+  // a moment before it saw the key answered 404 once on CI).
+  for (const n of nodes)
+    await until(
+      async () => (await n.req('GET', 'transit/keys/k', undefined, { token: root })).status === 200,
+      `node ${n.name} sees transit/keys/k`,
+    );
   return { nodes, root, recovery: init.body.keys[0] };
 }
 
