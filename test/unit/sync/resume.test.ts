@@ -5,46 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MountInfo } from '../../../src/framework/context.js';
 import type { Connector } from '../../../src/sync/destinations/common.js';
 import { SyncFailure } from '../../../src/sync/failure.js';
-import type { KvSource } from '../../../src/sync/kv-source.js';
 import { SyncService } from '../../../src/sync/service.js';
 import { SyncStore } from '../../../src/sync/store.js';
 import { DEFAULT_TUNING } from '../../../src/sync/tuning.js';
 import { Syncer } from '../../../src/sync/worker.js';
 import { valueMac } from '../../../src/sync/written-marks.js';
 import { InmemBackend } from '../../../src/storage/inmem.js';
-
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const mount: MountInfo = {
-  path: 'secret/',
-  type: 'kv',
-  accessor: 'kv_5eed',
-  uuid: 'u',
-  description: '',
-  options: { version: '2' },
-  config: {},
-  local: false,
-  seal_wrap: false,
-  external_entropy_access: false,
-};
-
-class FakeKv implements KvSource {
-  readonly data = new Map<string, { data: Record<string, unknown>; version: number }>();
-  write(path: string, data: Record<string, unknown>): void {
-    this.data.set(path, { data, version: (this.data.get(path)?.version ?? 0) + 1 });
-  }
-  mount(p: string) {
-    return p === mount.accessor || p.replace(/\/?$/, '/') === mount.path ? mount : undefined;
-  }
-  async readLatest(_m: MountInfo, path: string) {
-    return this.data.get(path) ?? null;
-  }
-  async exists(_m: MountInfo, path: string) {
-    return this.data.has(path);
-  }
-}
+import { FakeKv, mount, silent } from './fake-kv-source.js';
 
 /** A provider recording each call; `failures` scripts the outcome of the next calls (null: succeed). */
 class Provider {

@@ -6,41 +6,11 @@ import { SyncStore } from '../../../src/sync/store.js';
 import { Syncer } from '../../../src/sync/worker.js';
 import { QueueFullError } from '../../../src/sync/op-queue.js';
 import { DEFAULT_TUNING, type SyncTuning } from '../../../src/sync/tuning.js';
-import type { KvSource } from '../../../src/sync/kv-source.js';
 import { SyncService } from '../../../src/sync/service.js';
 import { SyncFailure } from '../../../src/sync/failure.js';
 import type { Connector } from '../../../src/sync/destinations/common.js';
 import type { LinkRecord } from '../../../src/sync/types.js';
-
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const mount: MountInfo = {
-  path: 'secret/',
-  type: 'kv',
-  accessor: 'kv_0badf00d',
-  uuid: 'u',
-  description: '',
-  options: { version: '2' },
-  config: {},
-  local: false,
-  seal_wrap: false,
-  external_entropy_access: false,
-};
-
-class FakeKv implements KvSource {
-  readonly data = new Map<string, { data: Record<string, unknown>; version: number }>();
-  write(path: string, data: Record<string, unknown>): void {
-    this.data.set(path, { data, version: (this.data.get(path)?.version ?? 0) + 1 });
-  }
-  mount(p: string) {
-    return p === mount.accessor || p.replace(/\/?$/, '/') === mount.path ? mount : undefined;
-  }
-  async readLatest(_m: MountInfo, path: string) {
-    return this.data.get(path) ?? null;
-  }
-  async exists(_m: MountInfo, path: string) {
-    return this.data.has(path);
-  }
-}
+import { FakeKv, mount, silent } from './fake-kv-source.js';
 
 /** Records puts/deletes per destination; a script of failures; tracks concurrency. */
 const global = { active: 0, maxActive: 0 };
