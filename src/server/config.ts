@@ -451,6 +451,12 @@ export function resolveConfig(flags: ServerFlags, env: NodeJS.ProcessEnv = proce
   const apiAddr = env.KEYHOLD_API_ADDR || env.VAULT_API_ADDR || file.api_addr;
   const clusterAddr = env.KEYHOLD_CLUSTER_ADDR || env.VAULT_CLUSTER_ADDR || file.cluster_addr;
   const reported = env.KEYHOLD_REPORTED_VAULT_VERSION || file.reported_vault_version;
+  // Read where a PKCS#11 key opens (kms/pkcs11/pkcs11-key.ts); a value it could not use is refused here.
+  const inline = env.KEYHOLD_PKCS11_INLINE_MAX_US;
+  if (inline !== undefined && inline !== '' && !/^\d+(\.\d+)?$/.test(inline.trim()))
+    throw new ConfigError(
+      `KEYHOLD_PKCS11_INLINE_MAX_US must be a number of microseconds (0 keeps every PKCS#11 call on its worker thread), got "${inline}"`,
+    );
   if (env.KEYHOLD_REPORTED_VAULT_VERSION) {
     const why = reportedVersionProblem(env.KEYHOLD_REPORTED_VAULT_VERSION);
     if (why) throw new ConfigError(`KEYHOLD_REPORTED_VAULT_VERSION ${why}`);

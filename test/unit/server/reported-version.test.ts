@@ -54,4 +54,15 @@ describe('reported_vault_version', () => {
     expect(versionFields('0.1.0', undefined)).toEqual({ version: '0.1.0' });
     expect(versionFields('0.1.0', 'v2.2.0')).toEqual({ version: '2.2.0', keyhold_version: '0.1.0' });
   });
+
+  it('KEYHOLD_PKCS11_INLINE_MAX_US is refused at start when it is not a number of microseconds', () => {
+    expect(() => resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_PKCS11_INLINE_MAX_US: 'fast' })).toThrow(
+      /KEYHOLD_PKCS11_INLINE_MAX_US must be a number of microseconds.*"fast"/,
+    );
+    expect(() => resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_PKCS11_INLINE_MAX_US: '-5' })).toThrow(
+      ConfigError,
+    );
+    expect(resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_PKCS11_INLINE_MAX_US: '0' }).dev).toBe(true);
+    expect(resolveConfig({ dev: true }, { KEYHOLD_HOME: dir, KEYHOLD_PKCS11_INLINE_MAX_US: '120' }).dev).toBe(true);
+  });
 });
